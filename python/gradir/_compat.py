@@ -1,0 +1,131 @@
+"""Every MLIR-version-specific call gradir makes, in one place.
+
+gradir is pinned to upstream MLIR 22.1.8 through ``xtc-mlir-python-bindings``.
+The pieces below are the ones whose signature or convention changed between
+MLIR releases (parsing with a source name, the Python pass callable, pattern
+callbacks, the ExecutionEngine ABI).  Moving to the next MLIR release should
+touch this file only.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Iterable
+
+from mlir import ir
+from mlir.dialects import builtin
+from mlir.passmanager import PassManager
+from mlir import rewrite
+
+__all__ = [
+    "MLIR_VERSION",
+    "parse_module",
+    "add_python_pass",
+    "add_textual_pass",
+    "apply_patterns",
+    "format_location",
+    "diagnostic_records",
+]
+
+MLIR_VERSION = "22.1.8"
+
+_SINGLE_TOP_LEVEL = "source must contain a single top-level operation"
+
+
+def _wrap_in_module(text: str) -> str:
+    """Wraps ``text`` in ``module { ... }`` without moving any line or column.
+
+    The opening ``module {`` replaces the first blank or comment-only line
+    before the first operation; a text that starts with an operation on its
+    first line gets a new line in front (so its lines shift by one)."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped == "" or stripped.startswith("//"):
+            lines[i] = "module {" + " " * max(0, len(line) - 8)
+            return "\n".join(lines) + "\n}\n"
+        break
+    return "module {\n" + text + "\n}\n"
+
+
+def parse_module(text: str, source_name: str, context: ir.Context) -> builtin.ModuleOp:
+    """Parses ``text`` into a ``builtin.module``, naming locations after
+    ``source_name`` (``file:line:col``).  Several top-level operations are
+    wrapped in an implicit module, as ``mlir-opt`` does."""
+    try:
+        op = ir.Operation.parse(text, source_name=source_name, context=context)
+    except ir.MLIRError as err:
+        if not any(_SINGLE_TOP_LEVEL in d.message for d in err.error_diagnostics):
+            raise
+        op = ir.Operation.parse(_wrap_in_module(text), source_name=source_name,
+                                context=context)
+    if op.operation.name == "builtin.module":
+        return op.operation.opview
+    with context, ir.Location.file(source_name, 1, 1):
+        module = builtin.ModuleOp()
+    module.body.append(op.operation)
+    return module
+
+
+def add_python_pass(pm: PassManager, run: Callable[[ir.Operation], None],
+                    name: str, description: str) -> None:
+    """Adds a Python-defined pass.  ``run(op)`` raises to fail the pass; the
+    MLIR 22 callable receives ``(op, pass_)`` and signals failure itself."""
+
+    def _run(op, pass_):
+        try:
+            run(op)
+        except PassFailure:
+            pass_.signal_pass_failure()
+
+    _run.__name__ = name.replace("-", "_")
+    pm.add(_run, name=name, argument=name, description=description)
+
+
+def add_textual_pass(pm: PassManager, text: str) -> None:
+    """Adds upstream pipeline elements given as text (``canonicalize``,
+    ``func.func(cse)``); raises ``ValueError`` when they do not parse."""
+    pm.add(text)
+
+
+class PassFailure(Exception):
+    """Raised inside a Python pass after its diagnostics were emitted."""
+
+
+def apply_patterns(op: ir.Operation,
+                   patterns: Iterable[tuple[str, Callable]]) -> None:
+    """Applies ``(root op name, fn(op, rewriter))`` patterns greedily.
+
+    In MLIR 22 a callback that returns a falsy value has matched."""
+    pset = rewrite.RewritePatternSet(op.context)
+    for root, fn in patterns:
+        pset.add(root, fn)
+    rewrite.apply_patterns_and_fold_greedily(op, pset.freeze())
+
+
+_FILE_LOC = re.compile(r'^loc\("(?P<file>(?:[^"\\]|\\.)*)":(?P<line>\d+):(?P<col>\d+)')
+
+
+def format_location(loc: ir.Location) -> str:
+    """``file:line:col`` for a location, as mlir-opt prints it."""
+    text = str(loc)
+    m = _FILE_LOC.match(text)
+    if m:
+        return f"{m['file']}:{m['line']}:{m['col']}"
+    inner = re.search(r'"(?P<file>(?:[^"\\]|\\.)*)":(?P<line>\d+):(?P<col>\d+)', text)
+    if inner:
+        return f"{inner['file']}:{inner['line']}:{inner['col']}"
+    if text.startswith("loc(") and text.endswith(")"):
+        text = text[4:-1]
+    return text
+
+
+def diagnostic_records(diags) -> list[tuple[str, str, str, list]]:
+    """Flattens ``DiagnosticInfo`` objects (an MLIRError's error_diagnostics)
+    into ``(severity, location, message, notes)`` tuples."""
+    out = []
+    for d in diags:
+        sev = str(d.severity).rsplit(".", 1)[-1].lower()
+        notes = diagnostic_records(d.notes)
+        out.append((sev, format_location(d.location), d.message, notes))
+    return out
