@@ -88,7 +88,7 @@ def add_textual_pass(pm: PassManager, text: str) -> None:
     pm.add(text)
 
 
-class PassFailure(Exception):
+class PassFailure(Exception):  # noqa: N818
     """Raised inside a Python pass after its diagnostics were emitted."""
 
 
@@ -129,3 +129,32 @@ def diagnostic_records(diags) -> list[tuple[str, str, str, list]]:
         notes = diagnostic_records(d.notes)
         out.append((sev, format_location(d.location), d.message, notes))
     return out
+
+
+# --- warnings and remarks ----------------------------------------------------
+# The MLIR 22 Python bindings can emit errors (``Location.emit_error``) but
+# not warnings, notes or remarks.  gradir routes those through a sink: the
+# tools install one that prints them like MLIR and feeds --verify-diagnostics;
+# without one they go to stderr in MLIR's format.
+
+_SINKS: list = []
+
+
+def push_diagnostic_sink(sink: Callable[[str, str, str], None]) -> None:
+    _SINKS.append(sink)
+
+
+def pop_diagnostic_sink() -> None:
+    _SINKS.pop()
+
+
+def emit(loc: ir.Location, severity: str, message: str) -> None:
+    """Emits a diagnostic of ``severity`` (error, warning, remark, note)."""
+    if severity == "error":
+        loc.emit_error(message)
+        return
+    if _SINKS:
+        _SINKS[-1](severity, format_location(loc), message)
+        return
+    import sys
+    print(f"{format_location(loc)}: {severity}: {message}", file=sys.stderr)

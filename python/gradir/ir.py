@@ -23,9 +23,7 @@ def load_dialects(context: ir.Context | None = None) -> ir.Context:
     if ctx.is_registered_operation("rlx.add"):
         return ctx
     for path in DIALECT_FILES:
-        with ctx:
-            spec = _compat.parse_module(path.read_text(), str(path), ctx)
-            irdl.load_dialects(spec)
+        irdl.load_dialects(ir.Module.parseFile(str(path), context=ctx))
     return ctx
 
 

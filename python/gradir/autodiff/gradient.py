@@ -1,0 +1,339 @@
+"""The core of reverse-mode AD: clone a function, walk it backwards,
+accumulate adjoints, and return gradients (Relax's Gradient, in MLIR).
+
+This module knows nothing of passes or options; ``transforms/rlx_gradient.py``
+is the pass that drives it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from mlir import ir
+from mlir.dialects import func
+
+from ..dialects import rlx
+from .rules import NON_DIFFERENTIABLE, get_rule, is_float_type
+
+__all__ = ["GradientError", "differentiate", "find_function", "inline_calls",
+           "clone_function", "Adjoints"]
+
+
+class GradientError(Exception):
+    """A refusal, reported as an MLIR error at ``where``'s location."""
+
+    def __init__(self, where, message: str):
+        super().__init__(message)
+        self.where = where
+        self.message = message
+
+
+# ----------------------------------------------------------------------------
+# Function-level helpers
+
+def find_function(module: ir.Operation, name: str):
+    for op in module.regions[0].blocks[0].operations:
+        if op.operation.name == "func.func" and \
+                ir.StringAttr(op.operation.attributes["sym_name"]).value == name:
+            return op.operation
+    return None
+
+
+def function_type(fn: ir.Operation) -> ir.FunctionType:
+    return ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+
+
+def body_of(fn: ir.Operation) -> ir.Block:
+    return fn.regions[0].blocks[0]
+
+
+def clone_function(fn: ir.Operation, new_name: str) -> ir.Operation:
+    """Clones ``fn`` right after itself under ``new_name`` (public)."""
+    clone = fn.clone(ip=ir.InsertionPoint.after(fn) if hasattr(ir.InsertionPoint, "after")
+                     else _after(fn))
+    clone.attributes["sym_name"] = ir.StringAttr.get(new_name)
+    if "sym_visibility" in clone.attributes:
+        del clone.attributes["sym_visibility"]
+    return clone
+
+
+def _after(op: ir.Operation) -> ir.InsertionPoint:
+    block = op.block
+    ops = list(block.operations)
+    for i, o in enumerate(ops):
+        if o.operation == op:
+            if i + 1 < len(ops):
+                return ir.InsertionPoint(ops[i + 1])
+            return ir.InsertionPoint(block)
+    return ir.InsertionPoint(block)
+
+
+def set_function_type(fn: ir.Operation, inputs, results) -> None:
+    fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(list(inputs),
+                                                                         list(results)))
+    for key, n in (("arg_attrs", len(inputs)), ("res_attrs", len(results))):
+        if key in fn.attributes:
+            old = list(ir.ArrayAttr(fn.attributes[key]))
+            old = old[:n] + [ir.DictAttr.get({})] * (n - len(old))
+            fn.attributes[key] = ir.ArrayAttr.get(old)
+
+
+def terminator(block: ir.Block) -> ir.Operation:
+    return list(block.operations)[-1].operation
+
+
+# ----------------------------------------------------------------------------
+# Inlining calls that have no custom VJP
+
+_MAX_INLINE_DEPTH = 32
+
+
+def inline_calls(module: ir.Operation, fn: ir.Operation, depth: int = 0) -> None:
+    """Inlines every ``func.call`` in ``fn`` that has no ``grad.vjp``, so the
+    callee is differentiated through."""
+    block = body_of(fn)
+    for op in list(block.operations):
+        op = op.operation
+        if op.name != "func.call" or "grad.vjp" in op.attributes:
+            continue
+        callee_name = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+        callee = find_function(module, callee_name)
+        if callee is None or len(callee.regions[0].blocks) == 0:
+            raise GradientError(op, f"cannot differentiate through '@{callee_name}': "
+                                    "it has no body (give the call a grad.vjp function)")
+        if depth >= _MAX_INLINE_DEPTH:
+            raise GradientError(op, f"recursive call to '@{callee_name}' is not supported")
+        check_supported(callee)
+        mapping: dict = {}
+        cblock = body_of(callee)
+        for arg, operand in zip(cblock.arguments, op.operands):
+            mapping[arg] = operand
+        results = None
+        with ir.InsertionPoint(op):
+            for cop in cblock.operations:
+                cop = cop.operation
+                if cop.name == "func.return":
+                    results = [mapping.get(v, v) for v in cop.operands]
+                    break
+                new = cop.clone()
+                for i, v in enumerate(new.operands):
+                    if v in mapping:
+                        new.operands[i] = mapping[v]
+                for old, nv in zip(cop.results, new.results):
+                    mapping[old] = nv
+        for old, nv in zip(op.results, results or []):
+            old.replace_all_uses_with(nv)
+        op.erase()
+    # Calls brought in by inlining are inlined in turn.
+    if any(o.operation.name == "func.call" and "grad.vjp" not in o.operation.attributes
+           for o in body_of(fn).operations):
+        inline_calls(module, fn, depth + 1)
+
+
+_ALLOWED_OPS = ("rlx.", "grad.")
+_ALLOWED_EXACT = frozenset({"arith.constant", "func.call", "func.return"})
+
+
+def check_supported(fn: ir.Operation) -> None:
+    """Refuses what the pass cannot differentiate yet (control flow, ops of
+    other dialects with regions)."""
+    region = fn.regions[0]
+    if len(region.blocks) != 1:
+        raise GradientError(fn, "control flow is not supported: the function must have "
+                                "exactly one block")
+    for op in body_of(fn).operations:
+        op = op.operation
+        if op.name.startswith(_ALLOWED_OPS) or op.name in _ALLOWED_EXACT:
+            continue
+        if op.regions:
+            raise GradientError(op, f"control flow is not supported: '{op.name}' has regions")
+        raise GradientError(op, f"'{op.name}' is not supported by rlx-gradient "
+                                "(only rlx, grad, arith.constant and func.call ops)")
+
+
+# ----------------------------------------------------------------------------
+# Adjoints: a Value, a list (for tuple-typed values, one entry per field),
+# or None (zero).
+
+def _tuple_types(t: ir.Type) -> list[ir.Type]:
+    tt = ir.TupleType(t)
+    return [tt.get_type(i) for i in range(tt.num_types)]
+
+
+def fields_of(adj, t: ir.Type) -> list:
+    """The per-field adjoints of a tuple-typed value's adjoint."""
+    if adj is None:
+        return [None] * ir.TupleType(t).num_types
+    if isinstance(adj, list):
+        return adj
+    return [rlx.tuple_get_item(adj, i) for i in range(ir.TupleType(t).num_types)]
+
+
+def add_adjoints(a, b, t: ir.Type):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(t, ir.TupleType):
+        types = _tuple_types(t)
+        return [add_adjoints(x, y, ft) for x, y, ft in zip(fields_of(a, t), fields_of(b, t), types)]
+    return rlx.add(a, b)
+
+
+def zeros_of(t: ir.Type) -> ir.Value:
+    if isinstance(t, ir.TupleType):
+        return rlx.tuple_([zeros_of(ft) for ft in _tuple_types(t)])
+    rt = ir.RankedTensorType(t)
+    return rlx.zeros(list(rt.shape), rt.element_type)
+
+
+def materialize(adj, t: ir.Type) -> ir.Value:
+    """An adjoint as a value of type ``t`` (zeros where it is None)."""
+    if adj is None:
+        return zeros_of(t)
+    if isinstance(adj, list):
+        return rlx.tuple_([materialize(a, ft) for a, ft in zip(adj, _tuple_types(t))])
+    return adj
+
+
+# ----------------------------------------------------------------------------
+# The backward sweep
+
+@dataclass
+class Adjoints:
+    """Accumulated adjoints keyed by forward value."""
+    table: dict = field(default_factory=dict)
+
+    def get(self, v):
+        return self.table.get(v)
+
+    def accumulate(self, v: ir.Value, adj) -> None:
+        if adj is None or not is_float_type(v.type):
+            return
+        self.table[v] = add_adjoints(self.table.get(v), adj, v.type)
+
+
+def _active_values(block: ir.Block, wrt_args) -> set:
+    """Values that depend differentiably on the ``wrt`` arguments."""
+    active = set(wrt_args)
+    for op in block.operations:
+        op = op.operation
+        if op.name in NON_DIFFERENTIABLE or op.name == "grad.no_grad":
+            continue
+        if any(v in active for v in op.operands):
+            for r in op.results:
+                if is_float_type(r.type):
+                    active.add(r)
+    return active
+
+
+def backward(block: ir.Block, forward_ops: list, seeds: dict, wrt_args,
+             call_vjp: Callable | None = None) -> Adjoints:
+    """Runs the reverse sweep over ``forward_ops`` (ops of ``block``), with
+    the insertion point at the end of ``block`` (before nothing).  ``seeds``
+    maps forward values to their initial adjoints."""
+    active = _active_values(block, wrt_args)
+    adj = Adjoints()
+    for v, s in seeds.items():
+        if v in active:
+            adj.accumulate(v, s)
+    for op in reversed(forward_ops):
+        grads = [adj.get(r) for r in op.results]
+        if all(g is None for g in grads):
+            continue
+        if not any(v in active for v in op.operands):
+            continue
+        with op.location:
+            _propagate(op, grads, adj, active, call_vjp)
+    return adj
+
+
+def _propagate(op: ir.Operation, grads: list, adj: Adjoints, active: set,
+               call_vjp) -> None:
+    name = op.name
+    if name in ("grad.start_checkpoint", "grad.end_checkpoint"):
+        adj.accumulate(op.operands[0], grads[0])
+        return
+    if name == "grad.no_grad" or name in NON_DIFFERENTIABLE:
+        return
+    if name == "rlx.tuple":
+        for operand, g in zip(op.operands, fields_of(grads[0], op.results[0].type)):
+            adj.accumulate(operand, g)
+        return
+    if name == "rlx.tuple_get_item":
+        src = op.operands[0]
+        index = rlx.attributes_of(op)["index"]
+        n = ir.TupleType(src.type).num_types
+        fields = [None] * n
+        fields[index] = grads[0]
+        adj.accumulate(src, fields)
+        return
+    if name == "func.call":
+        callee_adjs = call_vjp(op, grads)
+        for operand, g in zip(op.operands, callee_adjs):
+            if operand in active:
+                adj.accumulate(operand, g)
+        return
+    rule = get_rule(name)
+    if rule is None:
+        raise GradientError(op, f"no gradient rule for '{name}' on the path to the target "
+                                "(mark it with grad.no_grad or give a custom grad.vjp)")
+    results = rule(op, grads)
+    if len(results) != len(op.operands):
+        raise GradientError(op, f"internal error: VJP rule of '{name}' returned "
+                                f"{len(results)} adjoints for {len(op.operands)} operands")
+    for operand, g in zip(op.operands, results):
+        if g is not None and operand in active:
+            adj.accumulate(operand, g)
+
+
+def custom_vjp_caller(module: ir.Operation):
+    """The ``func.call {grad.vjp = @f_vjp}`` convention: ``@f_vjp`` takes the
+    call's operands followed by one cotangent per call result and returns one
+    gradient per operand (Relax's call_tir_with_grad)."""
+
+    def call(op: ir.Operation, grads: list) -> list:
+        vjp_name = ir.FlatSymbolRefAttr(op.attributes["grad.vjp"]).value
+        vjp_fn = find_function(module, vjp_name)
+        if vjp_fn is None:
+            raise GradientError(op, f"grad.vjp names '@{vjp_name}', which does not exist")
+        operands = list(op.operands)
+        cots = [materialize(g, r.type) for g, r in zip(grads, op.results)]
+        ftype = function_type(vjp_fn)
+        want_in = [v.type for v in operands] + [r.type for r in op.results]
+        want_out = [v.type for v in operands]
+        if list(ftype.inputs) != want_in or list(ftype.results) != want_out:
+            sig = lambda ts: ", ".join(str(t) for t in ts)  # noqa: E731
+            raise GradientError(op, f"grad.vjp function '@{vjp_name}' must have type "
+                                    f"({sig(want_in)}) -> ({sig(want_out)}), "
+                                    f"it has {ftype}")
+        call_op = func.CallOp(list(ftype.results), ir.FlatSymbolRefAttr.get(vjp_name),
+                              operands + cots)
+        return list(call_op.results)
+
+    return call
+
+
+def differentiate(module: ir.Operation, fn: ir.Operation, seeds_for: Callable,
+                  wrt: list[int]) -> tuple[list, list]:
+    """Differentiates ``fn`` in place (it should be a fresh clone).
+
+    ``seeds_for(results) -> {value: adjoint}`` creates the seeds at the end of
+    the block.  The return op is removed; returns ``(forward results,
+    gradients of the wrt arguments)`` — values the caller returns."""
+    check_supported(fn)
+    inline_calls(module, fn)
+    block = body_of(fn)
+    ret = terminator(block)
+    results = list(ret.operands)
+    forward_ops = [o.operation for o in block.operations][:-1]
+    ret.erase()
+    args = list(block.arguments)
+    wrt_args = [args[i] for i in wrt]
+    with ir.InsertionPoint(block):
+        seeds = seeds_for(results)
+        adj = backward(block, forward_ops, seeds, wrt_args, custom_vjp_caller(module))
+        with fn.location:
+            grads = [materialize(adj.get(a), a.type) for a in wrt_args]
+    return results, grads

@@ -1,0 +1,83 @@
+"""VJP rules: one small function per rlx op, in a registry keyed by op name.
+
+A rule receives the forward op (its operands and results are values of the
+function being differentiated) and the adjoints of its results, and returns
+one adjoint per operand (``None`` where an operand gets no gradient: integer
+indices, non-differentiable operands).  It builds its ops with the
+``gradir.dialects.rlx`` builders; the pass has set the insertion point and the
+location (the forward op's).  ``grads[i]`` is ``None`` only for ops with
+several results (``split``) where result ``i`` received no adjoint.
+
+    @vjp("rlx.exp")
+    def exp(op, grads):
+        (g,) = grads
+        return [rlx.multiply(g, op.results[0])]
+
+Rules live in modules by op group (unary, binary, shape, reduce, nn, ...);
+importing this package registers them all.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from mlir import ir
+
+__all__ = ["VJP_RULES", "NON_DIFFERENTIABLE", "vjp", "get_rule", "is_float_type"]
+
+VJP_RULES: dict[str, Callable] = {}
+
+# Ops whose results carry no gradient: comparisons (i1), creation from
+# shapes, and ops whose results do not depend differentiably on operands.
+NON_DIFFERENTIABLE = frozenset({
+    "rlx.equal", "rlx.not_equal", "rlx.less", "rlx.less_equal", "rlx.greater",
+    "rlx.greater_equal", "rlx.zeros", "rlx.ones", "rlx.zeros_like", "rlx.ones_like",
+    "arith.constant",
+})
+
+
+def vjp(*op_names: str):
+    """Registers the decorated function as the VJP rule of ``op_names``."""
+    def register(fn):
+        for name in op_names:
+            if name in VJP_RULES:
+                raise ValueError(f"two VJP rules for {name}")
+            VJP_RULES[name] = fn
+        return fn
+    return register
+
+
+def get_rule(name: str):
+    _load_all()
+    return VJP_RULES.get(name)
+
+
+def is_float_type(t: ir.Type) -> bool:
+    """A float tensor, or a tuple holding at least one."""
+    if isinstance(t, ir.TupleType):
+        tt = ir.TupleType(t)
+        return any(is_float_type(tt.get_type(i)) for i in range(tt.num_types))
+    if isinstance(t, ir.RankedTensorType):
+        elt = ir.RankedTensorType(t).element_type
+        return isinstance(elt, (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type))
+    return False
+
+
+_LOADED = False
+
+
+def _load_all() -> None:
+    global _LOADED
+    if _LOADED:
+        return
+    _LOADED = True
+    import importlib
+    import pkgutil
+    for info in pkgutil.iter_modules(__path__):
+        if not info.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{info.name}")
+
+
+def differentiable_ops() -> Sequence[str]:
+    _load_all()
+    return sorted(VJP_RULES)

@@ -1,0 +1,101 @@
+"""Splits a VJP function into PyTorch-style forward and backward functions.
+
+``@f_vjp(args..., cotangents...) -> (results..., grads...)`` becomes
+``@f_fwd(args...) -> (results..., saved...)`` — the forward plus every value
+the backward needs — and ``@f_bwd(saved..., cotangents...) -> (grads...)``.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import func
+
+from .gradient import body_of, set_function_type, terminator
+
+__all__ = ["split_forward_backward"]
+
+
+def _new_function(after: ir.Operation, name: str, arg_types: list, loc) -> ir.Operation:
+    with loc, _ip_after(after):
+        fop = func.FuncOp(name, ir.FunctionType.get(arg_types, []))
+        fop.add_entry_block()
+    return fop.operation
+
+
+def _ip_after(op: ir.Operation) -> ir.InsertionPoint:
+    op = op.operation
+    ops = list(op.block.operations)
+    for i, o in enumerate(ops):
+        if o.operation == op:
+            return ir.InsertionPoint(ops[i + 1]) if i + 1 < len(ops) else \
+                ir.InsertionPoint(op.block)
+    return ir.InsertionPoint(op.block)
+
+
+def _clone_into(block: ir.Block, ops: list, mapping: dict) -> None:
+    with ir.InsertionPoint(block):
+        for op in ops:
+            new = op.clone()
+            for i, v in enumerate(new.operands):
+                if v in mapping:
+                    new.operands[i] = mapping[v]
+            for old, nv in zip(op.results, new.results):
+                mapping[old] = nv
+
+
+def split_forward_backward(module: ir.Operation, vjp_fn: ir.Operation, name: str,
+                           n_inputs: int, n_results: int) -> None:
+    block = body_of(vjp_fn)
+    ret = terminator(block)
+    outs = list(ret.operands)
+    results, grads = outs[:n_results], outs[n_results:]
+    ops = [o.operation for o in block.operations][:-1]
+    args = list(block.arguments)
+    inputs, cots = args[:n_inputs], args[n_inputs:]
+
+    # Forward: everything the results need.
+    needed = set(results)
+    forward = set()
+    for op in reversed(ops):
+        if any(r in needed for r in op.results):
+            forward.add(op)
+            needed.update(op.operands)
+    fwd_ops = [op for op in ops if op in forward]
+    bwd_ops = [op for op in ops if op not in forward]
+    fwd_values = set(inputs)
+    for op in fwd_ops:
+        fwd_values.update(op.results)
+
+    saved, seen = [], set()
+    def save(v):
+        if v in fwd_values and v not in seen:
+            seen.add(v)
+            saved.append(v)
+    for op in bwd_ops:
+        for v in op.operands:
+            save(v)
+    for g in grads:  # a gradient may be a forward value itself
+        save(g)
+
+    loc = vjp_fn.location
+    fwd = _new_function(vjp_fn, f"{name}_fwd", [a.type for a in inputs], loc)
+    fblock = body_of(fwd)
+    mapping = dict(zip(inputs, fblock.arguments))
+    _clone_into(fblock, fwd_ops, mapping)
+    fwd_out = [mapping.get(v, v) for v in results + saved]
+    with ir.InsertionPoint(fblock), loc:
+        func.ReturnOp(fwd_out)
+    set_function_type(fwd, [a.type for a in inputs], [v.type for v in fwd_out])
+
+    bwd_in = [v.type for v in saved] + [c.type for c in cots]
+    bwd = _new_function(fwd, f"{name}_bwd", bwd_in, loc)
+    bblock = body_of(bwd)
+    bargs = list(bblock.arguments)
+    mapping = dict(zip(saved, bargs[:len(saved)]))
+    mapping.update(zip(cots, bargs[len(saved):]))
+    _clone_into(bblock, bwd_ops, mapping)
+    bwd_out = [mapping.get(v, v) for v in grads]
+    with ir.InsertionPoint(bblock), loc:
+        func.ReturnOp(bwd_out)
+    set_function_type(bwd, bwd_in, [v.type for v in bwd_out])
+    vjp_fn.erase()

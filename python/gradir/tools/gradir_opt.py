@@ -1,0 +1,368 @@
+"""gradir-opt: mlir-opt for gradir IR.
+
+    gradir-opt [input.mlir|-] [-o out.mlir] [--pass-pipeline='builtin.module(...)']
+               [--rlx-dce] [--rlx-gradient='func=main wrt=0'] [--canonicalize]
+               [--split-input-file] [--verify-diagnostics]
+               [--mlir-print-ir-after-all] [--mlir-print-ir-before-all]
+               [--mlir-print-op-generic] [--mlir-print-debuginfo]
+               [--list-passes] [--help] [--version]
+
+Passes named on the command line (``--rlx-dce``, ``--canonicalize``) run in
+the order given; ``--pass-pipeline`` takes a full pipeline that may mix gradir
+and upstream passes.  Every failure is an MLIR diagnostic
+(``file:line:col: error: ...``) and exit code 1; ``-o`` is written only when
+everything succeeded.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from dataclasses import dataclass, field
+
+__all__ = ["main", "entry"]
+
+USAGE = __doc__.split("\n\n")[1]
+
+
+@dataclass
+class Options:
+    input: str = "-"
+    output: str | None = None
+    pipeline: str | None = None
+    pass_flags: list[tuple[str, str | None, str]] = field(default_factory=list)
+    split_input_file: bool = False
+    split_marker: str = "// -----"
+    verify_diagnostics: bool = False
+    print_after_all: bool = False
+    print_before_all: bool = False
+    print_generic: bool = False
+    print_debuginfo: bool = False
+    allow_unregistered: bool = False
+    verify_on_parse: bool = True
+    list_passes: bool = False
+    show_version: bool = False
+
+
+class UsageError(Exception):
+    pass
+
+
+_BOOL_FLAGS = {
+    "split-input-file": "split_input_file",
+    "verify-diagnostics": "verify_diagnostics",
+    "mlir-print-ir-after-all": "print_after_all",
+    "mlir-print-ir-before-all": "print_before_all",
+    "mlir-print-op-generic": "print_generic",
+    "mlir-print-debuginfo": "print_debuginfo",
+    "allow-unregistered-dialect": "allow_unregistered",
+    "list-passes": "list_passes",
+    "help": "list_passes",
+    "version": "show_version",
+}
+
+
+def parse_args(argv: list[str]) -> Options:
+    opts = Options()
+    inputs: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
+        if arg == "-" or not arg.startswith("-"):
+            inputs.append(arg)
+            continue
+        if arg in ("-o", "--o"):
+            if i >= len(argv):
+                raise UsageError("option '-o' requires a value")
+            opts.output = argv[i]
+            i += 1
+            continue
+        if arg.startswith("-o") and not arg.startswith("--"):
+            opts.output = arg[2:].lstrip("=")
+            continue
+        if arg == "-h":
+            opts.list_passes = True
+            continue
+        name, eq, value = arg.lstrip("-").partition("=")
+        if name == "pass-pipeline":
+            if not eq:
+                if i >= len(argv):
+                    raise UsageError("option '--pass-pipeline' requires a value")
+                value = argv[i]
+                i += 1
+            opts.pipeline = value
+        elif name == "split-input-file":
+            opts.split_input_file = True
+            if eq and value:
+                opts.split_marker = value
+        elif name in _BOOL_FLAGS:
+            setattr(opts, _BOOL_FLAGS[name], value.lower() not in ("false", "0") if eq else True)
+        elif name == "mlir-very-unsafe-disable-verifier-on-parsing" or name == "no-rlx-verify":
+            opts.verify_on_parse = False
+        else:
+            opts.pass_flags.append((name, value if eq else None, arg))
+    if len(inputs) > 1:
+        raise UsageError(f"too many positional arguments: {' '.join(inputs)}")
+    if inputs:
+        opts.input = inputs[0]
+    if opts.pipeline is not None and opts.pass_flags:
+        raise UsageError("'--pass-pipeline' cannot be used with individual pass options "
+                         f"({opts.pass_flags[0][2]})")
+    return opts
+
+
+def _flags_to_pipeline(opts: Options, context) -> str | None:
+    """Turns ``--rlx-dce --canonicalize`` into a pipeline; unknown flags are
+    usage errors."""
+    from mlir.passmanager import PassManager
+
+    from ..transforms.registry import PASSES
+
+    if not opts.pass_flags:
+        return opts.pipeline
+    elems = []
+    for name, value, raw in opts.pass_flags:
+        if name not in PASSES:
+            try:
+                PassManager("builtin.module", context=context).add(name)
+            except Exception:
+                raise UsageError(f"unknown command line argument '{raw}' "
+                                 "(see gradir-opt --help)") from None
+        elems.append(name + ("{" + value + "}" if value else ""))
+    return "builtin.module(" + ",".join(elems) + ")"
+
+
+# ----------------------------------------------------------------------------
+# Diagnostics
+
+@dataclass
+class Diag:
+    severity: str        # error | warning | note | remark
+    location: str        # file:line:col (or another location's text)
+    message: str
+
+    def line(self) -> int | None:
+        parts = self.location.rsplit(":", 2)
+        if len(parts) == 3 and parts[1].isdigit():
+            return int(parts[1])
+        return None
+
+    def file(self) -> str:
+        return self.location.rsplit(":", 2)[0]
+
+
+def _flatten(records) -> list[Diag]:
+    out = []
+    for sev, loc, msg, notes in records:
+        out.append(Diag(sev, loc, msg))
+        out.extend(_flatten(notes))
+    return out
+
+
+def _render(diag: Diag, source_name: str, lines: list[str]) -> str:
+    text = f"{diag.location}: {diag.severity}: {diag.message}"
+    ln = diag.line()
+    if ln is not None and diag.file() == source_name and 1 <= ln <= len(lines):
+        col = int(diag.location.rsplit(":", 1)[1])
+        src = lines[ln - 1].rstrip("\n")
+        text += "\n" + src + "\n" + " " * max(0, col - 1) + "^"
+    return text
+
+
+# ----------------------------------------------------------------------------
+# Processing one buffer (one split of the input)
+
+@dataclass
+class ChunkResult:
+    output: str | None
+    diags: list[Diag]
+    failed: bool
+
+
+def process_chunk(text: str, source_name: str, opts: Options, context,
+                  pipeline: str | None) -> ChunkResult:
+    from mlir import ir
+
+    from .. import _compat
+    from ..ir import parse, print_module
+    from ..transforms.pipeline import PipelineError, build_pass_manager
+
+    diags: list[Diag] = []
+
+    def handler(d):
+        diags.extend(_flatten(_compat.diagnostic_records([d])))
+        return True
+
+    def sink(severity, location, message):
+        diags.append(Diag(severity, location, message))
+
+    handle = context.attach_diagnostic_handler(handler)
+    _compat.push_diagnostic_sink(sink)
+    try:
+        try:
+            module = parse(text, source_name=source_name, context=context)
+        except ir.MLIRError as err:
+            diags.extend(_flatten(_compat.diagnostic_records(err.error_diagnostics)))
+            if not any(d.severity == "error" for d in diags):
+                diags.append(Diag("error", f"{source_name}:1:1", str(err)))
+            return ChunkResult(None, diags, True)
+        if opts.verify_on_parse:
+            from ..transforms.rlx_verify import verify_module
+            with context, ir.Location.unknown():
+                errors = verify_module(module)
+            if errors:
+                for loc, msg in errors:
+                    diags.append(Diag("error", _compat.format_location(loc), msg))
+                return ChunkResult(None, diags, True)
+        if pipeline:
+            try:
+                pm = build_pass_manager(pipeline, context)
+            except PipelineError as err:
+                diags.append(Diag("error", f"<pass-pipeline>:1:{err.column}", err.message))
+                return ChunkResult(None, diags, True)
+            if opts.print_after_all or opts.print_before_all:
+                context.enable_multithreading(False)
+                pm.enable_ir_printing(print_before_all=opts.print_before_all,
+                                      print_after_all=opts.print_after_all,
+                                      print_module_scope=True,
+                                      print_generic_op_form=opts.print_generic,
+                                      enable_debug_info=opts.print_debuginfo)
+            try:
+                pm.run(module.operation)
+            except ir.MLIRError as err:
+                diags.extend(_flatten(_compat.diagnostic_records(err.error_diagnostics)))
+                if not any(d.severity == "error" for d in diags):
+                    diags.append(Diag("error", _compat.format_location(module.operation.location),
+                                      "pass pipeline failed: " + str(err).splitlines()[0]))
+                return ChunkResult(None, diags, True)
+        out = print_module(module, generic=opts.print_generic, debug_info=opts.print_debuginfo)
+        return ChunkResult(out, diags, any(d.severity == "error" for d in diags))
+    finally:
+        _compat.pop_diagnostic_sink()
+        handle.detach()
+
+
+def split_buffer(text: str, marker: str) -> list[tuple[str, int]]:
+    """Splits on lines equal to ``marker``; each chunk is padded with blank
+    lines so its line numbers are those of the whole file."""
+    chunks, current, start = [], [], 0
+    for i, line in enumerate(text.split("\n")):
+        if line.strip() == marker:
+            chunks.append(("\n" * start + "\n".join(current), start))
+            current, start = [], i + 1
+        else:
+            current.append(line)
+    chunks.append(("\n" * start + "\n".join(current), start))
+    return chunks
+
+
+# ----------------------------------------------------------------------------
+
+def _write_output(path: str | None, text: str) -> None:
+    if path is None or path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".gradir-opt-", dir=directory)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def run(opts: Options) -> int:
+    from .. import passes as gradir_passes
+    from ..ir import make_context
+    from . import verify_diagnostics
+
+    if opts.show_version:
+        from .. import _compat
+        print(f"gradir-opt (gradir 0.1.0, MLIR {_compat.MLIR_VERSION})")
+        return 0
+    if opts.list_passes:
+        print("USAGE: " + USAGE.strip())
+        print("\ngradir passes (any upstream MLIR pass is accepted too, e.g. --canonicalize):")
+        print(gradir_passes.describe())
+        return 0
+
+    if opts.input == "-":
+        source_name, text = "<stdin>", sys.stdin.read()
+    else:
+        source_name = opts.input
+        try:
+            with open(opts.input, encoding="utf-8") as f:
+                text = f.read()
+        except (OSError, UnicodeDecodeError) as err:
+            reason = err.strerror if isinstance(err, OSError) else "not UTF-8 text"
+            print(f"gradir-opt: error: could not open input file '{opts.input}': {reason}",
+                  file=sys.stderr)
+            return 1
+
+    context = make_context()
+    context.allow_unregistered_dialects = opts.allow_unregistered
+    try:
+        pipeline = _flags_to_pipeline(opts, context)
+    except UsageError as err:
+        print(f"gradir-opt: error: {err}", file=sys.stderr)
+        return 1
+
+    chunks = split_buffer(text, opts.split_marker) if opts.split_input_file else [(text, 0)]
+    lines = text.split("\n")
+    outputs: list[str] = []
+    ok = True
+    for chunk_text, _ in chunks:
+        result = process_chunk(chunk_text, source_name, opts, context, pipeline)
+        if opts.verify_diagnostics:
+            problems = verify_diagnostics.check(chunk_text, source_name, result.diags)
+            for p in problems:
+                print(_render(p, source_name, lines), file=sys.stderr)
+            ok = ok and not problems
+        else:
+            for d in result.diags:
+                print(_render(d, source_name, lines), file=sys.stderr)
+            ok = ok and not result.failed
+        if result.output is not None:
+            outputs.append(result.output)
+    if not ok:
+        return 1
+    sep = "\n" + opts.split_marker + "\n"
+    _write_output(opts.output, sep.join(o.rstrip("\n") + "\n" for o in outputs) if outputs else "")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        opts = parse_args(argv)
+    except UsageError as err:
+        print(f"gradir-opt: error: {err}", file=sys.stderr)
+        return 1
+    try:
+        return run(opts)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 1
+    except Exception as exc:  # never let a Python traceback reach the user
+        if os.environ.get("GRADIR_DEBUG"):
+            import traceback
+            traceback.print_exc()
+        src = opts.input if opts.input != "-" else "<stdin>"
+        print(f"{src}:1:1: error: internal error: {type(exc).__name__}: {exc} "
+              f"(set GRADIR_DEBUG=1 for a traceback)", file=sys.stderr)
+        return 1
+
+
+def entry() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    entry()

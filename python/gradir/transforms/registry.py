@@ -1,0 +1,35 @@
+"""The pass registry: pass name -> lazy factory of the pass class.
+
+Factories import their module only when asked, so listing passes is cheap.
+``test/python/transforms/registry.py`` checks that every key equals the
+pass's own ``name``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__all__ = ["PASSES", "get_pass_class", "pass_names"]
+
+
+def _lazy(module: str, cls: str):
+    def factory():
+        return getattr(importlib.import_module(module, __package__), cls)
+    return factory
+
+
+PASSES = {
+    "rlx-cse": _lazy(".rlx_cse", "RlxCse"),
+    "rlx-dce": _lazy(".rlx_dce", "RlxDce"),
+    "rlx-gradient": _lazy(".rlx_gradient", "RlxGradient"),
+    "rlx-verify": _lazy(".rlx_verify", "RlxVerify"),
+}
+
+
+def pass_names() -> list[str]:
+    return sorted(PASSES)
+
+
+def get_pass_class(name: str):
+    """The pass class registered as ``name`` (KeyError if none)."""
+    return PASSES[name]()

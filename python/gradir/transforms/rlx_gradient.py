@@ -1,0 +1,138 @@
+"""rlx-gradient: reverse-mode AD (TVM Relax's Gradient pass, in MLIR)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import func
+
+from ..autodiff.gradient import (GradientError, body_of, clone_function, differentiate,
+                                 find_function, function_type, set_function_type)
+from ..autodiff.rules import is_float_type
+from ..autodiff.split import split_forward_backward
+from ..dialects import rlx
+from .base import ModulePass, option
+
+
+@dataclass(frozen=True)
+class RlxGradient(ModulePass):
+    """Adds @<func>_adjoint: @<func>'s results followed by the gradients of a scalar target.
+
+    ``mode=adjoint`` (default): ``@main_adjoint(args) -> (results..., grads...)``
+    with one gradient per ``wrt`` argument (default: every floating-point
+    argument) of result ``target-index`` (a float 0-d tensor).
+    ``mode=vjp``: ``@main_vjp(args..., cotangents...) -> (results..., grads...)``
+    with one cotangent per result (any shape, several targets).
+    ``split=true``: PyTorch-style ``@main_fwd(args) -> (results..., saved...)``
+    and ``@main_bwd(saved..., cotangents...) -> grads``.
+
+        func.func @main(%x: tensor<3xf32>) -> tensor<f32> {
+          %0 = "rlx.exp"(%x) ...
+          %1 = "rlx.sum"(%0) ...
+          return %1
+        }
+    gains
+        func.func @main_adjoint(%x: tensor<3xf32>) -> (tensor<f32>, tensor<3xf32>) {
+          ... forward ...
+          %g = "rlx.ones"() : () -> tensor<f32>
+          %b = "rlx.broadcast_to"(%g) ...       // sum's VJP
+          %d = "rlx.multiply"(%b, %0) ...       // exp's VJP
+          return %1, %d
+        }
+    """
+
+    name = "rlx-gradient"
+    func: str = option("main", "the function to differentiate")
+    target_index: int = option(0, "which result is the scalar target (mode=adjoint)")
+    wrt: tuple[int, ...] = option((), "argument indices to differentiate with respect to "
+                                      "(default: every floating-point argument)")
+    mode: str = option("adjoint", "adjoint (scalar target) or vjp (cotangent per result)")
+    split: bool = option(False, "emit @<func>_fwd (results + saved values) and "
+                                "@<func>_bwd (saved values + cotangents -> gradients)")
+
+    def apply(self, module: ir.Operation) -> None:
+        try:
+            self._apply(module)
+        except GradientError as err:
+            self.error(err.where, err.message)
+            raise self.failure() from None
+
+    def _apply(self, module: ir.Operation) -> None:
+        if self.mode not in ("adjoint", "vjp"):
+            raise GradientError(module, f"rlx-gradient: unknown mode '{self.mode}' "
+                                        "(expected 'adjoint' or 'vjp')")
+        fn = find_function(module, self.func)
+        if fn is None:
+            raise GradientError(module, f"rlx-gradient: no function named '@{self.func}' "
+                                        "in the module")
+        if len(fn.regions[0].blocks) == 0:
+            raise GradientError(fn, f"rlx-gradient: '@{self.func}' is a declaration "
+                                    "without a body")
+        ftype = function_type(fn)
+        inputs, outputs = list(ftype.inputs), list(ftype.results)
+        wrt = self._check_wrt(fn, inputs)
+        vjp_like = self.mode == "vjp" or self.split
+        if not vjp_like:
+            self._check_target(fn, outputs)
+        suffix = "vjp" if vjp_like else "adjoint"
+        new_name = f"{self.func}_{suffix}" if not self.split else f"{self.func}__split_tmp"
+        for taken in ([new_name] if not self.split else
+                      [f"{self.func}_fwd", f"{self.func}_bwd"]):
+            if find_function(module, taken) is not None:
+                raise GradientError(fn, f"rlx-gradient: '@{taken}' already exists")
+
+        new = clone_function(fn, new_name)
+        block = body_of(new)
+        cot_args = []
+        if vjp_like:
+            for t in outputs:
+                cot_args.append(block.add_argument(t, new.location))
+
+        def seeds_for(results):
+            if vjp_like:
+                return {r: c for r, c in zip(results, cot_args)}
+            target = results[self.target_index]
+            rt = ir.RankedTensorType(target.type)
+            with new.location:
+                return {target: rlx.ones([], rt.element_type)}
+
+        results, grads = differentiate(module, new, seeds_for, wrt)
+        with ir.InsertionPoint(block), new.location:
+            func.ReturnOp(results + grads)
+        set_function_type(new, [a.type for a in block.arguments],
+                          [v.type for v in results + grads])
+        if self.split:
+            split_forward_backward(module, new, self.func, n_inputs=len(inputs),
+                                   n_results=len(outputs))
+
+    def _check_wrt(self, fn: ir.Operation, inputs: list) -> list[int]:
+        if not self.wrt:
+            return [i for i, t in enumerate(inputs) if is_float_type(t)]
+        seen = set()
+        for i in self.wrt:
+            if not 0 <= i < len(inputs):
+                raise GradientError(fn, f"rlx-gradient: wrt index {i} is out of range: "
+                                        f"'@{self.func}' has {len(inputs)} arguments")
+            if i in seen:
+                raise GradientError(fn, f"rlx-gradient: wrt index {i} is given twice")
+            if not is_float_type(inputs[i]):
+                raise GradientError(fn, f"rlx-gradient: wrt argument {i} has type "
+                                        f"{inputs[i]}, which is not floating point")
+            seen.add(i)
+        return list(self.wrt)
+
+    def _check_target(self, fn: ir.Operation, outputs: list) -> None:
+        ret = list(body_of(fn).operations)[-1].operation
+        if not 0 <= self.target_index < len(outputs):
+            raise GradientError(ret, f"rlx-gradient: target-index {self.target_index} is out "
+                                     f"of range: '@{self.func}' has {len(outputs)} results")
+        t = outputs[self.target_index]
+        if not isinstance(t, ir.RankedTensorType) or not is_float_type(t):
+            raise GradientError(ret, f"rlx-gradient: the target (result {self.target_index}) "
+                                     f"must be a floating-point 0-d tensor, not {t} "
+                                     "(use mode=vjp for other results)")
+        if ir.RankedTensorType(t).rank != 0:
+            raise GradientError(ret, f"rlx-gradient: the target (result {self.target_index}) "
+                                     f"must be a 0-d tensor, not {t} "
+                                     "(reduce it with rlx.sum, or use mode=vjp)")

@@ -1,0 +1,9 @@
+// RUN: gradir-opt --list-passes | FileCheck %s
+// RUN: gradir-opt --help | FileCheck %s
+// RUN: gradir-opt --version | FileCheck %s --check-prefix=VERSION
+
+// CHECK: gradir passes
+// CHECK-DAG: --rlx-cse  -  Merges rlx ops that compute the same value.
+// CHECK-DAG: --rlx-dce  -  Removes rlx and grad ops whose results are never used.
+// CHECK-DAG: --rlx-verify  -
+// VERSION: gradir-opt (gradir {{.*}}, MLIR 22.1.8)

@@ -1,0 +1,24 @@
+// RUN: gradir-opt %s --split-input-file --verify-diagnostics
+// Errors from the parser, from IRDL constraints and from passes, at the
+// annotated lines.
+
+func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{use of undeclared SSA value name}}
+  return %b : tensor<2xf32>
+}
+
+// -----
+
+func.func @g(%a: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @below {{expects 1 operands, but got 2}}
+  %0 = "rlx.exp"(%a, %a) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @h(%a: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error-re @+1 {{custom op '{{[a-z.]+}}' is unknown}}
+  %0 = rlx.exp %a : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
