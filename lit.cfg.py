@@ -26,7 +26,4 @@ config.substitutions.append(("%rlx_irdl", os.path.join(config.gradir_src_root, "
 config.substitutions.append(("%grad_irdl", os.path.join(config.gradir_src_root, "dialect", "grad.irdl.mlir")))
 config.substitutions.append(
     ("%mlir-opt-gradir",
-     "mlir-opt --irdl-file=%s --irdl-file=%s" % (
-         os.path.join(config.gradir_src_root, "dialect", "rlx.irdl.mlir"),
-         os.path.join(config.gradir_src_root, "dialect", "grad.irdl.mlir"))))
-config.substitutions.append(("%not", "not"))
+     "mlir-opt --irdl-file=%s" % os.path.join(config.gradir_obj_root, "gradir.irdl.mlir")))

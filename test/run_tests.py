@@ -1,10 +1,11 @@
 """Runs gradir's lit suite and closes with a plain 'N passed, N failed' line."""
+import os
 import re
 import subprocess
 import sys
 
 obj_test_dir, src_test_dir = sys.argv[1], sys.argv[2]
-proc = subprocess.run([sys.executable, "-m", "lit", "-sv", obj_test_dir], text=True,
+proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "lit"), "-sv", obj_test_dir], text=True,
                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 sys.stdout.write(proc.stdout)
 counts = {k: 0 for k in ("Passed", "Failed", "Unsupported", "Expectedly Failed",

@@ -48,23 +48,55 @@ def _wrap_in_module(text: str) -> str:
     return "module {\n" + text + "\n}\n"
 
 
+class ParseError(Exception):
+    """A parse failure MLIR reported without any diagnostic (IRDL dialects
+    have no custom assembly, and MLIR 22 fails silently on it)."""
+
+    def __init__(self, location: str, message: str):
+        super().__init__(f"{location}: error: {message}")
+        self.records = [("error", location, message, [])]
+
+
+_CUSTOM_FORM = re.compile(r"^(?P<pre>\s*(?:%[\w.$#:, ]+=\s*)?)(?P<op>(?:rlx|grad)\.\w+)\b")
+
+
+def _locate_custom_form(text: str, source_name: str) -> ParseError:
+    for i, line in enumerate(text.split("\n"), start=1):
+        m = _CUSTOM_FORM.match(line)
+        if m:
+            col = len(m["pre"]) + 1
+            return ParseError(f"{source_name}:{i}:{col}",
+                              f"custom assembly format is not supported for '{m['op']}'; "
+                              f"IRDL ops use the generic form \"{m['op']}\"(...) : (...) -> ...")
+    return ParseError(f"{source_name}:1:1", "unable to parse the input (no diagnostic "
+                                            "was reported by MLIR)")
+
+
 def parse_module(text: str, source_name: str, context: ir.Context) -> builtin.ModuleOp:
     """Parses ``text`` into a ``builtin.module``, naming locations after
     ``source_name`` (``file:line:col``).  Several top-level operations are
     wrapped in an implicit module, as ``mlir-opt`` does."""
     try:
-        op = ir.Operation.parse(text, source_name=source_name, context=context)
+        op = _parse_op(text, source_name, context)
     except ir.MLIRError as err:
         if not any(_SINGLE_TOP_LEVEL in d.message for d in err.error_diagnostics):
             raise
-        op = ir.Operation.parse(_wrap_in_module(text), source_name=source_name,
-                                context=context)
+        op = _parse_op(_wrap_in_module(text), source_name, context)
     if op.operation.name == "builtin.module":
         return op.operation.opview
     with context, ir.Location.file(source_name, 1, 1):
         module = builtin.ModuleOp()
     module.body.append(op.operation)
     return module
+
+
+def _parse_op(text: str, source_name: str, context: ir.Context):
+    try:
+        return ir.Operation.parse(text, source_name=source_name, context=context)
+    except ir.MLIRError as err:
+        if err.error_diagnostics:
+            raise
+        raise _locate_custom_form(text, source_name) from None
 
 
 def add_python_pass(pm: PassManager, run: Callable[[ir.Operation], None],

@@ -22,7 +22,7 @@ func.func @merge(%a: tensor<2xf32>) -> tensor<2xf32> {
 // CHECK-LABEL: func.func @no_merge
 // CHECK: "rlx.sum"(%{{.*}}) {axis = array<i64: 0>}
 // CHECK: "rlx.sum"(%{{.*}}) {axis = array<i64: 1>}
-// CHECK: "rlx.subtract"(%[[X:.*]], %[[Y:.*]])
+// CHECK: "rlx.subtract"(%[[X:[0-9]+]], %[[Y:[0-9]+]])
 // CHECK: "rlx.subtract"(%[[Y]], %[[X]])
 func.func @no_merge(%a: tensor<2x2xf32>) -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) {
   %0 = "rlx.sum"(%a) {axis = array<i64: 0>} : (tensor<2x2xf32>) -> tensor<2xf32>

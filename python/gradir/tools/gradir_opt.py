@@ -195,6 +195,12 @@ def process_chunk(text: str, source_name: str, opts: Options, context,
         diags.extend(_flatten(_compat.diagnostic_records([d])))
         return True
 
+    def keep(d: Diag) -> bool:
+        # mlir-opt does not attach "see current operation" notes when verifying
+        # diagnostics (printOpOnDiagnostic is off); neither do we.
+        return not (opts.verify_diagnostics and d.severity == "note"
+                    and d.message.startswith("see current operation:"))
+
     def sink(severity, location, message):
         diags.append(Diag(severity, location, message))
 
@@ -207,6 +213,9 @@ def process_chunk(text: str, source_name: str, opts: Options, context,
             diags.extend(_flatten(_compat.diagnostic_records(err.error_diagnostics)))
             if not any(d.severity == "error" for d in diags):
                 diags.append(Diag("error", f"{source_name}:1:1", str(err)))
+            return ChunkResult(None, diags, True)
+        except _compat.ParseError as err:
+            diags.extend(_flatten(err.records))
             return ChunkResult(None, diags, True)
         if opts.verify_on_parse:
             from ..transforms.rlx_verify import verify_module
@@ -240,6 +249,7 @@ def process_chunk(text: str, source_name: str, opts: Options, context,
         out = print_module(module, generic=opts.print_generic, debug_info=opts.print_debuginfo)
         return ChunkResult(out, diags, any(d.severity == "error" for d in diags))
     finally:
+        diags[:] = [d for d in diags if keep(d)]
         _compat.pop_diagnostic_sink()
         handle.detach()
 

@@ -2,6 +2,7 @@
 // Only one --irdl-file is honoured by mlir-opt (the last one), so this file loads rlx only.
 // RUN: mlir-opt --irdl-file=%rlx_irdl %s | mlir-opt --irdl-file=%rlx_irdl | FileCheck %s
 // RUN: gradir-opt %s | gradir-opt | FileCheck %s
+// RUN: gradir-opt %s --rlx-verify | FileCheck %s
 
 // CHECK-LABEL: func.func @elementwise(
 // CHECK: "rlx.exp"(%{{.*}}) : (tensor<2x3xf32>) -> tensor<2x3xf32>

@@ -6,7 +6,8 @@
 // CHECK-NOT: rlx.exp
 // CHECK: IR Dump After Canonicalizer
 // GENERIC: "func.return"
-// DEBUG: loc("{{.*}}print-ir.mlir":[[@LINE+3]]:8)
+// DEBUG: "rlx.exp"(%arg0) : (tensor<2xf32>) -> tensor<2xf32> loc([[L:#loc[0-9]+]])
+// DEBUG: [[L]] = loc("{{.*}}print-ir.mlir":[[@LINE+2]]:8)
 func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {
   %0 = "rlx.exp"(%a) : (tensor<2xf32>) -> tensor<2xf32>
   return %a : tensor<2xf32>

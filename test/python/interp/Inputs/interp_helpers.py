@@ -1,6 +1,7 @@
 """Shared helpers of the interpreter's lit tests (not a test itself)."""
 
 import os
+import re
 
 import numpy as np
 from mlir import ir
@@ -34,6 +35,62 @@ def run(f):
     return f
 
 
+_ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                     "..", "..", "..", ".."))
+_SLOTS = None
+
+
+def _dialect_slots():
+    """op name -> (operand kinds, result kinds) from dialect/*.irdl.mlir, each
+    kind "single", "optional" or "variadic"."""
+    global _SLOTS
+    if _SLOTS is None:
+        _SLOTS = {}
+        for d in ("rlx", "grad"):
+            with open(os.path.join(_ROOT, "dialect", f"{d}.irdl.mlir")) as f:
+                text = f.read()
+            for m in re.finditer(r"irdl\.operation @(\w+) \{(.*?)\n  \}", text, re.S):
+                body = m.group(2)
+
+                def kinds(what):
+                    mm = re.search(rf"irdl\.{what}\((.*?)\)(?:\n|$)", body)
+                    if not mm or not mm.group(1).strip():
+                        return []
+                    return [("optional" if "optional" in slot else
+                             "variadic" if "variadic" in slot else "single")
+                            for slot in mm.group(1).split(",")]
+
+                _SLOTS[f"{d}.{m.group(1)}"] = (kinds("operands"), kinds("results"))
+    return _SLOTS
+
+
+def _segments(kinds, n):
+    sizes = []
+    left = n - sum(1 for k in kinds if k == "single")
+    variadic = [k for k in kinds if k == "variadic"]
+    for k in kinds:
+        if k == "single":
+            sizes.append(1)
+        elif k == "optional":
+            sizes.append(1 if left > 0 else 0)
+            left -= sizes[-1]
+        else:
+            sizes.append(left if len(variadic) == 1 else 0)
+    return sizes
+
+
+def segment_attrs(op, n_operands, n_results):
+    """The operandSegmentSizes / resultSegmentSizes attributes the dialect
+    requires for ``op`` with that many operands/results ("" if none)."""
+    ins, outs = _dialect_slots().get(op, ([], []))
+    attrs = []
+    for kinds, n, name in ((ins, n_operands, "operandSegmentSizes"),
+                           (outs, n_results, "resultSegmentSizes")):
+        if sum(1 for k in kinds if k != "single") > 1:
+            attrs.append(f"{name} = array<i32: {', '.join(map(str, _segments(kinds, n)))}>")
+    return ", ".join(attrs)
+
+
 def ttype(shape, dtype):
     """MLIR tensor type text, e.g. tensor<2x3xf32>."""
     name = dtype if isinstance(dtype, str) else _NAMES[np.dtype(dtype)]
@@ -48,6 +105,8 @@ def op_module(op, in_types, out_types, attrs=""):
     n = len(out_types)
     res = "%r" if n == 1 else f"%r:{n}"
     uses = "%r" if n == 1 else ", ".join(f"%r#{i}" for i in range(n))
+    seg = segment_attrs(op, len(in_types), n)
+    attrs = ", ".join(a for a in (attrs, seg) if a)
     attr = f" {{{attrs}}}" if attrs else ""
     outs = ", ".join(out_types)
     text = (f"func.func @main({args}) -> ({outs}) {{\n"
