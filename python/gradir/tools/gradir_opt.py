@@ -249,7 +249,14 @@ def process_chunk(text: str, source_name: str, opts: Options, context,
         out = print_module(module, generic=opts.print_generic, debug_info=opts.print_debuginfo)
         return ChunkResult(out, diags, any(d.severity == "error" for d in diags))
     finally:
-        diags[:] = [d for d in diags if keep(d)]
+        # An error can reach both the diagnostic handler and the MLIRError.
+        unique, seen = [], set()
+        for d in diags:
+            key = (d.severity, d.location, d.message)
+            if keep(d) and key not in seen:
+                seen.add(key)
+                unique.append(d)
+        diags[:] = unique
         _compat.pop_diagnostic_sink()
         handle.detach()
 
