@@ -15,7 +15,8 @@ and checks rlx-gradient's @main_adjoint against central finite differences
 
 import numpy as np
 
-from gradir.testing import check_gradient
+from gradir import parse, run_pipeline
+from gradir.testing import check_gradient, gradient_module
 
 rng = np.random.default_rng(1234)
 
@@ -46,12 +47,13 @@ def rand(shape, lo=-1.0, hi=1.0):
     return rng.uniform(lo, hi, size=shape).astype(np.float64)
 
 
-def main_text(op_text, args, result_shape):
+def main_text(op_text, args, result_shape, in_types=None):
     """@main applying ``op_text`` (operands %a0, %a1, ...) and reducing the
     result against a weight argument to a 0-d target."""
     n = len(args)
     sig = ", ".join(f"%a{i}: {ttype(np.shape(a), np.asarray(a).dtype)}" for i, a in enumerate(args))
-    in_types = ", ".join(ttype(np.shape(a), np.asarray(a).dtype) for a in args)
+    if in_types is None:  # one operand per argument, in order
+        in_types = ", ".join(ttype(np.shape(a), np.asarray(a).dtype) for a in args)
     tr = ttype(result_shape)
     return f"""
 func.func @main({sig}, %w: {tr}) -> tensor<f64> {{
@@ -63,16 +65,29 @@ func.func @main({sig}, %w: {tr}) -> tensor<f64> {{
 """, n
 
 
-def check_op(op_text, args, result_shape, wrt=None, **kw):
+def check_op(op_text, args, result_shape, wrt=None, in_types=None, **kw):
     """Checks the gradient of ``op_text`` w.r.t. its float operands
     (or ``wrt``) through a random weighting of its result."""
-    text, n = main_text(op_text, args, result_shape)
+    text, n = main_text(op_text, args, result_shape, in_types)
     args = [np.asarray(a) for a in args]
     w = rand(tuple(result_shape), 0.5, 1.5)
     if wrt is None:
         wrt = [i for i, a in enumerate(args) if np.issubdtype(a.dtype, np.floating)]
+    verify_adjoint(text, wrt)
     return check_gradient(text, args + [w], wrt=wrt, **kw)
 
 
 def check_text(text, args, wrt=None, **kw):
+    verify_adjoint(text, wrt)
     return check_gradient(text, [np.asarray(a) for a in args], wrt=wrt, **kw)
+
+
+def verify_adjoint(text, wrt):
+    """The generated @main_adjoint passes the MLIR verifier and rlx-verify,
+    and its printed form parses back."""
+    opts = {} if wrt is None else {"wrt": list(wrt)}
+    module = gradient_module(text, **opts)
+    op = module.operation if hasattr(module, "operation") else module
+    assert op.verify()
+    run_pipeline(module, "builtin.module(rlx-verify)")
+    parse(str(module))
