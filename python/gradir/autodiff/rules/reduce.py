@@ -20,6 +20,10 @@ from .shape import flip
 def _expand_back(g, x, op):
     """Broadcasts a reduced adjoint back to ``x``'s shape (re-inserting the
     reduced axes when keepdims was false)."""
+    if shape_of(g) == shape_of(x):
+        return g
+    if not shape_of(g):   # a 0-d adjoint broadcasts as it is
+        return rlx.broadcast_to(g, shape_of(x))
     return rlx.broadcast_to(_keepdims(g, x, op), shape_of(x))
 
 
