@@ -4,9 +4,16 @@
 # fixed random wt (the last argument), so every output element gets its own
 # weight; wrt is restricted to the op's differentiable operands.
 
+import os
+import sys
+
 import numpy as np
 
+import gradir
 from gradir.testing import check_gradient
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "Inputs"))
+from grad_helpers import verify_adjoint  # noqa: E402
 
 rng = np.random.default_rng(7)
 
@@ -33,9 +40,8 @@ def arr(v):
     return "array<i64: " + ", ".join(map(str, v)) + ">"
 
 
-def check(case, op, args, out_shape, wrt, attrs="", **kw):
-    """Checks d/d args[wrt] of sum(op(*args) * wt) and prints '<case> ok'."""
-    wt = rng.standard_normal(out_shape)
+def main_text(op, args, out_shape, attrs=""):
+    """@main(args..., %wt) = sum(op(args...) * wt)."""
     names = [f"%a{i}" for i in range(len(args))]
     types = [ttype(a) for a in args]
     out = rtype(out_shape)
@@ -49,8 +55,53 @@ func.func @main({sig}, %wt: {out}) -> tensor<f64> {{
   func.return %s : tensor<f64>
 }}
 """
-    check_gradient(text, list(args) + [np.asarray(wt, dtype=np.float64)], wrt=wrt, **kw)
+    return text
+
+
+def check(case, op, args, out_shape, wrt, attrs="", **kw):
+    """Checks d/d args[wrt] of sum(op(*args) * wt) and prints '<case> ok'."""
+    text = main_text(op, args, out_shape, attrs)
+    verify_adjoint(text, wrt)
+    wt = rng.standard_normal(out_shape)
+    check_gradient(text, list(args) + [wt], wrt=wrt, **kw)
     print(f"{case} ok")
+
+
+def check_second_order(case, op, args, out_shape, wrt, attrs=""):
+    """Differentiates @first(args..., wt) = sum_k sum(d main / d args[k] * v_k)
+    (the generated @main_adjoint, called) once more, w.r.t. args[wrt] and
+    wt, against finite differences of @first."""
+    text = main_text(op, args, out_shape, attrs)
+    module = gradir.run_pipeline(gradir.parse(text),
+                                 "builtin.module(rlx-gradient{wrt=%s})"
+                                 % ",".join(map(str, wrt)))
+    printed = gradir.print_module(module).rstrip()
+    sig_types = [ttype(a) for a in args] + [rtype(out_shape)]
+    gtypes = [ttype(args[k]) for k in wrt]
+    names = [f"%a{i}" for i in range(len(args))] + ["%wt"]
+    lines = [f'  %g:{len(wrt) + 1} = func.call @main_adjoint({", ".join(names)}) : '
+             f'({", ".join(sig_types)}) -> (tensor<f64>, {", ".join(gtypes)})']
+    total = None
+    for j, t in enumerate(gtypes):
+        lines.append(f'  %m{j} = "rlx.multiply"(%g#{j + 1}, %v{j}) : ({t}, {t}) -> {t}')
+        lines.append(f'  %s{j} = "rlx.sum"(%m{j}) : ({t}) -> tensor<f64>')
+        if total is None:
+            total = f"%s{j}"
+        else:
+            lines.append(f'  %t{j} = "rlx.add"({total}, %s{j}) : '
+                         "(tensor<f64>, tensor<f64>) -> tensor<f64>")
+            total = f"%t{j}"
+    sig = ", ".join(f"{n}: {t}" for n, t in zip(names, sig_types))
+    vsig = ", ".join(f"%v{j}: {t}" for j, t in enumerate(gtypes))
+    first = (f"func.func @first({sig}, {vsig}) -> tensor<f64> {{\n" + "\n".join(lines)
+             + f"\n  return {total} : tensor<f64>\n}}")
+    text2 = printed[:-1] + first + "\n}"
+    vs = [randn(*np.shape(args[k])) for k in wrt]
+    wt = rng.standard_normal(out_shape)
+    n = len(args)
+    check_gradient(text2, list(args) + [wt] + vs, wrt=list(wrt) + [n], func="first",
+                   rtol=1e-5, atol=1e-6)
+    print(f"{case} second order ok")
 
 
 def randn(*shape):
@@ -351,3 +402,33 @@ def test_rms_norm():
 # CHECK: rms_norm defaults ok
 # CHECK: rms_norm axes 0,2 eps ok
 # CHECK: rms_norm axes 1,0 unsorted ok
+
+
+# ----------------------------------------------------------------------------
+# second derivatives (the rules' own ops differentiated again)
+
+@run
+def test_second_order():
+    conv = (f"strides = {arr([2, 1])}, padding = {arr([1, 0, 0, 1])}, "
+            f"dilation = {arr([1, 2])}, groups = 2 : i64")
+    check_second_order("conv2d", "rlx.conv2d", [randn(1, 4, 5, 5), randn(2, 2, 2, 2)],
+                       (1, 2, 3, 4), [0, 1], conv)
+    check_second_order("avg_pool2d", "rlx.avg_pool2d", [randn(1, 1, 5, 5)], (1, 1, 3, 3), [0],
+                       pool_attrs((3, 3), (2, 2), (1, 1, 1, 1)))
+    check_second_order("softmax", "rlx.softmax", [randn(2, 3)], (2, 3), [0],
+                       f"axis = {arr([0])}")
+    check_second_order("log_softmax", "rlx.log_softmax", [randn(2, 3)], (2, 3), [0])
+    check_second_order("layer_norm", "rlx.layer_norm", [randn(2, 3), randn(3), randn(3)],
+                       (2, 3), [0, 1, 2], ln_attrs([-1], 1e-3))
+    check_second_order("rms_norm", "rlx.rms_norm", [randn(2, 3), randn(3)], (2, 3), [0, 1])
+    check_second_order("nll_loss", "rlx.nll_loss",
+                       [randn(3, 4), np.array([1, 3, 0], dtype=np.int64),
+                        rng.uniform(0.5, 2, 4)], (), [0, 2], _red("mean", 3))
+# CHECK-LABEL: TEST: test_second_order
+# CHECK: conv2d second order ok
+# CHECK: avg_pool2d second order ok
+# CHECK: softmax second order ok
+# CHECK: log_softmax second order ok
+# CHECK: layer_norm second order ok
+# CHECK: rms_norm second order ok
+# CHECK: nll_loss second order ok
