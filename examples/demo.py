@@ -1,5 +1,5 @@
 """gradir demo: build a small rlx function with the Python API, print it,
-verify it, and run it with the reference interpreter.
+verify it, run it with the reference interpreter, then differentiate it.
 
     cmake -S . -B build && cmake --build build --target demo
 """
@@ -57,7 +57,19 @@ def main() -> int:
     ref_loss = np.sum((ref_h - t) ** 2)
     ok = np.allclose(h, ref_h, rtol=1e-6) and np.allclose(loss, ref_loss, rtol=1e-5)
     print("matches numpy:", ok)
-    return 0 if ok else 1
+
+    # Reverse mode: @main_adjoint returns @main's results, then dloss/dw, dloss/db.
+    gradir.run_pipeline(module, "builtin.module(rlx-gradient{func=main wrt=1,2},rlx-cse,rlx-dce)")
+    text = gradir.print_module(module)
+    print("== after rlx-gradient{func=main wrt=1,2} ==")
+    print(text[text.index("func.func @main_adjoint"):].rstrip().rstrip("}"))
+    _, _, gw, gb = gradir.interpret(module, "main_adjoint", x, w, b, t)
+    dh = 2 * (ref_h - t) * (x @ w + b > 0)
+    grads_ok = np.allclose(gw, x.T @ dh, rtol=1e-4) and np.allclose(gb, dh.sum(0), rtol=1e-4)
+    print("dloss/dw =\n", gw)
+    print("dloss/db =", gb)
+    print("gradients match numpy:", grads_ok)
+    return 0 if ok and grads_ok else 1
 
 
 if __name__ == "__main__":

@@ -219,8 +219,7 @@ def process_chunk(text: str, source_name: str, opts: Options, context,
             return ChunkResult(None, diags, True)
         if opts.verify_on_parse:
             from ..transforms.rlx_verify import verify_module
-            with context, ir.Location.unknown():
-                errors = verify_module(module)
+            errors = verify_module(module)
             if errors:
                 for loc, msg in errors:
                     diags.append(Diag("error", _compat.format_location(loc), msg))

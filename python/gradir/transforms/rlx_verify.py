@@ -67,9 +67,10 @@ def verify_module(module_op) -> list[tuple[ir.Location, str]]:
         module_op = module_op.operation
     module_op = module_op.operation if hasattr(module_op, "operation") else module_op
     out = []
-    for op in _walk(module_op):
-        for message in verify_op(op):
-            out.append((op.location, message))
+    with module_op.context, module_op.location:  # inference builds types
+        for op in _walk(module_op):
+            for message in verify_op(op):
+                out.append((op.location, message))
     return out
 
 
