@@ -366,9 +366,10 @@ def _split(ops, attrs, results):
         k = attrs["sections"]
         if k <= 0:
             raise ShapeError(f"'sections' must be positive, got {k}")
-        if n % k:
-            raise ShapeError(f"'sections' {k} does not divide axis {axis} of size {n}")
-        sizes = [n // k] * k
+        # Relax: pieces of ceil(n / k) elements, clamped at the end (the last
+        # pieces may be smaller, or empty).
+        step = -(-n // k)
+        sizes = [max(0, min(n, (i + 1) * step) - min(n, i * step)) for i in range(k)]
     else:
         idx = attrs["indices"]
         bounds = [0] + [min(max(i if i >= 0 else i + n, 0), n) for i in idx] + [n]

@@ -13,6 +13,7 @@ from ..autodiff.rules import is_float_type
 from ..autodiff.split import split_forward_backward
 from ..dialects import rlx
 from .base import ModulePass, option
+from .rlx_dce import erase_dead_ops
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,9 @@ class RlxGradient(ModulePass):
             func.ReturnOp(results + grads)
         set_function_type(new, [a.type for a in block.arguments],
                           [v.type for v in results + grads])
+        # Rules build adjoints for every operand; those of operands outside
+        # `wrt` (and forward values nothing uses) are dead.
+        erase_dead_ops(block)
         if self.split:
             split_forward_backward(module, new, self.func, n_inputs=len(inputs),
                                    n_results=len(outputs))
