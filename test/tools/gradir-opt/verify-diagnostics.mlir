@@ -22,3 +22,14 @@ func.func @h(%a: tensor<2xf32>) -> tensor<2xf32> {
   %0 = rlx.exp %a : tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+// Notes are matched too.
+func.func @n(%a: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-note @+1 {{prior use here}}
+  %0 = "rlx.exp"(%b) : (tensor<2xf32>) -> tensor<2xf32>
+  // expected-error @+1 {{use of value '%b' expects different type than prior uses: 'tensor<3xf32>' vs 'tensor<2xf32>'}}
+  %1 = "rlx.exp"(%b) : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<2xf32>
+}
