@@ -17,7 +17,7 @@ from ..dialects import rlx
 from .rules import NON_DIFFERENTIABLE, get_rule, is_float_type
 
 __all__ = ["GradientError", "differentiate", "find_function", "inline_calls",
-           "clone_function", "Adjoints"]
+           "clone_function", "clone_ops", "insertion_point_after", "Adjoints"]
 
 
 class GradientError(Exception):
@@ -50,23 +50,33 @@ def body_of(fn: ir.Operation) -> ir.Block:
 
 def clone_function(fn: ir.Operation, new_name: str) -> ir.Operation:
     """Clones ``fn`` right after itself under ``new_name`` (public)."""
-    clone = fn.clone(ip=ir.InsertionPoint.after(fn) if hasattr(ir.InsertionPoint, "after")
-                     else _after(fn))
+    clone = fn.clone(ip=insertion_point_after(fn))
     clone.attributes["sym_name"] = ir.StringAttr.get(new_name)
     if "sym_visibility" in clone.attributes:
         del clone.attributes["sym_visibility"]
     return clone
 
 
-def _after(op: ir.Operation) -> ir.InsertionPoint:
-    block = op.block
-    ops = list(block.operations)
+def insertion_point_after(op) -> ir.InsertionPoint:
+    """An insertion point right after ``op`` in its block."""
+    op = op.operation
+    ops = list(op.block.operations)
     for i, o in enumerate(ops):
-        if o.operation == op:
-            if i + 1 < len(ops):
-                return ir.InsertionPoint(ops[i + 1])
-            return ir.InsertionPoint(block)
-    return ir.InsertionPoint(block)
+        if o.operation == op and i + 1 < len(ops):
+            return ir.InsertionPoint(ops[i + 1])
+    return ir.InsertionPoint(op.block)
+
+
+def clone_ops(ops, mapping: dict) -> None:
+    """Clones ``ops`` in order at the current insertion point, replacing
+    operands through ``mapping`` and recording each result's clone in it."""
+    for op in ops:
+        new = op.clone()
+        for i, v in enumerate(new.operands):
+            if v in mapping:
+                new.operands[i] = mapping[v]
+        for old, nv in zip(op.results, new.results):
+            mapping[old] = nv
 
 
 def set_function_type(fn: ir.Operation, inputs, results) -> None:
@@ -109,20 +119,11 @@ def inline_calls(module: ir.Operation, fn: ir.Operation, depth: int = 0) -> None
         cblock = body_of(callee)
         for arg, operand in zip(cblock.arguments, op.operands):
             mapping[arg] = operand
-        results = None
+        body = [o.operation for o in cblock.operations]
         with ir.InsertionPoint(op):
-            for cop in cblock.operations:
-                cop = cop.operation
-                if cop.name == "func.return":
-                    results = [mapping.get(v, v) for v in cop.operands]
-                    break
-                new = cop.clone()
-                for i, v in enumerate(new.operands):
-                    if v in mapping:
-                        new.operands[i] = mapping[v]
-                for old, nv in zip(cop.results, new.results):
-                    mapping[old] = nv
-        for old, nv in zip(op.results, results or []):
+            clone_ops(body[:-1], mapping)
+        results = [mapping.get(v, v) for v in body[-1].operands]
+        for old, nv in zip(op.results, results):
             old.replace_all_uses_with(nv)
         op.erase()
     # Calls brought in by inlining are inlined in turn.

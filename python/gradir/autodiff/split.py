@@ -10,37 +10,17 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import func
 
-from .gradient import body_of, set_function_type, terminator
+from .gradient import (body_of, clone_ops, insertion_point_after, set_function_type,
+                       terminator)
 
 __all__ = ["split_forward_backward"]
 
 
 def _new_function(after: ir.Operation, name: str, arg_types: list, loc) -> ir.Operation:
-    with loc, _ip_after(after):
+    with loc, insertion_point_after(after):
         fop = func.FuncOp(name, ir.FunctionType.get(arg_types, []))
         fop.add_entry_block()
     return fop.operation
-
-
-def _ip_after(op: ir.Operation) -> ir.InsertionPoint:
-    op = op.operation
-    ops = list(op.block.operations)
-    for i, o in enumerate(ops):
-        if o.operation == op:
-            return ir.InsertionPoint(ops[i + 1]) if i + 1 < len(ops) else \
-                ir.InsertionPoint(op.block)
-    return ir.InsertionPoint(op.block)
-
-
-def _clone_into(block: ir.Block, ops: list, mapping: dict) -> None:
-    with ir.InsertionPoint(block):
-        for op in ops:
-            new = op.clone()
-            for i, v in enumerate(new.operands):
-                if v in mapping:
-                    new.operands[i] = mapping[v]
-            for old, nv in zip(op.results, new.results):
-                mapping[old] = nv
 
 
 def split_forward_backward(module: ir.Operation, vjp_fn: ir.Operation, name: str,
@@ -81,7 +61,8 @@ def split_forward_backward(module: ir.Operation, vjp_fn: ir.Operation, name: str
     fwd = _new_function(vjp_fn, f"{name}_fwd", [a.type for a in inputs], loc)
     fblock = body_of(fwd)
     mapping = dict(zip(inputs, fblock.arguments))
-    _clone_into(fblock, fwd_ops, mapping)
+    with ir.InsertionPoint(fblock):
+        clone_ops(fwd_ops, mapping)
     fwd_out = [mapping.get(v, v) for v in results + saved]
     with ir.InsertionPoint(fblock), loc:
         func.ReturnOp(fwd_out)
@@ -93,7 +74,8 @@ def split_forward_backward(module: ir.Operation, vjp_fn: ir.Operation, name: str
     bargs = list(bblock.arguments)
     mapping = dict(zip(saved, bargs[:len(saved)]))
     mapping.update(zip(cots, bargs[len(saved):]))
-    _clone_into(bblock, bwd_ops, mapping)
+    with ir.InsertionPoint(bblock):
+        clone_ops(bwd_ops, mapping)
     bwd_out = [mapping.get(v, v) for v in grads]
     with ir.InsertionPoint(bblock), loc:
         func.ReturnOp(bwd_out)
