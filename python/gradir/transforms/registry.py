@@ -22,6 +22,9 @@ PASSES = {
     "rlx-cse": _lazy(".rlx_cse", "RlxCse"),
     "rlx-dce": _lazy(".rlx_dce", "RlxDce"),
     "rlx-gradient": _lazy(".rlx_gradient", "RlxGradient"),
+    "rlx-memory-report": _lazy(".rlx_memory_report", "RlxMemoryReport"),
+    "rlx-simplify-gradient": _lazy(".rlx_simplify_gradient", "RlxSimplifyGradient"),
+    "rlx-to-linalg": _lazy("..conversion.rlx_to_linalg", "RlxToLinalg"),
     "rlx-verify": _lazy(".rlx_verify", "RlxVerify"),
 }
 

@@ -10,6 +10,7 @@ from mlir.dialects import func
 from ..autodiff.gradient import (GradientError, body_of, clone_function, differentiate,
                                  find_function, function_type, set_function_type)
 from ..autodiff.rules import is_float_type
+from ..autodiff.simplify import simplify_function
 from ..autodiff.split import split_forward_backward
 from ..dialects import rlx
 from .base import ModulePass, option
@@ -51,6 +52,8 @@ class RlxGradient(ModulePass):
     mode: str = option("adjoint", "adjoint (scalar target) or vjp (cotangent per result)")
     split: bool = option(False, "emit @<func>_fwd (results + saved values) and "
                                 "@<func>_bwd (saved values + cotangents -> gradients)")
+    simplify: bool = option(True, "run rlx-simplify-gradient's patterns on the generated "
+                                  "function (as TVM's gradient simplifier does)")
 
     def apply(self, module: ir.Operation) -> None:
         try:
@@ -106,6 +109,8 @@ class RlxGradient(ModulePass):
         # Rules build adjoints for every operand; those of operands outside
         # `wrt` (and forward values nothing uses) are dead.
         erase_dead_ops(block)
+        if self.simplify:
+            simplify_function(new)
         if self.split:
             split_forward_backward(module, new, self.func, n_inputs=len(inputs),
                                    n_results=len(outputs))
