@@ -7,14 +7,18 @@ The public API:
   gradir.print_module(module)
   gradir.interpret(module, "main", *arrays) -> tuple of numpy arrays
   gradir.passes.add(pm, "rlx-dce")
+  gradir.compile(module, target="cpu") -> executable (exe["main_adjoint"](x, w))
+  gradir.runtime.load("model.so")        (an exported library; numpy + ctypes only)
+
+Attributes load lazily: ``import gradir.runtime`` does not import MLIR.
 """
 
 from __future__ import annotations
 
-from .ir import load_dialects, make_context, parse, print_module
-
 __all__ = ["load_dialects", "make_context", "parse", "print_module", "run_pipeline",
-           "interpret", "passes"]
+           "interpret", "compile", "passes", "runtime"]
+
+_FROM_IR = ("load_dialects", "make_context", "parse", "print_module")
 
 
 def run_pipeline(module, pipeline: str):
@@ -37,8 +41,17 @@ def interpret(module, fn: str, *args):
     return _interpret(module, fn, *args)
 
 
+def compile(module, target: str = "cpu", **options):
+    """Compiles every public function of an rlx module to machine code;
+    see ``gradir.runtime.jit.compile``."""
+    from .runtime.jit import compile as _compile
+    return _compile(module, target, **options)
+
+
 def __getattr__(name):
-    if name == "passes":
-        import importlib
-        return importlib.import_module(".passes", __name__)
-    raise AttributeError(name)
+    import importlib
+    if name in _FROM_IR:
+        return getattr(importlib.import_module(".ir", __name__), name)
+    if name in ("passes", "runtime"):
+        return importlib.import_module("." + name, __name__)
+    raise AttributeError(f"module 'gradir' has no attribute '{name}'")

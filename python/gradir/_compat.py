@@ -190,3 +190,22 @@ def emit(loc: ir.Location, severity: str, message: str) -> None:
         return
     import sys
     print(f"{format_location(loc)}: {severity}: {message}", file=sys.stderr)
+
+
+# --- execution (runtime) -------------------------------------------------------
+
+def format_mlir_error(err: "ir.MLIRError") -> str:
+    """An MLIRError as mlir-opt would print it: ``loc: error: msg`` lines."""
+    lines = [err.message] if not err.error_diagnostics else []
+    for sev, loc, msg, notes in diagnostic_records(err.error_diagnostics):
+        lines.append(f"{loc}: {sev}: {msg}")
+        lines += [f"{nloc}: {nsev}: {nmsg}" for nsev, nloc, nmsg, _ in notes]
+    return "\n".join(lines)
+
+
+def execution_engine(module: ir.Module, opt_level: int, shared_libs: list[str],
+                     pic: bool = False):
+    """An ExecutionEngine over an LLVM-dialect module (MLIR 22 signature)."""
+    from mlir.execution_engine import ExecutionEngine
+    return ExecutionEngine(module, opt_level=opt_level, shared_libs=shared_libs,
+                           enable_object_dump=True, enable_pic=pic)

@@ -182,7 +182,10 @@ class ChunkResult:
 
 
 def process_chunk(text: str, source_name: str, opts: Options, context,
-                  pipeline: str | None) -> ChunkResult:
+                  pipeline: str | None, on_module=None) -> ChunkResult:
+    """Parses, verifies and runs ``pipeline`` on one buffer.  ``on_module``
+    (gradir-run) is called on the resulting module, with the diagnostic
+    handlers still installed; its exceptions propagate."""
     from mlir import ir
 
     from .. import _compat
@@ -245,6 +248,8 @@ def process_chunk(text: str, source_name: str, opts: Options, context,
                     diags.append(Diag("error", _compat.format_location(module.operation.location),
                                       "pass pipeline failed: " + str(err).splitlines()[0]))
                 return ChunkResult(None, diags, True)
+        if on_module is not None:
+            return ChunkResult(None, diags, bool(on_module(module, diags.append)))
         out = print_module(module, generic=opts.print_generic, debug_info=opts.print_debuginfo)
         return ChunkResult(out, diags, any(d.severity == "error" for d in diags))
     finally:

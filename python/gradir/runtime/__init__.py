@@ -1,0 +1,22 @@
+"""Running compiled gradir code from Python.
+
+  gradir.compile(module, target="cpu") -> Executable  (needs MLIR; JIT)
+  Executable.export_library("model.so")               (AOT, needs a C linker)
+  gradir.runtime.load("model.so") -> Library          (numpy + ctypes only)
+
+Importing this package (or ``load``) never imports ``mlir``.
+"""
+
+from __future__ import annotations
+
+from .abi import ArgumentError, Function, Signature, TensorSpec
+from .loader import Library, load
+
+__all__ = ["ArgumentError", "Function", "Library", "Signature", "TensorSpec", "compile",
+           "load"]
+
+
+def compile(module, target: str = "cpu", **options):
+    """See ``gradir.runtime.jit.compile``."""
+    from .jit import compile as _compile
+    return _compile(module, target, **options)

@@ -1,0 +1,213 @@
+"""The numpy <-> compiled-code ABI, with numpy and ctypes only (no MLIR).
+
+Every public function of a compiled gradir module has the C signature
+
+    void _mlir_ciface_<name>(memref_desc *in0, ..., memref_desc *out0, ...)
+
+(``buffer-results-to-out-params``: the caller allocates the results), where a
+``memref_desc`` of rank r is MLIR's ranked memref descriptor
+
+    struct { T *allocated; T *aligned; int64_t offset;
+             int64_t sizes[r]; int64_t strides[r]; }
+
+Tuple-typed arguments and results are flattened depth-first, left to right;
+a ``Signature`` remembers the nesting so results come back as Python tuples.
+Signatures serialise to JSON so an exported library carries its own.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["ArgumentError", "Function", "Signature", "TensorSpec", "DTYPES",
+           "signatures_from_json", "signatures_to_json"]
+
+# MLIR element type -> numpy dtype name.
+DTYPES = {"f16": "float16", "f32": "float32", "f64": "float64", "i1": "bool",
+          "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64"}
+
+
+class ArgumentError(TypeError):
+    """A compiled function was called with the wrong number, shape or dtype of
+    arguments.  The message names the function and the argument."""
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    shape: tuple[int, ...]
+    dtype: str          # numpy dtype name
+
+    def describe(self) -> str:
+        return f"{self.dtype} array of shape {self.shape}"
+
+
+# A tree is an int (index into the flat list) or a list of trees (a tuple).
+Tree = object
+
+
+@dataclass(frozen=True)
+class Signature:
+    name: str
+    inputs: tuple[TensorSpec, ...]      # flat
+    input_tree: tuple                   # one tree per argument
+    outputs: tuple[TensorSpec, ...]     # flat
+    output_tree: tuple                  # one tree per result
+
+    def to_json(self) -> dict:
+        return {"name": self.name,
+                "inputs": [[list(s.shape), s.dtype] for s in self.inputs],
+                "input_tree": _tree_to_json(self.input_tree),
+                "outputs": [[list(s.shape), s.dtype] for s in self.outputs],
+                "output_tree": _tree_to_json(self.output_tree)}
+
+    @staticmethod
+    def from_json(d: dict) -> "Signature":
+        return Signature(d["name"],
+                         tuple(TensorSpec(tuple(s), t) for s, t in d["inputs"]),
+                         _tree_from_json(d["input_tree"]),
+                         tuple(TensorSpec(tuple(s), t) for s, t in d["outputs"]),
+                         _tree_from_json(d["output_tree"]))
+
+
+def _tree_to_json(tree):
+    return tree if isinstance(tree, int) else [_tree_to_json(t) for t in tree]
+
+
+def _tree_from_json(tree):
+    return tree if isinstance(tree, int) else tuple(_tree_from_json(t) for t in tree)
+
+
+def signatures_to_json(sigs: dict) -> str:
+    return json.dumps({"version": 1, "functions": [s.to_json() for s in sigs.values()]},
+                      sort_keys=True)
+
+
+def signatures_from_json(text: str) -> dict:
+    d = json.loads(text)
+    if d.get("version") != 1:
+        raise ValueError(f"unsupported gradir signature version {d.get('version')!r}")
+    return {f["name"]: Signature.from_json(f) for f in d["functions"]}
+
+
+# --- memref descriptors ---------------------------------------------------
+
+_DESCRIPTORS: dict[int, type] = {}
+
+
+def descriptor_type(rank: int) -> type:
+    """The ctypes struct of a rank-``rank`` ranked memref descriptor."""
+    if rank not in _DESCRIPTORS:
+        fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
+                  ("offset", ctypes.c_int64)]
+        if rank:
+            fields += [("sizes", ctypes.c_int64 * rank), ("strides", ctypes.c_int64 * rank)]
+        _DESCRIPTORS[rank] = type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
+    return _DESCRIPTORS[rank]
+
+
+def descriptor(array: np.ndarray):
+    """A descriptor viewing ``array`` (C-contiguous) without copying."""
+    desc = descriptor_type(array.ndim)()
+    ptr = array.ctypes.data
+    desc.allocated = ptr
+    desc.aligned = ptr
+    desc.offset = 0
+    if array.ndim:
+        stride = 1
+        strides = []
+        for n in reversed(array.shape):
+            strides.append(stride)
+            stride *= n
+        desc.sizes[:] = list(array.shape)
+        desc.strides[:] = list(reversed(strides))
+    return desc
+
+
+# --- calling ---------------------------------------------------------------
+
+def _flatten(value, tree, where: str, out: list) -> None:
+    if isinstance(tree, int):
+        out.append((tree, value, where))
+        return
+    if not isinstance(value, (tuple, list)) or len(value) != len(tree):
+        got = f"a {type(value).__name__} of {len(value)}" if isinstance(value, (tuple, list)) \
+            else type(value).__name__
+        raise ArgumentError(f"{where} must be a tuple of {len(tree)} values, got {got}")
+    for i, (v, t) in enumerate(zip(value, tree)):
+        _flatten(v, t, f"{where}[{i}]", out)
+
+
+def _unflatten(flat: list, tree):
+    if isinstance(tree, int):
+        return flat[tree]
+    return tuple(_unflatten(flat, t) for t in tree)
+
+
+class Function:
+    """A compiled function taking and returning numpy arrays.
+
+    ``call(ptrs)`` runs the machine code given a list of descriptor pointers
+    (inputs then outputs); the JIT and the exported library supply it.
+    """
+
+    def __init__(self, sig: Signature, call, keepalive=None):
+        self.signature = sig
+        self._call = call
+        self._keepalive = keepalive
+
+    @property
+    def name(self) -> str:
+        return self.signature.name
+
+    def __repr__(self) -> str:
+        sig = self.signature
+        ins = ", ".join(s.describe() for s in sig.inputs)
+        return f"<gradir function @{sig.name}({ins})>"
+
+    def _check(self, args) -> list[np.ndarray]:
+        sig = self.signature
+        if len(args) != len(sig.input_tree):
+            raise ArgumentError(f"@{sig.name} takes {len(sig.input_tree)} argument"
+                                f"{'s' if len(sig.input_tree) != 1 else ''}, "
+                                f"got {len(args)}")
+        flat: list = []
+        for i, (a, t) in enumerate(zip(args, sig.input_tree)):
+            _flatten(a, t, f"@{sig.name}: argument {i}", flat)
+        arrays = []
+        for index, value, where in flat:
+            spec = sig.inputs[index]
+            arrays.append(_as_array(value, spec, where))
+        return arrays
+
+    def __call__(self, *args):
+        sig = self.signature
+        arrays = self._check(args)
+        outs = [np.empty(s.shape, dtype=s.dtype) for s in sig.outputs]
+        descs = [descriptor(a) for a in arrays + outs]
+        self._call([ctypes.addressof(d) for d in descs])
+        results = _unflatten(outs, tuple(sig.output_tree))
+        return results[0] if len(results) == 1 else results
+
+
+def _as_array(value, spec: TensorSpec, where: str) -> np.ndarray:
+    want = np.dtype(spec.dtype)
+    if isinstance(value, np.ndarray):
+        if value.dtype != want:
+            raise ArgumentError(f"{where} must be a {spec.describe()}, got a {value.dtype} "
+                                f"array (convert it with .astype(np.{want.name}))")
+        array = value
+    elif isinstance(value, (bool, int, float, np.generic, list, tuple)):
+        try:
+            array = np.asarray(value, dtype=want)
+        except (TypeError, ValueError) as err:
+            raise ArgumentError(f"{where} must be a {spec.describe()}: {err}") from None
+    else:
+        raise ArgumentError(f"{where} must be a {spec.describe()}, got "
+                            f"{type(value).__name__}")
+    if array.shape != spec.shape:
+        raise ArgumentError(f"{where} must be a {spec.describe()}, got shape {array.shape}")
+    return np.ascontiguousarray(array)

@@ -1,0 +1,61 @@
+"""Signatures of an rlx module's public functions, read before lowering."""
+
+from __future__ import annotations
+
+from mlir import ir
+
+from .abi import DTYPES, Signature, TensorSpec
+
+__all__ = ["CompileError", "public_functions", "signature_of"]
+
+
+class CompileError(Exception):
+    """A module cannot be compiled; ``location`` names the offending place."""
+
+    def __init__(self, message: str, location=None):
+        super().__init__(message)
+        self.location = location
+
+
+def public_functions(module_op: ir.Operation) -> list[ir.Operation]:
+    """func.func ops with a body and without private visibility, in order."""
+    out = []
+    for op in module_op.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name != "func.func" or len(op.regions[0].blocks) == 0:
+            continue
+        vis = op.attributes["sym_visibility"] if "sym_visibility" in op.attributes else None
+        if vis is not None and ir.StringAttr(vis).value == "private":
+            continue
+        out.append(op)
+    return out
+
+
+def _flatten_type(t, fn, what: str, flat: list):
+    if isinstance(t, ir.TupleType):
+        return tuple(_flatten_type(t.get_type(i), fn, what, flat) for i in range(t.num_types))
+    if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape:
+        raise CompileError(f"cannot compile @{_name(fn)}: {what} has type {t}; only "
+                           "statically shaped tensors (and tuples of them) cross the "
+                           "numpy boundary", fn.location)
+    elem = str(t.element_type)
+    if elem not in DTYPES:
+        raise CompileError(f"cannot compile @{_name(fn)}: {what} has element type {elem}, "
+                           "which has no numpy equivalent", fn.location)
+    flat.append(TensorSpec(tuple(t.shape), DTYPES[elem]))
+    return len(flat) - 1
+
+
+def _name(fn: ir.Operation) -> str:
+    return ir.StringAttr(fn.attributes["sym_name"]).value
+
+
+def signature_of(fn: ir.Operation) -> Signature:
+    ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+    inputs: list = []
+    in_tree = tuple(_flatten_type(t, fn, f"argument {i}", inputs)
+                    for i, t in enumerate(ftype.inputs))
+    outputs: list = []
+    out_tree = tuple(_flatten_type(t, fn, f"result {i}", outputs)
+                     for i, t in enumerate(ftype.results))
+    return Signature(_name(fn), tuple(inputs), in_tree, tuple(outputs), out_tree)
