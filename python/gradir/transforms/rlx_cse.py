@@ -17,7 +17,9 @@ class RlxCse(ModulePass):
     Two pure rlx ops (or constants) with the same name, operands, attributes
     and result types compute the same value: the later one's uses move to
     the earlier one and it is erased.  An op in a nested region may reuse one
-    of an enclosing block.  grad markers are never merged (they mark places).
+    of an enclosing block.  grad markers are never merged (they mark places),
+    nor are ops marked ``grad.recomputed`` (checkpointing recomputes them in
+    the backward on purpose, so that the forward value need not be kept).
 
         %0 = "rlx.exp"(%x) : (tensor<2xf32>) -> tensor<2xf32>
         %1 = "rlx.exp"(%x) : (tensor<2xf32>) -> tensor<2xf32>
@@ -59,7 +61,7 @@ def _cse_block(block: ir.Block, outer: dict) -> None:
                 for inner in region.blocks:
                     _cse_block(inner, scope)
             continue
-        if not is_pure(op) or op.name.startswith("grad."):
+        if not is_pure(op) or op.name.startswith("grad.") or "grad.recomputed" in op.attributes:
             continue
         key = _key(op)
         first = seen.get(key)

@@ -7,13 +7,15 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import func
 
+from ..autodiff import checkpoint
 from ..autodiff.gradient import (GradientError, body_of, clone_function, differentiate,
                                  find_function, function_type, set_function_type)
+from ..autodiff.remat import AdjointGraph, apply_plan, parse_budget, plan_auto
 from ..autodiff.rules import is_float_type
 from ..autodiff.simplify import simplify_function
 from ..autodiff.split import split_forward_backward
 from ..dialects import rlx
-from .base import ModulePass, option
+from .base import ModulePass, PassOptionError, option
 from .rlx_dce import erase_dead_ops
 
 
@@ -28,6 +30,14 @@ class RlxGradient(ModulePass):
     with one cotangent per result (any shape, several targets).
     ``split=true``: PyTorch-style ``@main_fwd(args) -> (results..., saved...)``
     and ``@main_bwd(saved..., cotangents...) -> grads``.
+
+    Checkpointing: forward values the backward uses are kept, or recomputed
+    in the backward (clones marked ``grad.recomputed``) as chosen by the
+    ``grad.start_checkpoint``/``grad.end_checkpoint`` markers (TVM Relax's
+    rules), or with ``remat=auto budget=...`` by a planner that keeps the
+    adjoint's peak (rlx-memory-report's model) within the budget while
+    recomputing the fewest FLOPs.  ``grad.save``/``grad.recompute`` unit
+    attributes on forward ops pin the choice; ``remarks=true`` explains it.
 
         func.func @main(%x: tensor<3xf32>) -> tensor<f32> {
           %0 = "rlx.exp"(%x) ...
@@ -54,6 +64,30 @@ class RlxGradient(ModulePass):
                                 "@<func>_bwd (saved values + cotangents -> gradients)")
     simplify: bool = option(True, "run rlx-simplify-gradient's patterns on the generated "
                                   "function (as TVM's gradient simplifier does)")
+    remat: str = option("none", "none: keep what the grad checkpoint markers keep (everything "
+                                "without markers); auto: choose what to recompute to fit "
+                                "'budget' with the fewest recomputed FLOPs")
+    budget: str = option("", "remat=auto's limit on the adjoint's peak: bytes (1048576, "
+                             "64MiB) or a fraction of the store-everything peak (0.25, 25%)")
+    remarks: bool = option(False, "explain each keep/recompute decision with a remark")
+
+    def __post_init__(self):
+        if self.remat not in ("none", "auto"):
+            raise PassOptionError(f"option 'remat' of pass 'rlx-gradient' must be 'none' or "
+                                  f"'auto', got '{self.remat}'")
+        if self.remat == "auto" and not self.budget:
+            raise PassOptionError("remat=auto needs a budget (bytes, or a fraction of the "
+                                  "store-everything peak), e.g. budget=0.5")
+        if self.budget and self.remat != "auto":
+            raise PassOptionError("option 'budget' of pass 'rlx-gradient' is only used with "
+                                  "remat=auto")
+        if self.budget:
+            try:
+                parse_budget(self.budget)
+            except ValueError:
+                raise PassOptionError(f"option 'budget' of pass 'rlx-gradient' expects bytes "
+                                      f"(1048576, 64MiB) or a fraction (0.25, 25%), got "
+                                      f"'{self.budget}'") from None
 
     def apply(self, module: ir.Operation) -> None:
         try:
@@ -102,6 +136,8 @@ class RlxGradient(ModulePass):
                 return {target: rlx.ones([], rt.element_type)}
 
         results, grads = differentiate(module, new, seeds_for, wrt)
+        if checkpoint.has_markers(block):
+            checkpoint.validate_markers(block)
         with ir.InsertionPoint(block), new.location:
             func.ReturnOp(results + grads)
         set_function_type(new, [a.type for a in block.arguments],
@@ -111,9 +147,104 @@ class RlxGradient(ModulePass):
         erase_dead_ops(block)
         if self.simplify:
             simplify_function(new)
+        self._checkpoint(module, new, len(outputs))
         if self.split:
             split_forward_backward(module, new, self.func, n_inputs=len(inputs),
                                    n_results=len(outputs))
+
+    # -- checkpointing ---------------------------------------------------------
+    def _checkpoint(self, module: ir.Operation, fn: ir.Operation, n_results: int) -> None:
+        """Keeps or recomputes the forward values the backward uses."""
+        block = body_of(fn)
+        markers = checkpoint.has_markers(block)
+        save_ops, recompute_ops = checkpoint.read_pins(block)
+        if self.remat == "none" and not markers and not save_ops and not recompute_ops:
+            return
+        # Everything is done on op positions: MLIR's Python Operation objects
+        # do not stay usable as dictionary keys once the IR around them changes.
+        graph = AdjointGraph(block, n_results, module)
+        index = {op: i for i, op in enumerate(graph.ir_ops)}
+        save0 = {index[op] for op in save_ops if op in index}
+        recompute0 = {index[op] for op in recompute_ops if op in index}
+        kept0, reasons0 = None, {}
+        if markers and self.remat == "none":
+            forward = [graph.ir_ops[i] for i in graph.forward]
+            kept_ops, reasons = checkpoint.marker_plan(block, forward, save_ops, recompute_ops)
+            kept0 = {index[op] for op in kept_ops}
+            reasons0 = {index[op]: why for op, why in reasons.items()}
+        elif markers:
+            self.warning(fn, "rlx-gradient: remat=auto makes its own plan; the "
+                             "grad.start_checkpoint/grad.end_checkpoint markers are ignored")
+        # Positions after the markers are gone.
+        renumber, k = {}, 0
+        for i, op in enumerate(graph.ir_ops):
+            if op.name not in checkpoint.MARKERS:
+                renumber[i] = k
+                k += 1
+        checkpoint.strip_markers(block)
+        graph = AdjointGraph(block, n_results, module)
+        save = {renumber[i] for i in save0 if graph.fwd[renumber[i]]}
+        recompute = {renumber[i] for i in recompute0 if graph.fwd[renumber[i]]}
+        reasons = {renumber[i]: why for i, why in reasons0.items()}
+        for i in recompute:
+            if i in graph.always and self.remarks:
+                self.remark(graph.ir_ops[i], f"rlx-gradient: grad.recompute ignored: the value "
+                                             f"is {graph.always[i]}, so it is live anyway")
+        if self.remat == "auto":
+            plan = plan_auto(graph, parse_budget(self.budget), save, recompute)
+            kept = set(plan.kept)
+            if not plan.met:
+                self.warning(fn, f"rlx-gradient: remat=auto cannot meet the budget of "
+                                 f"{plan.budget} bytes: the lowest peak it reaches is "
+                                 f"{plan.peak} bytes (storing everything: "
+                                 f"{plan.store_all_peak} bytes)")
+        elif kept0 is not None:
+            kept = {renumber[i] for i in kept0}
+            kept |= set(graph.always) | save
+            kept -= {i for i in recompute if i not in graph.always}
+        else:   # pins only
+            kept = (set(graph.forward) | save) - {i for i in recompute
+                                                   if i not in graph.always}
+        evaluation = graph.evaluate(kept) if self.remarks else None
+        baseline = graph.evaluate(graph.full_plan()) if self.remarks else None
+        cloned = apply_plan(graph, kept)
+        checkpoint.strip_pins(block)
+        if self.remarks:
+            self._explain(fn, graph, kept, cloned, reasons, save, recompute,
+                          evaluation, baseline)
+
+    def _explain(self, fn, graph, kept, cloned, reasons, save, recompute, evaluation,
+                 baseline) -> None:
+        from ..autodiff.cost import type_bytes
+        kept_bytes = 0
+        for i in graph.forward:
+            if i not in graph.used_by_backward and i not in cloned:
+                continue
+            op = graph.ir_ops[i]
+            nbytes = sum(type_bytes(r.type) for r in op.results)
+            if i in save:
+                why = "pinned by grad.save"
+            elif i in recompute and i not in graph.always:
+                why = "pinned by grad.recompute"
+            elif i in graph.always:
+                why = graph.always[i]
+            elif i in reasons:
+                why = reasons[i]
+            elif self.remat == "auto":
+                why = ("remat=auto keeps it" if i in kept else
+                       "remat=auto recomputes it to fit the budget")
+            else:
+                why = "no checkpoint covers it"
+            if i in cloned:
+                self.remark(op, f"rlx-gradient: recomputed in the backward "
+                                f"({graph.ops[i].flops} FLOPs, {nbytes} bytes not kept): {why}")
+            else:
+                kept_bytes += nbytes
+                self.remark(op, f"rlx-gradient: kept for the backward ({nbytes} bytes): {why}")
+        self.remark(fn, f"rlx-gradient: {'remat=auto' if self.remat == 'auto' else 'checkpoints'}"
+                        f": keeps {kept_bytes} bytes, recomputes {len(cloned)} ops "
+                        f"({evaluation.flops} FLOPs); peak {evaluation.peak} bytes "
+                        f"(storing everything: {baseline.peak} bytes)")
 
     def _check_wrt(self, fn: ir.Operation, inputs: list) -> list[int]:
         if not self.wrt:

@@ -1,0 +1,257 @@
+"""CPU speed of compiled gradir code against numpy, PyTorch eager and JAX jit.
+
+    build/venv/bin/pip install torch==2.13.0 jax     # peers (once; not in CI)
+    build/venv/bin/python bench/cpu.py               # threads 1 and 2
+    build/venv/bin/python bench/cpu.py --threads 1 --quick
+
+Workloads, all in float32, each run side by side in one process:
+  * mlp{B}:  one gradient step (loss, logits and all six parameter
+    gradients) of a 784-512-512-10 MLP with nll_loss(log_softmax), batch B
+    in {64, 256}; numpy runs a hand-written backward (examples/mlp.py);
+  * seed{N}: TVM Relax's seed example, sum(matmul(x^T, y^T)) and its two
+    gradients, N in {3, 512};
+  * gemm{N}: an N^3 matmul, N in {512, 1024} (GFLOP/s printed too).
+For each thread count a fresh process sets OMP/OpenBLAS/MKL threads,
+torch.set_num_threads and XLA's intra-op threads before importing anything.
+gradir's compiled code is single-threaded (no parallel loops yet) at every
+thread count.  Timings: median of R runs after warm-up.  Ratios are
+peer time / gradir time (>1: gradir is faster).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "examples"))
+
+
+def timeit(fn, min_time=0.3, max_runs=200):
+    fn()
+    fn()
+    runs = []
+    start = time.perf_counter()
+    while len(runs) < 5 or (time.perf_counter() - start < min_time and len(runs) < max_runs):
+        t0 = time.perf_counter()
+        fn()
+        runs.append(time.perf_counter() - t0)
+    return statistics.median(runs)
+
+
+def seed_module(n: int):
+    import gradir
+    t = f"tensor<{n}x{n}xf32>"
+    text = f"""
+func.func @main(%x: {t}, %y: {t}) -> tensor<f32> {{
+  %xt = "rlx.permute_dims"(%x) : ({t}) -> {t}
+  %yt = "rlx.permute_dims"(%y) : ({t}) -> {t}
+  %m = "rlx.matmul"(%xt, %yt) : ({t}, {t}) -> {t}
+  %s = "rlx.sum"(%m) : ({t}) -> tensor<f32>
+  return %s : tensor<f32>
+}}"""
+    m = gradir.parse(text)
+    gradir.run_pipeline(m, "builtin.module(rlx-gradient)")
+    return m
+
+
+def gemm_module(n: int):
+    import gradir
+    t = f"tensor<{n}x{n}xf32>"
+    return gradir.parse(f"""
+func.func @main(%a: {t}, %b: {t}) -> {t} {{
+  %m = "rlx.matmul"(%a, %b) : ({t}, {t}) -> {t}
+  return %m : {t}
+}}""")
+
+
+def peers(threads: int):
+    """Imports the peers that are installed; returns name -> module."""
+    out = {}
+    try:
+        import torch
+        torch.set_num_threads(threads)
+        out["torch"] = torch
+    except ImportError:
+        pass
+    try:
+        import jax
+        jax.config.update("jax_enable_x64", False)
+        out["jax"] = jax
+    except ImportError:
+        pass
+    return out
+
+
+def run_workloads(threads: int, quick: bool) -> list[dict]:
+    import numpy as np
+
+    import gradir
+    from mlp import build_mlp, differentiate, init_params, numpy_step
+
+    have = peers(threads)
+    rows = []
+
+    def record(workload, name, seconds, flops=None):
+        rows.append({"workload": workload, "threads": threads, "impl": name,
+                     "ms": seconds * 1e3, "gflops": flops / seconds / 1e9 if flops else None})
+
+    rng = np.random.default_rng(0)
+    sizes = [784, 512, 512, 10]
+    for batch in ([64] if quick else [64, 256]):
+        wl = f"mlp{batch}"
+        x = rng.standard_normal((batch, 784)).astype(np.float32)
+        y = rng.integers(0, 10, batch).astype(np.int64)
+        params = init_params(sizes)
+        exe = gradir.compile(differentiate(build_mlp(batch, sizes)))
+        step = exe["main_adjoint"]
+        got = step(x, y, *params)
+        ref = numpy_step(x, y, *params)
+        for g, r in zip(got, ref):
+            np.testing.assert_allclose(g, r, rtol=2e-3, atol=2e-4)
+        record(wl, "gradir", timeit(lambda: step(x, y, *params)))
+        record(wl, "numpy", timeit(lambda: numpy_step(x, y, *params)))
+        if "torch" in have:
+            torch = have["torch"]
+            tx, ty = torch.from_numpy(x), torch.from_numpy(y)
+            tp = [torch.from_numpy(p.copy()).requires_grad_() for p in params]
+
+            def torch_step():
+                h = tx
+                for i in range(3):
+                    h = h @ tp[2 * i] + tp[2 * i + 1]
+                    if i < 2:
+                        h = torch.relu(h)
+                loss = torch.nn.functional.nll_loss(torch.log_softmax(h, -1), ty)
+                return torch.autograd.grad(loss, tp)
+            record(wl, "torch", timeit(torch_step))
+        if "jax" in have:
+            jax = have["jax"]
+            jnp = jax.numpy
+
+            def loss_fn(ps, xx, yy):
+                h = xx
+                for i in range(3):
+                    h = h @ ps[2 * i] + ps[2 * i + 1]
+                    if i < 2:
+                        h = jax.nn.relu(h)
+                logp = jax.nn.log_softmax(h, -1)
+                return -jnp.mean(jnp.take_along_axis(logp, yy[:, None], 1)), h
+            jstep = jax.jit(jax.value_and_grad(loss_fn, has_aux=True))
+            jp = [jnp.asarray(p) for p in params]
+            jx, jy = jnp.asarray(x), jnp.asarray(y)
+            record(wl, "jax", timeit(lambda: jax.block_until_ready(jstep(jp, jx, jy))))
+
+    for n in ([3] if quick else [3, 512]):
+        wl = f"seed{n}"
+        xs = rng.standard_normal((n, n)).astype(np.float32)
+        ys = rng.standard_normal((n, n)).astype(np.float32)
+        step = gradir.compile(seed_module(n))["main_adjoint"]
+        loss, gx, gy = step(xs, ys)
+        np.testing.assert_allclose(gx, np.ones((n, n)) @ ys, rtol=1e-3, atol=1e-3)
+        record(wl, "gradir", timeit(lambda: step(xs, ys)))
+
+        def np_seed():
+            m = xs.T @ ys.T
+            g = np.ones_like(m)
+            return m.sum(), (g @ ys).T.T, (xs.T.T @ g)
+        record(wl, "numpy", timeit(np_seed))
+        if "torch" in have:
+            torch = have["torch"]
+            tx = torch.from_numpy(xs).requires_grad_()
+            ty = torch.from_numpy(ys).requires_grad_()
+
+            def torch_seed():
+                loss = (tx.T @ ty.T).sum()
+                return torch.autograd.grad(loss, [tx, ty])
+            record(wl, "torch", timeit(torch_seed))
+        if "jax" in have:
+            jax = have["jax"]
+            f = jax.jit(jax.value_and_grad(lambda a, b: (a.T @ b.T).sum(), argnums=(0, 1)))
+            ja, jb = jax.numpy.asarray(xs), jax.numpy.asarray(ys)
+            record(wl, "jax", timeit(lambda: jax.block_until_ready(f(ja, jb))))
+
+    for n in ([512] if quick else [512, 1024]):
+        wl = f"gemm{n}"
+        a = rng.standard_normal((n, n)).astype(np.float32)
+        b = rng.standard_normal((n, n)).astype(np.float32)
+        mm = gradir.compile(gemm_module(n))["main"]
+        np.testing.assert_allclose(mm(a, b), a @ b, rtol=1e-3, atol=1e-2)
+        flops = 2 * n ** 3
+        record(wl, "gradir", timeit(lambda: mm(a, b)), flops)
+        record(wl, "numpy", timeit(lambda: a @ b), flops)
+        if "torch" in have:
+            torch = have["torch"]
+            ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+            record(wl, "torch", timeit(lambda: ta @ tb), flops)
+        if "jax" in have:
+            jax = have["jax"]
+            f = jax.jit(lambda u, v: u @ v)
+            ja, jb = jax.numpy.asarray(a), jax.numpy.asarray(b)
+            record(wl, "jax", timeit(lambda: jax.block_until_ready(f(ja, jb))), flops)
+    return rows
+
+
+def child_env(threads: int) -> dict:
+    env = dict(os.environ)
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[var] = str(threads)
+    env["XLA_FLAGS"] = (f"--xla_cpu_multi_thread_eigen={'true' if threads > 1 else 'false'} "
+                        f"intra_op_parallelism_threads={threads}")
+    env["JAX_PLATFORMS"] = "cpu"
+    return env
+
+
+def print_table(rows: list[dict]) -> None:
+    order = ["gradir", "numpy", "torch", "jax"]
+    keys = sorted({(r["workload"], r["threads"]) for r in rows},
+                  key=lambda k: (k[1], ["mlp", "seed", "gemm"].index(k[0].rstrip("0123456789")),
+                                 int(k[0].lstrip("abcdefghijklmnopqrstuvwxyz"))))
+    print(f"{'workload':<10}{'thr':>4}  " + "".join(f"{n + ' ms':>12}" for n in order)
+          + "  " + "".join(f"{n + '/gradir':>13}" for n in order[1:]) + "  gradir GFLOP/s")
+    for wl, th in keys:
+        by = {r["impl"]: r for r in rows if r["workload"] == wl and r["threads"] == th}
+        g = by.get("gradir")
+        line = f"{wl:<10}{th:>4}  "
+        line += "".join(f"{by[n]['ms']:>12.3f}" if n in by else f"{'-':>12}" for n in order)
+        line += "  " + "".join(f"{by[n]['ms'] / g['ms']:>13.2f}" if n in by and g else f"{'-':>13}"
+                               for n in order[1:])
+        if g and g["gflops"]:
+            line += f"  {g['gflops']:.1f} (numpy {by['numpy']['gflops']:.1f})"
+        print(line)
+
+
+def main(argv: list[str]) -> int:
+    quick = "--quick" in argv
+    if "--child" in argv:
+        threads = int(argv[argv.index("--child") + 1])
+        print("ROWS " + json.dumps(run_workloads(threads, quick)))
+        return 0
+    threads = [1, 2]
+    if "--threads" in argv:
+        threads = [int(t) for t in argv[argv.index("--threads") + 1].split(",")]
+    rows = []
+    for th in threads:
+        cmd = [sys.executable, os.path.abspath(__file__), "--child", str(th)]
+        if quick:
+            cmd.append("--quick")
+        proc = subprocess.run(cmd, env=child_env(th), capture_output=True, text=True)
+        if proc.returncode != 0:
+            print(proc.stdout, proc.stderr, file=sys.stderr)
+            return 1
+        for line in proc.stdout.splitlines():
+            if line.startswith("ROWS "):
+                rows += json.loads(line[5:])
+    import platform
+    print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
+          f"python {platform.python_version()}")
+    print_table(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,73 @@
+"""Simplification of generated gradients (rlx-simplify-gradient's engine).
+
+Rule-based AD emits redundant IR: transposes of transposes, reductions of
+broadcasts, multiplications by ones, additions of zeros, zero adjoints
+flowing through linear ops.  ``simplify_function`` rewrites one
+``func.func`` with Python patterns (``fn(op, rewriter)``, MLIR's greedy
+driver through ``_compat.apply_patterns_configured``), then merges
+duplicates (rlx-cse) and removes dead ops (rlx-dce), and repeats until
+nothing changes.
+
+The patterns, by module:
+- ``transpose``: TVM's gradient simplifier (``permute_dims`` of
+  ``permute_dims``, ``transpose(matmul(a, b))`` ->
+  ``matmul(transpose(b), transpose(a))``), identity permutations;
+- ``shape``: identity reshape/broadcast_to/astype, reshape and broadcast
+  chains, ``sum``/``mean``/``collapse_sum_to`` of a broadcast over its
+  broadcast axes, reductions of size-1 axes;
+- ``algebra``: ``x * 1``, ``x + 0``, ``x - 0``, ``0 - x``, double
+  negation, symbolic zeros, constant folding of zeros/ones/full.
+
+Every pattern keeps the types of the values it replaces, creates no more
+ops than it removes, and leaves ``grad.recomputed`` ops (checkpointing's
+rematerialised values) unmerged with forward ones.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+
+from ... import _compat
+from ...transforms.rlx_cse import RlxCse
+from ...transforms.rlx_dce import erase_dead_ops
+from . import algebra, shape, transpose
+
+__all__ = ["simplify_function", "PATTERNS", "count_ops"]
+
+PATTERNS = transpose.PATTERNS + shape.PATTERNS + algebra.PATTERNS
+
+# Rounds of (patterns, cse, dce); each round that changes nothing ends it.
+MAX_ROUNDS = 8
+
+
+def count_ops(fn: ir.Operation) -> int:
+    """Ops in ``fn``'s body, the terminator excluded."""
+    return sum(max(len(list(block.operations)) - 1, 0)
+               for region in fn.regions for block in region.blocks)
+
+
+def simplify_function(fn: ir.Operation, patterns=None) -> None:
+    """Simplifies one func.func in place (see the module docstring)."""
+    fn = fn.operation
+    fired = [0]
+
+    def counted(pattern):
+        def run(op, rewriter):
+            failed = pattern(op, rewriter)
+            if not failed:
+                fired[0] += 1
+            return failed
+        return run
+
+    table = [(root, counted(p)) for root, p in (PATTERNS if patterns is None else patterns)]
+    with fn.context:
+        for _ in range(MAX_ROUNDS):
+            fired[0] = 0
+            before = count_ops(fn)
+            _compat.apply_patterns_configured(fn, table)
+            RlxCse().apply(fn)
+            for region in fn.regions:
+                for block in region.blocks:
+                    erase_dead_ops(block)
+            if not fired[0] and count_ops(fn) == before:
+                break

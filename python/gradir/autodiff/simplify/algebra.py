@@ -1,0 +1,324 @@
+"""Algebra on known values: neutral elements, symbolic zeros, constant folding.
+
+A value is a *splat* when every element is known to hold one number
+(``rlx.zeros``/``ones``/``*_like``, ``rlx.full`` of a constant, a splat
+``arith.constant``, and shape-only ops of those; see ``_facts.splat_value``).
+
+- ``multiply(x, ones)``, ``divide(x, ones)``, ``power(x, ones)``,
+  ``add(x, zeros)``, ``subtract(x, zeros)`` -> ``x``; ``subtract(zeros, x)``
+  -> ``negative(x)``; ``where(c, x, x)`` -> ``x``; ``negative(negative(x))``
+  -> ``x``.  When the result type is not ``x``'s (broadcasting), ``x`` is
+  broadcast to it, or the op stays.
+- Symbolic zeros: ``multiply``/``matmul``/``conv2d``/``conv2d_transpose``
+  with a zero operand, ``divide`` of zeros, pooling backwards of a zero
+  adjoint, and every shape op or reduction of zeros are ``rlx.zeros``; so
+  an adjoint known to be zero makes its consumers zero, and the chain that
+  computed them dies (rlx-dce).  (As in every AD system, ``0 * x`` is taken
+  to be 0 for any ``x``.)
+- Constant folding: an op whose operands are all splats (elementwise ops,
+  shape ops, reductions, ``full``, ``zeros_like``) becomes one constant of
+  its result type.
+- Implicit broadcasting: an operand of a broadcasting op (binary,
+  compare, ``where``) that is ``broadcast_to(s)``, or a reshape of ``s``
+  that only prepends size-1 axes, becomes ``s``, and one
+  that is a splat but not 0-d becomes a 0-d constant, when the result type
+  stays.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from mlir import ir
+
+from ...dialects.infer import raw_attributes
+from ._facts import (Rewrite, convert, elt_of, fits, is_float, is_one, is_tensor, is_zero,
+                     numel, producer, removable, shape_of, splat_value)
+
+# Ops whose operands broadcast (numpy rules) to the result.
+_BROADCASTING = ("rlx.add", "rlx.subtract", "rlx.multiply", "rlx.divide", "rlx.power",
+                 "rlx.maximum", "rlx.minimum", "rlx.equal", "rlx.not_equal", "rlx.less",
+                 "rlx.less_equal", "rlx.greater", "rlx.greater_equal", "rlx.where")
+
+
+# --- neutral elements ------------------------------------------------------------
+
+def _replace_by(op, rewriter, v: ir.Value, negate: bool = False):
+    """Replaces ``op`` by ``v`` (negated, broadcast as needed) when that
+    builds no more ops than it removes."""
+    t = op.results[0].type
+    if negate and not is_float(elt_of(v)):
+        return True
+    extra = fits(v, t)
+    if extra is None:
+        return True
+    created = extra + negate
+    if created and created > removable(op, keep=[v]):
+        return True
+    rw = Rewrite(op, rewriter)
+    if negate:
+        v = rw.build("rlx.negative", [v])
+    rw.replace(rw.to_type(v, t))
+    return None
+
+
+def drop_neutral(op, rewriter):
+    """``x * 1``, ``x / 1``, ``x ** 1``, ``x + 0``, ``x - 0`` -> ``x``; ``0 - x`` -> ``-x``."""
+    op = op.operation
+    a, b = op.operands
+    name = op.name
+    if name == "rlx.add":
+        if is_zero(b):
+            return _replace_by(op, rewriter, a)
+        if is_zero(a):
+            return _replace_by(op, rewriter, b)
+    elif name == "rlx.multiply":
+        if is_one(b):
+            return _replace_by(op, rewriter, a)
+        if is_one(a):
+            return _replace_by(op, rewriter, b)
+    elif name == "rlx.subtract":
+        if is_zero(b):
+            return _replace_by(op, rewriter, a)
+        if is_zero(a):
+            return _replace_by(op, rewriter, b, negate=True)
+    elif name in ("rlx.divide", "rlx.power"):
+        if is_one(b) and is_float(elt_of(a)):
+            return _replace_by(op, rewriter, a)
+    return True
+
+
+def same_branches(op, rewriter):
+    """``where(c, x, x)`` -> ``x``."""
+    op = op.operation
+    _, a, b = op.operands
+    if a != b:
+        return True
+    return _replace_by(op, rewriter, a)
+
+
+def double_negative(op, rewriter):
+    """``negative(negative(x))`` -> ``x``."""
+    op = op.operation
+    inner = producer(op.operands[0], "rlx.negative")
+    if inner is None:
+        return True
+    Rewrite(op, rewriter).replace(inner.operands[0])
+
+
+# --- symbolic zeros ----------------------------------------------------------------
+
+# Ops that are zero when the operand at one of these positions is zero.
+_ZERO_IF_ANY = {
+    "rlx.multiply": (0, 1),
+    "rlx.matmul": (0, 1),
+    "rlx.conv2d": (0, 1),
+    "rlx.conv2d_transpose": (0, 1),
+    "rlx.divide": (0,),
+    "rlx.max_pool2d_backward": (0,),
+    "rlx.avg_pool2d_backward": (0,),
+    "rlx.avg_pool2d": (0,),
+    "rlx.max_pool2d": (0,),
+    "rlx.cumsum": (0,),
+    "rlx.triu": (0,),
+}
+
+
+def absorb_zero(op, rewriter):
+    """An op that maps a zero operand to zeros -> ``rlx.zeros``."""
+    op = op.operation
+    positions = _ZERO_IF_ANY[op.name]
+    if not any(i < len(op.operands) and is_zero(op.operands[i]) for i in positions):
+        return True
+    t = op.results[0].type
+    if not is_float(ir.RankedTensorType(t).element_type):
+        return True
+    rw = Rewrite(op, rewriter)
+    rw.replace(rw.constant(0.0, t))
+    return None
+
+
+# --- constant folding -----------------------------------------------------------------
+
+def _np(fn):
+    def apply(*xs):
+        with np.errstate(all="ignore"):
+            return float(fn(*[np.float64(x) for x in xs]))
+    return apply
+
+
+_UNARY = {
+    "rlx.negative": _np(np.negative),
+    "rlx.exp": _np(np.exp),
+    "rlx.log": _np(np.log),
+    "rlx.sqrt": _np(np.sqrt),
+    "rlx.rsqrt": _np(lambda x: 1.0 / np.sqrt(x)),
+    "rlx.sin": _np(np.sin),
+    "rlx.cos": _np(np.cos),
+    "rlx.tanh": _np(np.tanh),
+    "rlx.sigmoid": _np(lambda x: 1.0 / (1.0 + np.exp(-x))),
+    "rlx.abs": _np(np.abs),
+    "rlx.relu": _np(lambda x: np.maximum(x, 0.0)),
+    "rlx.silu": _np(lambda x: x / (1.0 + np.exp(-x))),
+    "rlx.gelu": lambda x: 0.5 * x * (1.0 + math.erf(x / math.sqrt(2.0))),
+    "rlx.erf": math.erf,
+    "rlx.square": _np(np.square),
+}
+
+_BINARY = {
+    "rlx.add": _np(np.add),
+    "rlx.subtract": _np(np.subtract),
+    "rlx.multiply": _np(np.multiply),
+    "rlx.divide": _np(np.divide),
+    "rlx.power": _np(np.power),
+    "rlx.maximum": _np(np.maximum),
+    "rlx.minimum": _np(np.minimum),
+}
+
+# Every element of the result is an element of operand 0.
+_SELECTS = frozenset({"rlx.reshape", "rlx.expand_dims", "rlx.squeeze", "rlx.flatten",
+                      "rlx.broadcast_to", "rlx.permute_dims", "rlx.strided_slice", "rlx.take",
+                      "rlx.astype", "rlx.split", "rlx.max", "rlx.min", "rlx.mean",
+                      "rlx.full", "rlx.zeros_like", "rlx.ones_like"})
+
+
+def _folded(op):
+    """The splat value of ``op``'s results (one per result), or None."""
+    name = op.name
+    if name == "rlx.zeros_like":
+        return 0.0
+    if name == "rlx.ones_like":
+        return 1.0
+    if name == "rlx.concat":
+        values = {splat_value(v) for v in op.operands}
+        return values.pop() if len(values) == 1 else None
+    if name == "rlx.where":
+        a, b = splat_value(op.operands[1]), splat_value(op.operands[2])
+        return a if a is not None and a == b else None
+    if name in _BINARY:
+        a, b = splat_value(op.operands[0]), splat_value(op.operands[1])
+        if a is None or b is None or not is_float(elt_of(op.results[0])):
+            return None
+        return _BINARY[name](a, b)
+    x = splat_value(op.operands[0]) if op.operands else None
+    if x is None:
+        return None
+    if name in _SELECTS:
+        return x
+    if name in _UNARY:
+        return _UNARY[name](x) if is_float(elt_of(op.results[0])) else None
+    count = numel(op.operands[0]) // max(numel(op.results[0]), 1)
+    if name in ("rlx.sum", "rlx.collapse_sum_to"):
+        return x * count
+    if name == "rlx.prod":
+        try:
+            return float(x) ** count
+        except OverflowError:
+            return None
+    if name == "rlx.variance":
+        return 0.0
+    return None
+
+
+def fold_constants(op, rewriter):
+    """An op of splats -> one constant of its result type."""
+    op = op.operation
+    if not all(is_tensor(r) for r in op.results):
+        return True
+    value = _folded(op)
+    if value is None:
+        return True
+    values = []
+    for r in op.results:
+        v = convert(value, elt_of(r))
+        if v is None or (isinstance(v, float) and not math.isfinite(v)):
+            return True
+        values.append(v)
+    distinct = {str(r.type) for r in op.results}
+    if len(distinct) > removable(op):
+        return True
+    rw = Rewrite(op, rewriter)
+    made: dict = {}
+    out = []
+    for r, v in zip(op.results, values):
+        key = (str(r.type), v)
+        if key not in made:
+            made[key] = rw.constant(v, r.type)
+        out.append(made[key])
+    rw.replace(*out)
+    return None
+
+
+def implicit_broadcast(op, rewriter):
+    """An operand of a broadcasting op that is ``broadcast_to(s)`` (or ``s``
+    with leading size-1 axes) -> ``s``,
+    one that is a splat but not 0-d -> a 0-d constant, when the result type
+    stays (the op broadcasts by itself)."""
+    op = op.operation
+    t = op.results[0].type
+    operands = list(op.operands)
+    for i, v in enumerate(operands):
+        if not is_tensor(v) or not shape_of(v):
+            continue
+        others = [w for j, w in enumerate(operands) if j != i]
+        b = producer(v, "rlx.broadcast_to") or _leading_ones(v)
+        value = splat_value(v) if b is None else None
+        if b is not None:
+            source, created = b.operands[0], 1
+        elif value is not None and is_float(elt_of(v)):
+            source, created = None, 2
+        else:
+            continue
+        small = [] if source is None else shape_of(source)
+        if _broadcast_all([shape_of(w) for w in others] + [small]) != shape_of(op.results[0]):
+            continue
+        if created > removable(op, keep=others + ([source] if source is not None else [])):
+            continue
+        rw = Rewrite(op, rewriter)
+        operands[i] = source if source is not None else rw.scalar(value, elt_of(v))
+        new = rw.build(op.name, operands, raw_attributes(op))
+        if new.type != t:   # cannot happen: the shapes were checked
+            raise AssertionError(f"simplify: {op.name} changed type to {new.type}")
+        rw.replace(new)
+        return None
+    return True
+
+
+def _leading_ones(v: ir.Value):
+    """The reshape that made ``v`` by prepending size-1 axes (which
+    broadcasting adds by itself), or None."""
+    op = producer(v, "rlx.reshape", "rlx.expand_dims")
+    if op is None:
+        return None
+    src, dst = shape_of(op.operands[0]), shape_of(v)
+    k = len(dst) - len(src)
+    return op if k > 0 and dst == [1] * k + src else None
+
+
+def _broadcast_all(shapes):
+    rank = max((len(s) for s in shapes), default=0)
+    out = [1] * rank
+    for s in shapes:
+        for i, d in enumerate([1] * (rank - len(s)) + list(s)):
+            if d != 1:
+                if out[i] not in (1, d):
+                    return None
+                out[i] = d
+    return out
+
+
+FOLDABLE = sorted(set(_UNARY) | set(_BINARY) | _SELECTS | {
+    "rlx.concat", "rlx.where", "rlx.sum", "rlx.collapse_sum_to", "rlx.prod", "rlx.variance"})
+
+PATTERNS = (
+    [(name, drop_neutral) for name in ("rlx.add", "rlx.subtract", "rlx.multiply",
+                                      "rlx.divide", "rlx.power")]
+    + [("rlx.where", same_branches), ("rlx.negative", double_negative)]
+    + [(name, absorb_zero) for name in sorted(_ZERO_IF_ANY)]
+    + [(name, fold_constants) for name in FOLDABLE]
+    + [(name, implicit_broadcast) for name in _BROADCASTING]
+)
+
+__all__ = ["PATTERNS", "drop_neutral", "same_branches", "double_negative", "absorb_zero",
+           "fold_constants", "implicit_broadcast"]

@@ -1,0 +1,22 @@
+"""rlx/grad -> linalg lowering patterns, one module per op group.
+
+``LOWERINGS`` maps every rlx/grad op name (except ``rlx.tuple`` and
+``rlx.tuple_get_item``, which ``tuples.flatten_tuples`` removes) to its
+lowering; ``patterns()`` gives them as ``(op name, fn(op, rewriter))``.
+"""
+
+from __future__ import annotations
+
+from . import elementwise, matmul, nn, reduce, shape  # noqa: F401  (register lowerings)
+from .registry import LOWERINGS, pattern_for
+from .tuples import ORIGINAL_TYPE_ATTR, flatten_tuples, flatten_type
+
+__all__ = ["LOWERINGS", "patterns", "flatten_tuples", "flatten_type", "ORIGINAL_TYPE_ATTR",
+           "TUPLE_OPS"]
+
+TUPLE_OPS = ("rlx.tuple", "rlx.tuple_get_item")
+
+
+def patterns():
+    """``(root op name, pattern)`` for every lowering, in a fixed order."""
+    return [(name, pattern_for(name)) for name in sorted(LOWERINGS)]

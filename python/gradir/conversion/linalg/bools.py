@@ -1,0 +1,83 @@
+"""Boolean tensors are stored as i8 (0 or 1), one byte per element as numpy
+stores ``bool``.  MLIR 22 cannot lower ``memref<...xi1>`` loads and stores
+(MemRefToLLVM asserts on sub-byte element types), so before the patterns run,
+every ``tensor<...xi1>`` of a function (signature, block arguments, op
+results, constants) is retyped to ``tensor<...xi8>``.  rlx/grad ops accept
+the new type (their IRDL constraints only ask for a tensor); the lowerings
+read an i8 tensor as booleans: gradir has no other i8 tensors (the verifier
+rejects them).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import arith
+
+__all__ = ["BOOL_STORAGE_WIDTH", "storage_type", "retype_bools"]
+
+BOOL_STORAGE_WIDTH = 8
+
+
+def _is_i1(t: ir.Type) -> bool:
+    return isinstance(t, ir.IntegerType) and t.width == 1
+
+
+def storage_type(t: ir.Type) -> ir.Type:
+    """``t`` with an i1 element type replaced by i8 (other types unchanged)."""
+    if isinstance(t, ir.RankedTensorType) and _is_i1(t.element_type):
+        return ir.RankedTensorType.get(list(t.shape),
+                                       ir.IntegerType.get_signless(BOOL_STORAGE_WIDTH))
+    return t
+
+
+def _retype(v: ir.Value) -> None:
+    new = storage_type(v.type)
+    if new != v.type:
+        v.set_type(new)
+
+
+def _bool_constant(op) -> None:
+    """Replaces a ``tensor<...xi1>`` ``arith.constant`` by its i8 twin."""
+    t = op.results[0].type
+    attr = ir.DenseElementsAttr(op.attributes["value"])
+    shape = [int(d) for d in t.shape]
+    if attr.is_splat:
+        values = np.full(shape, bool(ir.BoolAttr(attr.get_splat_value()).value))
+    else:
+        values = np.array(attr, dtype=np.bool_).reshape(shape)
+    new_t = storage_type(t)
+    data = np.ascontiguousarray(values.astype(np.int8))
+    with ir.InsertionPoint(op), op.location:
+        new = arith.constant(new_t, ir.DenseElementsAttr.get(data, type=new_t))
+    op.results[0].replace_all_uses_with(new)
+    op.erase()
+
+
+def retype_bools(module: ir.Operation) -> None:
+    """Retypes every i1 tensor of every ``func.func`` in ``module`` to i8."""
+    for region in module.regions:
+        for block in region.blocks:
+            for fn in block.operations:
+                fn = fn.operation
+                if fn.name == "func.func":
+                    _retype_function(fn)
+
+
+def _retype_function(fn) -> None:
+    ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+    inputs = [storage_type(t) for t in ftype.inputs]
+    results = [storage_type(t) for t in ftype.results]
+    if inputs != list(ftype.inputs) or results != list(ftype.results):
+        fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, results))
+    for block in fn.regions[0].blocks:
+        for arg in block.arguments:
+            _retype(arg)
+        for op in list(block.operations):
+            op = op.operation
+            if (op.name == "arith.constant" and isinstance(op.results[0].type, ir.RankedTensorType)
+                    and _is_i1(op.results[0].type.element_type)):
+                _bool_constant(op)
+                continue
+            for r in op.results:
+                _retype(r)

@@ -1,0 +1,406 @@
+"""Builders shared by the rlx -> linalg patterns.
+
+Every helper builds at the current insertion point and location (the
+patterns enter ``rewriter.ip`` and ``op.location``) and works on static
+shapes only.  Element types are ``ir.Type`` values; floats are f16, bf16,
+f32 and f64, integers i1, i32 and i64 (signless, read as signed, i1 as
+bool, as numpy does).
+"""
+
+from __future__ import annotations
+
+import math as _math
+from typing import Callable, Sequence
+
+from mlir import ir
+from mlir.dialects import arith, linalg, tensor
+
+__all__ = [
+    "PARALLEL", "REDUCTION", "tensor_type", "shape_of", "elt_of", "is_float", "is_int",
+    "is_bool", "is_i1", "to_i1", "from_i1", "is_half", "empty", "scalar_const", "zero", "one", "lowest", "highest",
+    "filled", "identity_map", "broadcast_map", "affine_map", "generic", "elementwise",
+    "reduce_dims", "reshape", "extract_scalar", "convert_scalar", "index_value",
+    "to_index", "norm_axes", "extract_slice", "insert_slice", "pad", "numel", "broadcast_to",
+    "transpose",
+]
+
+PARALLEL = "parallel"
+REDUCTION = "reduction"
+
+
+# --- types -------------------------------------------------------------------
+
+def tensor_type(shape: Sequence[int], elt: ir.Type) -> ir.RankedTensorType:
+    return ir.RankedTensorType.get([int(d) for d in shape], elt)
+
+
+def shape_of(v) -> list[int]:
+    t = v.type if isinstance(v, ir.Value) else v
+    return [int(d) for d in ir.RankedTensorType(t).shape]
+
+
+def elt_of(v) -> ir.Type:
+    t = v.type if isinstance(v, ir.Value) else v
+    if isinstance(t, ir.RankedTensorType):
+        return t.element_type
+    return t
+
+
+def is_float(t: ir.Type) -> bool:
+    return isinstance(elt_of(t), (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type))
+
+
+def is_half(t: ir.Type) -> bool:
+    return isinstance(elt_of(t), (ir.F16Type, ir.BF16Type))
+
+
+def is_int(t: ir.Type) -> bool:
+    return isinstance(elt_of(t), ir.IntegerType)
+
+
+def is_bool(t: ir.Type) -> bool:
+    """i1 (a predicate) or i8 (how bool tensors are stored, see bools.py)."""
+    e = elt_of(t)
+    return isinstance(e, ir.IntegerType) and e.width in (1, 8)
+
+
+def is_i1(t: ir.Type) -> bool:
+    e = elt_of(t)
+    return isinstance(e, ir.IntegerType) and e.width == 1
+
+
+def numel(shape: Sequence[int]) -> int:
+    return int(_math.prod(shape))
+
+
+def norm_axes(axes: Sequence[int], rank: int) -> list[int]:
+    return [a % rank if rank else 0 for a in axes]
+
+
+# --- scalars -----------------------------------------------------------------
+
+def scalar_const(elt: ir.Type, value) -> ir.Value:
+    """An ``arith.constant`` of scalar type ``elt`` (float, int or i1)."""
+    if is_float(elt):
+        return arith.constant(elt, float(value))
+    if isinstance(elt, ir.IndexType):
+        return arith.constant(elt, int(value))
+    if is_bool(elt):
+        return arith.constant(elt, ir.IntegerAttr.get(elt, 1 if value else 0))
+    return arith.constant(elt, int(value))
+
+
+def zero(elt):
+    return scalar_const(elt, 0)
+
+
+def one(elt):
+    return scalar_const(elt, 1)
+
+
+def lowest(elt: ir.Type) -> ir.Value:
+    """-inf for floats, the smallest value for integers."""
+    if is_float(elt):
+        return scalar_const(elt, float("-inf"))
+    if is_bool(elt):
+        return scalar_const(elt, 0)
+    return scalar_const(elt, -(1 << (elt.width - 1)))
+
+
+def highest(elt: ir.Type) -> ir.Value:
+    if is_float(elt):
+        return scalar_const(elt, float("inf"))
+    if is_bool(elt):
+        return scalar_const(elt, 1)
+    return scalar_const(elt, (1 << (elt.width - 1)) - 1)
+
+
+def index_value(v: int) -> ir.Value:
+    return arith.constant(ir.IndexType.get(), int(v))
+
+
+def to_index(v: ir.Value) -> ir.Value:
+    """An integer scalar as ``index``."""
+    if isinstance(v.type, ir.IndexType):
+        return v
+    return arith.index_cast(ir.IndexType.get(), v)
+
+
+def _float_width(t: ir.Type) -> int:
+    if isinstance(t, ir.BF16Type):
+        return 16
+    return t.width
+
+
+def to_i1(v: ir.Value) -> ir.Value:
+    """A stored bool (i8, 0 or 1) as an i1 predicate."""
+    if is_i1(v.type):
+        return v
+    return arith.trunci(ir.IntegerType.get_signless(1), v)
+
+
+def from_i1(v: ir.Value, storage: ir.Type) -> ir.Value:
+    """An i1 predicate as a stored bool of type ``storage`` (i8)."""
+    if storage == v.type:
+        return v
+    return arith.extui(storage, v)
+
+
+def convert_scalar(v: ir.Value, dst: ir.Type) -> ir.Value:
+    """numpy's ``astype`` on one scalar: float -> int truncates toward zero,
+    anything -> bool is ``!= 0`` (NaN is true), bool -> number is 0/1, other
+    integers are signed.  Bools are i1 predicates or i8 stored bools (``dst``
+    i8 means a stored bool).  Float -> bf16 rounds through f32 (as the
+    interpreter)."""
+    src = v.type
+    if src == dst:
+        return v
+    f32 = ir.F32Type.get()
+    if is_bool(dst):
+        if is_bool(src):
+            return from_i1(to_i1(v), dst)
+        if is_float(src):
+            return from_i1(arith.cmpf(arith.CmpFPredicate.UNE, v, zero(src)), dst)
+        return from_i1(arith.cmpi(arith.CmpIPredicate.ne, v, zero(src)), dst)
+    if is_float(src) and is_float(dst):
+        if isinstance(dst, ir.BF16Type) and not isinstance(src, ir.F32Type):
+            return convert_scalar(convert_scalar(v, f32), dst)
+        if isinstance(src, ir.BF16Type) and isinstance(dst, ir.F16Type):
+            return convert_scalar(convert_scalar(v, f32), dst)
+        if _float_width(src) < _float_width(dst):
+            return arith.extf(dst, v)
+        return arith.truncf(dst, v)
+    if is_float(src):  # float -> int
+        return arith.fptosi(dst, v)
+    if is_float(dst):  # int -> float
+        if is_bool(src):
+            return arith.uitofp(dst, v)
+        return arith.sitofp(dst, v)
+    # int -> int
+    if is_bool(src):
+        return arith.extui(dst, v)
+    if src.width < dst.width:
+        return arith.extsi(dst, v)
+    return arith.trunci(dst, v)
+
+
+# --- tensors -------------------------------------------------------------------
+
+def empty(shape: Sequence[int], elt: ir.Type) -> ir.Value:
+    return tensor.EmptyOp([int(d) for d in shape], elt).result
+
+
+def filled(shape: Sequence[int], elt: ir.Type, value) -> ir.Value:
+    """A tensor of ``shape`` filled with ``value`` (a number or a scalar
+    ``ir.Value``) by ``linalg.fill``."""
+    if not isinstance(value, ir.Value):
+        value = scalar_const(elt, value)
+    return linalg.fill(value, outs=[empty(shape, elt)])
+
+
+def extract_scalar(v: ir.Value) -> ir.Value:
+    """The element of a tensor with a single element."""
+    idx = [index_value(0) for _ in shape_of(v)]
+    return tensor.extract(v, idx)
+
+
+def identity_map(rank: int) -> ir.AffineMap:
+    return ir.AffineMap.get_identity(rank)
+
+
+def affine_map(num_dims: int, exprs) -> ir.AffineMap:
+    """``(d0..dn-1) -> (exprs)``; ints in ``exprs`` are loop dims."""
+    out = []
+    for e in exprs:
+        out.append(ir.AffineDimExpr.get(e) if isinstance(e, int) else e)
+    return ir.AffineMap.get(num_dims, 0, out)
+
+
+def broadcast_map(shape: Sequence[int], out_shape: Sequence[int]) -> ir.AffineMap:
+    """Indexing map reading an operand of ``shape`` that numpy-broadcasts to
+    ``out_shape`` (trailing alignment; stretched unit dims read index 0)."""
+    n, r = len(out_shape), len(shape)
+    exprs = []
+    for i, d in enumerate(shape):
+        j = n - r + i
+        if d == 1 and out_shape[j] != 1:
+            exprs.append(ir.AffineConstantExpr.get(0))
+        else:
+            exprs.append(ir.AffineDimExpr.get(j))
+    return ir.AffineMap.get(n, 0, exprs)
+
+
+def _iterators(kinds: Sequence[str]) -> ir.ArrayAttr:
+    return ir.ArrayAttr.get([ir.Attribute.parse(f"#linalg.iterator_type<{k}>") for k in kinds])
+
+
+def generic(inputs: Sequence[ir.Value], inits: Sequence[ir.Value],
+            maps: Sequence[ir.AffineMap], iterators: Sequence[str],
+            body: Callable[..., Sequence[ir.Value]]) -> list[ir.Value]:
+    """A ``linalg.generic``.  ``body(*input_scalars, *init_scalars)`` builds
+    the payload and returns the values to yield (one per init)."""
+    g = linalg.GenericOp([v.type for v in inits], list(inputs), list(inits),
+                         ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
+                         _iterators(iterators))
+    elts = [elt_of(v) for v in list(inputs) + list(inits)]
+    block = g.regions[0].blocks.append(*elts)
+    with ir.InsertionPoint(block):
+        ys = body(*block.arguments)
+        if isinstance(ys, ir.Value):
+            ys = [ys]
+        linalg.YieldOp(list(ys))
+    return list(g.results)
+
+
+def elementwise(inputs: Sequence[ir.Value], out_shape: Sequence[int], out_elt: ir.Type,
+                body: Callable[..., ir.Value]) -> ir.Value:
+    """An all-parallel ``linalg.generic`` over ``out_shape`` reading each
+    input with numpy broadcasting; ``body(*input_scalars)`` returns the
+    result scalar."""
+    rank = len(out_shape)
+    maps = [broadcast_map(shape_of(v), out_shape) for v in inputs] + [identity_map(rank)]
+    init = empty(out_shape, out_elt)
+    n = len(inputs)
+    return generic(inputs, [init], maps, [PARALLEL] * rank,
+                   lambda *args: [body(*args[:n])])[0]
+
+
+def reduce_dims(shape: Sequence[int], dims: Sequence[int]) -> list[int]:
+    """``shape`` without ``dims``."""
+    drop = set(dims)
+    return [d for i, d in enumerate(shape) if i not in drop]
+
+
+# --- reshapes and slices -----------------------------------------------------
+
+def _reassociation(src: Sequence[int], dst: Sequence[int]):
+    """Groups of ``src`` dims whose products give ``dst``'s dims (a collapse
+    from ``src`` to ``dst``), or None.  Trailing unit dims join the last group."""
+    if not dst:
+        return [] if all(d == 1 for d in src) else None
+    groups, i = [], 0
+    for d in dst:
+        if i >= len(src):
+            return None
+        group, prod = [i], src[i]
+        i += 1
+        while prod < d and i < len(src):
+            group.append(i)
+            prod *= src[i]
+            i += 1
+        if prod != d:
+            return None
+        groups.append(group)
+    while i < len(src):
+        if src[i] != 1:
+            return None
+        groups[-1].append(i)
+        i += 1
+    return groups
+
+
+def _reassoc_attr(groups) -> ir.ArrayAttr:
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in g])
+                             for g in groups])
+
+
+def _collapse(v: ir.Value, dst: Sequence[int], groups) -> ir.Value:
+    return tensor.collapse_shape(tensor_type(dst, elt_of(v)), v, _reassoc_attr(groups))
+
+
+def _expand(v: ir.Value, dst: Sequence[int], groups) -> ir.Value:
+    return tensor.expand_shape(tensor_type(dst, elt_of(v)), v, _reassoc_attr(groups), [],
+                               [int(d) for d in dst])
+
+
+def reshape(v: ir.Value, shape: Sequence[int]) -> ir.Value:
+    """``v`` with the same elements (row-major) and shape ``shape``, by
+    ``tensor.collapse_shape``/``tensor.expand_shape`` (views, no copy)."""
+    src = shape_of(v)
+    dst = [int(d) for d in shape]
+    if src == dst:
+        return v
+    groups = _reassociation(src, dst)
+    if groups is not None:
+        return _collapse(v, dst, groups)
+    groups = _reassociation(dst, src)
+    if groups is not None:
+        return _expand(v, dst, groups)
+    n = numel(src)
+    flat = _collapse(v, [n], [list(range(len(src)))]) if src else _expand(v, [1], [])
+    if not dst:
+        return _collapse(flat, [], [])
+    return _expand(flat, dst, [list(range(len(dst)))])
+
+
+def _mixed(values):
+    """Static ints and dynamic ``index`` Values -> (dynamic list, static list)."""
+    dyn, static = [], []
+    for v in values:
+        if isinstance(v, ir.Value):
+            dyn.append(v)
+            static.append(ir.ShapedType.get_dynamic_stride_or_offset())
+        else:
+            static.append(int(v))
+    return dyn, static
+
+
+def extract_slice(v: ir.Value, offsets, sizes, strides=None) -> ir.Value:
+    """``tensor.extract_slice``; offsets may hold ``index`` Values."""
+    strides = strides or [1] * len(offsets)
+    t = tensor_type(sizes, elt_of(v))
+    dyn, static = _mixed(offsets)
+    return tensor.extract_slice(t, v, dyn, [], [], static, [int(s) for s in sizes],
+                                [int(s) for s in strides])
+
+
+def insert_slice(src: ir.Value, dest: ir.Value, offsets, strides=None) -> ir.Value:
+    """``tensor.insert_slice``; offsets may hold ``index`` Values."""
+    sizes = shape_of(src)
+    strides = strides or [1] * len(offsets)
+    dyn, static = _mixed(offsets)
+    return tensor.insert_slice(src, dest, dyn, [], [], static, [int(s) for s in sizes],
+                               [int(s) for s in strides])
+
+
+def pad(v: ir.Value, low: Sequence[int], high: Sequence[int], value) -> ir.Value:
+    """``tensor.pad`` with a constant ``value`` (number or scalar Value)."""
+    if not any(low) and not any(high):
+        return v
+    elt = elt_of(v)
+    shape = [d + lo + hi for d, lo, hi in zip(shape_of(v), low, high)]
+    op = tensor.PadOp(tensor_type(shape, elt), v, [], [], [int(x) for x in low],
+                      [int(x) for x in high])
+    block = op.regions[0].blocks.append(*[ir.IndexType.get()] * len(shape))
+    with ir.InsertionPoint(block):
+        pad_value = value if isinstance(value, ir.Value) else scalar_const(elt, value)
+        tensor.YieldOp(pad_value)
+    return op.result
+
+
+def broadcast_to(v: ir.Value, out_shape: Sequence[int]) -> ir.Value:
+    """numpy ``broadcast_to``: drops the stretched unit dims (a view), then
+    ``linalg.broadcast`` adds the missing dims."""
+    src = shape_of(v)
+    out_shape = [int(d) for d in out_shape]
+    if src == out_shape:
+        return v
+    n, r = len(out_shape), len(src)
+    kept = [i for i, d in enumerate(src) if not (d == 1 and out_shape[n - r + i] != 1)]
+    v = reshape(v, [src[i] for i in kept])
+    kept_out = {n - r + i for i in kept}
+    added = [j for j in range(n) if j not in kept_out]
+    if not added:
+        return v
+    return linalg.broadcast(v, outs=[empty(out_shape, elt_of(v))], dimensions=added).results[0]
+
+
+def transpose(v: ir.Value, perm: Sequence[int]) -> ir.Value:
+    """``linalg.transpose`` (the identity permutation returns ``v``)."""
+    perm = [int(p) for p in perm]
+    if perm == sorted(perm):
+        return v
+    shape = shape_of(v)
+    init = empty([shape[p] for p in perm], elt_of(v))
+    return linalg.transpose(v, outs=[init], permutation=perm).results[0]

@@ -1,0 +1,187 @@
+"""Reductions -> ``linalg.reduce`` (sum, prod, max, min, and the sums inside
+mean and collapse_sum_to) or a reduction ``linalg.generic`` (variance);
+cumsum -> an ``scf.for`` over the scanned axis adding one slice at a time.
+
+``keepdims`` is a ``tensor.expand_shape`` of the reduced tensor.  Sums are
+sequential in the element type (numpy sums pairwise: results agree to
+rounding).  max/min propagate NaN, as numpy.
+
+    %0 = "rlx.sum"(%x) {axis = array<i64: 1>} : (tensor<4x3xf32>) -> tensor<4xf32>
+becomes
+    %z = linalg.fill ins(%cst0) outs(tensor.empty() : tensor<4xf32>)
+    %0 = linalg.reduce ins(%x) outs(%z) dimensions = [1] (%in, %acc) { arith.addf }
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, linalg, scf
+
+from ...dialects.infer import attributes_of
+from .linalg_utils import (PARALLEL, REDUCTION, elementwise, elt_of, empty,
+                           extract_slice, filled, generic, highest, identity_map,
+                           index_value, insert_slice, lowest, norm_axes, numel, one,
+                           reduce_dims, reshape, scalar_const, shape_of, zero)
+from .registry import lowers
+
+__all__ = ["reduce", "reduce_sum", "KINDS"]
+
+# kind -> (initial value, combine(value, acc))
+KINDS = {
+    "sum": (zero, arith.addf),
+    "prod": (one, arith.mulf),
+    "max": (lowest, arith.maximumf),
+    "min": (highest, arith.minimumf),
+}
+
+
+def reduce(x: ir.Value, dims, kind: str) -> ir.Value:
+    """``linalg.reduce`` of ``x`` over ``dims`` (the result drops them)."""
+    dims = sorted(set(dims))
+    if not dims:
+        return x
+    init_fn, combine = KINDS[kind]
+    shape = shape_of(x)
+    elt = elt_of(x)
+    out_shape = reduce_dims(shape, dims)
+    init = filled(out_shape, elt, init_fn(elt))
+    op = linalg.ReduceOp([init.type], [x], [init], dims)
+    block = op.regions[0].blocks.append(elt, elt)
+    with ir.InsertionPoint(block):
+        linalg.YieldOp([combine(block.arguments[0], block.arguments[1])])
+    return op.results[0]
+
+
+def reduce_sum(x: ir.Value, dims) -> ir.Value:
+    return reduce(x, dims, "sum")
+
+
+def projected_map(rank: int, dims) -> ir.AffineMap:
+    """``(d0..dn-1) -> (the loop dims not in dims)``."""
+    return ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(i) for i in range(rank)
+                                      if i not in set(dims)])
+
+
+def _reduction_spec(op, x):
+    rank = len(shape_of(x))
+    attrs = attributes_of(op)
+    axis = attrs.get("axis")
+    dims = list(range(rank)) if axis is None else sorted(set(norm_axes(axis, rank)))
+    return dims, attrs.get("keepdims", False)
+
+
+def _finish(op, v):
+    """Reshapes a reduced value to the op's result shape (keepdims)."""
+    return reshape(v, shape_of(op.results[0].type))
+
+
+def _simple(kind):
+    def lower(op):
+        x = op.operands[0]
+        dims, _ = _reduction_spec(op, x)
+        return [_finish(op, reduce(x, dims, kind))]
+    return lower
+
+
+for _kind in KINDS:
+    lowers(f"rlx.{_kind}")(_simple(_kind))
+
+
+def _count(shape, dims) -> int:
+    return numel([shape[d] for d in dims])
+
+
+def divide_by(v: ir.Value, n: int) -> ir.Value:
+    """``v / n`` elementwise (a true division, as numpy's mean)."""
+    elt = elt_of(v)
+    shape = shape_of(v)
+    return elementwise([v], shape, elt, lambda s: arith.divf(s, scalar_const(elt, n)))
+
+
+@lowers("rlx.mean")
+def lower_mean(op):
+    x = op.operands[0]
+    dims, _ = _reduction_spec(op, x)
+    s = reduce_sum(x, dims)
+    return [_finish(op, divide_by(s, _count(shape_of(x), dims)))]
+
+
+def centered_square_sum(x: ir.Value, mean: ir.Value, dims) -> ir.Value:
+    """``sum((x - mean)^2)`` over ``dims``; ``mean`` has the reduced shape."""
+    shape = shape_of(x)
+    rank = len(shape)
+    elt = elt_of(x)
+    out_shape = reduce_dims(shape, dims)
+    init = filled(out_shape, elt, 0)
+
+    def body(v, m, acc):
+        d = arith.subf(v, m)
+        return [arith.addf(arith.mulf(d, d), acc)]
+
+    return generic([x, mean], [init],
+                   [identity_map(rank), projected_map(rank, dims), projected_map(rank, dims)],
+                   [REDUCTION if i in set(dims) else PARALLEL for i in range(rank)], body)[0]
+
+
+@lowers("rlx.variance")
+def lower_variance(op):
+    # Relax variance: the population variance mean((x - mean(x))^2).
+    x = op.operands[0]
+    dims, _ = _reduction_spec(op, x)
+    if not dims:
+        return [filled(shape_of(op.results[0].type), elt_of(x), 0)]
+    n = _count(shape_of(x), dims)
+    mean = divide_by(reduce_sum(x, dims), n)
+    return [_finish(op, divide_by(centered_square_sum(x, mean, dims), n))]
+
+
+@lowers("rlx.collapse_sum_to")
+def lower_collapse_sum_to(op):
+    x = op.operands[0]
+    shape = shape_of(x)
+    target = shape_of(op.results[0].type)
+    lead = len(shape) - len(target)
+    dims = list(range(lead)) + [lead + i for i, d in enumerate(target)
+                                if d == 1 and shape[lead + i] != 1]
+    return [reshape(reduce_sum(x, dims), target)]
+
+
+@lowers("rlx.cumsum")
+def lower_cumsum(op):
+    x = op.operands[0]
+    axis = attributes_of(op).get("axis")
+    if axis is None:  # Relax: the flattened input
+        x = reshape(x, [numel(shape_of(x))])
+        ax = 0
+    else:
+        ax = norm_axes(axis, len(shape_of(x)))[0]
+    shape = shape_of(x)
+    elt = elt_of(x)
+    rank = len(shape)
+    n = shape[ax]
+    if numel(shape) == 0:
+        return [empty(shape, elt)]
+    piece = list(shape)
+    piece[ax] = 1
+
+    def at(k):
+        offsets = [0] * rank
+        offsets[ax] = k
+        return offsets
+
+    out = insert_slice(extract_slice(x, at(0), piece), empty(shape, elt), at(0))
+    if n > 1:
+        loop = scf.ForOp(index_value(1), index_value(n), index_value(1), [out])
+        with ir.InsertionPoint(loop.body):
+            k = loop.induction_variable
+            acc = loop.inner_iter_args[0]
+            prev = extract_slice(acc, at(arith.subi(k, index_value(1))), piece)
+            cur = extract_slice(x, at(k), piece)
+            dest = extract_slice(acc, at(k), piece)
+            s = generic([prev, cur], [dest], [identity_map(rank)] * 3, [PARALLEL] * rank,
+                        lambda a, b, _o: [arith.addf(a, b)])[0]
+            scf.YieldOp([insert_slice(s, acc, at(k))])
+        out = loop.results[0]
+    if attributes_of(op).get("exclusive", False):
+        out = elementwise([out, x], shape, elt, arith.subf)
+    return [out]

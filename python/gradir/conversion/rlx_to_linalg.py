@@ -1,0 +1,148 @@
+"""rlx-to-linalg: lowers every rlx and grad op to linalg, tensor, arith,
+math and scf on tensors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from .. import _compat
+from ..dialects.infer import ALL_ELEMENT_TYPES
+from ..transforms.base import ModulePass
+from ..transforms.rlx_verify import verify_op
+from .linalg import LOWERINGS, TUPLE_OPS, flatten_tuples, flatten_type, patterns
+from .linalg.bools import retype_bools
+from .linalg.tuples import TupleError
+
+__all__ = ["RlxToLinalg", "LAYOUTS"]
+
+# Layout attributes (Relax names) and the only value each op supports.
+LAYOUTS = {
+    "rlx.conv2d": {"data_layout": "NCHW", "kernel_layout": "OIHW", "out_layout": "NCHW"},
+    "rlx.conv2d_transpose": {"data_layout": "NCHW", "kernel_layout": "IOHW",
+                             "out_layout": "NCHW"},
+    **{f"rlx.{n}": {"layout": "NCHW", "out_layout": "NCHW"}
+       for n in ("max_pool2d", "avg_pool2d", "max_pool2d_backward", "avg_pool2d_backward")},
+}
+_TAKE_MODES = ("fast", "clip", "wrap")
+
+
+def _type_problem(t: ir.Type) -> str | None:
+    """Why ``t`` cannot be lowered, or None."""
+    for leaf in flatten_type(t):
+        if not isinstance(leaf, ir.RankedTensorType):
+            return f"type {leaf} is not supported (only ranked tensors and tuples of them)"
+        if not leaf.has_static_shape:
+            return f"dynamic shapes are not supported: {leaf}"
+        if str(leaf.element_type) not in ALL_ELEMENT_TYPES:
+            return (f"element type {leaf.element_type} of {leaf} is not supported (one of "
+                    f"{', '.join(ALL_ELEMENT_TYPES)})")
+    return None
+
+
+def _attr_str(op, name):
+    a = op.attributes[name] if name in op.attributes else None
+    return ir.StringAttr(a).value if isinstance(a, ir.StringAttr) else None
+
+
+def _op_problems(op) -> list[str]:
+    name = op.name
+    if name.startswith(("rlx.", "grad.")):
+        errors = verify_op(op)
+        if errors:
+            return errors
+        if name not in LOWERINGS and name not in TUPLE_OPS:
+            return [f"'{name}' has no lowering to linalg"]
+    if name.startswith(("rlx.", "grad.")) or name in ("func.call", "arith.constant"):
+        for v in list(op.operands) + list(op.results):
+            problem = _type_problem(v.type)
+            if problem:
+                return [f"'{name}' op {problem}"]
+    for attr, want in LAYOUTS.get(name, {}).items():
+        got = _attr_str(op, attr) if attr in op.attributes else None
+        if got is not None and got != want:
+            return [f"'{name}' op {attr} = \"{got}\" is not supported (only \"{want}\")"]
+    if name == "rlx.take" and "mode" in op.attributes:
+        mode = _attr_str(op, "mode")
+        if mode not in _TAKE_MODES:
+            return [f"'rlx.take' op unknown mode {op.attributes['mode']} (one of "
+                    f"{', '.join(_TAKE_MODES)})"]
+    return []
+
+
+def _functions(module: ir.Operation):
+    for region in module.regions:
+        for block in region.blocks:
+            for op in block.operations:
+                if op.operation.name == "func.func":
+                    yield op.operation
+
+
+def _walk(op: ir.Operation):
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                inner = inner.operation
+                yield inner
+                yield from _walk(inner)
+
+
+@dataclass(frozen=True)
+class RlxToLinalg(ModulePass):
+    """Lowers rlx and grad ops to linalg, tensor, arith, math and scf.
+
+    Named linalg ops where upstream has one (matmul, batch_matmul,
+    conv_2d_nchw_fchw, conv_2d_ngchw_gfchw, pooling_nchw_max/sum, fill,
+    transpose, broadcast, reduce), ``linalg.generic`` otherwise (elementwise
+    ops with numpy broadcasting in their indexing maps, fused reductions,
+    gathers).  Results match the reference interpreter (``gradir.interp``).
+    Tuples are flattened: functions take and return the tuples' tensors
+    depth-first and keep their original type in ``gradir.original_type``.
+    Dynamic shapes and element types outside f16/bf16/f32/f64/i1/i32/i64 are
+    refused with an error at the op.
+
+        %0 = "rlx.relu"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    becomes
+        %e = tensor.empty() : tensor<4xf32>
+        %0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+               ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+        ^bb0(%in: f32, %out: f32):
+          %cst = arith.constant 0.000000e+00 : f32
+          %m = arith.maximumf %in, %cst : f32
+          linalg.yield %m : f32
+        } -> tensor<4xf32>
+    """
+
+    name = "rlx-to-linalg"
+
+    def apply(self, module: ir.Operation) -> None:
+        module = module.operation
+        failed = False
+        for fn in _functions(module):
+            ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+            for kind, types in (("argument", ftype.inputs), ("result", ftype.results)):
+                for i, t in enumerate(types):
+                    problem = _type_problem(t)
+                    if problem:
+                        self.error(fn, f"function {kind} #{i}: {problem}")
+                        failed = True
+            for op in _walk(fn):
+                for message in _op_problems(op):
+                    self.error(op, message)
+                    failed = True
+        if failed:
+            raise self.failure()
+        try:
+            flatten_tuples(module)
+        except TupleError as err:
+            self.error(err.op, str(err))
+            raise self.failure() from None
+        retype_bools(module)
+        _compat.apply_patterns(module, patterns())
+        for op in _walk(module):
+            if op.name.startswith(("rlx.", "grad.")):
+                self.error(op, f"failed to lower '{op.name}'")
+                failed = True
+        if failed:
+            raise self.failure()

@@ -1,0 +1,74 @@
+"""rlx-memory-report: the peak bytes of live tensors of each function, as a remark."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from ..autodiff.memory import memory_report
+from .base import ModulePass, option
+
+
+@dataclass(frozen=True)
+class RlxMemoryReport(ModulePass):
+    """Reports the peak bytes of live tensors of each function (a remark).
+
+    Ops run in program order; a tensor is live from the op that makes it to
+    its last use, arguments throughout (see ``gradir.autodiff.memory``).  The
+    remark splits the peak into arguments, values saved for the backward and
+    temporaries, and gives the function's FLOPs.  The IR is not changed.
+
+        func.func @main(%x: tensor<4xf32>) -> tensor<f32> {   // 16 bytes
+          %0 = "rlx.exp"(%x) ...                              // 16 bytes
+          %1 = "rlx.sum"(%0) ...                              // 4 bytes
+          return %1 : tensor<f32>
+        }
+    remark: @main: peak 36 bytes = arguments 16 + saved for backward 0 +
+            temporaries 20, at 'rlx.sum' (op 1); ...
+
+    The forward part of ``@f_adjoint``, ``@f_vjp`` and ``@f_fwd`` computes
+    ``@f``'s results (``forward-results`` overrides it); the values it
+    makes that the rest uses or returns are the saved ones.
+    """
+
+    name = "rlx-memory-report"
+    func: str = option("", "the function to report (default: every function with a body)")
+    forward_results: int = option(-1, "how many leading results the forward part computes "
+                                      "(default: @f's results for @f_adjoint/_vjp/_fwd, "
+                                      "else all)")
+
+    def apply(self, module: ir.Operation) -> None:
+        if module.name == "func.func":
+            functions, parent = [module], module.parent
+            parent = parent.operation if parent is not None else None
+        else:
+            functions, parent = _functions(module), module
+        found = False
+        for fn in functions:
+            name = ir.StringAttr(fn.attributes["sym_name"]).value
+            if self.func and name != self.func:
+                continue
+            found = True
+            if len(fn.regions[0].blocks) != 1:
+                if self.func:
+                    self.error(fn, f"rlx-memory-report: '@{name}' has no body or more than "
+                                   "one block")
+                    raise self.failure()
+                continue
+            n = None if self.forward_results < 0 else self.forward_results
+            report = memory_report(fn, n, parent)
+            self.remark(fn, f"@{name}: {report.summary()}")
+        if self.func and not found and module.name != "func.func":
+            self.error(module, f"rlx-memory-report: no function named '@{self.func}'")
+            raise self.failure()
+
+
+def _functions(module: ir.Operation) -> list:
+    out = []
+    for region in module.regions:
+        for block in region.blocks:
+            for op in block.operations:
+                if op.operation.name == "func.func":
+                    out.append(op.operation)
+    return out

@@ -1,0 +1,64 @@
+# RUN: rm -rf %t && mkdir -p %t
+# RUN: %PYTHON %s %t | FileCheck %s
+# export_library writes a self-describing shared library that a fresh
+# Python process loads with numpy and ctypes only (importing mlir is made
+# to fail there), giving the JIT's results.
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+import gradir
+
+out = sys.argv[1]
+module = gradir.parse("""
+func.func @main(%x: tensor<4x3xf32>, %w: tensor<3x2xf32>) -> tensor<f32> {
+  %m = "rlx.matmul"(%x, %w) : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  %t = "rlx.tanh"(%m) : (tensor<4x2xf32>) -> tensor<4x2xf32>
+  %s = "rlx.sum"(%t) : (tensor<4x2xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}""")
+gradir.run_pipeline(module, "builtin.module(rlx-gradient)")
+exe = gradir.compile(module)
+path = exe.export_library(os.path.join(out, "model.so"))
+print("files:", sorted(os.listdir(out)))
+# CHECK: files: ['libmlir_c_runner_utils.so', 'model.so']
+
+rng = np.random.default_rng(0)
+x = rng.standard_normal((4, 3)).astype(np.float32)
+w = rng.standard_normal((3, 2)).astype(np.float32)
+np.save(os.path.join(out, "x.npy"), x)
+np.save(os.path.join(out, "w.npy"), w)
+jit = exe["main_adjoint"](x, w)
+np.savez(os.path.join(out, "jit.npz"), *jit)
+
+CHILD = r"""
+import sys, numpy as np
+class NoMlir:
+    def find_spec(self, name, path=None, target=None):
+        if name == "mlir" or name.startswith("mlir."):
+            raise ImportError("mlir is not available here")
+sys.meta_path.insert(0, NoMlir())
+sys.path.insert(0, sys.argv[2])
+import gradir.runtime as rt
+out = sys.argv[1]
+lib = rt.load(out + "/model.so")
+x, w = np.load(out + "/x.npy"), np.load(out + "/w.npy")
+got = lib["main_adjoint"](x, w)
+jit = np.load(out + "/jit.npz")
+err = max(float(np.abs(g - jit[f"arr_{i}"]).max()) for i, g in enumerate(got))
+print("functions:", sorted(lib.functions), "max error:", err, "mlir imported:",
+      any(m == "mlir" or m.startswith("mlir.") for m in sys.modules))
+try:
+    lib["main_adjoint"](x)
+except rt.ArgumentError as e:
+    print("error:", e)
+"""
+src_dir = os.path.join(os.path.dirname(gradir.__file__), "..")
+proc = subprocess.run([sys.executable, "-c", CHILD, out, os.path.abspath(src_dir)],
+                      capture_output=True, text=True)
+print(proc.stdout, proc.stderr, end="")
+# CHECK: functions: ['main', 'main_adjoint'] max error: 0.0 mlir imported: False
+# CHECK: error: @main_adjoint takes 2 arguments, got 1
