@@ -152,13 +152,14 @@ def run_workloads(threads: int, quick: bool) -> list[dict]:
         ys = rng.standard_normal((n, n)).astype(np.float32)
         step = gradir.compile(seed_module(n))["main_adjoint"]
         loss, gx, gy = step(xs, ys)
-        np.testing.assert_allclose(gx, np.ones((n, n)) @ ys, rtol=1e-3, atol=1e-3)
+        np.testing.assert_allclose(gx, (np.ones((n, n)) @ ys).T, rtol=1e-3, atol=1e-3)
+        np.testing.assert_allclose(gy, (xs @ np.ones((n, n))).T, rtol=1e-3, atol=1e-3)
         record(wl, "gradir", timeit(lambda: step(xs, ys)))
 
         def np_seed():
             m = xs.T @ ys.T
             g = np.ones_like(m)
-            return m.sum(), (g @ ys).T.T, (xs.T.T @ g)
+            return m.sum(), (g @ ys).T, (xs @ g).T
         record(wl, "numpy", timeit(np_seed))
         if "torch" in have:
             torch = have["torch"]

@@ -241,3 +241,39 @@ def apply_patterns_configured(op: ir.Operation, patterns: Iterable[tuple[str, Ca
             raise
         return False
     return True
+
+
+# --- dialect module lookup (appended for rlx-simplify-gradient) -----------------
+
+def skip_dialect_module_lookup(namespaces: Iterable[str]) -> None:
+    """Makes wrapping ops of the IRDL dialects ``namespaces`` cheap.
+
+    MLIR 22's bindings look for a Python module ``mlir.dialects.<ns>`` each
+    time they wrap an op of dialect ``ns`` (``value.owner``, ``block.operations``)
+    and, when there is none (IRDL dialects have none), do not remember the
+    miss: every wrap re-runs Python's import machinery (~20 us).  An empty
+    placeholder module per namespace makes the first lookup succeed; ops then
+    wrap as generic ``OpView``s, as before."""
+    import sys
+    import types
+    for ns in namespaces:
+        sys.modules.setdefault(f"mlir.dialects.{ns}", types.ModuleType(f"mlir.dialects.{ns}"))
+
+
+# --- GPU dialect builders (appended for the NVVM pipeline) ----------------------
+
+def gpu_launch(grid, block, workgroup_types=()):
+    """A ``gpu.launch`` at the current insertion point with its body block
+    (12 index arguments, then one per workgroup attribution).  ``grid`` and
+    ``block`` are 3 index Values or ints.  Returns ``(op, body)``; the caller
+    fills the body and ends it with ``gpu.terminator``.  (MLIR 22's Python
+    ``LaunchOp`` takes the sizes as tuples and creates the body itself.)"""
+    from mlir.dialects import gpu
+    op = gpu.LaunchOp(tuple(grid), tuple(block))
+    body = op.regions[0].blocks[0]
+    for t in workgroup_types:
+        body.add_argument(t, ir.Location.unknown())
+    if workgroup_types:
+        op.attributes["workgroup_attributions"] = ir.IntegerAttr.get(
+            ir.IntegerType.get_signless(64), len(workgroup_types))
+    return op, body

@@ -145,7 +145,7 @@ def test_matmul():
 # CHECK: ok astype_f64_bool
 # CHECK: compare/where/astype: all {{[0-9]+}} cases match the interpreter
 # CHECK-LABEL: TEST: test_create_markers
-# CHECK: ok full_i32_bool
+# CHECK: ok full_int32_bool
 # CHECK: create: all {{[0-9]+}} cases match the interpreter
 # CHECK-LABEL: TEST: test_matmul
 # CHECK: ok matmul_(2, 1, 3, 4)_(5, 4, 2)_f64

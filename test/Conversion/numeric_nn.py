@@ -141,8 +141,8 @@ def test_norm():
 # CHECK: ok nll_ignore_mean_f32
 # CHECK: softmax/losses: all {{[0-9]+}} cases match the interpreter
 # CHECK-LABEL: TEST: test_conv_pool
-# CHECK: ok conv2d_transpose_2_f64
 # CHECK: ok max_pool2d_backward_3_f32
+# CHECK: ok conv2d_transpose_2_f64
 # CHECK: conv/pool: all {{[0-9]+}} cases match the interpreter
 # CHECK-LABEL: TEST: test_norm
 # CHECK: ok layer_norm_[2, 1]_f64

@@ -129,5 +129,5 @@ def test_reduce():
 # CHECK: shape: all {{[0-9]+}} cases match the interpreter
 # CHECK-LABEL: TEST: test_reduce
 # CHECK: ok variance_[0, 2]_True_f64
-# CHECK: ok cumsum_None_f32
+# CHECK: ok cumsum_None_f64
 # CHECK: reduce: all {{[0-9]+}} cases match the interpreter

@@ -1,7 +1,8 @@
-// RUN: gradir-opt %s --split-input-file --rlx-gradient | FileCheck %s
+// RUN: gradir-opt %s --split-input-file --rlx-gradient='simplify=false' | FileCheck %s
+// RUN: gradir-opt %s --split-input-file --rlx-gradient | FileCheck %s --check-prefix=SIMPLIFY
 // RUN: gradir-opt %s --split-input-file --rlx-gradient='mode=vjp' | FileCheck %s --check-prefix=VJP
 // RUN: gradir-opt %s --split-input-file --rlx-gradient='split=true' | FileCheck %s --check-prefix=SPLIT
-// RUN: gradir-opt %s --split-input-file --rlx-gradient | gradir-opt --split-input-file --rlx-verify | FileCheck %s
+// RUN: gradir-opt %s --split-input-file --rlx-gradient='simplify=false' | gradir-opt --split-input-file --rlx-verify | FileCheck %s
 
 // The seed example (TVM Relax's Gradient test): @main is left untouched and
 // @main_adjoint returns the loss and both gradients; the backward walks the
@@ -24,6 +25,21 @@
 // CHECK: "rlx.matmul"(%[[G]],
 // CHECK: "rlx.matmul"({{.*}}, %[[G]])
 // CHECK: return %[[LOSS]], %{{.*}}, %{{.*}} : tensor<f32>, tensor<3x3xf32>, tensor<3x3xf32>
+
+// Simplified (rlx-gradient's default): the seed's forms
+// grad_x = matmul(transpose(y), transpose(g)), grad_y = matmul(transpose(g),
+// transpose(x)), reusing the forward's transposes; transpose(g) of the
+// broadcast seed is a constant of ones.
+// SIMPLIFY-LABEL: func.func @main_adjoint(
+// SIMPLIFY-SAME: %[[X:.*]]: tensor<3x3xf32>, %[[Y:.*]]: tensor<3x3xf32>)
+// SIMPLIFY-NEXT: %[[XT:.*]] = "rlx.permute_dims"(%[[X]])
+// SIMPLIFY-NEXT: %[[YT:.*]] = "rlx.permute_dims"(%[[Y]])
+// SIMPLIFY-NEXT: %[[MM:.*]] = "rlx.matmul"(%[[XT]], %[[YT]])
+// SIMPLIFY-NEXT: %[[LOSS:.*]] = "rlx.sum"(%[[MM]])
+// SIMPLIFY-NEXT: %[[ONES:.*]] = "rlx.ones"() : () -> tensor<3x3xf32>
+// SIMPLIFY-NEXT: %[[GY:.*]] = "rlx.matmul"(%[[ONES]], %[[XT]])
+// SIMPLIFY-NEXT: %[[GX:.*]] = "rlx.matmul"(%[[YT]], %[[ONES]])
+// SIMPLIFY-NEXT: return %[[LOSS]], %[[GX]], %[[GY]]
 
 // VJP-LABEL: func.func @main_vjp(
 // VJP-SAME: %{{.*}}: tensor<3x3xf32>, %{{.*}}: tensor<3x3xf32>, %[[COT:.*]]: tensor<f32>) -> (tensor<f32>, tensor<3x3xf32>, tensor<3x3xf32>)
@@ -57,6 +73,11 @@ func.func @main(%x: tensor<3x3xf32>, %y: tensor<3x3xf32>) -> tensor<f32> {
 // CHECK: "rlx.add"
 // CHECK: %[[Z:.*]] = "rlx.zeros"() : () -> tensor<2xf32>
 // CHECK: return %{{.*}}, %{{.*}}, %[[Z]] : tensor<f32>, tensor<2xf32>, tensor<2xf32>
+// SIMPLIFY-LABEL: func.func @main_adjoint(
+// SIMPLIFY-SAME: %[[A:.*]]: tensor<2xf32>, %[[B:.*]]: tensor<2xf32>, %[[I:.*]]: tensor<2xi64>)
+// SIMPLIFY: %[[GA:.*]] = "rlx.add"(%[[A]], %[[A]])
+// SIMPLIFY-NEXT: %[[Z:.*]] = "rlx.zeros"() : () -> tensor<2xf32>
+// SIMPLIFY-NEXT: return %{{.*}}, %[[GA]], %[[Z]]
 func.func @main(%a: tensor<2xf32>, %b: tensor<2xf32>, %i: tensor<2xi64>) -> tensor<f32> {
   %0 = "rlx.multiply"(%a, %a) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
   %1 = "rlx.sum"(%0) : (tensor<2xf32>) -> tensor<f32>

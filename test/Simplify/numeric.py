@@ -146,6 +146,43 @@ def seed_forms():
 
 
 @run
+def pass_cases():
+    """Every function of the pattern test file computes the same values
+    before and after rlx-simplify-gradient (random inputs, float32)."""
+    import gradir
+    from gradir.autodiff.simplify import simplify_function
+    from mlir import ir
+    path = os.path.join(SRC, "test", "Simplify", "rlx-simplify-gradient.mlir")
+    with open(path) as f:
+        text = f.read()
+    before, after = gradir.parse(text), gradir.parse(text)
+    rng = np.random.default_rng(3)
+    names = []
+    for op in after.body.operations:
+        op = op.operation
+        name = ir.StringAttr(op.attributes["sym_name"]).value
+        simplify_function(op)
+        args = []
+        for t in ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value).inputs:
+            t = ir.RankedTensorType(t)
+            shape = list(t.shape)
+            if str(t.element_type) == "i1":
+                args.append(rng.random(shape) < 0.5)
+            else:
+                args.append(rng.standard_normal(shape).astype(np.float32))
+        want = interpret(before, name, *args)
+        got = interpret(after, name, *args)
+        for k, (g, w) in enumerate(zip(got, want)):
+            assert np.shape(g) == np.shape(w) and np.asarray(g).dtype == np.asarray(w).dtype
+            np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6, err_msg=f"@{name} result {k}")
+        names.append(name)
+    assert len(names) >= 25, names
+    print(f"{len(names)} pattern cases keep their values")
+# CHECK-LABEL: TEST: pass_cases
+# CHECK: {{[0-9]+}} pattern cases keep their values
+
+
+@run
 def summary():
     assert STATS["programs"] >= 100, STATS
     assert STATS["simplified"] < STATS["raw"], STATS

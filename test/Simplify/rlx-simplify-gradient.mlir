@@ -46,6 +46,20 @@ func.func @permute_identity(%a: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<3x2
   return %0, %1 : tensor<2x3xf32>, tensor<3x2xf32>
 }
 
+// A permutation that only moves size-1 axes is a reshape (here merged with
+// the reshape before it); one that reorders two axes of size 2 is not.
+// CHECK-LABEL: func.func @permute_unit_axes
+// CHECK-SAME: (%[[A:.*]]: tensor<3xf32>, %[[B:.*]]: tensor<2x2xf32>)
+// CHECK-NEXT: %[[R:.*]] = "rlx.reshape"(%[[A]]) : (tensor<3xf32>) -> tensor<1x3xf32>
+// CHECK-NEXT: %[[T:.*]] = "rlx.permute_dims"(%[[B]]) {axes = array<i64: 1, 0>}
+// CHECK-NEXT: return %[[R]], %[[T]]
+func.func @permute_unit_axes(%a: tensor<3xf32>, %b: tensor<2x2xf32>) -> (tensor<1x3xf32>, tensor<2x2xf32>) {
+  %0 = "rlx.reshape"(%a) : (tensor<3xf32>) -> tensor<3x1xf32>
+  %1 = "rlx.permute_dims"(%0) {axes = array<i64: 1, 0>} : (tensor<3x1xf32>) -> tensor<1x3xf32>
+  %2 = "rlx.permute_dims"(%b) {axes = array<i64: 1, 0>} : (tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %1, %2 : tensor<1x3xf32>, tensor<2x2xf32>
+}
+
 // --- transpose(matmul(a, b)) -> matmul(transpose(b), transpose(a)) ------------
 
 // b is a transpose: its source is used, one new transpose (of a).
@@ -160,6 +174,18 @@ func.func @broadcast_broadcast(%a: tensor<3xf32>) -> tensor<4x2x3xf32> {
   return %1 : tensor<4x2x3xf32>
 }
 
+// Must not fire: the inner reshape adds a trailing size-1 axis (broadcasting
+// aligns on the right, so the source alone would broadcast differently).
+// CHECK-LABEL: func.func @broadcast_of_reshape
+// CHECK-NEXT: "rlx.reshape"
+// CHECK-NEXT: "rlx.broadcast_to"
+// CHECK-NEXT: return
+func.func @broadcast_of_reshape(%a: tensor<3xf32>) -> tensor<3x4xf32> {
+  %0 = "rlx.reshape"(%a) : (tensor<3xf32>) -> tensor<3x1xf32>
+  %1 = "rlx.broadcast_to"(%0) : (tensor<3x1xf32>) -> tensor<3x4xf32>
+  return %1 : tensor<3x4xf32>
+}
+
 // A shape op of a broadcast single element is a broadcast.
 // CHECK-LABEL: func.func @permute_of_scalar_broadcast
 // CHECK-SAME: (%[[S:.*]]: tensor<f32>)
@@ -167,6 +193,17 @@ func.func @broadcast_broadcast(%a: tensor<3xf32>) -> tensor<4x2x3xf32> {
 // CHECK-NEXT: return %[[B]]
 func.func @permute_of_scalar_broadcast(%s: tensor<f32>) -> tensor<3x2xf32> {
   %0 = "rlx.broadcast_to"(%s) : (tensor<f32>) -> tensor<2x3xf32>
+  %1 = "rlx.permute_dims"(%0) {axes = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  return %1 : tensor<3x2xf32>
+}
+
+// Must not fire: the broadcast source has several elements.
+// CHECK-LABEL: func.func @permute_of_broadcast
+// CHECK-NEXT: "rlx.broadcast_to"
+// CHECK-NEXT: "rlx.permute_dims"
+// CHECK-NEXT: return
+func.func @permute_of_broadcast(%x: tensor<3xf32>) -> tensor<3x2xf32> {
+  %0 = "rlx.broadcast_to"(%x) : (tensor<3xf32>) -> tensor<2x3xf32>
   %1 = "rlx.permute_dims"(%0) {axes = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
   return %1 : tensor<3x2xf32>
 }
@@ -274,6 +311,29 @@ func.func @not_neutral(%x: tensor<3xf32>, %y: tensor<3xf32>) -> (tensor<3xf32>, 
   return %0, %1, %2 : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
 }
 
+// Negations fold into add/subtract, and move out of reductions onto the
+// smaller tensor; a negation with another use stays.
+// CHECK-LABEL: func.func @negations
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>, %[[Y:.*]]: tensor<2x3xf32>)
+// CHECK-DAG: %[[S:.*]] = "rlx.subtract"(%[[X]], %[[Y]])
+// CHECK-DAG: %[[A:.*]] = "rlx.add"(%[[Y]], %[[X]])
+// CHECK-DAG: %[[R:.*]] = "rlx.sum"(%[[X]]) {axis = array<i64: 0>} : (tensor<2x3xf32>) -> tensor<3xf32>
+// CHECK-DAG: %[[NR:.*]] = "rlx.negative"(%[[R]]) : (tensor<3xf32>) -> tensor<3xf32>
+// CHECK-DAG: %[[N:.*]] = "rlx.negative"(%[[Y]]) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-DAG: %[[K:.*]] = "rlx.add"(%[[X]], %[[N]])
+// CHECK: return %[[S]], %[[A]], %[[NR]], %[[K]], %[[N]]
+func.func @negations(%x: tensor<2x3xf32>, %y: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
+  %0 = "rlx.negative"(%y) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %1 = "rlx.add"(%x, %0) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %2 = "rlx.negative"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %3 = "rlx.subtract"(%y, %2) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %4 = "rlx.negative"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %5 = "rlx.sum"(%4) {axis = array<i64: 0>} : (tensor<2x3xf32>) -> tensor<3xf32>
+  %6 = "rlx.negative"(%y) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %7 = "rlx.add"(%x, %6) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %1, %3, %5, %7, %6 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+}
+
 // where(c, x, x) -> x; where(c, x, y) stays.
 // CHECK-LABEL: func.func @where_same
 // CHECK-SAME: (%[[C:.*]]: tensor<3xi1>, %[[X:.*]]: tensor<3xf32>, %[[Y:.*]]: tensor<3xf32>)
@@ -351,23 +411,29 @@ func.func @no_fold(%s: tensor<f32>) -> (tensor<4xf32>, tensor<f32>) {
 
 // --- implicit broadcasting ----------------------------------------------------------
 
-// A broadcast (or leading size-1 reshape) operand whose shape the op
-// broadcasts by itself is dropped; a splat operand becomes 0-d.
+// A broadcast (full, leading size-1 reshape) operand whose shape the op
+// broadcasts by itself is dropped; a splat operand becomes 0-d; a
+// broadcast of a leading size-1 reshape broadcasts the source.
 // CHECK-LABEL: func.func @implicit_broadcast
 // CHECK-SAME: (%[[S:.*]]: tensor<f32>, %[[G:.*]]: tensor<3xf32>, %[[Y:.*]]: tensor<2x3xf32>)
 // CHECK-DAG: %[[M:.*]] = "rlx.multiply"(%[[S]], %[[Y]]) : (tensor<f32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-DAG: %[[F:.*]] = "rlx.subtract"(%[[Y]], %[[S]]) : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+// CHECK-DAG: %[[B:.*]] = "rlx.broadcast_to"(%[[G]]) : (tensor<3xf32>) -> tensor<4x2x3xf32>
 // CHECK-DAG: %[[A:.*]] = "rlx.add"(%[[Y]], %[[G]]) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
 // CHECK-DAG: %[[C:.*]] = arith.constant dense<3.000000e+00> : tensor<f32>
 // CHECK-DAG: %[[D:.*]] = "rlx.divide"(%[[Y]], %[[C]]) : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
-// CHECK: return %[[M]], %[[A]], %[[D]]
-func.func @implicit_broadcast(%s: tensor<f32>, %g: tensor<3xf32>, %y: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
+// CHECK: return %[[M]], %[[A]], %[[D]], %[[F]], %[[B]]
+func.func @implicit_broadcast(%s: tensor<f32>, %g: tensor<3xf32>, %y: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<4x2x3xf32>) {
   %0 = "rlx.broadcast_to"(%s) : (tensor<f32>) -> tensor<2x3xf32>
   %1 = "rlx.multiply"(%0, %y) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
   %2 = "rlx.reshape"(%g) : (tensor<3xf32>) -> tensor<1x3xf32>
   %3 = "rlx.add"(%y, %2) : (tensor<2x3xf32>, tensor<1x3xf32>) -> tensor<2x3xf32>
   %c = arith.constant dense<3.0> : tensor<2x3xf32>
   %4 = "rlx.divide"(%y, %c) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
-  return %1, %3, %4 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+  %5 = "rlx.full"(%s) : (tensor<f32>) -> tensor<2x3xf32>
+  %6 = "rlx.subtract"(%y, %5) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %7 = "rlx.broadcast_to"(%2) : (tensor<1x3xf32>) -> tensor<4x2x3xf32>
+  return %1, %3, %4, %6, %7 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<4x2x3xf32>
 }
 
 // Must not fire: the broadcast decides the result shape; the reshape does
@@ -388,22 +454,26 @@ func.func @explicit_broadcast(%g: tensor<3xf32>, %y: tensor<3xf32>, %z: tensor<3
 
 // --- checkpointing marks ------------------------------------------------------------
 
-// A recomputed op is not folded into a forward one; ops built while
-// rewriting a recomputed op are recomputed too; pins move to the op that
-// replaces the pinned one.
+// A recomputed op is not folded into a forward one (its operands may not
+// be live in the backward); ops built while rewriting a recomputed op are
+// recomputed too; pins move to the op that replaces the pinned one.
 // CHECK-LABEL: func.func @marks
-// CHECK-SAME: (%[[A:.*]]: tensor<2x3x4xf32>)
+// CHECK-SAME: (%[[A:.*]]: tensor<2x3x4xf32>, %[[S:.*]]: tensor<f32>)
 // CHECK-NEXT: %[[F:.*]] = "rlx.permute_dims"(%[[A]]) {axes = array<i64: 1, 2, 0>}
 // CHECK-NEXT: %[[R:.*]] = "rlx.permute_dims"(%[[F]]) {axes = array<i64: 2, 0, 1>, grad.recomputed}
 // CHECK-NEXT: %[[P:.*]] = "rlx.permute_dims"(%[[A]]) {axes = array<i64: 2, 1, 0>, grad.recomputed}
-// CHECK-NEXT: %[[S:.*]] = "rlx.reshape"(%[[A]]) {grad.save} : (tensor<2x3x4xf32>) -> tensor<24xf32>
-// CHECK-NEXT: return %[[R]], %[[P]], %[[S]]
-func.func @marks(%a: tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<4x3x2xf32>, tensor<24xf32>) {
+// CHECK-NEXT: %[[V:.*]] = "rlx.reshape"(%[[A]]) {grad.save} : (tensor<2x3x4xf32>) -> tensor<24xf32>
+// CHECK-NEXT: %[[B:.*]] = "rlx.broadcast_to"(%[[S]])
+// CHECK-NEXT: %[[M:.*]] = "rlx.multiply"(%[[B]], %[[A]]) {grad.recomputed}
+// CHECK-NEXT: return %[[R]], %[[P]], %[[V]], %[[M]]
+func.func @marks(%a: tensor<2x3x4xf32>, %s: tensor<f32>) -> (tensor<2x3x4xf32>, tensor<4x3x2xf32>, tensor<24xf32>, tensor<2x3x4xf32>) {
   %0 = "rlx.permute_dims"(%a) {axes = array<i64: 1, 2, 0>} : (tensor<2x3x4xf32>) -> tensor<3x4x2xf32>
   %1 = "rlx.permute_dims"(%0) {axes = array<i64: 2, 0, 1>, grad.recomputed} : (tensor<3x4x2xf32>) -> tensor<2x3x4xf32>
   %2 = "rlx.permute_dims"(%a) {axes = array<i64: 1, 2, 0>, grad.recomputed} : (tensor<2x3x4xf32>) -> tensor<3x4x2xf32>
   %3 = "rlx.permute_dims"(%2) {axes = array<i64: 1, 0, 2>, grad.recomputed} : (tensor<3x4x2xf32>) -> tensor<4x3x2xf32>
   %4 = "rlx.reshape"(%a) : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
   %5 = "rlx.reshape"(%4) {grad.save} : (tensor<6x4xf32>) -> tensor<24xf32>
-  return %1, %3, %5 : tensor<2x3x4xf32>, tensor<4x3x2xf32>, tensor<24xf32>
+  %6 = "rlx.broadcast_to"(%s) : (tensor<f32>) -> tensor<2x3x4xf32>
+  %7 = "rlx.multiply"(%6, %a) {grad.recomputed} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %1, %3, %5, %7 : tensor<2x3x4xf32>, tensor<4x3x2xf32>, tensor<24xf32>, tensor<2x3x4xf32>
 }

@@ -206,7 +206,10 @@ def peak_of(program: Program, saved: set[int] = frozenset()) -> Peak:
 
 
 def forward_ops(ops: list[AbstractOp], ret: list[int], n_results: int) -> list[bool]:
-    """Which ops compute the first ``n_results`` returned values."""
+    """Which ops compute the first ``n_results`` returned values (all ops
+    when those are all the returned values)."""
+    if n_results >= len(ret):
+        return [True] * len(ops)
     producer = {}
     for i, op in enumerate(ops):
         for r in op.results:

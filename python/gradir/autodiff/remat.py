@@ -52,6 +52,15 @@ __all__ = ["RECOMPUTED", "AdjointGraph", "Plan", "Evaluation", "plan_auto", "app
 
 RECOMPUTED = "grad.recomputed"
 
+# Up to this many forward ops, every position is a candidate cut; above it,
+# the cuts that keep only values the backward needs, and those that keep
+# less than the cuts around them.
+EXHAUSTIVE_POSITIONS = 160
+# Adjoints up to this many ops get a local search after the dynamic program,
+# of at most this many plan evaluations.
+REFINE_OPS = 600
+REFINE_EVALUATIONS = 400
+
 
 # ----------------------------------------------------------------------------
 # The adjoint as a graph
@@ -242,7 +251,7 @@ class _Model:
     eff_last: list[int]
     cons: list[list[int]]
     always: list[bool]
-    pin_bytes: list[int]
+    returned: list[bool]
     never: list[bool]
     b0: list[int]
     candidates: list[int]
@@ -292,10 +301,8 @@ def _build_model(g: AdjointGraph, save: set[int], recompute: set[int]) -> _Model
         eff_last[k] = last
     always = [fwd[k] in g.always or fwd[k] in save for k in range(m)]
     never = [fwd[k] in recompute and fwd[k] not in g.always for k in range(m)]
-    returned = set(g.ret)
-    pin_bytes = [size[k] if always[k] and (needed[k] or any(r in returned for r in
-                                                            g.ops[fwd[k]].results)) else 0
-                 for k in range(m)]
+    ret_values = set(g.ret)
+    returned = [any(r in ret_values for r in g.ops[fwd[k]].results) for k in range(m)]
 
     # What the backward holds besides forward values, per forward position,
     # measured on the store-everything adjoint.
@@ -335,6 +342,11 @@ def _build_model(g: AdjointGraph, save: set[int], recompute: set[int]) -> _Model
             current = max(ps)
         if current >= 0:
             b0[current] = max(b0[current], live)
+    # Positions without backward ops of their own hold what the position
+    # after them (earlier in the backward) left.
+    for k in range(m - 2, -1, -1):
+        if b0[k] == 0:
+            b0[k] = b0[k + 1]
 
     # Cut positions: a cut after op j keeps F(j) = {o <= j : eff_last[o] > j}.
     fbytes = [0] * m
@@ -373,44 +385,62 @@ def _build_model(g: AdjointGraph, save: set[int], recompute: set[int]) -> _Model
             last_seen = j
     candidates = []
     for j in range(m - 1):
-        if clean[j]:
+        if not valid[j]:
+            continue
+        if clean[j] or m <= EXHAUSTIVE_POSITIONS:
             candidates.append(j)
-        elif valid[j]:
-            # A cut keeping values the backward does not need pays off only
-            # when they are smaller than what the neighbouring clean cuts keep.
-            around = [fbytes[c] for c in (prev_clean[j], next_clean[j]) if c is not None]
-            if not around or fbytes[j] < min(around):
-                candidates.append(j)
-    return _Model(m, size, flops, needed, eff_last, cons, always, pin_bytes, never, b0,
+            continue
+        # A cut keeping values the backward does not need pays off only when
+        # they are smaller than what the cuts around it keep.
+        around = [fbytes[c] for c in (prev_clean[j], next_clean[j]) if c is not None]
+        if not around or fbytes[j] < min(around):
+            candidates.append(j)
+        elif 0 < j and fbytes[j] < fbytes[j - 1] and fbytes[j] <= fbytes[j + 1]:
+            candidates.append(j)
+    return _Model(m, size, flops, needed, eff_last, cons, always, returned, never, b0,
                   candidates)
 
 
 def _dp(model: _Model, budget: float):
     """The cheapest cut list under the segment model with ``budget``, or
-    None when no plan fits."""
+    None when no plan fits.
+
+    For a segment ``(i, j]`` the backward visits positions ``j, j-1, ...,
+    i+1``; at position ``o`` the live bytes are the kept values of earlier
+    cuts (the state ``P``), the backward's own buffers ``b0[o]`` (measured
+    on the store-everything adjoint), and the segment's values still to be
+    used: the kept ones its backward needs made at positions ``<= o`` and,
+    once the backward reaches the first recomputed value (``p*``, where all
+    of them are recomputed), the recomputed ones made at positions ``<= o``."""
     m = model.m
     size, flops, needed = model.size, model.flops, model.needed
-    eff_last, cons, always, pin_bytes, b0 = (model.eff_last, model.cons, model.always,
-                                             model.pin_bytes, model.b0)
-    is_cand = [False] * m
-    for c in model.candidates:
-        is_cand[c] = True
-    # Pareto fronts: position -> (P ascending, C descending, back i, back index)
-    fronts: dict[int, tuple] = {-1: (np.zeros(1), np.zeros(1), np.full(1, -2), np.zeros(1,
-                                                                                   dtype=np.int64))}
+    eff_last, cons, always, returned, b0 = (model.eff_last, model.cons, model.always,
+                                            model.returned, model.b0)
+    # Pareto fronts: cut position -> (P ascending, C descending, back position,
+    # back index); -1 is the start.
+    fronts: dict[int, tuple] = {-1: (np.zeros(1), np.zeros(1), np.full(1, -2),
+                                     np.zeros(1, dtype=np.int64))}
     mark = [-2] * m
-    ends = model.candidates + [m - 1]
-    for j in ends:
-        accF = accR = accC = accPin = 0
-        base = 0
-        parts_p, parts_c, parts_i, parts_k = [], [], [], []
+    inf = float("inf")
+    for j in model.candidates + [m - 1]:
+        kept_bytes = 0      # bytes the cut at j (and pins) keep for later segments
+        forever = 0         # returned values: live to the end
+        line_kept = 0       # needed kept values of the segment made after o
+        line_all = 0        # the same with the recomputed ones
+        worst_kept = worst_all = -inf
+        found = False       # whether p* was passed
+        flops_acc = 0
+        parts = []
         o = j
         while o >= 0:
+            before_kept, before_all = line_kept, line_all
             if eff_last[o] > j or always[o]:
-                if always[o]:
-                    accPin += pin_bytes[o]
-                else:
-                    accF += size[o]
+                kept_bytes += size[o]
+                if returned[o]:
+                    forever += size[o]
+                elif needed[o]:
+                    line_kept += size[o]
+                    line_all += size[o]
             else:
                 rec = needed[o]
                 if not rec:
@@ -420,31 +450,31 @@ def _dp(model: _Model, budget: float):
                             break
                 if rec:
                     mark[o] = j
-                    accC += flops[o]
+                    flops_acc += flops[o]
                     if needed[o]:
-                        accR += size[o]
-            if b0[o] > base:
-                base = b0[o]
-            if accR + base > budget:
+                        line_all += size[o]
+                        found = True
+            if found:
+                if b0[o] - before_all > worst_all:
+                    worst_all = b0[o] - before_all
+            elif b0[o] - before_kept > worst_kept:
+                worst_kept = b0[o] - before_kept
+            need = max(worst_kept + line_kept, worst_all + line_all) + forever
+            if need > budget:
                 break
-            i = o - 1
-            front = fronts.get(i)
+            front = fronts.get(o - 1)
             if front is not None:
                 P, C, _, _ = front
-                room = budget - (accF + accPin + accR + base)
-                k = int(np.searchsorted(P, room, side="right"))
+                k = int(np.searchsorted(P, budget - need, side="right"))
                 if k:
-                    parts_p.append(P[:k] + (accF + accPin))
-                    parts_c.append(C[:k] + accC)
-                    parts_i.append(np.full(k, i))
-                    parts_k.append(np.arange(k))
+                    parts.append((P[:k] + kept_bytes, C[:k] + flops_acc, o - 1, k))
             o -= 1
-        if not parts_p:
+        if not parts:
             continue
-        P = np.concatenate(parts_p)
-        C = np.concatenate(parts_c)
-        I = np.concatenate(parts_i)
-        K = np.concatenate(parts_k)
+        P = np.concatenate([p[0] for p in parts])
+        C = np.concatenate([p[1] for p in parts])
+        I = np.concatenate([np.full(p[3], p[2]) for p in parts])
+        K = np.concatenate([np.arange(p[3]) for p in parts])
         order = np.lexsort((C, P))
         P, C, I, K = P[order], C[order], I[order], K[order]
         best = np.minimum.accumulate(C)
@@ -454,8 +484,7 @@ def _dp(model: _Model, budget: float):
     final = fronts.get(m - 1)
     if final is None:
         return None
-    P, C, I, K = final
-    k = int(np.argmin(C))          # fronts are sorted by P: the first minimum is the leanest
+    k = int(np.argmin(final[1]))   # sorted by P: the first minimum is the leanest
     cuts = []
     j = m - 1
     while True:
@@ -465,6 +494,52 @@ def _dp(model: _Model, budget: float):
         cuts.append(i)
         j = i
     return sorted(cuts)
+
+
+def _refine(g: AdjointGraph, start: Evaluation, limit: int, save, forced_out,
+            seen: dict) -> Evaluation:
+    """Local search from the dynamic program's plan (for small adjoints):
+    keep one more value, stop keeping one, or swap one kept value for
+    another, as long as that lowers the FLOPs of a plan that fits (or, while
+    nothing fits, the peak).  On a DAG the segment model keeps every value
+    that crosses a cut; this finds plans that keep some of them only."""
+    free = sorted(i for i in g.forward if i not in g.always and i not in save
+                  and i not in forced_out)
+    fixed = (set(g.always) | set(save)) - set(forced_out)
+
+    def key(e: Evaluation):
+        return (0, e.flops, e.peak) if e.peak <= limit else (1, e.peak, e.flops)
+
+    def evaluate(kept):
+        kept = frozenset(kept)
+        if kept not in seen:
+            seen[kept] = g.evaluate(kept)
+        return seen[kept]
+
+    best = start
+    budget = REFINE_EVALUATIONS
+    improved = True
+    while improved and budget > 0:
+        improved = False
+        kept = set(best.kept) - fixed
+        inside = [i for i in free if i in kept]
+        outside = [i for i in free if i not in kept and i in g.used_by_backward]
+        moves = [(None, i) for i in outside] + [(i, None) for i in inside]
+        moves += [(i, j) for i in inside for j in outside]
+        for drop, add in moves:
+            trial = set(kept)
+            if drop is not None:
+                trial.discard(drop)
+            if add is not None:
+                trial.add(add)
+            budget -= 1
+            e = evaluate(trial | fixed)
+            if key(e) < key(best):
+                best, improved = e, True
+                break
+            if budget <= 0:
+                break
+    return best
 
 
 def _kept_of_cuts(model: _Model, g: AdjointGraph, cuts: list[int]) -> frozenset:
@@ -541,11 +616,45 @@ def plan_auto(g: AdjointGraph, budget: tuple[str, float], save: set[int] = froze
         fits = [e for e in seen.values() if e.peak <= limit]
     if fits:
         best = min(fits, key=lambda e: (e.flops, e.peak))
-        met = True
     else:
         best = min(seen.values(), key=lambda e: (e.peak, e.flops))
-        met = False
+    if len(g.ops) <= REFINE_OPS:
+        best = _refine(g, best, limit, save, forced_out, seen)
+    met = best.peak <= limit
     if best.peak > store_all:     # never worse than storing everything
         best = full
     return Plan(best.kept, best.peak, best.flops, store_all, limit, met,
                 cut_of.get(best.kept, []), len(seen))
+
+
+def _model_peak(model: _Model, cuts: list[int]) -> list[float]:
+    """The segment model's peak of each segment of ``cuts`` (for tests)."""
+    out = []
+    P = 0
+    bounds = [-1] + sorted(cuts) + [model.m - 1]
+    for i, j in zip(bounds, bounds[1:]):
+        kept_bytes = forever = line_kept = line_all = 0
+        worst_kept = worst_all = -float("inf")
+        found = False
+        rec = set()
+        for o in range(j, i, -1):
+            before_kept, before_all = line_kept, line_all
+            if model.eff_last[o] > j or model.always[o]:
+                kept_bytes += model.size[o]
+                if model.returned[o]:
+                    forever += model.size[o]
+                elif model.needed[o]:
+                    line_kept += model.size[o]
+                    line_all += model.size[o]
+            elif model.needed[o] or any(c in rec for c in model.cons[o]):
+                rec.add(o)
+                if model.needed[o]:
+                    line_all += model.size[o]
+                    found = True
+            if found:
+                worst_all = max(worst_all, model.b0[o] - before_all)
+            else:
+                worst_kept = max(worst_kept, model.b0[o] - before_kept)
+        out.append(P + max(worst_kept + line_kept, worst_all + line_all) + forever)
+        P += kept_bytes
+    return out

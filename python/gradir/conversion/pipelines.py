@@ -35,21 +35,27 @@ _BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries "
 _OUT_PARAMS = "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}"
 
 
-def linalg_to_llvm_pipeline(opt_level: int = 2) -> str:
+def linalg_to_llvm_pipeline(opt_level: int = 2, schedule: str | Path | None = None) -> str:
     """The upstream pipeline from linalg-on-tensors to the LLVM dialect.
 
     ``opt_level`` 0: no fusion, no vectorization schedule (fastest to
-    compile); 1: elementwise fusion; 2 and 3: also the contraction schedule
-    and f32 polynomial approximations of math functions."""
+    compile); 1: elementwise fusion; 2 and 3: also the transform-dialect
+    schedule ``schedule`` (default ``SCHEDULE_LIBRARY``) that tiles and
+    vectorizes contractions."""
     steps = ["inline", "symbol-dce", "canonicalize", "cse"]
     if opt_level >= 1:
         steps += ["linalg-fuse-elementwise-ops", "canonicalize", "cse"]
+    if opt_level >= 2:
+        library = Path(schedule or SCHEDULE_LIBRARY)
+        steps += [f"transform-preload-library{{transform-library-paths={library}}}",
+                  "transform-interpreter{entry-point=gradir_cpu_tensor}", "canonicalize", "cse"]
     steps += ["eliminate-empty-tensors", "empty-tensor-to-alloc-tensor", _BUFFERIZE,
               _OUT_PARAMS, "canonicalize", "cse", "buffer-deallocation-pipeline",
-              "convert-bufferization-to-memref", "func.func(convert-linalg-to-loops)"]
+              "convert-bufferization-to-memref", "func.func(convert-linalg-to-loops)",
+              "func.func(convert-vector-to-scf{full-unroll=true})"]
     steps += ["func.func(llvm-request-c-wrappers)", "fold-memref-alias-ops",
               "expand-strided-metadata", "lower-affine", "convert-scf-to-cf",
-              "convert-math-to-llvm", "convert-math-to-libm", "convert-to-llvm",
+              "convert-vector-to-llvm", "convert-math-to-llvm", "convert-math-to-libm", "convert-to-llvm",
               "reconcile-unrealized-casts", "canonicalize", "cse"]
     return "builtin.module(" + ",".join(steps) + ")"
 

@@ -48,6 +48,10 @@ def _attr_str(op, name):
 
 def _op_problems(op) -> list[str]:
     name = op.name
+    for attr, want in LAYOUTS.get(name, {}).items():
+        got = _attr_str(op, attr) if attr in op.attributes else None
+        if got is not None and got != want:
+            return [f"'{name}' op {attr} = \"{got}\" is not supported (only \"{want}\")"]
     if name.startswith(("rlx.", "grad.")):
         errors = verify_op(op)
         if errors:
@@ -59,10 +63,6 @@ def _op_problems(op) -> list[str]:
             problem = _type_problem(v.type)
             if problem:
                 return [f"'{name}' op {problem}"]
-    for attr, want in LAYOUTS.get(name, {}).items():
-        got = _attr_str(op, attr) if attr in op.attributes else None
-        if got is not None and got != want:
-            return [f"'{name}' op {attr} = \"{got}\" is not supported (only \"{want}\")"]
     if name == "rlx.take" and "mode" in op.attributes:
         mode = _attr_str(op, "mode")
         if mode not in _TAKE_MODES:

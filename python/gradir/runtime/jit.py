@@ -125,13 +125,13 @@ def lower(module, options: CompileOptions) -> tuple[ir.Module, dict]:
             sigs[sig.name] = sig
         if not sigs:
             raise CompileError("the module has no public function with a body to compile")
-        from ..conversion import pipelines
         try:
             if options.target == "cpu":
-                pipelines.lower_to_llvm(copy.operation, opt_level=options.opt_level)
+                from ..conversion.pipelines import lower_to_llvm
+                lower_to_llvm(copy.operation, opt_level=options.opt_level)
             else:
-                pipelines.lower_to_nvvm(copy.operation, chip=options.chip,
-                                        opt_level=options.opt_level)
+                from ..conversion.nvvm import lower_to_nvvm
+                lower_to_nvvm(copy.operation, chip=options.chip, opt_level=options.opt_level)
         except ir.MLIRError as err:
             raise CompileError(_compat.format_mlir_error(err)) from None
     return copy, sigs
@@ -145,6 +145,9 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
         loss, gx, gw = exe["main_adjoint"](x, w)
     """
     options = CompileOptions(target, opt_level, chip, tuple(keep_resident))
+    if target == "cuda":
+        from .cuda import compile_cuda
+        return compile_cuda(module, options)
     lowered, sigs = lower(module, options)
     with lowered.context:
         return Executable(lowered, sigs, options)

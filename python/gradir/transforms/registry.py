@@ -19,6 +19,9 @@ def _lazy(module: str, cls: str):
 
 
 PASSES = {
+    "gpu-check-host": _lazy("..conversion.gpu_check_host", "GpuCheckHost"),
+    "gpu-device-buffers": _lazy("..conversion.gpu_device_buffers", "GpuDeviceBuffers"),
+    "gpu-linalg-to-kernels": _lazy("..conversion.gpu_linalg_to_kernels", "GpuLinalgToKernels"),
     "rlx-cse": _lazy(".rlx_cse", "RlxCse"),
     "rlx-dce": _lazy(".rlx_dce", "RlxDce"),
     "rlx-gradient": _lazy(".rlx_gradient", "RlxGradient"),

@@ -217,6 +217,12 @@ class RlxGradient(ModulePass):
                  baseline) -> None:
         from ..autodiff.cost import type_bytes
         kept_bytes = 0
+        roots = set()
+        for q in cloned:
+            for v in graph.ops[q].operands:
+                p = graph.producer.get(v)
+                if p is not None and p not in cloned:
+                    roots.add(p)
         for i in graph.forward:
             if i not in graph.used_by_backward and i not in cloned:
                 continue
@@ -230,9 +236,12 @@ class RlxGradient(ModulePass):
                 why = graph.always[i]
             elif i in reasons:
                 why = reasons[i]
+            elif self.remat == "auto" and i in cloned:
+                why = "remat=auto recomputes it to fit the budget"
+            elif self.remat == "auto" and i in roots:
+                why = "remat=auto checkpoint: the backward recomputes values from it"
             elif self.remat == "auto":
-                why = ("remat=auto keeps it" if i in kept else
-                       "remat=auto recomputes it to fit the budget")
+                why = "remat=auto keeps it: the budget has room for it"
             else:
                 why = "no checkpoint covers it"
             if i in cloned:
@@ -242,7 +251,8 @@ class RlxGradient(ModulePass):
                 kept_bytes += nbytes
                 self.remark(op, f"rlx-gradient: kept for the backward ({nbytes} bytes): {why}")
         self.remark(fn, f"rlx-gradient: {'remat=auto' if self.remat == 'auto' else 'checkpoints'}"
-                        f": keeps {kept_bytes} bytes, recomputes {len(cloned)} ops "
+                        f": keeps {kept_bytes} bytes, recomputes {len(cloned)} "
+                        f"op{'' if len(cloned) == 1 else 's'} "
                         f"({evaluation.flops} FLOPs); peak {evaluation.peak} bytes "
                         f"(storing everything: {baseline.peak} bytes)")
 

@@ -96,9 +96,13 @@ def _close(got, want, what, rtol=None, atol=None):
 class Suite:
     """Cases compiled together in one module."""
 
-    def __init__(self, title: str, opt_level: int | None = None):
+    def __init__(self, title: str, opt_level: int | None = None, gradient: bool = False):
+        """``gradient``: each case must return a 0-d float (the target);
+        rlx-gradient adds ``@case<i>_adjoint`` for every case, and the suite
+        compares the adjoints (value and gradients) instead."""
         self.title = title
         self.opt_level = opt_level
+        self.gradient = gradient
         self.cases = []
 
     def case(self, name, build, *inputs, rtol=None, atol=None):
@@ -124,12 +128,17 @@ class Suite:
 
     def run(self):
         module = self.module()
+        suffix = ""
+        if self.gradient:
+            passes = ",".join(f"rlx-gradient{{func=case{i}}}" for i in range(len(self.cases)))
+            gradir.run_pipeline(module, f"builtin.module({passes})")
+            suffix = "_adjoint"
         options = {} if self.opt_level is None else {"opt_level": self.opt_level}
         exe = gradir.compile(module, **options)
         failures = []
         for i, (name, _, inputs, rtol, atol) in enumerate(self.cases):
-            want = gradir.interpret(module, f"case{i}", *inputs)
-            got = exe[f"case{i}"](*inputs)
+            want = gradir.interpret(module, f"case{i}{suffix}", *inputs)
+            got = exe[f"case{i}{suffix}"](*inputs)
             if not isinstance(got, tuple):
                 got = (got,)
             problems = _close(got, want, name, rtol, atol)

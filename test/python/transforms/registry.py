@@ -25,4 +25,5 @@ def test_names_match():
 # CHECK-LABEL: TEST: test_names_match
 # CHECK: rlx-cse ok
 # CHECK: rlx-dce ok
+# CHECK: rlx-simplify-gradient ok
 # CHECK: rlx-verify ok

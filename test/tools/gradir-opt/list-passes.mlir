@@ -6,4 +6,6 @@
 // CHECK-DAG: --rlx-cse  -  Merges rlx ops that compute the same value.
 // CHECK-DAG: --rlx-dce  -  Removes rlx and grad ops whose results are never used.
 // CHECK-DAG: --rlx-verify  -
+// CHECK-DAG: --rlx-simplify-gradient  -  Simplifies rlx functions (generated gradients above all) in place.
+// CHECK-DAG: func=<string>  -  simplify only this function (default: every function)
 // VERSION: gradir-opt (gradir {{.*}}, MLIR 22.1.8)

@@ -11,12 +11,14 @@ nothing changes.
 The patterns, by module:
 - ``transpose``: TVM's gradient simplifier (``permute_dims`` of
   ``permute_dims``, ``transpose(matmul(a, b))`` ->
-  ``matmul(transpose(b), transpose(a))``), identity permutations;
+  ``matmul(transpose(b), transpose(a))``), identity permutations and
+  permutations of size-1 axes;
 - ``shape``: identity reshape/broadcast_to/astype, reshape and broadcast
   chains, ``sum``/``mean``/``collapse_sum_to`` of a broadcast over its
   broadcast axes, reductions of size-1 axes;
-- ``algebra``: ``x * 1``, ``x + 0``, ``x - 0``, ``0 - x``, double
-  negation, symbolic zeros, constant folding of zeros/ones/full.
+- ``algebra``: ``x * 1``, ``x + 0``, ``x - 0``, ``0 - x``, negations,
+  symbolic zeros, constant folding of zeros/ones/full, implicit
+  broadcasting of operands.
 
 Every pattern keeps the types of the values it replaces, creates no more
 ops than it removes, and leaves ``grad.recomputed`` ops (checkpointing's
@@ -33,6 +35,9 @@ from ...transforms.rlx_dce import erase_dead_ops
 from . import algebra, shape, transpose
 
 __all__ = ["simplify_function", "PATTERNS", "count_ops"]
+
+# The patterns wrap many ops (``value.owner``): make that cheap.
+_compat.skip_dialect_module_lookup(("rlx", "grad"))
 
 PATTERNS = transpose.PATTERNS + shape.PATTERNS + algebra.PATTERNS
 
@@ -60,7 +65,7 @@ def simplify_function(fn: ir.Operation, patterns=None) -> None:
         return run
 
     table = [(root, counted(p)) for root, p in (PATTERNS if patterns is None else patterns)]
-    with fn.context:
+    with fn.context, fn.location:
         for _ in range(MAX_ROUNDS):
             fired[0] = 0
             before = count_ops(fn)

@@ -115,6 +115,17 @@ def is_transpose(op) -> bool:
     return rank >= 2 and permutation(op) == swap_last(rank)
 
 
+def leading_ones_reshape(v: ir.Value):
+    """The reshape (or ``expand_dims``) that made ``v`` by prepending size-1
+    axes, which numpy broadcasting adds by itself; None otherwise."""
+    op = producer(v, "rlx.reshape", "rlx.expand_dims")
+    if op is None:
+        return None
+    src, dst = shape_of(op.operands[0]), shape_of(v)
+    k = len(dst) - len(src)
+    return op if k > 0 and dst == [1] * k + src else None
+
+
 def same_phase(a: ir.Operation, b: ir.Operation) -> bool:
     """Both or neither recomputed: only then may one stand in for the other."""
     return (RECOMPUTED in a.attributes) == (RECOMPUTED in b.attributes)

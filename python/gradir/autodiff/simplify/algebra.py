@@ -7,7 +7,8 @@ A value is a *splat* when every element is known to hold one number
 - ``multiply(x, ones)``, ``divide(x, ones)``, ``power(x, ones)``,
   ``add(x, zeros)``, ``subtract(x, zeros)`` -> ``x``; ``subtract(zeros, x)``
   -> ``negative(x)``; ``where(c, x, x)`` -> ``x``; ``negative(negative(x))``
-  -> ``x``.  When the result type is not ``x``'s (broadcasting), ``x`` is
+  -> ``x``; ``x + (-y)`` -> ``x - y``, ``x - (-y)`` -> ``x + y``;
+  ``sum(-x)`` -> ``-sum(x)`` (the negation on the smaller tensor).  When the result type is not ``x``'s (broadcasting), ``x`` is
   broadcast to it, or the op stays.
 - Symbolic zeros: ``multiply``/``matmul``/``conv2d``/``conv2d_transpose``
   with a zero operand, ``divide`` of zeros, pooling backwards of a zero
@@ -19,8 +20,8 @@ A value is a *splat* when every element is known to hold one number
   shape ops, reductions, ``full``, ``zeros_like``) becomes one constant of
   its result type.
 - Implicit broadcasting: an operand of a broadcasting op (binary,
-  compare, ``where``) that is ``broadcast_to(s)``, or a reshape of ``s``
-  that only prepends size-1 axes, becomes ``s``, and one
+  compare, ``where``) that is ``broadcast_to(s)``, ``full(s)``, or a
+  reshape of ``s`` that only prepends size-1 axes, becomes ``s``, and one
   that is a splat but not 0-d becomes a 0-d constant, when the result type
   stays.
 """
@@ -34,7 +35,8 @@ from mlir import ir
 
 from ...dialects.infer import raw_attributes
 from ._facts import (Rewrite, convert, elt_of, fits, is_float, is_one, is_tensor, is_zero,
-                     numel, producer, removable, shape_of, splat_value)
+                     leading_ones_reshape, numel, only_used_by, producer, removable,
+                     same_phase, shape_of, splat_value)
 
 # Ops whose operands broadcast (numpy rules) to the result.
 _BROADCASTING = ("rlx.add", "rlx.subtract", "rlx.multiply", "rlx.divide", "rlx.power",
@@ -102,9 +104,42 @@ def double_negative(op, rewriter):
     """``negative(negative(x))`` -> ``x``."""
     op = op.operation
     inner = producer(op.operands[0], "rlx.negative")
-    if inner is None:
+    if inner is None or not same_phase(inner, op):
         return True
     Rewrite(op, rewriter).replace(inner.operands[0])
+
+
+def absorb_negative(op, rewriter):
+    """``x + (-y)`` -> ``x - y``, ``(-x) + y`` -> ``y - x``, ``x - (-y)`` -> ``x + y``."""
+    op = op.operation
+    a, b = op.operands
+    for i, v in ((1, b), (0, a)):
+        neg = producer(v, "rlx.negative")
+        if neg is None or not same_phase(neg, op) or not only_used_by(v, op):
+            continue
+        if op.name == "rlx.subtract" and i == 0:
+            continue
+        other = a if i == 1 else b
+        name = "rlx.add" if op.name == "rlx.subtract" else "rlx.subtract"
+        rw = Rewrite(op, rewriter)
+        rw.replace(rw.build(name, [other, neg.operands[0]]))
+        return None
+    return True
+
+
+def negative_out_of_reduction(op, rewriter):
+    """``sum(-x)`` -> ``-sum(x)`` (also ``mean``, ``collapse_sum_to``): the
+    negation moves to the smaller tensor, where it may merge with another."""
+    op = op.operation
+    neg = producer(op.operands[0], "rlx.negative")
+    if neg is None or not same_phase(neg, op) or not only_used_by(op.operands[0], op):
+        return True
+    if numel(op.results[0]) >= numel(op.operands[0]):
+        return True
+    rw = Rewrite(op, rewriter)
+    inner = rw.build(op.name, [neg.operands[0]], raw_attributes(op), op.results[0].type)
+    rw.replace(rw.build("rlx.negative", [inner]))
+    return None
 
 
 # --- symbolic zeros ----------------------------------------------------------------
@@ -262,9 +297,11 @@ def implicit_broadcast(op, rewriter):
         if not is_tensor(v) or not shape_of(v):
             continue
         others = [w for j, w in enumerate(operands) if j != i]
-        b = producer(v, "rlx.broadcast_to") or _leading_ones(v)
+        b = producer(v, "rlx.broadcast_to", "rlx.full") or leading_ones_reshape(v)
+        if b is not None and not same_phase(b, op):
+            continue
         value = splat_value(v) if b is None else None
-        if b is not None:
+        if b is not None and elt_of(b.operands[0]) == elt_of(v):
             source, created = b.operands[0], 1
         elif value is not None and is_float(elt_of(v)):
             source, created = None, 2
@@ -283,17 +320,6 @@ def implicit_broadcast(op, rewriter):
         rw.replace(new)
         return None
     return True
-
-
-def _leading_ones(v: ir.Value):
-    """The reshape that made ``v`` by prepending size-1 axes (which
-    broadcasting adds by itself), or None."""
-    op = producer(v, "rlx.reshape", "rlx.expand_dims")
-    if op is None:
-        return None
-    src, dst = shape_of(op.operands[0]), shape_of(v)
-    k = len(dst) - len(src)
-    return op if k > 0 and dst == [1] * k + src else None
 
 
 def _broadcast_all(shapes):
@@ -315,10 +341,14 @@ PATTERNS = (
     [(name, drop_neutral) for name in ("rlx.add", "rlx.subtract", "rlx.multiply",
                                       "rlx.divide", "rlx.power")]
     + [("rlx.where", same_branches), ("rlx.negative", double_negative)]
+    + [(name, absorb_negative) for name in ("rlx.add", "rlx.subtract")]
+    + [(name, negative_out_of_reduction) for name in ("rlx.sum", "rlx.mean",
+                                                      "rlx.collapse_sum_to")]
     + [(name, absorb_zero) for name in sorted(_ZERO_IF_ANY)]
     + [(name, fold_constants) for name in FOLDABLE]
     + [(name, implicit_broadcast) for name in _BROADCASTING]
 )
 
-__all__ = ["PATTERNS", "drop_neutral", "same_branches", "double_negative", "absorb_zero",
+__all__ = ["PATTERNS", "drop_neutral", "same_branches", "double_negative", "absorb_negative",
+           "negative_out_of_reduction", "absorb_zero",
            "fold_constants", "implicit_broadcast"]

@@ -5,7 +5,8 @@ reductions of broadcasts.
   ``astype`` whose result type is the operand's -> the operand.
 - ``reshape(reshape(x))`` -> ``reshape(x)`` (``expand_dims``, ``squeeze``
   and ``flatten`` are reshapes too), or ``x`` when the types agree.
-- ``broadcast_to(broadcast_to(x))`` -> ``broadcast_to(x)``; a reshape,
+- ``broadcast_to(broadcast_to(x))`` -> ``broadcast_to(x)`` (and through a
+  reshape that only prepends size-1 axes); a reshape,
   ``permute_dims`` or ``strided_slice`` of ``broadcast_to(s)`` with ``s``
   a single element -> ``broadcast_to(s)`` of the result shape.
 - ``sum``/``mean``/``collapse_sum_to`` of ``broadcast_to(x)`` over axes
@@ -22,8 +23,8 @@ import math
 
 from mlir import ir
 
-from ._facts import (RESHAPES, Rewrite, attrs, elt_of, normalize_axes, producer, removable,
-                     same_phase, shape_of, splat_value)
+from ._facts import (RESHAPES, Rewrite, attrs, elt_of, leading_ones_reshape, normalize_axes,
+                     producer, removable, same_phase, shape_of, splat_value)
 
 
 def fold_identity(op, rewriter):
@@ -49,9 +50,10 @@ def merge_reshapes(op, rewriter):
 
 
 def merge_broadcasts(op, rewriter):
-    """``broadcast_to(broadcast_to(x))`` -> ``broadcast_to(x)``."""
+    """``broadcast_to(broadcast_to(x))`` -> ``broadcast_to(x)``, also when
+    the inner op is a reshape that only prepends size-1 axes."""
     op = op.operation
-    inner = producer(op.operands[0], "rlx.broadcast_to")
+    inner = producer(op.operands[0], "rlx.broadcast_to") or leading_ones_reshape(op.operands[0])
     if inner is None or not same_phase(inner, op):
         return True
     rw = Rewrite(op, rewriter)

@@ -4,7 +4,8 @@
 
 - ``permute_dims(permute_dims(a))`` -> ``a`` when the two permutations
   compose to the identity (any axes), else one ``permute_dims``;
-  a ``permute_dims`` with the identity permutation is ``a``.
+  a ``permute_dims`` with the identity permutation is ``a``, one that only
+  moves size-1 axes is a reshape.
 - ``transpose(matmul(a, b))`` -> ``matmul(transpose(b), transpose(a))``
   (the seed's rule), where ``transpose(x)`` is ``y`` when ``x`` is
   ``transpose(y)``, or a transpose of ``x`` computed earlier; at most one
@@ -23,13 +24,20 @@ from ._facts import (Rewrite, existing_transpose, is_transpose, only_used_by,
                      permutation, producer, removable, same_phase, shape_of, swap_last)
 
 
-def fold_identity_permute(op, rewriter):
-    """``permute_dims(a)`` with the identity permutation -> ``a``."""
+def fold_trivial_permute(op, rewriter):
+    """``permute_dims(a)`` with the identity permutation -> ``a``; one that
+    only moves size-1 axes (the others keep their order) -> a reshape."""
     op = op.operation
+    x = op.operands[0]
     perm = permutation(op)
-    if perm != list(range(len(perm))):
+    shape = shape_of(x)
+    moved = [i for i in perm if shape[i] != 1]
+    if moved != sorted(moved):
         return True
-    Rewrite(op, rewriter).replace(op.operands[0])
+    rw = Rewrite(op, rewriter)
+    t = op.results[0].type
+    rw.replace(x if x.type == t else rw.build("rlx.reshape", [x], result=t))
+    return None
 
 
 def fold_permute_permute(op, rewriter):
@@ -62,7 +70,7 @@ def swap_matmul_transpose(op, rewriter):
     if len(shape_of(a)) < 2 or len(shape_of(b)) < 2:
         return True   # the seed skips 1-D operands: they have no transpose
     ta, tb = existing_transpose(a, op), existing_transpose(b, op)
-    keep = [v for v in (ta, tb) if v is not None]
+    keep = [a if ta is None else ta, b if tb is None else tb]
     new_ops = 1 + (ta is None) + (tb is None)
     if new_ops > removable(op, keep=keep):
         return True
@@ -76,10 +84,10 @@ def swap_matmul_transpose(op, rewriter):
 
 
 PATTERNS = [
-    ("rlx.permute_dims", fold_identity_permute),
+    ("rlx.permute_dims", fold_trivial_permute),
     ("rlx.permute_dims", fold_permute_permute),
     ("rlx.permute_dims", swap_matmul_transpose),
 ]
 
-__all__ = ["PATTERNS", "fold_identity_permute", "fold_permute_permute",
+__all__ = ["PATTERNS", "fold_trivial_permute", "fold_permute_permute",
            "swap_matmul_transpose"]

@@ -329,13 +329,17 @@ def _argmax(xp, p, out_shape):
     arg = filled(out_shape, ir.IndexType.get(), 0)
     out_map = ir.AffineMap.get(6, 0, [ir.AffineDimExpr.get(i) for i in range(4)])
 
-    def body(v, m, a):
+    # The (unread) window operand gives the ky/kx loops their extent, as in
+    # linalg's pooling ops.
+    window_map = ir.AffineMap.get(6, 0, [ir.AffineDimExpr.get(4), ir.AffineDimExpr.get(5)])
+
+    def body(v, _w, m, a):
         pos = arith.addi(arith.muli(linalg.IndexOp(4).result, index_value(kw)),
                          linalg.IndexOp(5).result)
         greater = arith.cmpf(arith.CmpFPredicate.OGT, v, m)
         return [arith.select(greater, v, m), arith.select(greater, pos, a)]
 
-    return generic([xp], [maxv, arg], [_window_map(p), out_map, out_map],
+    return generic([xp, p.window(elt)], [maxv, arg], [_window_map(p), window_map, out_map, out_map],
                    [PARALLEL] * 4 + [REDUCTION] * 2, body)[1]
 
 

@@ -15,6 +15,8 @@ from typing import Callable
 
 from mlir import ir
 
+from ...dialects.infer import raw_attributes
+
 from .linalg_utils import convert_scalar, elementwise, elt_of, is_half, shape_of
 
 __all__ = ["LOWERINGS", "lowers", "pattern_for", "promote_half_needed"]
@@ -63,7 +65,7 @@ def _convert_tensor(v: ir.Value, elt: ir.Type) -> ir.Value:
 def _lower_promoted(op, fn) -> list[ir.Value]:
     f32 = ir.F32Type.get()
     operands = [_convert_tensor(v, f32) if is_half(v.type) else v for v in op.operands]
-    attrs = {a.name: a.attr for a in op.attributes}
+    attrs = raw_attributes(op)
     twin = ir.Operation.create(op.name, results=[_promoted(r.type) for r in op.results],
                                operands=operands, attributes=attrs, loc=op.location)
     values = fn(twin)

@@ -16,6 +16,8 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import func
 
+from ...dialects.infer import raw_attributes
+
 __all__ = ["flatten_type", "flatten_tuples", "ORIGINAL_TYPE_ATTR", "TupleError"]
 
 ORIGINAL_TYPE_ATTR = "gradir.original_type"
@@ -139,7 +141,7 @@ def _get_item(op, leaves):
 def _call(op, leaves):
     operands = [x for v in op.operands for x in _leaves_of(v, leaves, op)]
     result_types = [leaf for r in op.results for leaf in flatten_type(r.type)]
-    attrs = {a.name: a.attr for a in op.attributes}
+    attrs = raw_attributes(op)
     with ir.InsertionPoint(op), op.location:
         new = ir.Operation.create("func.call", results=result_types, operands=operands,
                                   attributes=attrs)

@@ -1,0 +1,104 @@
+"""Helpers shared by the GPU passes (gpu-device-buffers, gpu-linalg-to-kernels,
+gpu-check-host): walking host code, memref aliases, index constants."""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith
+
+__all__ = ["VIEW_OPS", "ALLOC_OPS", "host_functions", "walk", "aliases_of",
+           "ancestor_in_block", "index", "index_type", "inside_kernel", "memref_operands",
+           "is_memref", "n_inputs", "flat_count"]
+
+# Ops whose result is a view (same buffer, other metadata) of their first operand.
+VIEW_OPS = frozenset({"memref.subview", "memref.expand_shape", "memref.collapse_shape",
+                      "memref.cast", "memref.reinterpret_cast", "memref.view",
+                      "memref.transpose", "memref.memory_space_cast"})
+ALLOC_OPS = frozenset({"memref.alloc", "memref.alloca"})
+
+
+def index_type() -> ir.Type:
+    return ir.IndexType.get()
+
+
+def index(value: int) -> ir.Value:
+    """An ``arith.constant`` of type index at the current insertion point."""
+    return arith.ConstantOp(ir.IndexType.get(), int(value)).result
+
+
+def is_memref(value: ir.Value) -> bool:
+    return isinstance(value.type, ir.MemRefType)
+
+
+def host_functions(module: ir.Operation) -> list[ir.Operation]:
+    """``func.func`` ops with a body at the top level of ``module``."""
+    out = []
+    for op in module.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name == "func.func" and len(op.regions[0].blocks) > 0:
+            out.append(op)
+    return out
+
+
+def walk(op: ir.Operation, *, into_kernels: bool = True):
+    """Every op nested in ``op`` (pre-order, ``op`` excluded); with
+    ``into_kernels=False`` the bodies of ``gpu.launch`` are skipped."""
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                inner = inner.operation
+                yield inner
+                if into_kernels or inner.name != "gpu.launch":
+                    yield from walk(inner, into_kernels=into_kernels)
+
+
+def inside_kernel(op: ir.Operation) -> bool:
+    """Whether ``op`` is nested in a ``gpu.launch`` or a ``gpu.func``."""
+    parent = op.parent
+    while parent is not None:
+        if parent.name in ("gpu.launch", "gpu.func", "gpu.module"):
+            return True
+        parent = parent.parent
+    return False
+
+
+def memref_operands(op: ir.Operation) -> list[ir.Value]:
+    return [v for v in op.operands if is_memref(v)]
+
+
+def aliases_of(value: ir.Value) -> list[ir.Value]:
+    """``value`` and every view derived from it (transitively)."""
+    out, todo = [], [value]
+    while todo:
+        v = todo.pop()
+        out.append(v)
+        for use in v.uses:
+            user = use.owner
+            user = user.operation if hasattr(user, "operation") else user
+            if user.name in VIEW_OPS and use.operand_number == 0:
+                todo.extend(user.results)
+    return out
+
+
+def ancestor_in_block(op: ir.Operation, block: ir.Block):
+    """The ancestor of ``op`` (possibly ``op``) whose block is ``block``, or None."""
+    while op is not None:
+        if op.block == block:
+            return op
+        op = op.parent
+    return None
+
+
+def flat_count(t: ir.Type) -> int:
+    if isinstance(t, ir.TupleType):
+        return sum(flat_count(t.get_type(i)) for i in range(t.num_types))
+    return 1
+
+
+def n_inputs(fn: ir.Operation) -> int | None:
+    """How many of ``fn``'s (bufferized) arguments are inputs: the flattened
+    inputs of ``gradir.original_type``, or None when the attribute is absent."""
+    if "gradir.original_type" not in fn.attributes:
+        return None
+    ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["gradir.original_type"]).value)
+    return sum(flat_count(t) for t in ftype.inputs)

@@ -1,0 +1,18 @@
+// Bad checkpointing options are pipeline errors, one RUN line each.
+// RUN: not gradir-opt %s --rlx-gradient='remat=bogus' 2>&1 | FileCheck %s --check-prefix=REMAT
+// RUN: not gradir-opt %s --rlx-gradient='remat=auto' 2>&1 | FileCheck %s --check-prefix=NOBUDGET
+// RUN: not gradir-opt %s --rlx-gradient='budget=0.5' 2>&1 | FileCheck %s --check-prefix=NOAUTO
+// RUN: not gradir-opt %s --rlx-gradient='remat=auto budget=lots' 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not gradir-opt %s --rlx-gradient='remat=auto budget=-1' 2>&1 | FileCheck %s --check-prefix=NEG
+// RUN: not gradir-opt %s --rlx-gradient='remat=auto budget=12parsecs' 2>&1 | FileCheck %s --check-prefix=UNIT
+
+// REMAT: <pass-pipeline>:1:{{[0-9]+}}: error: option 'remat' of pass 'rlx-gradient' must be 'none' or 'auto', got 'bogus'
+// NOBUDGET: error: remat=auto needs a budget (bytes, or a fraction of the store-everything peak), e.g. budget=0.5
+// NOAUTO: error: option 'budget' of pass 'rlx-gradient' is only used with remat=auto
+// BAD: error: option 'budget' of pass 'rlx-gradient' expects bytes (1048576, 64MiB) or a fraction (0.25, 25%), got 'lots'
+// NEG: error: option 'budget' of pass 'rlx-gradient' expects bytes {{.*}}, got '-1'
+// UNIT: error: option 'budget' of pass 'rlx-gradient' expects bytes {{.*}}, got '12parsecs'
+func.func @main(%x: tensor<3xf32>) -> tensor<f32> {
+  %0 = "rlx.sum"(%x) : (tensor<3xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}

@@ -1,0 +1,125 @@
+// RUN: gradir-opt %s --split-input-file --rlx-to-linalg | FileCheck %s
+
+// Reductions: linalg.reduce from a linalg.fill of the identity; keepdims is
+// an expand_shape of the reduced tensor.
+
+// CHECK-LABEL: func.func @sum(
+// CHECK-SAME: %[[X:.*]]: tensor<3x4xf32>)
+// CHECK: %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<3xf32>
+// CHECK: %[[F:.*]] = linalg.fill ins(%[[Z]] : f32) outs(%[[E]] : tensor<3xf32>)
+// CHECK: %[[R:.*]] = linalg.reduce ins(%[[X]] : tensor<3x4xf32>) outs(%[[F]] : tensor<3xf32>) dimensions = [1]
+// CHECK-NEXT: (%[[IN:.*]]: f32, %[[ACC:.*]]: f32) {
+// CHECK-NEXT: %[[S:.*]] = arith.addf %[[IN]], %[[ACC]] : f32
+// CHECK-NEXT: linalg.yield %[[S]]
+// CHECK: return %[[R]]
+func.func @sum(%x: tensor<3x4xf32>) -> tensor<3xf32> {
+  %0 = "rlx.sum"(%x) {axis = array<i64: -1>} : (tensor<3x4xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @prod(
+// CHECK: %[[O:.*]] = arith.constant 1.000000e+00 : f64
+// CHECK: linalg.fill ins(%[[O]] : f64)
+// CHECK: linalg.reduce {{.*}} dimensions = [0, 1]
+// CHECK: arith.mulf
+func.func @prod(%x: tensor<3x4xf64>) -> tensor<f64> {
+  %0 = "rlx.prod"(%x) : (tensor<3x4xf64>) -> tensor<f64>
+  return %0 : tensor<f64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @max(
+// CHECK: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: linalg.fill ins(%[[NINF]] : f32)
+// CHECK: %[[R:.*]] = linalg.reduce {{.*}} dimensions = [0]
+// CHECK: arith.maximumf
+// CHECK: %[[K:.*]] = tensor.expand_shape %[[R]] {{\[}}[0, 1]] output_shape [1, 4] : tensor<4xf32> into tensor<1x4xf32>
+// CHECK: return %[[K]]
+func.func @max(%x: tensor<3x4xf32>) -> tensor<1x4xf32> {
+  %0 = "rlx.max"(%x) {axis = array<i64: 0>, keepdims = true} : (tensor<3x4xf32>) -> tensor<1x4xf32>
+  return %0 : tensor<1x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @min(
+// CHECK: %[[INF:.*]] = arith.constant 0x7F800000 : f32
+// CHECK: linalg.fill ins(%[[INF]] : f32)
+// CHECK: linalg.reduce
+// CHECK: arith.minimumf
+func.func @min(%x: tensor<3x4xf32>) -> tensor<3xf32> {
+  %0 = "rlx.min"(%x) {axis = array<i64: 1>} : (tensor<3x4xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+// mean = sum / count (a true division, as numpy).
+// CHECK-LABEL: func.func @mean(
+// CHECK: %[[N:.*]] = arith.constant 4.000000e+00 : f32
+// CHECK: %[[S:.*]] = linalg.reduce
+// CHECK: %[[M:.*]] = linalg.generic {{.*}} ins(%[[S]] : tensor<3xf32>)
+// CHECK: arith.divf %{{.*}}, %[[N]] : f32
+// CHECK: tensor.expand_shape %[[M]] {{\[}}[0, 1]] output_shape [3, 1]
+func.func @mean(%x: tensor<3x4xf32>) -> tensor<3x1xf32> {
+  %0 = "rlx.mean"(%x) {axis = array<i64: 1>, keepdims = true} : (tensor<3x4xf32>) -> tensor<3x1xf32>
+  return %0 : tensor<3x1xf32>
+}
+
+// -----
+
+// variance: the population variance, sum((x - mean)^2) / n in one reduction
+// generic that reads the mean through a projected map.
+// CHECK-DAG: #[[$ID:map[0-9]*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[$ROW:map[0-9]*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @variance(
+// CHECK-SAME: %[[X:.*]]: tensor<3x4xf32>)
+// CHECK: %[[S:.*]] = linalg.reduce
+// CHECK: %[[M:.*]] = linalg.generic {{.*}} ins(%[[S]] : tensor<3xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[$ID]], #[[$ROW]], #[[$ROW]]], iterator_types = ["parallel", "reduction"]} ins(%[[X]], %[[M]] : tensor<3x4xf32>, tensor<3xf32>)
+// CHECK-NEXT: ^bb0(%[[V:.*]]: f32, %[[MV:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK-NEXT: %[[D:.*]] = arith.subf %[[V]], %[[MV]]
+// CHECK-NEXT: %[[D2:.*]] = arith.mulf %[[D]], %[[D]]
+// CHECK-NEXT: arith.addf %[[D2]], %[[ACC]]
+// CHECK: arith.divf
+func.func @variance(%x: tensor<3x4xf32>) -> tensor<3xf32> {
+  %0 = "rlx.variance"(%x) {axis = array<i64: 1>} : (tensor<3x4xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+// cumsum: an scf.for over the scanned axis, adding the previous column in
+// place.
+// CHECK-LABEL: func.func @cumsum(
+// CHECK-SAME: %[[X:.*]]: tensor<3x4xf32>)
+// CHECK: %[[FIRST:.*]] = tensor.extract_slice %[[X]][0, 0] [3, 1] [1, 1]
+// CHECK: %[[INIT:.*]] = tensor.insert_slice %[[FIRST]] into %{{.*}}[0, 0] [3, 1] [1, 1]
+// CHECK: %[[R:.*]] = scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[INIT]]) -> (tensor<3x4xf32>)
+// CHECK: %[[PREV:.*]] = tensor.extract_slice %[[ACC]][0, %{{.*}}] [3, 1] [1, 1]
+// CHECK: %[[CUR:.*]] = tensor.extract_slice %[[X]][0, %[[K]]] [3, 1] [1, 1]
+// CHECK: %[[DEST:.*]] = tensor.extract_slice %[[ACC]][0, %[[K]]] [3, 1] [1, 1]
+// CHECK: %[[S:.*]] = linalg.generic {{.*}} ins(%[[PREV]], %[[CUR]] : {{.*}}) outs(%[[DEST]] : tensor<3x1xf32>)
+// CHECK: arith.addf
+// CHECK: %[[UPD:.*]] = tensor.insert_slice %[[S]] into %[[ACC]][0, %[[K]]] [3, 1] [1, 1]
+// CHECK: scf.yield %[[UPD]]
+// CHECK: return %[[R]]
+func.func @cumsum(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %0 = "rlx.cumsum"(%x) {axis = array<i64: 1>} : (tensor<3x4xf32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+// collapse_sum_to sums the leading dims and the stretched unit dims.
+// CHECK-LABEL: func.func @collapse_sum_to(
+// CHECK: %[[R:.*]] = linalg.reduce ins(%{{.*}} : tensor<2x3x4xf32>) outs(%{{.*}} : tensor<3xf32>) dimensions = [0, 2]
+// CHECK: tensor.expand_shape %[[R]] {{\[}}[0, 1]] output_shape [3, 1]
+func.func @collapse_sum_to(%x: tensor<2x3x4xf32>) -> tensor<3x1xf32> {
+  %0 = "rlx.collapse_sum_to"(%x) : (tensor<2x3x4xf32>) -> tensor<3x1xf32>
+  return %0 : tensor<3x1xf32>
+}
