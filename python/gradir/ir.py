@@ -20,6 +20,7 @@ def load_dialects(context: ir.Context | None = None) -> ir.Context:
     """Loads the rlx and grad dialects (IRDL) into ``context`` (default: the
     current one).  Loading twice is a no-op."""
     ctx = context or ir.Context.current
+    _compat.skip_dialect_module_lookup(("rlx", "grad"))
     if ctx.is_registered_operation("rlx.add"):
         return ctx
     for path in DIALECT_FILES:

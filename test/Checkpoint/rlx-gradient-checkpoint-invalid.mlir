@@ -66,17 +66,6 @@ func.func @main(%x: tensor<3xf32>) -> tensor<f32> {
 
 // -----
 
-// An empty checkpoint.
-func.func @main(%x: tensor<3xf32>) -> tensor<f32> {
-  %s = "grad.start_checkpoint"(%x) : (tensor<3xf32>) -> tensor<3xf32>
-  // expected-error @+1 {{'grad.end_checkpoint' directly after 'grad.start_checkpoint': the checkpoint is empty}}
-  %e = "grad.end_checkpoint"(%s) : (tensor<3xf32>) -> tensor<3xf32>
-  %1 = "rlx.sum"(%e) : (tensor<3xf32>) -> tensor<f32>
-  return %1 : tensor<f32>
-}
-
-// -----
-
 // Markers inside a callee are checked once inlined into the caller.
 func.func private @f(%x: tensor<3xf32>) -> tensor<3xf32> {
   // expected-error @+1 {{'grad.end_checkpoint' closes no checkpoint}}

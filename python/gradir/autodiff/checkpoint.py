@@ -21,8 +21,9 @@ recomputes them.  A pinned value counts as kept (or not) when rule 3 looks
 at its users.
 
 Malformed markers are refused (``GradientError``): a marker on a constant,
-a ``start_checkpoint`` inside an open checkpoint (nested), an
-``end_checkpoint`` that closes nothing or closes an empty checkpoint.
+a ``start_checkpoint`` of a ``start_checkpoint`` or inside a checkpoint that
+is still open (nested), an ``end_checkpoint`` that closes nothing.  An empty
+checkpoint (``end(start(x))``) is allowed: it keeps ``x``.
 """
 
 from __future__ import annotations
@@ -107,9 +108,6 @@ def validate_markers(block: ir.Block) -> None:
                                         f"close that one with '{END}' first")
             open_at[op.results[0]] = frozenset({op})
             continue
-        if src is not None and src.name == START:
-            raise GradientError(op, f"'{END}' directly after '{START}': the checkpoint "
-                                    "is empty")
         if not inside:
             raise GradientError(op, f"'{END}' closes no checkpoint: its operand does not "
                                     f"depend on a '{START}' result")

@@ -196,7 +196,7 @@ def apply_plan(graph: AdjointGraph, kept) -> dict[int, int]:
             for k, u in enumerate(graph.ops[q].operands):
                 if u in clone:
                     new.operands[k] = clone[u]
-            new.attributes[RECOMPUTED] = ir.UnitAttr.get()
+            new.attributes[RECOMPUTED] = ir.UnitAttr.get(new.context)
             for pin in ("grad.save", "grad.recompute"):
                 if pin in new.attributes:
                     del new.attributes[pin]

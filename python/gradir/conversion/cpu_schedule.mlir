@@ -8,8 +8,8 @@
 // that register tile (M x N x 1; N-tile loop outermost, K innermost),
 // vectorized, and its contraction lowered to outer products, i.e. vector.fma
 // on broadcast lhs elements; the accumulator tile is hoisted out of the K
-// loop, so it lives in registers.  Register tiles: f32 6x64 (24 zmm of
-// 16 lanes), f64 6x32 (24 zmm of 8 lanes).  Other ops are left to
+// loop, so it lives in registers.  Register tiles: f32 8x32 (16 zmm of
+// 16 lanes), f64 8x16 (16 zmm of 8 lanes).  Other ops are left to
 // linalg-fuse-elementwise-ops and convert-linalg-to-loops (LLVM vectorizes
 // the resulting loops).
 module attributes {transform.with_named_sequence} {
@@ -89,30 +89,50 @@ module attributes {transform.with_named_sequence} {
   // ----- actions -----
 
   transform.named_sequence @schedule_matmul_f32(%op: !transform.any_op {transform.consumed}) {
-    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [6, 64, 1] {padding_dimensions = [0, 1, 2], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    %t, %l:3 = transform.structured.tile_using_for %padded tile_sizes [6, 64, 1] interchange = [1, 0, 2] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [8, 32, 1] {copy_back_op = "none", padding_dimensions = [0, 1, 2], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %t, %l:3 = transform.structured.tile_using_for %padded tile_sizes [8, 32, 1] interchange = [1, 0, 2] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     transform.include @vectorize_tile failures(propagate) (%t, %l#2) : (!transform.any_op, !transform.any_op) -> ()
     transform.yield
   }
 
   transform.named_sequence @schedule_matmul_f64(%op: !transform.any_op {transform.consumed}) {
-    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [6, 32, 1] {padding_dimensions = [0, 1, 2], padding_values = [0.0 : f64, 0.0 : f64, 0.0 : f64]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    %t, %l:3 = transform.structured.tile_using_for %padded tile_sizes [6, 32, 1] interchange = [1, 0, 2] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [8, 16, 1] {copy_back_op = "none", padding_dimensions = [0, 1, 2], padding_values = [0.0 : f64, 0.0 : f64, 0.0 : f64]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %t, %l:3 = transform.structured.tile_using_for %padded tile_sizes [8, 16, 1] interchange = [1, 0, 2] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     transform.include @vectorize_tile failures(propagate) (%t, %l#2) : (!transform.any_op, !transform.any_op) -> ()
     transform.yield
   }
 
   transform.named_sequence @schedule_batch_matmul_f32(%op: !transform.any_op {transform.consumed}) {
-    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [1, 6, 64, 1] {padding_dimensions = [0, 1, 2, 3], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    %t, %l:4 = transform.structured.tile_using_for %padded tile_sizes [1, 6, 64, 1] interchange = [0, 2, 1, 3] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [1, 8, 32, 1] {copy_back_op = "none", padding_dimensions = [0, 1, 2, 3], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %t, %l:4 = transform.structured.tile_using_for %padded tile_sizes [1, 8, 32, 1] interchange = [0, 2, 1, 3] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     transform.include @vectorize_tile failures(propagate) (%t, %l#3) : (!transform.any_op, !transform.any_op) -> ()
     transform.yield
   }
 
   transform.named_sequence @schedule_batch_matmul_f64(%op: !transform.any_op {transform.consumed}) {
-    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [1, 6, 32, 1] {padding_dimensions = [0, 1, 2, 3], padding_values = [0.0 : f64, 0.0 : f64, 0.0 : f64]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    %t, %l:4 = transform.structured.tile_using_for %padded tile_sizes [1, 6, 32, 1] interchange = [0, 2, 1, 3] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [1, 8, 16, 1] {copy_back_op = "none", padding_dimensions = [0, 1, 2, 3], padding_values = [0.0 : f64, 0.0 : f64, 0.0 : f64]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %t, %l:4 = transform.structured.tile_using_for %padded tile_sizes [1, 8, 16, 1] interchange = [0, 2, 1, 3] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     transform.include @vectorize_tile failures(propagate) (%t, %l#3) : (!transform.any_op, !transform.any_op) -> ()
+    transform.yield
+  }
+
+  // ----- transposes: 16x16 blocks, masked at the edges -----
+
+  transform.named_sequence @match_transpose_2d(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.transpose"] : !transform.any_op
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %rank = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %c2 = transform.param.constant 2 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %rank, %c2 : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @schedule_transpose_2d(%op: !transform.any_op {transform.consumed}) {
+    %t, %l:2 = transform.structured.tile_using_for %op tile_sizes [16, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %t vector_sizes [16, 16] : !transform.any_op
     transform.yield
   }
 
@@ -123,8 +143,16 @@ module attributes {transform.with_named_sequence} {
         @match_matmul_f32 -> @schedule_matmul_f32,
         @match_matmul_f64 -> @schedule_matmul_f64,
         @match_batch_matmul_f32 -> @schedule_batch_matmul_f32,
-        @match_batch_matmul_f64 -> @schedule_batch_matmul_f64
+        @match_batch_matmul_f64 -> @schedule_batch_matmul_f64,
+        @match_transpose_2d -> @schedule_transpose_2d
       : (!transform.any_op) -> !transform.any_op
+    %f = transform.structured.match ops{["func.func"]} in %r : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %f {
+      transform.apply_patterns.vector.lower_masked_transfers
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transpose lowering_strategy = "shuffle_16x16"
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
     transform.yield
   }
 }

@@ -224,17 +224,23 @@ class Emulator:
     # views (host or device)
     def _op_memref_subview(self, op, env, mask):
         src = env[op.operands[0]]
-        offs = list(ir.DenseI64ArrayAttr(op.attributes["static_offsets"]))
-        sizes = list(ir.DenseI64ArrayAttr(op.attributes["static_sizes"]))
-        strides = list(ir.DenseI64ArrayAttr(op.attributes["static_strides"]))
-        dyn = [env[v] for v in list(op.operands)[1:]]
-        if dyn:
-            raise EmulationError(f"{op.location}: dynamic subviews are not supported")
+        dyn = iter(int(env[v]) for v in list(op.operands)[1:])
+        dyn_off = ir.ShapedType.get_dynamic_stride_or_offset()
+        dyn_size = ir.ShapedType.get_dynamic_size()
+
+        def static(name, marker):
+            return [next(dyn) if x == marker else x
+                    for x in ir.DenseI64ArrayAttr(op.attributes[name])]
+        offs = static("static_offsets", dyn_off)
+        sizes = static("static_sizes", dyn_size)
+        strides = static("static_strides", dyn_off)
         out_t = op.results[0].type
         sl = tuple(slice(o, o + s * st, st) for o, s, st in zip(offs, sizes, strides))
 
         def view(a):
             v = a[sl]
+            if v.shape != tuple(sizes):
+                raise EmulationError(f"{op.location}: subview out of bounds")
             return v.reshape(out_t.shape) if v.shape != tuple(out_t.shape) else v
         return [src.view(view)]
 
@@ -340,6 +346,12 @@ class Emulator:
             data = _fresh([k.nblocks] + list(mt.shape), _dtype(mt.element_type))
             alloc = _Alloc(data, device=True, blocks=k.nblocks)
             kenv[a] = Buf(alloc, data, alloc.ids)
+        k.written = set()
+        for inner in _walk_ops(body):
+            if inner.name == "memref.store":
+                root = _view_root(inner.operands[1])
+                if root in kenv:
+                    k.written.add(id(kenv[root].alloc))
         self.kernel = k
         try:
             self._block(body, kenv, None)
@@ -376,28 +388,27 @@ class Emulator:
                                      f"for dimension {d} of size {s}")
         if buf.alloc.workgroup:
             idx = [k.block_of[active]] + idx
-        return tuple(idx), active
+        flat = np.broadcast_to(buf.ids[tuple(idx)], (int(active.sum()),))
+        return flat, active
 
     def _op_memref_load(self, op, env, mask):
         buf = env[op.operands[0]]
         idx = [env[v] for v in list(op.operands)[1:]]
-        key, active = self._addresses(op, buf, idx, mask)
+        flat, active = self._addresses(op, buf, idx, mask)
         k = self.kernel
         out = np.zeros(k.n, buf.data.dtype)
-        out[active] = buf.data[key]
-        flat = buf.ids[key]
-        lanes = k.lane[active]
-        self._check_read(op, buf.alloc, flat, lanes)
+        out[active] = buf.alloc.data.reshape(-1)[flat]
+        if buf.alloc.workgroup or id(buf.alloc) in k.written:
+            self._check_read(op, buf.alloc, flat, k.lane[active])
         return [out]
 
     def _op_memref_store(self, op, env, mask):
         value = env[op.operands[0]]
         buf = env[op.operands[1]]
         idx = [env[v] for v in list(op.operands)[2:]]
-        key, active = self._addresses(op, buf, idx, mask)
+        flat, active = self._addresses(op, buf, idx, mask)
         k = self.kernel
         vals = np.broadcast_to(np.asarray(value), (k.n,))[active]
-        flat = buf.ids[key]
         lanes = k.lane[active]
         if flat.size:
             order = np.argsort(flat, kind="stable")
@@ -407,14 +418,13 @@ class Emulator:
                 raise EmulationError(f"{op.location}: data race: threads store different "
                                      "values to one element")
         self._check_write(op, buf.alloc, flat, lanes)
-        buf.data[key] = vals
+        buf.alloc.data.reshape(-1)[flat] = vals
         return []
 
     def _check_read(self, op, alloc: _Alloc, flat, lanes):
         k = self.kernel
         if not flat.size:
             return
-        blocks = k.block_of[lanes] if not alloc.workgroup else np.zeros_like(lanes)
         same = alloc.w_launch[flat] == k.launch
         other = same & (alloc.w_lane[flat] != lanes)
         if alloc.workgroup:
@@ -425,28 +435,18 @@ class Emulator:
         if conflict.any():
             raise EmulationError(f"{op.location}: data race: a thread reads an element "
                                  "another thread wrote without a barrier in between")
-        # record readers (several lanes per element -> -2)
-        uniq, first, counts = np.unique(flat, return_index=True, return_counts=True)
-        rl = lanes[first].copy()
-        rb = (k.block_of[lanes] if not alloc.workgroup else k.block_of[lanes])[first].copy()
-        multi = counts > 1
-        if multi.any():
-            rl[multi] = -2
-            bmin = np.full(uniq.size, np.iinfo(np.int64).max)
-            bmax = np.full(uniq.size, -1)
-            pos = np.searchsorted(uniq, flat)
-            np.minimum.at(bmin, pos, k.block_of[lanes])
-            np.maximum.at(bmax, pos, k.block_of[lanes])
-            rb = np.where(bmin != bmax, -2, rb)
-        fresh = (alloc.r_launch[uniq] != k.launch) | (alloc.r_epoch[uniq] != k.epoch)
-        prev_l, prev_b = alloc.r_lane[uniq], alloc.r_block[uniq]
-        rl = np.where(fresh | (prev_l == rl), rl, -2)
-        rb = np.where(fresh | (prev_b == rb), rb, -2)
-        alloc.r_launch[uniq] = k.launch
-        alloc.r_epoch[uniq] = k.epoch
-        alloc.r_lane[uniq] = rl
-        alloc.r_block[uniq] = rb
-        del blocks
+        # record the readers: a lane, or -2 for several (same for blocks)
+        blocks = k.block_of[lanes]
+        fresh = (alloc.r_launch[flat] != k.launch) | (alloc.r_epoch[flat] != k.epoch)
+        for rec, mine in ((alloc.r_lane, lanes), (alloc.r_block, blocks)):
+            prev = np.where(fresh, mine, rec[flat])
+            new = np.where(prev == mine, mine, -2)
+            rec[flat] = new
+            clash = rec[flat] != new
+            if clash.any():
+                rec[flat[clash]] = -2
+        alloc.r_launch[flat] = k.launch
+        alloc.r_epoch[flat] = k.epoch
 
     def _check_write(self, op, alloc: _Alloc, flat, lanes):
         k = self.kernel
@@ -507,6 +507,25 @@ Emulator._op_gpu_thread_id = Emulator._gpu_id(None, "thread")
 Emulator._op_gpu_block_id = Emulator._gpu_id(None, "block")
 Emulator._op_gpu_block_dim = Emulator._gpu_id(None, "block_dim")
 Emulator._op_gpu_grid_dim = Emulator._gpu_id(None, "grid_dim")
+
+
+def _view_root(v: ir.Value) -> ir.Value:
+    while isinstance(v.owner, (ir.Operation, ir.OpView)) and \
+            _op(v.owner).name.startswith("memref.") and _op(v.owner).name in _VIEWS:
+        v = _op(v.owner).operands[0]
+    return v
+
+
+_VIEWS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast")
+
+
+def _walk_ops(block: ir.Block):
+    for op in block.operations:
+        op = _op(op)
+        yield op
+        for region in op.regions:
+            for b in region.blocks:
+                yield from _walk_ops(b)
 
 
 def _scalar_of(attr):
@@ -687,9 +706,69 @@ def run(module, name: str, *inputs: np.ndarray) -> list[np.ndarray]:
     args = list(fn.regions[0].blocks[0].arguments)
     if len(inputs) > len(args):
         raise EmulationError(f"@{name} takes {len(args)} buffers, got {len(inputs)} inputs")
-    bufs = [np.ascontiguousarray(np.asarray(x, dtype=_dtype(a.type.element_type))).copy()
+    bufs = [np.array(x, dtype=_dtype(a.type.element_type), order="C", copy=True)
             for x, a in zip(inputs, args)]
     outs = [_fresh(a.type.shape, _dtype(a.type.element_type)) for a in args[len(inputs):]]
     em = Emulator(module)
     em.call(name, bufs + outs)
     return outs
+
+
+# --- an Executable-like front end ----------------------------------------------------
+
+def _arrays_from_descriptors(ptrs, specs):
+    """numpy arrays viewing the memory of memref descriptors (runtime.abi)."""
+    import ctypes
+    from ..runtime.abi import descriptor_type
+    out = []
+    for p, spec in zip(ptrs, specs):
+        desc = descriptor_type(len(spec.shape)).from_address(p)
+        dtype = np.dtype(spec.dtype)
+        n = int(np.prod(spec.shape)) if spec.shape else 1
+        raw = (ctypes.c_byte * (n * dtype.itemsize)).from_address(desc.aligned)
+        out.append(np.frombuffer(raw, dtype=dtype, count=n).reshape(spec.shape))
+    return out
+
+
+class Emulated:
+    """``gradir.compile``'s interface on the emulator: ``exe["f"](x, w)``.
+
+    The module is lowered like ``target="cuda"`` up to the ``kernels``
+    stage (gpu.launch kernels on device buffers) and every call is
+    emulated.  ``opt_level``/``sm_count`` as for lower_to_nvvm."""
+
+    def __init__(self, module, opt_level: int = 3, sm_count: int = 132):
+        from ..ir import as_operation, make_context, print_module
+        from ..runtime.abi import Function
+        from ..runtime.signature import public_functions, signature_of
+        from .nvvm import lower_to_nvvm
+
+        src = as_operation(module)
+        self.context = make_context()
+        with self.context:
+            self.lowered = ir.Module.parse(print_module(src, debug_info=True))
+            self.signatures = {}
+            for fn in public_functions(self.lowered.operation):
+                sig = signature_of(fn)
+                self.signatures[sig.name] = sig
+            lower_to_nvvm(self.lowered.operation, opt_level=opt_level, sm_count=sm_count,
+                          stop_after="kernels")
+        self._functions = {name: Function(sig, self._caller(sig)) for name, sig in
+                           self.signatures.items()}
+
+    def _caller(self, sig):
+        def call(ptrs):
+            arrays = _arrays_from_descriptors(ptrs, list(sig.inputs) + list(sig.outputs))
+            ins, outs = arrays[:len(sig.inputs)], arrays[len(sig.inputs):]
+            with self.context:
+                results = run(self.lowered.operation, sig.name, *ins)
+            for dst, src in zip(outs, results):
+                np.copyto(dst, src, casting="unsafe")
+        return call
+
+    def __getitem__(self, name: str):
+        return self._functions[name]
+
+    @property
+    def functions(self) -> list[str]:
+        return list(self._functions)

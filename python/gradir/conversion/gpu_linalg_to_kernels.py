@@ -175,7 +175,9 @@ class _Cloner:
     kernel too, so the host never reads device memory."""
 
     def __init__(self, mapping=None):
-        self.mapping = dict(mapping or {})
+        self.mapping = {}
+        for k, v in (mapping or {}).items():
+            self.mapping[k] = self.value(v)
 
     def value(self, v: ir.Value) -> ir.Value:
         if v in self.mapping:
@@ -190,8 +192,10 @@ class _Cloner:
         op = _op(owner)
         if not _reads_device_scalar(op):
             return None
+        operands = [self.value(o) for o in op.operands]   # their clones come first
         new = op.clone(ip=ir.InsertionPoint.current)
-        self._remap(new)
+        for i, o in enumerate(operands):
+            new.operands[i] = o
         for old_r, new_r in zip(op.results, new.results):
             self.mapping[old_r] = new_r
         return self.mapping[v]
@@ -348,7 +352,6 @@ class GpuLinalgToKernels(ModulePass):
         """Loads, the body (in serial loops over the reduction dims) and
         stores, for the parallel coordinates in ``dims``."""
         n_in = len(gen.inputs)
-        ins = [_load_operand(gen, k, dims) if gen.used(k) else None for k in range(n_in)]
         outer = [d if d is not None else index(0) for d in dims]
         outs = []
         for j, out in enumerate(gen.outputs):
@@ -357,6 +360,7 @@ class GpuLinalgToKernels(ModulePass):
             needs = gen.used(k) or bool(gen.reduction)
             outs.append((idx, memref.LoadOp(out, idx).result if needs else None))
         if not gen.reduction:
+            ins = [_load_operand(gen, k, dims) if gen.used(k) else None for k in range(n_in)]
             values = ins + [v for _, v in outs]
             results = _Cloner(dict(zip(gen.body_args, _fill_unused(gen, values)))).clone_ops(
                 gen.block, dims)

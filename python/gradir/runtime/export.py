@@ -28,6 +28,43 @@ def _c_string(text: str) -> str:
     return "\n".join(f'  "{c}"' for c in chunks) or '  ""'
 
 
+# The one MLIR runtime function lowered code calls (memref.copy between
+# non-contiguous buffers), re-implemented so an exported library needs only
+# libc and libm: MLIR's libmlir_c_runner_utils.so pulls in libMLIR.so and
+# libLLVM.so (hundreds of MB).  Same semantics as CRunnerUtils' memrefCopy.
+_SHIM_C = r"""
+#include <stdint.h>
+#include <string.h>
+typedef struct { int64_t rank; void *descriptor; } unranked_t;
+typedef struct { char *allocated; char *aligned; int64_t offset; int64_t rest[]; } desc_t;
+
+__attribute__((visibility("default")))
+void memrefCopy(int64_t elem, unranked_t *src, unranked_t *dst) {
+  int64_t rank = src->rank;
+  desc_t *s = (desc_t *)src->descriptor, *d = (desc_t *)dst->descriptor;
+  const int64_t *sizes = s->rest, *ss = s->rest + rank, *ds = d->rest + rank;
+  char *sp = s->aligned + s->offset * elem, *dp = d->aligned + d->offset * elem;
+  int64_t total = 1;
+  for (int64_t i = 0; i < rank; ++i) total *= sizes[i];
+  if (total == 0) return;
+  if (rank == 0) { memcpy(dp, sp, elem); return; }
+  int64_t index[64] = {0};
+  if (rank > 64) return;
+  int64_t so = 0, dof = 0;
+  for (;;) {
+    memcpy(dp + dof * elem, sp + so * elem, elem);
+    int64_t axis = rank - 1;
+    for (; axis >= 0; --axis) {
+      if (++index[axis] < sizes[axis]) { so += ss[axis]; dof += ds[axis]; break; }
+      so -= ss[axis] * (sizes[axis] - 1); dof -= ds[axis] * (sizes[axis] - 1);
+      index[axis] = 0;
+    }
+    if (axis < 0) return;
+  }
+}
+"""
+
+
 def _compiler() -> str:
     for name in (os.environ.get("CC"), "cc", "gcc", "clang"):
         if name and shutil.which(name):
@@ -58,17 +95,22 @@ def export_library(exe, path: Path) -> Path:
         if not obj.exists() or obj.stat().st_size == 0:
             raise CompileError("ExecutionEngine produced no object file to export")
         meta = tmp / "signatures.c"
-        meta.write_text(f"const char {SIGNATURE_SYMBOL}[] =\n"
-                        f"{_c_string(signatures_to_json(exe.signatures))};\n")
+        meta.write_text(f"__attribute__((visibility(\"default\"))) const char "
+                        f"{SIGNATURE_SYMBOL}[] =\n"
+                        f"{_c_string(signatures_to_json(exe.signatures))};\n" + _SHIM_C)
         tmp_out = tmp / path.name
-        cmd = [_compiler(), "-shared", "-fPIC", "-o", str(tmp_out), str(obj), str(meta),
-               f"-L{libs[0].parent}", *[f"-l:{lib.name}" for lib in libs],
-               "-Wl,-rpath,$ORIGIN", "-lm"]
+        # Only the target's device runtime (cuda) is linked; -z defs makes any
+        # other unresolved symbol a link error here rather than a load error there.
+        device_libs = [lib for lib in libs if lib.name != "libmlir_c_runner_utils.so"]
+        cmd = [_compiler(), "-shared", "-fPIC", "-O2", "-o", str(tmp_out), str(obj), "-x", "c",
+               str(meta), "-x", "none", f"-L{libs[0].parent}",
+               *[f"-l:{lib.name}" for lib in device_libs],
+               "-Wl,-rpath,$ORIGIN", "-Wl,-z,defs", "-lm", "-lc"]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise CompileError("linking the exported library failed:\n" + " ".join(cmd) +
                                "\n" + proc.stderr)
-        for lib in libs:
+        for lib in device_libs:
             dest = path.parent / lib.name
             if not dest.exists() or dest.stat().st_size != lib.stat().st_size:
                 shutil.copy2(lib, dest)

@@ -25,5 +25,6 @@ def test_names_match():
 # CHECK-LABEL: TEST: test_names_match
 # CHECK: rlx-cse ok
 # CHECK: rlx-dce ok
+# CHECK: rlx-memory-report ok
 # CHECK: rlx-simplify-gradient ok
 # CHECK: rlx-verify ok
