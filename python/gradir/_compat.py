@@ -277,3 +277,33 @@ def gpu_launch(grid, block, workgroup_types=()):
         op.attributes["workgroup_attributions"] = ir.IntegerAttr.get(
             ir.IntegerType.get_signless(64), len(workgroup_types))
     return op, body
+
+
+# --- CUDA execution (appended for the NVVM pipeline) ------------------------------
+
+# ORC (MLIR 22's ExecutionEngine) turns llvm.global_ctors/dtors -- the GPU
+# module loading/unloading of gpu.binary -- into these functions of the
+# object file it compiles; ``dump_to_object_file`` keeps them, but no
+# .init_array, so an exported library must call them itself.
+ORC_INIT_PREFIX = "__orc_init_func."
+ORC_DEINIT_PREFIX = "__orc_deinit_func."
+
+
+def initialize_engine(engine) -> None:
+    """Runs the global constructors of an ExecutionEngine's module (loads
+    the GPU binaries); MLIR 22 runs them only when asked."""
+    engine.initialize()
+
+
+def stub_engine_symbols(engine, names) -> list:
+    """Resolves ``names`` to a do-nothing function in ``engine`` so that code
+    referring to a runtime library that cannot be loaded here (the CUDA
+    runtime without a driver) still compiles; never call into it.  Returns
+    the ctypes objects to keep alive as long as the engine."""
+    import ctypes
+    keep = []
+    for name in names:
+        cb = ctypes.CFUNCTYPE(None)(lambda: None)
+        keep.append(cb)
+        engine.raw_register_runtime(name, ctypes.cast(cb, ctypes.c_void_p))
+    return keep

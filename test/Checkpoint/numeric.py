@@ -105,7 +105,7 @@ def relax_marker_structures():
         n += 1
     print(n, "structures: same gradients as without markers, and as finite differences")
 # CHECK-LABEL: TEST: relax_marker_structures
-# CHECK: 6 structures: same gradients as without markers, and as finite differences
+# CHECK: 7 structures: same gradients as without markers, and as finite differences
 
 
 TREE = next(t for t in marker_cases() if "%u: tensor" in t)

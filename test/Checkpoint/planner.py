@@ -7,7 +7,6 @@
 
 import itertools
 
-import numpy as np  # noqa: F401  (the interpreter's arrays)
 
 import gradir
 from gradir import _compat

@@ -289,3 +289,29 @@ func.func @main(%x: tensor<3x3xf32>) -> tensor<f32> {
   %gv = "rlx.sum"(%lv2) : (tensor<3x3xf32>) -> tensor<f32>
   return %gv : tensor<f32>
 }
+
+// -----
+
+// An empty checkpoint (end right after start) keeps its value, and the
+// values computed from it.
+// CHECK-LABEL: func.func @main_adjoint(
+// CHECK-NOT: grad.
+// CHECK: return
+// SIMP-LABEL: func.func @main_adjoint(
+// SIMP-NOT: grad.
+// SIMP: return
+// CSE-LABEL: func.func @main_adjoint(
+// CSE-NOT: grad.
+// CSE: return
+// SPLIT-LABEL: func.func @main_bwd(
+// SPLIT-NOT: grad.
+// SPLIT: return
+func.func @main(%x: tensor<3x3xf32>) -> tensor<f32> {
+  %0 = "rlx.exp"(%x) : (tensor<3x3xf32>) -> tensor<3x3xf32>
+  %s = "grad.start_checkpoint"(%0) : (tensor<3x3xf32>) -> tensor<3x3xf32>
+  %e = "grad.end_checkpoint"(%s) : (tensor<3x3xf32>) -> tensor<3x3xf32>
+  %1 = "rlx.tanh"(%e) : (tensor<3x3xf32>) -> tensor<3x3xf32>
+  %2 = "rlx.multiply"(%1, %0) : (tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32>
+  %3 = "rlx.sum"(%2) : (tensor<3x3xf32>) -> tensor<f32>
+  return %3 : tensor<f32>
+}

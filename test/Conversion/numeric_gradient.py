@@ -1,8 +1,9 @@
 # RUN: %PYTHON %s | FileCheck %s
+# RUN: env GRADIR_TEST_OPT_LEVEL=0 %PYTHON %s | FileCheck %s
 # Gradient programs (rlx-gradient output) compiled against the reference
 # interpreter: every differentiable op inside target = sum(sin(op(...))),
 # f32 and f64, plus the MLP of test/Gradient/mlp.py and checkpoint/tuple
-# programs.
+# programs.  The second RUN line compiles without fusion or schedule.
 
 import os
 import sys

@@ -95,6 +95,12 @@ def test_shape():
         ints((3, 4), 100, np.int32))
     s.case("int_broadcast", lambda a: op("rlx.broadcast_to", a, result=((2, 3), np.int64)),
            ints((3,), 9))
+    # tuple-typed results (flattened by rlx-to-linalg, re-nested by the runtime)
+    s.case("tuple_nested", lambda a, b: op("rlx.tuple", op("rlx.exp", a),
+                                           op("rlx.tuple", b, op("rlx.greater", a, a))),
+           rand((2, 3)), rand((4,)))
+    s.case("tuple_get_item", lambda a, b: op("rlx.tuple_get_item", op(
+        "rlx.tuple", a, op("rlx.negative", b)), index=1), rand((2,)), rand((3,)))
     s.run()
 
 
@@ -126,6 +132,7 @@ def test_reduce():
 # CHECK: ok split_sections_empty_f32
 # CHECK: ok strided_slice_neg_full_f64
 # CHECK: ok bool_take
+# CHECK: ok tuple_nested
 # CHECK: shape: all {{[0-9]+}} cases match the interpreter
 # CHECK-LABEL: TEST: test_reduce
 # CHECK: ok variance_[0, 2]_True_f64

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from .gradient import GradientError, body_of
+from .gradient import GradientError
 
 __all__ = ["START", "END", "MARKERS", "SAVE", "RECOMPUTE", "has_markers", "read_pins",
            "validate_markers", "marker_plan", "strip_markers", "strip_pins"]
@@ -191,7 +191,3 @@ def strip_pins(block: ir.Block) -> None:
         for p in (SAVE, RECOMPUTE):
             if p in op.attributes:
                 del op.attributes[p]
-
-
-def function_block(fn: ir.Operation) -> ir.Block:
-    return body_of(fn)

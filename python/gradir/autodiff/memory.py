@@ -210,10 +210,6 @@ def forward_ops(ops: list[AbstractOp], ret: list[int], n_results: int) -> list[b
     when those are all the returned values)."""
     if n_results >= len(ret):
         return [True] * len(ops)
-    producer = {}
-    for i, op in enumerate(ops):
-        for r in op.results:
-            producer[r] = i
     need = set(ret[:n_results])
     fwd = [False] * len(ops)
     for i in range(len(ops) - 1, -1, -1):

@@ -28,18 +28,25 @@ budget:
 2. A dynamic program over the cut positions keeps, per position, the
    Pareto front of (bytes kept so far, FLOPs recomputed so far) of the
    feasible prefixes; the cheapest plan at the last op is optimal for the
-   segment model (exactly so on a chain).
+   segment model (which is within bytes of the checked peak on a chain).
+   (Large functions only try
+   the cuts that keep values the backward needs, or less than the cuts
+   around them.)
 3. Every plan is checked by building its adjoint in the memory model (the
    same schedule as the IR rewrite); a bisection on the model's budget
    corrects the model's error, and the best plan whose *checked* peak fits
-   is taken.  Storing everything is always a candidate, so the plan never
-   exceeds the store-everything peak; when nothing fits, the plan with the
-   lowest peak found is taken and the caller warns.
+   is taken.  On a DAG a cut keeps every value that crosses it; for small
+   adjoints a local search (keep one more value, one fewer, or swap two)
+   then finds plans that keep only some of them.
+4. Storing everything is always a candidate, so the plan never exceeds the
+   store-everything peak; when nothing fits, the plan with the lowest peak
+   found is taken and the caller warns.
+
+``test/Checkpoint/planner.py`` checks the result against brute force.
 """
 
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -185,7 +192,6 @@ def apply_plan(graph: AdjointGraph, kept) -> dict[int, int]:
     at the clones.  Returns how many clones each forward op got (0 or 1)."""
     kept = frozenset(kept)
     ir_ops = graph.ir_ops
-    values = {i: v for v, i in graph.ids.items()}
     clone: dict[int, ir.Value] = {}
     cloned: dict[int, int] = {}
     for i, order in graph._clone_order(kept):
@@ -206,7 +212,6 @@ def apply_plan(graph: AdjointGraph, kept) -> dict[int, int]:
         for k, u in enumerate(graph.ops[i].operands):
             if u in clone:
                 target.operands[k] = clone[u]
-    del values
     return cloned
 
 

@@ -8,6 +8,7 @@ from mlir import ir
 from mlir.dialects import gpu, linalg
 
 from ..transforms.base import ModulePass, option
+from .gpu_resident import resident_buffer, upload_function
 from .gpu_common import (ALLOC_OPS, aliases_of, ancestor_in_block, host_functions, is_memref,
                          n_inputs, walk)
 
@@ -91,23 +92,26 @@ class GpuDeviceBuffers(ModulePass):
                     failed = True
         if failed:
             raise self.failure()
-        resident_globals = []
+        body = module.regions[0].blocks[0]
         for fn in host_functions(module):
-            resident_globals += self._function(fn)
-        if resident_globals:
-            body = module.regions[0].blocks[0]
-            first = body.operations[0]
-            for g in resident_globals:
-                g.move_before(first)
+            globals_, indices = self._function(fn)
+            if not globals_:
+                continue
+            with ir.InsertionPoint(body.operations[0]):
+                for g in globals_:
+                    ir.InsertionPoint.current.insert(g)
+            with ir.InsertionPoint(body), fn.location:
+                upload_function(fn, indices)
 
     # -- one function --------------------------------------------------------
-    def _function(self, fn: ir.Operation) -> list:
+    def _function(self, fn: ir.Operation):
         entry = fn.regions[0].blocks[0]
         returns = [op.operation for op in entry.operations if op.operation.name == "func.return"]
         n_in = n_inputs(fn)
         args = [a for a in entry.arguments]
         head = entry.operations[0]
         new_globals = []
+        resident_indices = []
         device_args = []
         for i, arg in enumerate(args):
             if not is_memref(arg) or not list(arg.uses):
@@ -121,10 +125,10 @@ class GpuDeviceBuffers(ModulePass):
                 resident = False
             with ir.InsertionPoint(head), fn.location:
                 if resident:
-                    from .gpu_resident import resident_buffer
                     dev, glob = resident_buffer(fn, i, arg)
                     new_globals.append(glob)
-                    keep = [dev.owner] + list(_ops_using(arg, dev))
+                    resident_indices.append(i)
+                    keep = list(_ops_using(arg))
                 else:
                     dev = gpu.AllocOp(arg.type, None, [], [], []).result
                     keep = []
@@ -156,7 +160,7 @@ class GpuDeviceBuffers(ModulePass):
                 with ir.InsertionPoint(op), op.location:
                     linalg.copy(op.operands[0], outs=[op.operands[1]])
                 op.erase()
-        return new_globals
+        return new_globals, resident_indices
 
     def _alloc(self, op: ir.Operation) -> None:
         with ir.InsertionPoint(op), op.location:
@@ -202,10 +206,10 @@ class GpuDeviceBuffers(ModulePass):
             gpu.DeallocOp(None, [], dev)
 
 
-def _ops_using(arg: ir.Value, dev: ir.Value):
-    """Uses of ``arg`` that the resident-buffer code itself created."""
+def _ops_using(arg: ir.Value):
+    """Uses of ``arg`` by the upload code (gpu.memcpy)."""
     for use in arg.uses:
         user = use.owner
         user = user.operation if hasattr(user, "operation") else user
-        if any(o == dev for o in user.operands) or user.name.startswith("gpu."):
+        if user.name == "gpu.memcpy":
             yield user

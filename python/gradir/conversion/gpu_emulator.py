@@ -112,10 +112,19 @@ class Emulator:
         self.launches = 0
         self.kernel: _Kernel | None = None
         self.globals = {}
+        self.llvm_globals = {}          # llvm.mlir.global name -> current value
+        self.addresses = {}             # fake device address -> _Alloc
+        self.next_address = 1 << 32
         for op in self.module.regions[0].blocks[0].operations:
             op = _op(op)
+            name = ir.StringAttr(op.attributes["sym_name"]).value \
+                if "sym_name" in op.attributes else None
             if op.name == "memref.global":
-                self.globals[ir.StringAttr(op.attributes["sym_name"]).value] = op
+                self.globals[name] = op
+            elif op.name == "llvm.mlir.global":
+                value = op.attributes["value"] if "value" in op.attributes else None
+                self.llvm_globals[name] = np.int64(ir.IntegerAttr(value).value) \
+                    if isinstance(value, ir.IntegerAttr) else np.int64(0)
 
     # -- entry ------------------------------------------------------------------
     def call(self, name: str, args: list[np.ndarray]) -> None:
@@ -182,7 +191,71 @@ class Emulator:
         t = op.results[0].type
         data = _fresh(t.shape, _dtype(t.element_type))
         alloc = _Alloc(data, device=True)
+        alloc.address = self.next_address
+        self.addresses[alloc.address] = alloc
+        self.next_address += 1 << 32
         return [Buf(alloc, data, alloc.ids)]
+
+    # LLVM glue of resident buffers and arenas: host globals holding device
+    # addresses, and memref descriptors built from them.
+    def _op_llvm_mlir_addressof(self, op, env, mask):
+        return [("global", ir.FlatSymbolRefAttr(op.attributes["global_name"]).value)]
+
+    def _op_llvm_load(self, op, env, mask):
+        kind, name = env[op.operands[0]]
+        return [self.llvm_globals[name]]
+
+    def _op_llvm_store(self, op, env, mask):
+        kind, name = env[op.operands[1]]
+        self.llvm_globals[name] = np.int64(env[op.operands[0]])
+        return []
+
+    def _op_llvm_mlir_undef(self, op, env, mask):
+        return [{}]
+
+    def _op_llvm_insertvalue(self, op, env, mask):
+        struct = dict(env[op.operands[0]])
+        pos = tuple(ir.DenseI64ArrayAttr(op.attributes["position"]))
+        struct[pos] = env[op.operands[1]]
+        return [struct]
+
+    def _op_llvm_inttoptr(self, op, env, mask):
+        return [np.int64(env[op.operands[0]])]
+
+    def _op_memref_extract_aligned_pointer_as_index(self, op, env, mask):
+        buf = env[op.operands[0]]
+        if not hasattr(buf.alloc, "address"):
+            raise EmulationError(f"{op.location}: address of a buffer that is not a "
+                                 "gpu.alloc")
+        return [np.int64(buf.alloc.address)]
+
+    def _op_builtin_unrealized_conversion_cast(self, op, env, mask):
+        struct = env[op.operands[0]]
+        t = op.results[0].type
+        if not isinstance(struct, dict) or not isinstance(t, ir.MemRefType):
+            raise EmulationError(f"{op.location}: unsupported unrealized_conversion_cast")
+        alloc = self.addresses.get(int(struct.get((1,), -1)))
+        if alloc is None or alloc.freed:
+            raise EmulationError(f"{op.location}: descriptor of an unknown or freed device "
+                                 "address")
+        if int(struct.get((2,), -1)) != 0 or alloc.data.shape != tuple(t.shape):
+            raise EmulationError(f"{op.location}: descriptor does not match its allocation")
+        return [Buf(alloc, alloc.data, alloc.ids)]
+
+    def _op_memref_view(self, op, env, mask):
+        src = env[op.operands[0]]
+        off = int(env[op.operands[1]])
+        t = op.results[0].type
+        dtype = np.dtype(_dtype(t.element_type))
+        n = int(np.prod(t.shape)) if t.shape else 1
+        nbytes = n * dtype.itemsize
+        if src.data.ndim != 1 or off < 0 or off + nbytes > src.data.size:
+            raise EmulationError(f"{op.location}: memref.view out of the source buffer")
+        if off % dtype.itemsize:
+            raise EmulationError(f"{op.location}: misaligned memref.view")
+        data = src.data[off:off + nbytes].view(dtype).reshape(t.shape)
+        ids = src.ids[off:off + nbytes:dtype.itemsize].reshape(t.shape)
+        return [Buf(src.alloc, data, ids)]
 
     def _op_gpu_dealloc(self, op, env, mask):
         self._host_only(op)
@@ -388,16 +461,17 @@ class Emulator:
                                      f"for dimension {d} of size {s}")
         if buf.alloc.workgroup:
             idx = [k.block_of[active]] + idx
-        flat = np.broadcast_to(buf.ids[tuple(idx)], (int(active.sum()),))
-        return flat, active
+        key = tuple(idx)
+        flat = np.broadcast_to(buf.ids[key], (int(active.sum()),))
+        return key, flat, active
 
     def _op_memref_load(self, op, env, mask):
         buf = env[op.operands[0]]
         idx = [env[v] for v in list(op.operands)[1:]]
-        flat, active = self._addresses(op, buf, idx, mask)
+        key, flat, active = self._addresses(op, buf, idx, mask)
         k = self.kernel
         out = np.zeros(k.n, buf.data.dtype)
-        out[active] = buf.alloc.data.reshape(-1)[flat]
+        out[active] = buf.data[key]
         if buf.alloc.workgroup or id(buf.alloc) in k.written:
             self._check_read(op, buf.alloc, flat, k.lane[active])
         return [out]
@@ -406,7 +480,7 @@ class Emulator:
         value = env[op.operands[0]]
         buf = env[op.operands[1]]
         idx = [env[v] for v in list(op.operands)[2:]]
-        flat, active = self._addresses(op, buf, idx, mask)
+        key, flat, active = self._addresses(op, buf, idx, mask)
         k = self.kernel
         vals = np.broadcast_to(np.asarray(value), (k.n,))[active]
         lanes = k.lane[active]
@@ -418,7 +492,10 @@ class Emulator:
                 raise EmulationError(f"{op.location}: data race: threads store different "
                                      "values to one element")
         self._check_write(op, buf.alloc, flat, lanes)
-        buf.alloc.data.reshape(-1)[flat] = vals
+        if key:
+            buf.data[key] = vals
+        elif vals.size:
+            buf.data[()] = vals[-1]
         return []
 
     def _check_read(self, op, alloc: _Alloc, flat, lanes):
@@ -692,9 +769,12 @@ _ELEMENTWISE = {
 }
 
 
-def run(module, name: str, *inputs: np.ndarray) -> list[np.ndarray]:
+def run(module, name: str, *inputs: np.ndarray, emulator: "Emulator | None" = None
+        ) -> list[np.ndarray]:
     """Runs ``@name`` of a module after the ``kernels`` stage on ``inputs``
-    (the first arguments); returns the remaining (output) arguments."""
+    (the first arguments); returns the remaining (output) arguments.  Pass
+    the same ``emulator`` to keep device state (resident buffers, arenas)
+    across calls."""
     module = _op(module)
     fn = None
     for op in module.regions[0].blocks[0].operations:
@@ -709,7 +789,7 @@ def run(module, name: str, *inputs: np.ndarray) -> list[np.ndarray]:
     bufs = [np.array(x, dtype=_dtype(a.type.element_type), order="C", copy=True)
             for x, a in zip(inputs, args)]
     outs = [_fresh(a.type.shape, _dtype(a.type.element_type)) for a in args[len(inputs):]]
-    em = Emulator(module)
+    em = emulator if emulator is not None else Emulator(module)
     em.call(name, bufs + outs)
     return outs
 
@@ -737,9 +817,9 @@ class Emulated:
     stage (gpu.launch kernels on device buffers) and every call is
     emulated.  ``opt_level``/``sm_count`` as for lower_to_nvvm."""
 
-    def __init__(self, module, opt_level: int = 3, sm_count: int = 132):
+    def __init__(self, module, opt_level: int = 3, sm_count: int = 132, keep_resident=()):
         from ..ir import as_operation, make_context, print_module
-        from ..runtime.abi import Function
+        from ..runtime.abi import Function, Signature
         from ..runtime.signature import public_functions, signature_of
         from .nvvm import lower_to_nvvm
 
@@ -751,8 +831,15 @@ class Emulated:
             for fn in public_functions(self.lowered.operation):
                 sig = signature_of(fn)
                 self.signatures[sig.name] = sig
+                idx = [i for i in keep_resident if i < len(sig.input_tree)]
+                if idx:
+                    name = sig.name + "_upload_resident"
+                    self.signatures[name] = Signature(
+                        name, tuple(sig.inputs[sig.input_tree[i]] for i in idx),
+                        tuple(range(len(idx))), (), ())
             lower_to_nvvm(self.lowered.operation, opt_level=opt_level, sm_count=sm_count,
-                          stop_after="kernels")
+                          keep_resident=tuple(keep_resident), stop_after="kernels")
+            self.emulator = Emulator(self.lowered.operation)
         self._functions = {name: Function(sig, self._caller(sig)) for name, sig in
                            self.signatures.items()}
 
@@ -761,7 +848,7 @@ class Emulated:
             arrays = _arrays_from_descriptors(ptrs, list(sig.inputs) + list(sig.outputs))
             ins, outs = arrays[:len(sig.inputs)], arrays[len(sig.inputs):]
             with self.context:
-                results = run(self.lowered.operation, sig.name, *ins)
+                results = run(self.lowered.operation, sig.name, *ins, emulator=self.emulator)
             for dst, src in zip(outs, results):
                 np.copyto(dst, src, casting="unsafe")
         return call

@@ -12,8 +12,9 @@ from mlir.dialects import affine, arith, gpu, memref, scf
 from .. import _compat
 from ..transforms.base import ModulePass, option
 from .gpu_common import host_functions, index, index_type, walk
+from .gpu_fold_zero_init import ZERO_INIT
 
-__all__ = ["GpuLinalgToKernels", "Generic", "COMBINERS"]
+__all__ = ["GpuLinalgToKernels", "Generic", "COMBINERS", "KERNEL_ATTRIBUTES"]
 
 PARALLEL, REDUCTION = "parallel", "reduction"
 WORKGROUP = "#gpu.address_space<workgroup>"
@@ -63,6 +64,7 @@ class Generic:
         self.ranges = self._ranges()
         self.parallel = [d for d, k in enumerate(self.iterators) if k == PARALLEL]
         self.reduction = [d for d, k in enumerate(self.iterators) if k == REDUCTION]
+        self.zero_init = ZERO_INIT in op.attributes
 
     @property
     def operands(self):
@@ -154,14 +156,39 @@ def _pow2_ceil(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
 
-def _launch(grid, block, workgroup_types=()):
+def _launch(grid, block, workgroup_types=(), name=None):
     """A ``gpu.launch`` with its body block; returns (op, block, ids,
-    workgroup buffers) where ids = (bx, by, bz, tx, ty, tz)."""
+    workgroup buffers) where ids = (bx, by, bz, tx, ty, tz).  ``name`` =
+    (module, function) names the kernel after outlining."""
     g = [index(x) for x in list(grid) + [1] * (3 - len(grid))]
     b = [index(x) for x in list(block) + [1] * (3 - len(block))]
     op, body = _compat.gpu_launch(g, b, list(workgroup_types))
+    if name is not None:
+        op.attributes["module"] = ir.FlatSymbolRefAttr.get(name[0])
+        op.attributes["function"] = ir.FlatSymbolRefAttr.get(name[1])
     args = list(body.arguments)
     return op, body, args[:6], args[12:]
+
+
+class _Namer:
+    """Kernel names: every kernel of host function @f goes to gpu.module
+    @f_kernels as @f_<kind>_<n>; ``attrs`` collects per-kernel attributes."""
+
+    def __init__(self, fn_name: str, taken: set):
+        self.module = fn_name + "_kernels"
+        while self.module in taken:
+            self.module += "_"
+        taken.add(self.module)
+        self.fn = fn_name
+        self.count = 0
+        self.attrs: dict[str, dict] = {}
+
+    def __call__(self, kind: str):
+        self.count += 1
+        return self.module, f"{self.fn}_{kind}_{self.count - 1}"
+
+
+KERNEL_ATTRIBUTES = "gradir.kernel_attributes"
 
 
 def _workgroup_type(shape, elt) -> ir.Type:
@@ -277,10 +304,18 @@ class GpuLinalgToKernels(ModulePass):
     sm_count: int = option(132, "multiprocessors of the target GPU (GEMM tile choice)")
     tiled: bool = option(True, "tiled GEMM and block-reduction kernels (false: one "
                                "thread per output with serial reduction loops)")
+    gemm_min_blocks: int = option(2, "blocks per multiprocessor the GEMM kernels are "
+                                     "compiled for (nvvm.minctasm; 0: no limit)")
 
     def apply(self, module: ir.Operation) -> None:
         failed = False
+        taken = {ir.StringAttr(o.attributes["sym_name"]).value
+                 for o in module.regions[0].blocks[0].operations
+                 if "sym_name" in o.attributes}
+        attrs = {}
         for fn in host_functions(module):
+            namer = _Namer(ir.StringAttr(fn.attributes["sym_name"]).value, taken)
+            object.__setattr__(self, "_namer", namer)
             for op in list(walk(fn, into_kernels=False)):
                 if not op.name.startswith("linalg.") or op.name in ("linalg.yield",
                                                                      "linalg.index"):
@@ -304,8 +339,14 @@ class GpuLinalgToKernels(ModulePass):
                 with ir.InsertionPoint(op), op.location:
                     self._lower(gen)
                 op.erase()
+            attrs.update(namer.attrs)
         if failed:
             raise self.failure()
+        if attrs:
+            i32 = ir.IntegerType.get_signless(32)
+            module.attributes[KERNEL_ATTRIBUTES] = ir.DictAttr.get(
+                {k: ir.DictAttr.get({a: ir.IntegerAttr.get(i32, v) for a, v in d.items()})
+                 for k, d in attrs.items()})
         _erase_dead_host_scalars(module)
 
     def _lower(self, gen: Generic) -> None:
@@ -330,7 +371,8 @@ class GpuLinalgToKernels(ModulePass):
         if threads > 32:
             threads = (threads + 31) // 32 * 32
         blocks = -(-total // threads)
-        _, body, ids, _ = _launch([blocks], [threads])
+        _, body, ids, _ = _launch([blocks], [threads],
+                                  name=self._namer("reduce_serial" if gen.reduction else "map"))
         with ir.InsertionPoint(body):
             bx, tx = ids[0], ids[3]
             gid = tx if blocks == 1 else arith.addi(arith.muli(bx, index(threads)), tx)
@@ -358,7 +400,11 @@ class GpuLinalgToKernels(ModulePass):
             k = n_in + j
             idx = _apply_map(gen.maps[k], outer)
             needs = gen.used(k) or bool(gen.reduction)
-            outs.append((idx, memref.LoadOp(out, idx).result if needs else None))
+            if needs and gen.zero_init:
+                value = _const(out.type.element_type, 0)
+            else:
+                value = memref.LoadOp(out, idx).result if needs else None
+            outs.append((idx, value))
         if not gen.reduction:
             ins = [_load_operand(gen, k, dims) if gen.used(k) else None for k in range(n_in)]
             values = ins + [v for _, v in outs]
@@ -406,7 +452,7 @@ class GpuLinalgToKernels(ModulePass):
         n_in = len(gen.inputs)
         out_types = [o.type.element_type for o in gen.outputs]
         wg = [_workgroup_type([by, bx], t) for t in out_types]
-        _, body, ids, smem = _launch([grid], [bx, by], wg)
+        _, body, ids, smem = _launch([grid], [bx, by], wg, name=self._namer("reduce"))
         with ir.InsertionPoint(body):
             bid, tx, ty = ids[0], ids[3], ids[4]
             if inner:
@@ -461,8 +507,10 @@ class GpuLinalgToKernels(ModulePass):
                 for j, (out, buf, c) in enumerate(zip(gen.outputs, smem, combiners)):
                     idx = _apply_map(gen.maps[n_in + j], dims)
                     total = memref.LoadOp(buf, [ty, tx]).result
-                    init = memref.LoadOp(out, idx).result
-                    memref.StoreOp(_combine(c, init, total), out, idx)
+                    if not gen.zero_init:
+                        init = memref.LoadOp(out, idx).result
+                        total = _combine(c, init, total)
+                    memref.StoreOp(total, out, idx)
                 scf.YieldOp([])
             gpu.TerminatorOp()
 
@@ -497,7 +545,10 @@ class GpuLinalgToKernels(ModulePass):
         wg = [_workgroup_type([bk, bm + pad_a], a_smem_t),
               _workgroup_type([bk, bn + pad_b], b_smem_t)]
         grid = [-(-N // bn), -(-M // bm), math.prod(brange)]
-        _, body, ids, (As, Bs) = _launch(grid, [16, 16], wg)
+        name = self._namer("gemm")
+        if self.gemm_min_blocks > 0:
+            self._namer.attrs[name[1]] = {"nvvm.minctasm": self.gemm_min_blocks}
+        _, body, ids, (As, Bs) = _launch(grid, [16, 16], wg, name=name)
         with ir.InsertionPoint(body):
             bx, by, bz, tx, ty = ids[0], ids[1], ids[2], ids[3], ids[4]
             tid = arith.addi(arith.muli(ty, index(16)), tx)
@@ -545,8 +596,11 @@ class GpuLinalgToKernels(ModulePass):
 
                     def store(i=i, j=j, dims=dims):
                         idx = _apply_map(gen.maps[2], dims)
-                        old = memref.LoadOp(c, idx).result
-                        memref.StoreOp(_binary(g["add"], old, accs[i * tn + j]), c, idx)
+                        value = accs[i * tn + j]
+                        if not gen.zero_init:
+                            old = memref.LoadOp(c, idx).result
+                            value = _binary(g["add"], old, value)
+                        memref.StoreOp(value, c, idx)
 
                     if conds:
                         cond = conds[0] if len(conds) == 1 else arith.andi(conds[0], conds[1])

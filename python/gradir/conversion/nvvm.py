@@ -72,12 +72,16 @@ def _steps_to_memrefs(opt_level: int) -> list[str]:
     steps = ["inline", "symbol-dce", "canonicalize", "cse"]
     if opt_level >= 1:
         steps += ["linalg-fuse-elementwise-ops", "canonicalize", "cse"]
+    steps += ["linalg-generalize-named-ops"]
+    if opt_level >= 1:
+        steps += ["gpu-fold-zero-init", "canonicalize", "cse"]
     steps += ["eliminate-empty-tensors", "empty-tensor-to-alloc-tensor", _BUFFERIZE,
               _OUT_PARAMS, "canonicalize", "cse"]
     return steps
 
 
-def _steps_to_kernels(opt_level: int, keep_resident=(), sm_count: int = 132) -> list[str]:
+def _steps_to_kernels(opt_level: int, keep_resident=(), sm_count: int = 132,
+                      persistent: bool = True) -> list[str]:
     buffers = "gpu-device-buffers"
     if keep_resident:
         buffers += "{keep-resident=" + ",".join(str(i) for i in keep_resident) + "}"
@@ -89,8 +93,11 @@ def _steps_to_kernels(opt_level: int, keep_resident=(), sm_count: int = 132) -> 
         opts.append(f"sm-count={sm_count}")
     if opts:
         kernels += "{" + " ".join(opts) + "}"
-    return [buffers, "linalg-generalize-named-ops", kernels, "canonicalize", "cse",
-            "gpu-check-host"]
+    steps = [buffers, "linalg-generalize-named-ops", kernels, "canonicalize", "cse",
+             "gpu-check-host"]
+    if persistent:
+        steps += ["gpu-persistent-buffers", "canonicalize", "cse"]
+    return steps
 
 
 def _steps_to_nvvm(chip: str, opt_level: int, fmt: str, libdevice: bool = True) -> list[str]:
@@ -102,7 +109,7 @@ def _steps_to_nvvm(chip: str, opt_level: int, fmt: str, libdevice: bool = True) 
         # Without libdevice, math functions are expanded to arithmetic.
         device = ["math-expand-ops", "math-polynomial-approximation"] + device
     nvvm_opt = max(0, min(3, opt_level))
-    return ["gpu-kernel-outlining", "gpu-check-host",
+    return ["gpu-kernel-outlining", "gpu-kernel-attributes", "gpu-check-host",
             f"nvvm-attach-target{{chip={chip} O={nvvm_opt}}}",
             "gpu.module(" + ",".join(device + ["convert-gpu-to-nvvm", "canonicalize", "cse",
                                                "reconcile-unrealized-casts"]) + ")",

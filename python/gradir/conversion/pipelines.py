@@ -24,8 +24,8 @@ from mlir import ir
 from mlir.passmanager import PassManager
 
 
-__all__ = ["LINALG_TO_LLVM", "CPU_PIPELINE", "lower_to_llvm", "linalg_to_llvm_pipeline",
-           "SCHEDULE_LIBRARY"]
+__all__ = ["LINALG_TO_LLVM", "CPU_PIPELINE", "STAGES", "lower_to_llvm", "preload_schedule",
+           "linalg_to_llvm_pipeline", "SCHEDULE_LIBRARY"]
 
 # The transform-dialect schedule (tiling and vectorization of contractions).
 SCHEDULE_LIBRARY = Path(__file__).resolve().parent / "cpu_schedule.mlir"
@@ -35,27 +35,67 @@ _BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries "
 _OUT_PARAMS = "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}"
 
 
-def linalg_to_llvm_pipeline(opt_level: int = 2, schedule: str | Path | None = None) -> str:
+STAGES = ("bufferized", "llvm")
+
+
+def _preload_step(schedule: str | Path | None) -> str:
+    library = Path(schedule or SCHEDULE_LIBRARY)
+    return f"transform-preload-library{{transform-library-paths={library}}}"
+
+
+def preload_schedule(context: ir.Context, schedule: str | Path | None = None) -> None:
+    """Loads the transform-dialect schedule into ``context`` once.
+
+    A context keeps its preloaded transform library: loading the same file
+    again fails with "doubly defined symbol", which means it is there."""
+    with context, ir.Location.unknown():
+        scratch = ir.Module.create()
+        try:
+            PassManager.parse(f"builtin.module({_preload_step(schedule)})").run(scratch.operation)
+        except ir.MLIRError as err:
+            if not any("doubly defined symbol" in d.message for d in err.error_diagnostics):
+                raise
+
+
+def linalg_to_llvm_pipeline(opt_level: int = 2, schedule: str | Path | None = None,
+                            stage: str = "llvm", preload: bool = True) -> str:
     """The upstream pipeline from linalg-on-tensors to the LLVM dialect.
 
-    ``opt_level`` 0: no fusion, no vectorization schedule (fastest to
-    compile); 1: elementwise fusion; 2 and 3: also the transform-dialect
-    schedule ``schedule`` (default ``SCHEDULE_LIBRARY``) that tiles and
-    vectorizes contractions."""
+    ``opt_level`` 0: no fusion, no schedule (fastest to compile); 1:
+    elementwise fusion (``linalg-fuse-elementwise-ops``, after generalizing
+    reductions and broadcasts with the ``gradir_cpu_generalize`` sequence of
+    ``schedule``, default ``SCHEDULE_LIBRARY``); 2 and more: also the
+    ``gradir_cpu_tensor`` sequence, which tiles and vectorizes matmuls and
+    transposes.  ``stage``
+    "bufferized" stops after bufferization, out-params and deallocation
+    (memrefs, linalg and vector ops), "llvm" goes all the way.  ``preload``
+    False leaves out ``transform-preload-library`` (the schedule must then be
+    loaded in the context already, see ``preload_schedule``)."""
+    if stage not in STAGES:
+        raise ValueError(f"unknown stage {stage!r} (one of {', '.join(STAGES)})")
     steps = ["inline", "symbol-dce", "canonicalize", "cse"]
     if opt_level >= 1:
-        steps += ["linalg-fuse-elementwise-ops", "canonicalize", "cse"]
+        if preload:
+            steps += [_preload_step(schedule)]
+        steps += ["transform-interpreter{entry-point=gradir_cpu_generalize}",
+                  "linalg-fuse-elementwise-ops", "canonicalize", "cse"]
     if opt_level >= 2:
-        library = Path(schedule or SCHEDULE_LIBRARY)
-        steps += [f"transform-preload-library{{transform-library-paths={library}}}",
-                  "transform-interpreter{entry-point=gradir_cpu_tensor}", "canonicalize", "cse"]
+        steps += ["transform-interpreter{entry-point=gradir_cpu_tensor}", "canonicalize", "cse"]
+    # Tensors -> buffers: every public function gets identity-layout memref
+    # arguments, its results become out-params written in place (static
+    # allocations hoisted to the caller), intermediates are freed.
     steps += ["eliminate-empty-tensors", "empty-tensor-to-alloc-tensor", _BUFFERIZE,
               _OUT_PARAMS, "canonicalize", "cse", "buffer-deallocation-pipeline",
-              "convert-bufferization-to-memref", "func.func(convert-linalg-to-loops)",
-              "func.func(convert-vector-to-scf{full-unroll=true})"]
-    steps += ["func.func(llvm-request-c-wrappers)", "fold-memref-alias-ops",
+              "convert-bufferization-to-memref"]
+    if stage == "bufferized":
+        return "builtin.module(" + ",".join(steps) + ")"
+    steps += ["func.func(convert-linalg-to-loops)",
+              "func.func(convert-vector-to-scf{full-unroll=true})",
+              "func.func(llvm-request-c-wrappers)", "fold-memref-alias-ops",
               "expand-strided-metadata", "lower-affine", "convert-scf-to-cf",
-              "convert-vector-to-llvm", "convert-math-to-llvm", "convert-math-to-libm", "convert-to-llvm",
+              "convert-vector-to-llvm", "convert-math-to-llvm", "convert-math-to-libm",
+              "finalize-memref-to-llvm", "convert-arith-to-llvm", "convert-index-to-llvm",
+              "convert-ub-to-llvm", "convert-cf-to-llvm", "convert-func-to-llvm",
               "reconcile-unrealized-casts", "canonicalize", "cse"]
     return "builtin.module(" + ",".join(steps) + ")"
 
@@ -66,14 +106,13 @@ LINALG_TO_LLVM = linalg_to_llvm_pipeline(2)
 CPU_PIPELINE = "builtin.module(rlx-to-linalg," + LINALG_TO_LLVM[len("builtin.module("):]
 
 
-def lower_to_llvm(module, *, opt_level: int = 2) -> None:
+def lower_to_llvm(module, *, opt_level: int = 2, stage: str = "llvm") -> None:
     """Lowers ``module`` (rlx functions; mutated in place) to the LLVM
     dialect with the ABI described in this module's docstring.
 
     Raises ``mlir.ir.MLIRError`` with the diagnostics of the failing pass
     (rlx-to-linalg reports refusals at the offending op) and a note naming a
     command that reproduces the failure."""
-    from .rlx_to_linalg import RlxToLinalg
     from ..transforms.pipeline import build_pass_manager
 
     op = module.operation if hasattr(module, "operation") else module
@@ -84,10 +123,13 @@ def lower_to_llvm(module, *, opt_level: int = 2) -> None:
         except ir.MLIRError as err:
             err.add_note("reproduce with: gradir-opt --rlx-to-linalg input.mlir")
             raise
-        text = linalg_to_llvm_pipeline(opt_level)
+        if opt_level >= 1:
+            preload_schedule(op.context)
+        text = linalg_to_llvm_pipeline(opt_level, stage=stage, preload=False)
         try:
             PassManager.parse(text).run(op)
         except ir.MLIRError as err:
+            full = linalg_to_llvm_pipeline(opt_level, stage=stage)
             err.add_note(f"reproduce with: gradir-opt --rlx-to-linalg input.mlir | "
-                         f"mlir-opt --pass-pipeline='{text}'")
+                         f"mlir-opt --pass-pipeline='{full}'")
             raise

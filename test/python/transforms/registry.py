@@ -25,6 +25,8 @@ def test_names_match():
 # CHECK-LABEL: TEST: test_names_match
 # CHECK: rlx-cse ok
 # CHECK: rlx-dce ok
+# CHECK: rlx-lower-to-llvm ok
 # CHECK: rlx-memory-report ok
 # CHECK: rlx-simplify-gradient ok
+# CHECK: rlx-to-linalg ok
 # CHECK: rlx-verify ok

@@ -12,4 +12,7 @@
 // CHECK-DAG: budget=<string>  -  remat=auto's limit on the adjoint's peak
 // CHECK-DAG: --rlx-simplify-gradient  -  Simplifies rlx functions (generated gradients above all) in place.
 // CHECK-DAG: func=<string>  -  simplify only this function (default: every function)
+// CHECK-DAG: --rlx-to-linalg  -  Lowers rlx and grad ops to linalg, tensor, arith, math and scf.
+// CHECK-DAG: --rlx-lower-to-llvm  -  Lowers an rlx module to the LLVM dialect for the CPU
+// CHECK-DAG: stage=<string>  -  where to stop: bufferized (memrefs) or llvm (default: llvm)
 // VERSION: gradir-opt (gradir {{.*}}, MLIR 22.1.8)

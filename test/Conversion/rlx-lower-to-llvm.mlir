@@ -1,0 +1,104 @@
+// RUN: gradir-opt %s --split-input-file --rlx-lower-to-llvm='stage=bufferized' | FileCheck %s --check-prefix=BUF
+// RUN: gradir-opt %s --split-input-file --rlx-lower-to-llvm | FileCheck %s --check-prefix=LLVM
+// RUN: gradir-opt %s --split-input-file --rlx-lower-to-llvm='opt-level=0 stage=bufferized' | FileCheck %s --check-prefix=O0
+
+// The CPU pipeline.  ABI: results become out-params (caller-allocated,
+// identity layouts) written in place, no function results, a C interface.
+// An elementwise chain is one loop nest writing the out-param directly.
+
+// BUF-LABEL: func.func @chain(
+// BUF-SAME: %[[A:[^:]*]]: memref<64x512xf32>, %[[B:[^:]*]]: memref<512xf32>, %[[OUT:[^:]*]]: memref<64x512xf32>) attributes
+// BUF-NOT: memref.alloc
+// BUF: linalg.generic {{.*}} ins(%[[A]], %[[B]] : memref<64x512xf32>, memref<512xf32>) outs(%[[OUT]] : memref<64x512xf32>)
+// BUF: arith.addf
+// BUF-NEXT: arith.maximumf
+// BUF-NEXT: arith.mulf
+// BUF-NOT: linalg.generic
+// BUF-NOT: memref.copy
+// BUF: return{{$}}
+
+// LLVM-LABEL: llvm.func @chain(
+// LLVM-SAME: llvm.emit_c_interface
+// LLVM-NOT: llvm.return %
+// LLVM-LABEL: llvm.func @_mlir_ciface_chain(
+// LLVM-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
+// LLVM: llvm.call @chain({{.*}}) : ({{.*}}) -> ()
+
+// Without fusion (opt-level=0) there are three loop nests, each updating the
+// out-param in place (no temporary buffer).
+// O0-LABEL: func.func @chain(
+// O0-NOT: memref.alloc
+// O0-COUNT-3: linalg.generic {{.*}} outs(%arg2 : memref<64x512xf32>)
+// O0-NOT: linalg.generic
+// O0: return
+func.func @chain(%a: tensor<64x512xf32>, %b: tensor<512xf32>) -> tensor<64x512xf32> {
+  %0 = "rlx.add"(%a, %b) : (tensor<64x512xf32>, tensor<512xf32>) -> tensor<64x512xf32>
+  %1 = "rlx.relu"(%0) : (tensor<64x512xf32>) -> tensor<64x512xf32>
+  %2 = "rlx.multiply"(%1, %a) : (tensor<64x512xf32>, tensor<64x512xf32>) -> tensor<64x512xf32>
+  return %2 : tensor<64x512xf32>
+}
+
+// -----
+
+// Tuple results are flattened into out-params; the matmul is tiled to 8x32,
+// vectorized (vector.fma) with the accumulator in registers across the K
+// loop and written into the first out-param; exp fuses into the sum.
+// BUF-LABEL: func.func @tuple_out(
+// BUF-SAME: %{{[^:]*}}: memref<8x16xf32>, %{{[^:]*}}: memref<16x32xf32>, %[[MM:[^:]*]]: memref<8x32xf32>, %[[S:[^:]*]]: memref<f32>) attributes
+// BUF-SAME: gradir.original_type = (tensor<8x16xf32>, tensor<16x32xf32>) -> tuple<tensor<8x32xf32>, tensor<f32>>
+// BUF-NOT: memref.alloc
+// BUF: %[[ACC:.*]] = vector.transfer_read %[[MM]]
+// BUF: %[[R:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[ACC]]) -> (vector<8x32xf32>)
+// BUF: vector.fma {{.*}} : vector<32xf32>
+// BUF: vector.transfer_write %[[R]], %[[MM]]
+// BUF: linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]} ins(%[[MM]] : memref<8x32xf32>) outs(%[[S]] : memref<f32>)
+// BUF: math.exp
+// BUF-NEXT: arith.addf
+// BUF-NOT: memref.copy
+// BUF: return
+
+// LLVM-LABEL: llvm.func @_mlir_ciface_tuple_out(
+// LLVM-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
+func.func @tuple_out(%a: tensor<8x16xf32>, %w: tensor<16x32xf32>) -> tuple<tensor<8x32xf32>, tensor<f32>> {
+  %0 = "rlx.matmul"(%a, %w) : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  %1 = "rlx.exp"(%0) : (tensor<8x32xf32>) -> tensor<8x32xf32>
+  %2 = "rlx.sum"(%1) : (tensor<8x32xf32>) -> tensor<f32>
+  %t = "rlx.tuple"(%0, %2) {operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<8x32xf32>, tensor<f32>) -> tuple<tensor<8x32xf32>, tensor<f32>>
+  return %t : tuple<tensor<8x32xf32>, tensor<f32>>
+}
+
+// -----
+
+// An intermediate that no result aliases is allocated and freed before the
+// function returns.
+// BUF-LABEL: func.func @intermediate(
+// BUF: %[[T:.*]] = memref.alloc() {{.*}} : memref<8x32xf32>
+// BUF: vector.transfer_write %{{.*}}, %[[T]]
+// BUF: linalg.generic {{.*}} ins(%[[T]] : memref<8x32xf32>)
+// BUF: memref.dealloc %[[T]] : memref<8x32xf32>
+// BUF-NEXT: return
+func.func @intermediate(%a: tensor<8x16xf32>, %w: tensor<16x32xf32>) -> tensor<8xf32> {
+  %0 = "rlx.matmul"(%a, %w) : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  %1 = "rlx.sum"(%0) {axis = array<i64: 1>} : (tensor<8x32xf32>) -> tensor<8xf32>
+  return %1 : tensor<8xf32>
+}
+
+// -----
+
+// A result that is an argument is copied into its out-param; a private
+// callee is inlined and removed.
+// BUF-LABEL: func.func @passthrough(
+// BUF-SAME: %[[X:[^:]*]]: memref<4xf32>, %[[O1:[^:]*]]: memref<4xf32>, %[[O2:[^:]*]]: memref<4xf32>) attributes
+// BUF-DAG: memref.copy %[[X]], %[[O1]]
+// BUF-DAG: linalg.generic {{.*}} outs(%[[O2]] : memref<4xf32>)
+// BUF-NOT: call
+// BUF-NOT: func.func private
+// LLVM-NOT: @helper
+func.func private @helper(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "rlx.tanh"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+func.func @passthrough(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = call @helper(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %x, %0 : tensor<4xf32>, tensor<4xf32>
+}
