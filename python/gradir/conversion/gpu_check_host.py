@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from ..transforms.base import ModulePass
-from .gpu_common import VIEW_OPS, host_functions, is_memref, walk
+from .gpu_common import VIEW_OPS, host_functions, is_memref
 
 __all__ = ["GpuCheckHost", "host_problem"]
 
@@ -70,10 +70,22 @@ class GpuCheckHost(ModulePass):
     def apply(self, module: ir.Operation) -> None:
         failed = False
         for fn in host_functions(module):
-            for op in walk(fn, into_kernels=False):
-                problem = host_problem(op)
-                if problem:
-                    self.error(op, problem)
-                    failed = True
+            failed |= self._check(fn)
         if failed:
             raise self.failure()
+
+    def _check(self, op: ir.Operation) -> bool:
+        """Checks the ops nested in ``op`` (not inside kernels, not inside an
+        op already refused)."""
+        failed = False
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    inner = inner.operation
+                    problem = host_problem(inner)
+                    if problem:
+                        self.error(inner, problem)
+                        failed = True
+                    elif inner.name != "gpu.launch":
+                        failed |= self._check(inner)
+        return failed

@@ -12,8 +12,14 @@ flattened depth-first (``gradir.original_type`` keeps the original
 function type).  Memrefs have identity layouts; the caller allocates the
 outputs (numpy arrays) and the function writes them.  Each public function
 has ``llvm.emit_c_interface``: ``_mlir_ciface_f(ptr to input descriptor...,
-ptr to output descriptor...)``.  Intermediate buffers are freed before the
-function returns.
+ptr to output descriptor...)``.  Bool (i1) tensors are i8 memrefs holding 0
+or 1, the layout of numpy ``bool`` arrays.  Intermediate buffers are freed
+before the function returns; functions keep no state between calls.
+
+The pipeline needs the MLIR context's dialect registry complete before a
+pass manager runs it (``convert-to-llvm`` is avoided: it loads dialect
+interfaces lazily, which aborts inside a running pass manager, e.g. when
+``rlx-lower-to-llvm`` runs from ``gradir-opt``).
 """
 
 from __future__ import annotations
@@ -23,11 +29,11 @@ from pathlib import Path
 from mlir import ir
 from mlir.passmanager import PassManager
 
-
 __all__ = ["LINALG_TO_LLVM", "CPU_PIPELINE", "STAGES", "lower_to_llvm", "preload_schedule",
            "linalg_to_llvm_pipeline", "SCHEDULE_LIBRARY"]
 
-# The transform-dialect schedule (tiling and vectorization of contractions).
+# The transform-dialect schedule (generalization before fusion; tiled, vectorized
+# matmuls and transposes).
 SCHEDULE_LIBRARY = Path(__file__).resolve().parent / "cpu_schedule.mlir"
 
 _BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries "

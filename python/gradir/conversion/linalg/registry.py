@@ -16,7 +16,6 @@ from typing import Callable
 from mlir import ir
 
 from ...dialects.infer import raw_attributes
-
 from .linalg_utils import convert_scalar, elementwise, elt_of, is_half, shape_of
 
 __all__ = ["LOWERINGS", "lowers", "pattern_for", "promote_half_needed"]

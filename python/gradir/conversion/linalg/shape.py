@@ -22,7 +22,7 @@ from mlir.dialects import arith, linalg, tensor
 from ...dialects.infer import attributes_of
 from .linalg_utils import (PARALLEL, broadcast_to, elt_of, empty, extract_slice, generic,
                            identity_map, index_value, insert_slice, norm_axes, numel,
-                           reshape, scalar_const, shape_of, transpose, zero)
+                           reshape, shape_of, transpose, zero)
 from .registry import lowers
 
 

@@ -1,0 +1,170 @@
+// RUN: gradir-opt %s --split-input-file --gpu-linalg-to-kernels --canonicalize --cse | FileCheck %s
+// RUN: gradir-opt %s --split-input-file --gpu-linalg-to-kernels='tiled=false' --canonicalize --cse | FileCheck %s --check-prefix=SERIAL
+
+// With tiled=false every op is one thread per output with serial loops.
+// SERIAL-LABEL: func.func @matmul(
+// SERIAL:      gpu.launch {{.*}} function(@matmul_reduce_serial_0) {
+// SERIAL-NOT:  gpu.barrier
+// SERIAL:      scf.for %{{.*}} = %c0 to %c48 step %c1
+// SERIAL-LABEL: func.func @row_sum(
+// SERIAL:      gpu.launch {{.*}} function(@row_sum_reduce_serial_0) {
+// SERIAL-NOT:  gpu.barrier
+
+// One thread per element, thread x along the innermost dimension; 500
+// elements in 2 blocks of 256 threads, so the last block is guarded.
+// CHECK-LABEL: func.func @elementwise(
+// CHECK-SAME: %[[A:.*]]: memref<5x100xf32>, %[[B:.*]]: memref<100xf32>, %[[OUT:.*]]: memref<5x100xf32>)
+// CHECK:      gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c2, %{{.*}} = %c1, %{{.*}} = %c1) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c256, %{{.*}} = %c1, %{{.*}} = %c1) module(@elementwise_kernels) function(@elementwise_map_0) {
+// CHECK-NEXT:   %[[BASE:.*]] = arith.muli %[[BX]], %c256
+// CHECK-NEXT:   %[[I:.*]] = arith.addi %[[BASE]], %[[TX]]
+// CHECK-NEXT:   %[[IN:.*]] = arith.cmpi ult, %[[I]], %c500
+// CHECK-NEXT:   scf.if %[[IN]] {
+// CHECK-NEXT:     %[[R:.*]] = arith.divui %[[I]], %c100
+// CHECK-NEXT:     %[[C:.*]] = arith.remui %[[I]], %c100
+// CHECK-NEXT:     %[[X:.*]] = memref.load %[[A]][%[[R]], %[[C]]]
+// CHECK-NEXT:     %[[Y:.*]] = memref.load %[[B]][%[[C]]]
+// CHECK-NEXT:     %[[S:.*]] = arith.addf %[[X]], %[[Y]]
+// CHECK-NEXT:     %[[E:.*]] = math.exp %[[S]]
+// CHECK-NEXT:     memref.store %[[E]], %[[OUT]][%[[R]], %[[C]]]
+// CHECK:        gpu.terminator
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+func.func @elementwise(%a: memref<5x100xf32>, %b: memref<100xf32>, %out: memref<5x100xf32>) {
+  linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %b : memref<5x100xf32>, memref<100xf32>) outs(%out : memref<5x100xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    %e = math.exp %s : f32
+    linalg.yield %e : f32
+  }
+  return
+}
+
+// -----
+
+// C += A*B: 16x16 threads per 16x16 tile of C; BKx(BM+pad) and BKxBN tiles
+// of A and B staged in workgroup memory between two barriers per K step.
+// The GEMM kernels ask for 2 blocks per multiprocessor (nvvm.minctasm).
+// CHECK: module attributes {gradir.kernel_attributes = {matmul_gemm_0 = {nvvm.minctasm = 2 : i32}}}
+// CHECK-LABEL: func.func @matmul(
+// CHECK-SAME: %[[A:.*]]: memref<64x48xf32>, %[[B:.*]]: memref<48x80xf32>, %[[C:.*]]: memref<64x80xf32>)
+// CHECK:      gpu.launch blocks({{.*}}) in ({{.*}} = %c5, {{.*}} = %c4, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c16, {{.*}} = %c16, {{.*}} = %c1) module(@matmul_kernels) function(@matmul_gemm_0) workgroup(%[[AS:.*]] : memref<16x18xf32, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>>) {
+// CHECK:        %[[ACC:.*]] = scf.for %{{.*}} = %c0 to %c3 step %c1 iter_args(%{{.*}} = %cst) -> (f32) {
+// CHECK:          %[[VA:.*]] = memref.load %[[A]]
+// CHECK-NEXT:     memref.store %[[VA]], %[[AS]]
+// CHECK:          %[[VB:.*]] = memref.load %[[B]]
+// CHECK-NEXT:     memref.store %[[VB]], %[[BS]]
+// CHECK-NEXT:     gpu.barrier
+// CHECK-COUNT-16: arith.mulf
+// CHECK:          gpu.barrier
+// CHECK-NEXT:     scf.yield
+// CHECK:        %[[OLD:.*]] = memref.load %[[C]]
+// CHECK-NEXT:   %[[NEW:.*]] = arith.addf %[[OLD]], %[[ACC]]
+// CHECK-NEXT:   memref.store %[[NEW]], %[[C]]
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+func.func @matmul(%a: memref<64x48xf32>, %b: memref<48x80xf32>, %c: memref<64x80xf32>) {
+  linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<64x48xf32>, memref<48x80xf32>) outs(%c : memref<64x80xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Reduction along the innermost dimension: a block per row, threads stride
+// over the row, then a tree in workgroup memory (log2(256) steps).
+// CHECK-LABEL: func.func @row_sum(
+// CHECK-SAME: %[[A:.*]]: memref<6x1000xf32>, %[[OUT:.*]]: memref<6xf32>)
+// CHECK:      gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in ({{.*}} = %c6, {{.*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in ({{.*}} = %c256, {{.*}}) module(@row_sum_kernels) function(@row_sum_reduce_0) workgroup(%[[S:.*]] : memref<1x256xf32, #gpu.address_space<workgroup>>) {
+// CHECK-NEXT:   %[[P:.*]] = scf.for %[[R:.*]] = %[[TX]] to %c1000 step %c256 iter_args(%[[ACC:.*]] = %cst) -> (f32) {
+// CHECK-NEXT:     %[[X:.*]] = memref.load %[[A]][%[[BX]], %[[R]]]
+// CHECK-NEXT:     %[[M:.*]] = arith.maximumf %[[ACC]], %[[X]]
+// CHECK-NEXT:     scf.yield %[[M]]
+// CHECK:        memref.store %[[P]], %[[S]][%c0, %[[TX]]]
+// CHECK-NEXT:   gpu.barrier
+// CHECK-COUNT-8: gpu.barrier
+// CHECK:        scf.if
+// CHECK:          %[[T:.*]] = memref.load %[[S]][%c0, %[[TX]]]
+// CHECK-NEXT:     %[[I:.*]] = memref.load %[[OUT]][%[[BX]]]
+// CHECK-NEXT:     %[[F:.*]] = arith.maximumf %[[I]], %[[T]]
+// CHECK-NEXT:     memref.store %[[F]], %[[OUT]][%[[BX]]]
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d0)>
+func.func @row_sum(%a: memref<6x1000xf32>, %out: memref<6xf32>) {
+  linalg.generic {indexing_maps = [#id, #col], iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<6x1000xf32>) outs(%out : memref<6xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.maximumf %acc, %x : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Reduction along the outer dimension: thread x runs along the (parallel)
+// innermost dimension so loads stay coalesced, thread y strides over rows.
+// CHECK-LABEL: func.func @column_sum(
+// CHECK:      gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c8, {{.*}} = %c32, {{.*}} = %c1) module(@column_sum_kernels) function(@column_sum_reduce_0) workgroup(%{{.*}} : memref<32x8xf32, #gpu.address_space<workgroup>>)
+// CHECK:        scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c32
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+func.func @column_sum(%a: memref<1000x6xf32>, %out: memref<6xf32>) {
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["reduction", "parallel"]}
+      ins(%a : memref<1000x6xf32>) outs(%out : memref<6xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A reduction whose combiner is not recognised runs one thread per output
+// with a serial loop (correct, slower).
+// CHECK-LABEL: func.func @argmax(
+// CHECK:      gpu.launch {{.*}} function(@argmax_reduce_serial_0) {
+// CHECK:        %{{.*}}:2 = scf.for %{{.*}} = %c0 to %c10 step %c1 iter_args
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d0)>
+func.func @argmax(%a: memref<6x10xf32>, %m: memref<6xf32>, %i: memref<6xi64>) {
+  linalg.generic {indexing_maps = [#id, #col, #col], iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<6x10xf32>) outs(%m, %i : memref<6xf32>, memref<6xi64>) {
+  ^bb0(%x: f32, %best: f32, %bi: i64):
+    %j = linalg.index 1 : index
+    %ji = arith.index_cast %j : index to i64
+    %gt = arith.cmpf ogt, %x, %best : f32
+    %nb = arith.select %gt, %x, %best : f32
+    %ni = arith.select %gt, %ji, %bi : i64
+    linalg.yield %nb, %ni : f32, i64
+  }
+  return
+}
+
+// -----
+
+// A scalar the host would read from device memory is read in the kernel.
+// CHECK-LABEL: func.func @fill_from_device(
+// CHECK-SAME: %[[S:.*]]: memref<f32>, %[[OUT:.*]]: memref<8xf32>)
+// CHECK-NOT:  memref.load
+// CHECK:      gpu.launch
+// CHECK-NEXT:   %[[V:.*]] = memref.load %[[S]][]
+// CHECK-NEXT:   memref.store %[[V]], %[[OUT]]
+func.func @fill_from_device(%s: memref<f32>, %out: memref<8xf32>) {
+  %v = memref.load %s[] : memref<f32>
+  %d = arith.extf %v : f32 to f64
+  %t = arith.truncf %d : f64 to f32
+  linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%t : f32) outs(%out : memref<8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  }
+  return
+}
