@@ -3,11 +3,17 @@ N dense-tanh layers, for storing everything, sqrt(N) segments by Relax's
 markers, and rlx-gradient's remat=auto at several budgets.
 
     build/venv/bin/python bench/remat.py [--n 16,64,256] [--batch 1024] [--width 256]
+                                         [--rss-max-n 64]
 
 Every number comes from rlx-memory-report's model (``gradir.autodiff.memory``)
 and the FLOP counts of ``gradir.autodiff.cost`` on the generated
 ``@main_adjoint``; the gradients of the plans are compared with the plain
 adjoint's through the reference interpreter on a small instance first.
+For N <= --rss-max-n the adjoint is also compiled (gradir.compile, CPU) and
+run in a fresh process: "RSS MiB" is the peak resident memory during one
+call above the resident memory before it (inputs and outputs allocated,
+code compiled and warmed up; Linux's VmHWM reset through clear_refs;
+glibc's mmap threshold fixed at 128 KiB so freed buffers leave the RSS).
 """
 
 from __future__ import annotations
@@ -105,6 +111,50 @@ def check_numerics() -> str:
     return "gradients of every plan equal the plain adjoint's (6 layers, f64)"
 
 
+def _rss_child(path: str, options: str) -> None:
+    """Compiles and runs @main_adjoint of the IR in ``path``; prints the
+    peak RSS of one call above the RSS before it, in bytes."""
+    import gradir
+    from gradir import _compat
+    _compat.push_diagnostic_sink(lambda *a: None)
+    module = gradir.parse(open(path).read())
+    gradir.run_pipeline(module, "builtin.module(rlx-gradient{" + options + "})")
+    fn = gradir.compile(module)["main_adjoint"]
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(s.shape).astype(s.dtype) * 0.1 for s in fn.signature.inputs]
+    fn(*args)
+
+    def status(key):
+        for line in open("/proc/self/status"):
+            if line.startswith(key):
+                return int(line.split()[1]) * 1024
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")                   # resets VmHWM to the current RSS
+    before = status("VmRSS:")
+    fn(*args)
+    print(status("VmHWM:") - before)
+
+
+def compiled_rss(text: str, options: str) -> int | None:
+    import os
+    import subprocess
+    import tempfile
+    with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False) as f:
+        f.write(text)
+    try:
+        # A fixed mmap threshold: glibc otherwise raises it after the first
+        # free of a large block, and later buffers come from a heap it keeps.
+        env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="131072")
+        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--rss-child", f.name,
+                               options], capture_output=True, text=True, env=env)
+    finally:
+        os.unlink(f.name)
+    if proc.returncode != 0:
+        print(proc.stderr, file=sys.stderr)
+        return None
+    return int(proc.stdout.split()[-1])
+
+
 def mib(b: int) -> str:
     return f"{b / 2**20:.1f}"
 
@@ -115,24 +165,33 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", type=int, default=1024)
     ap.add_argument("--width", type=int, default=256)
     ap.add_argument("--budgets", default="0.5,0.25,0.1")
+    ap.add_argument("--rss-max-n", type=int, default=64)
+    ap.add_argument("--rss-child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.rss_child:
+        _rss_child(*args.rss_child)
+        return 0
     print(check_numerics())
     print(f"\nchain of N dense-tanh layers, batch {args.batch}, width {args.width}, f32; "
           "peak in MiB (rlx-memory-report), FLOPs relative to the plain adjoint\n")
-    print("| N | plan | budget | peak MiB | FLOPs (x plain) | vs markers | pass s | note |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| N | plan | budget | peak MiB | FLOPs (x plain) | vs markers | pass s | RSS MiB | note |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for n in [int(v) for v in args.n.split(",")]:
         plain = run_case(chain_ir(n, args.batch, args.width))
         seg = max(1, round(math.sqrt(n)))
         marks = run_case(chain_ir(n, args.batch, args.width, seg))
-        rows = [("store everything", "-", plain), (f"markers, {seg} segments", "-", marks)]
+        plain_text = chain_ir(n, args.batch, args.width)
+        marked_text = chain_ir(n, args.batch, args.width, seg)
+        rows = [("store everything", "-", plain, plain_text, ""),
+                (f"markers, {seg} segments", "-", marks, marked_text, "")]
         budgets = [(f"{float(b):.0%}", b) for b in args.budgets.split(",")]
         budgets.append(("= markers' peak", str(marks[0])))
         for label, b in budgets:
             rows.append(("remat=auto", label,
-                         run_case(chain_ir(n, args.batch, args.width),
-                                  f"remat=auto budget={b}")))
-        for name, budget, (peak, flops, warning, seconds) in rows:
+                         run_case(plain_text, f"remat=auto budget={b}"), plain_text,
+                         f"remat=auto budget={b}"))
+        for name, budget, (peak, flops, warning, seconds), text, options in rows:
+            rss = compiled_rss(text, options) if n <= args.rss_max_n else None
             verdict = ""
             if name == "remat=auto":
                 le_mem, le_flops = peak <= marks[0], flops <= marks[1]
@@ -146,7 +205,8 @@ def main(argv=None) -> int:
                 note = "budget unreachable; lowest peak " + mib(int(
                     warning.split("lowest peak it reaches is ")[1].split()[0])) + " MiB"
             print(f"| {n} | {name} | {budget} | {mib(peak)} | {flops / plain[1]:.3f} | "
-                  f"{verdict} | {seconds:.2f} | {note} |")
+                  f"{verdict} | {seconds:.2f} | {mib(rss) if rss is not None else '-'} | "
+                  f"{note} |", flush=True)
     return 0
 
 

@@ -115,6 +115,7 @@ class Emulator:
         self.llvm_globals = {}          # llvm.mlir.global name -> current value
         self.addresses = {}             # fake device address -> _Alloc
         self.next_address = 1 << 32
+        self._foreign = {}              # (address, size) -> _Alloc of process memory
         for op in self.module.regions[0].blocks[0].operations:
             op = _op(op)
             name = ir.StringAttr(op.attributes["sym_name"]).value \
@@ -148,7 +149,7 @@ class Emulator:
         for op in block.operations:
             op = _op(op)
             name = op.name
-            if name in ("scf.yield", "func.return", "gpu.terminator", "gpu.yield"):
+            if name in ("scf.yield", "func.return", "gpu.terminator", "gpu.yield", "gpu.return"):
                 return [env[v] for v in op.operands]
             handler = getattr(self, "_op_" + name.replace(".", "_"), None)
             if handler is None:
@@ -393,28 +394,44 @@ class Emulator:
     # -- kernels --------------------------------------------------------------------------
     def _op_gpu_launch(self, op, env, mask):
         self._host_only(op)
-        sizes = [int(env[v]) for v in list(op.operands)[-6:]]
         if len(op.operands) != 6:
             raise EmulationError(f"{op.location}: async launches are not supported")
-        grid, block = sizes[:3], sizes[3:]
+        sizes = [int(env[v]) for v in op.operands]
+        body = op.regions[0].blocks[0]
+        args = list(body.arguments)
+        kenv = dict(env)
+        for a, v in zip(args[6:12], sizes):
+            kenv[a] = np.int64(v)
+        self._launch(op, body, sizes[:3], sizes[3:], kenv, args[:6], args[12:])
+        return []
+
+    def run_kernel(self, func: ir.Operation, grid, block, args: list) -> None:
+        """Runs an outlined ``gpu.func`` kernel on ``args`` (Bufs for memrefs,
+        numpy scalars otherwise), e.g. for a launch caught by a fake driver."""
+        func = _op(func)
+        body = func.regions[0].blocks[0]
+        n = len(args)
+        n_wg = int(ir.IntegerAttr(func.attributes["workgroup_attributions"]).value) \
+            if "workgroup_attributions" in func.attributes else 0
+        params = list(body.arguments)
+        kenv = dict(zip(params[:n], args))
+        self._launch(func, body, list(grid), list(block), kenv, None, params[n:n + n_wg])
+
+    def _launch(self, op, body, grid, block, kenv, id_args, workgroup_args):
         if block[0] * block[1] * block[2] > 1024:
             raise EmulationError(f"{op.location}: {block} exceeds 1024 threads per block")
         if grid[1] > 65535 or grid[2] > 65535 or grid[0] >= 2 ** 31:
             raise EmulationError(f"{op.location}: grid {grid} exceeds the CUDA limits")
         self.launches += 1
         k = _Kernel(grid, block, self.launches)
-        body = op.regions[0].blocks[0]
-        args = list(body.arguments)
-        t = k.lane % k.tpb
-        b = k.block_of
-        ids = [b % grid[0], (b // grid[0]) % grid[1], b // (grid[0] * grid[1]),
-               t % block[0], (t // block[0]) % block[1], t // (block[0] * block[1])]
-        kenv = dict(env)
-        for a, v in zip(args[:6], ids):
-            kenv[a] = v
-        for a, v in zip(args[6:12], grid + block):
-            kenv[a] = np.int64(v)
-        for a in args[12:]:
+        if id_args is not None:
+            t = k.lane % k.tpb
+            b = k.block_of
+            ids = [b % grid[0], (b // grid[0]) % grid[1], b // (grid[0] * grid[1]),
+                   t % block[0], (t // block[0]) % block[1], t // (block[0] * block[1])]
+            for a, v in zip(id_args, ids):
+                kenv[a] = v
+        for a in workgroup_args:
             mt = a.type
             data = _fresh([k.nblocks] + list(mt.shape), _dtype(mt.element_type))
             alloc = _Alloc(data, device=True, blocks=k.nblocks)
@@ -430,7 +447,27 @@ class Emulator:
             self._block(body, kenv, None)
         finally:
             self.kernel = None
-        return []
+
+    def foreign_buffer(self, base: int, size: int, dtype, shape, byte_offset: int,
+                       strides) -> Buf:
+        """A device Buf over ``size`` bytes of process memory at ``base``
+        (one allocation, shared by every view of it): ``shape``/``strides``
+        in elements, ``byte_offset`` from ``base``."""
+        import ctypes
+        alloc = self._foreign.get((base, size))
+        if alloc is None:
+            raw = np.ctypeslib.as_array((ctypes.c_uint8 * max(size, 1)).from_address(base))
+            alloc = _Alloc(raw[:size], device=True)
+            alloc.address = base
+            self._foreign[(base, size)] = alloc
+        dtype = np.dtype(dtype)
+        bstrides = tuple(int(st) * dtype.itemsize for st in strides)
+        data = np.ndarray(tuple(shape), dtype, buffer=alloc.data, offset=byte_offset,
+                          strides=bstrides)
+        ids = np.lib.stride_tricks.as_strided(
+            alloc.ids[byte_offset:], tuple(shape),
+            tuple(st * alloc.ids.itemsize for st in bstrides))
+        return Buf(alloc, data, ids)
 
     def _op_gpu_barrier(self, op, env, mask):
         k = self.kernel
@@ -497,6 +534,33 @@ class Emulator:
         elif vals.size:
             buf.data[()] = vals[-1]
         return []
+
+    def _op_memref_atomic_rmw(self, op, env, mask):
+        kind = int(ir.IntegerAttr(op.attributes["kind"]).value)
+        name = _ATOMIC_KINDS.get(kind)
+        if name is None:
+            raise EmulationError(f"{op.location}: atomic kind {kind} is not supported")
+        value = env[op.operands[0]]
+        buf = env[op.operands[1]]
+        idx = [env[v] for v in list(op.operands)[2:]]
+        key, _, active = self._addresses(op, buf, idx, mask)
+        k = self.kernel
+        vals = np.broadcast_to(np.asarray(value), (k.n,))[active].astype(buf.data.dtype)
+        old = np.zeros(k.n, buf.data.dtype)
+        if key:
+            old[active] = buf.data[key]
+            data = buf.data
+            if name.endswith("u"):
+                data, vals = _unsigned(data), _unsigned(vals)
+            _ATOMIC_UFUNCS[name].at(data, key, vals)
+        elif vals.size:
+            old[active] = buf.data[()]
+            data = buf.data
+            if name.endswith("u"):
+                data, vals = _unsigned(data), _unsigned(vals)
+            total = _ATOMIC_UFUNCS[name].reduce(vals)
+            data[()] = _ATOMIC_UFUNCS[name](data[()], total)
+        return [old]
 
     def _check_read(self, op, alloc: _Alloc, flat, lanes):
         k = self.kernel
@@ -630,6 +694,17 @@ def _affine(expr, dims, syms):
     if isinstance(expr, ir.AffineCeilDivExpr):
         return -np.floor_divide(-lhs, rhs)
     raise EmulationError(f"affine expression {expr} is not supported")
+
+
+# memref.atomic_rmw kinds (arith::AtomicRMWKind values) and their numpy ufuncs.
+_ATOMIC_KINDS = {0: "addf", 1: "addi", 2: "andi", 4: "maximumf", 5: "maxnumf", 6: "maxs",
+                 7: "maxu", 8: "minimumf", 9: "minnumf", 10: "mins", 11: "minu", 12: "mulf",
+                 13: "muli", 14: "ori", 15: "xori"}
+_ATOMIC_UFUNCS = {"addf": np.add, "addi": np.add, "andi": np.bitwise_and,
+                  "maximumf": np.maximum, "maxnumf": np.fmax, "maxs": np.maximum,
+                  "maxu": np.maximum, "minimumf": np.minimum, "minnumf": np.fmin,
+                  "mins": np.minimum, "minu": np.minimum, "mulf": np.multiply,
+                  "muli": np.multiply, "ori": np.bitwise_or, "xori": np.bitwise_xor}
 
 
 # --- elementwise ops: fn(op, *operand values) -> value --------------------------------

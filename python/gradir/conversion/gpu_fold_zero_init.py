@@ -94,8 +94,7 @@ def _accumulates_from_zero_identity(op: ir.Operation, j: int, n_in: int) -> bool
 
 @dataclass(frozen=True)
 class GpuFoldZeroInit(ModulePass):
-    """Marks reductions that accumulate into zero so their kernels start
-    from zero instead of reading the init.
+    """Lets reductions into a zero fill start from zero in their kernels.
 
     A ``linalg.generic`` (on tensors) with reduction iterators whose every
     ``outs`` is a zero fill and whose every output accumulates with a

@@ -15,7 +15,7 @@ __all__ = ["GpuKernelAttributes"]
 
 @dataclass(frozen=True)
 class GpuKernelAttributes(ModulePass):
-    """Copies ``gradir.kernel_attributes`` onto outlined ``gpu.func``s.
+    """Puts the attributes gpu-linalg-to-kernels recorded on outlined kernels.
 
     gpu-kernel-outlining drops the attributes of ``gpu.launch``, so
     gpu-linalg-to-kernels records them on the module, keyed by kernel name

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 from mlir.dialects import affine, arith, gpu, memref, scf
+from mlir.dialects import math as math_d
 
 from .. import _compat
 from ..transforms.base import ModulePass, option
@@ -27,6 +28,19 @@ COMBINERS = {
     "arith.ori": 0, "arith.xori": 0, "arith.andi": -1, "arith.maxsi": "smin",
     "arith.minsi": "smax", "arith.maxui": 0, "arith.minui": -1,
 }
+# Combiners with an atomic read-modify-write (for split reductions).
+_ATOMIC = {"arith.addf": arith.AtomicRMWKind.addf, "arith.addi": arith.AtomicRMWKind.addi,
+           "arith.maximumf": arith.AtomicRMWKind.maximumf,
+           "arith.minimumf": arith.AtomicRMWKind.minimumf,
+           "arith.maxsi": arith.AtomicRMWKind.maxs, "arith.minsi": arith.AtomicRMWKind.mins,
+           "arith.maxui": arith.AtomicRMWKind.maxu, "arith.minui": arith.AtomicRMWKind.minu,
+           "arith.ori": arith.AtomicRMWKind.ori, "arith.andi": arith.AtomicRMWKind.andi}
+
+
+def _atomic_type(t: ir.Type) -> bool:
+    return str(t) in ("f32", "f64", "i32", "i64")
+
+
 _CASTS = frozenset({"arith.extf", "arith.truncf", "arith.sitofp", "arith.uitofp",
                     "arith.extsi", "arith.extui"})
 
@@ -270,8 +284,7 @@ def _reads_device_scalar(op: ir.Operation) -> bool:
 
 @dataclass(frozen=True)
 class GpuLinalgToKernels(ModulePass):
-    """Turns every ``linalg.generic`` on memrefs (outside kernels) into a
-    ``gpu.launch``.
+    """Turns every linalg.generic on device buffers into a gpu.launch kernel.
 
     Run ``linalg-generalize-named-ops`` first.  Three kernel shapes:
     * all-parallel ops: one thread per element, thread x along the
@@ -304,6 +317,9 @@ class GpuLinalgToKernels(ModulePass):
     sm_count: int = option(132, "multiprocessors of the target GPU (GEMM tile choice)")
     tiled: bool = option(True, "tiled GEMM and block-reduction kernels (false: one "
                                "thread per output with serial reduction loops)")
+    split: bool = option(True, "split reductions and GEMM K loops over more blocks "
+                               "(atomic accumulation) when the outputs alone do not fill "
+                               "the GPU")
     gemm_min_blocks: int = option(2, "blocks per multiprocessor the GEMM kernels are "
                                      "compiled for (nvvm.minctasm; 0: no limit)")
 
@@ -451,8 +467,16 @@ class GpuLinalgToKernels(ModulePass):
             tree, lanes = by, bx
         n_in = len(gen.inputs)
         out_types = [o.type.element_type for o in gen.outputs]
+        splits = 1
+        if all(c in _ATOMIC for c in combiners) and all(_atomic_type(t) for t in out_types):
+            splits = self._split_count(grid, rtot, tree * 16)
+        chunk = -(-rtot // splits)
+        if splits > 1 and gen.zero_init:
+            for out in gen.outputs:
+                self._zero_fill(out)
         wg = [_workgroup_type([by, bx], t) for t in out_types]
-        _, body, ids, smem = _launch([grid], [bx, by], wg, name=self._namer("reduce"))
+        _, body, ids, smem = _launch([grid, splits], [bx, by], wg,
+                                     name=self._namer("reduce_split" if splits > 1 else "reduce"))
         with ir.InsertionPoint(body):
             bid, tx, ty = ids[0], ids[3], ids[4]
             if inner:
@@ -464,9 +488,14 @@ class GpuLinalgToKernels(ModulePass):
             valid = _ult(p, ptot) if grid * lanes != ptot else None
             pc = p if valid is None else arith.minui(p, index(ptot - 1))
             pvals = _delinearize(pc, prange)
-            ub = index(rtot) if valid is None else arith.select(valid, index(rtot), index(0))
+            lo, hi = lane, index(rtot)
+            if splits > 1:
+                start = arith.muli(ids[1], index(chunk))
+                lo = arith.addi(start, lane)
+                hi = arith.minui(arith.addi(start, index(chunk)), index(rtot))
+            ub = hi if valid is None else arith.select(valid, hi, index(0))
             idents = [_const(t, COMBINERS[c]) for c, t in zip(combiners, out_types)]
-            loop = scf.ForOp(lane, ub, index(tree), idents)
+            loop = scf.ForOp(lo, ub, index(tree), idents)
             with ir.InsertionPoint(loop.body):
                 dims: list = [None] * len(gen.ranges)
                 for d, v in zip(gen.parallel, pvals):
@@ -507,10 +536,36 @@ class GpuLinalgToKernels(ModulePass):
                 for j, (out, buf, c) in enumerate(zip(gen.outputs, smem, combiners)):
                     idx = _apply_map(gen.maps[n_in + j], dims)
                     total = memref.LoadOp(buf, [ty, tx]).result
+                    if splits > 1:
+                        memref.AtomicRMWOp(_ATOMIC[c], total, out, idx)
+                        continue
                     if not gen.zero_init:
                         init = memref.LoadOp(out, idx).result
                         total = _combine(c, init, total)
                     memref.StoreOp(total, out, idx)
+                scf.YieldOp([])
+            gpu.TerminatorOp()
+
+    def _split_count(self, blocks: int, units: int, min_units: int) -> int:
+        """How many ways to split a reduction of ``units`` (at least
+        ``min_units`` each) so that ``blocks`` times that fills the GPU."""
+        if not self.split or blocks >= self.sm_count or units < 2 * min_units:
+            return 1
+        return max(1, min(-(-2 * self.sm_count // blocks), units // min_units))
+
+    def _zero_fill(self, out: ir.Value) -> None:
+        """A kernel storing zero in every element of ``out`` (before split
+        kernels accumulate into it atomically)."""
+        shape = list(out.type.shape)
+        total = math.prod(shape)
+        threads = min(self.block_size, max(total, 1))
+        blocks = -(-total // threads)
+        _, body, ids, _ = _launch([blocks], [threads], name=self._namer("zero"))
+        with ir.InsertionPoint(body):
+            gid = arith.addi(arith.muli(ids[0], index(threads)), ids[3])
+            guard = _if(_ult(gid, total))
+            with ir.InsertionPoint(guard.then_block):
+                memref.StoreOp(_const(out.type.element_type, 0), out, _delinearize(gid, shape))
                 scf.YieldOp([])
             gpu.TerminatorOp()
 
@@ -544,8 +599,15 @@ class GpuLinalgToKernels(ModulePass):
         b_smem_t = g["b_cast"].results[0].type if g["b_cast"] is not None else b.type.element_type
         wg = [_workgroup_type([bk, bm + pad_a], a_smem_t),
               _workgroup_type([bk, bn + pad_b], b_smem_t)]
-        grid = [-(-N // bn), -(-M // bm), math.prod(brange)]
-        name = self._namer("gemm")
+        ktiles = -(-K // bk)
+        blocks = -(-N // bn) * -(-M // bm) * math.prod(brange)
+        splits = self._split_count(blocks, ktiles, 8) if _atomic_type(acc_t) else 1
+        per = -(-ktiles // splits)
+        splits = -(-ktiles // per)
+        if splits > 1 and gen.zero_init:
+            self._zero_fill(c)
+        grid = [-(-N // bn), -(-M // bm), math.prod(brange) * splits]
+        name = self._namer("gemm_splitk" if splits > 1 else "gemm")
         if self.gemm_min_blocks > 0:
             self._namer.attrs[name[1]] = {"nvvm.minctasm": self.gemm_min_blocks}
         _, body, ids, (As, Bs) = _launch(grid, [16, 16], wg, name=name)
@@ -554,12 +616,16 @@ class GpuLinalgToKernels(ModulePass):
             tid = arith.addi(arith.muli(ty, index(16)), tx)
             m0 = arith.muli(by, index(bm))
             n0 = arith.muli(bx, index(bn))
-            bvals = _delinearize(bz, brange) if brange else []
+            batch_id = bz if splits == 1 else arith.divui(bz, index(splits))
+            bvals = _delinearize(batch_id, brange) if brange else []
             zero = _const(acc_t, 0)
             rows = [arith.addi(ty, index(16 * i)) if i else ty for i in range(tm)]
             cols = [arith.addi(tx, index(16 * j)) if j else tx for j in range(tn)]
-            ktiles = -(-K // bk)
-            loop = scf.ForOp(index(0), index(ktiles), index(1), [zero] * (tm * tn))
+            k_lo, k_hi = index(0), index(ktiles)
+            if splits > 1:
+                k_lo = arith.muli(arith.remui(bz, index(splits)), index(per))
+                k_hi = arith.minui(arith.addi(k_lo, index(per)), index(ktiles))
+            loop = scf.ForOp(k_lo, k_hi, index(1), [zero] * (tm * tn))
             with ir.InsertionPoint(loop.body):
                 k0 = arith.muli(loop.induction_variable, index(bk))
                 self._gemm_load_tile(gen, g, 0, As, tid, m0, k0, bm, bk, M, K, a_kinner,
@@ -574,8 +640,13 @@ class GpuLinalgToKernels(ModulePass):
                     bv = [memref.LoadOp(Bs, [kkv, cols[j]]).result for j in range(tn)]
                     for i in range(tm):
                         for j in range(tn):
-                            prod = _binary(g["mul"], av[i], bv[j])
-                            accs[i * tn + j] = _binary(g["add"], accs[i * tn + j], prod)
+                            acc = accs[i * tn + j]
+                            if g["mul"] == "arith.mulf" and av[i].type == acc.type:
+                                # one rounding, as cuBLAS: NVPTX keeps mul.rn/add.rn apart
+                                accs[i * tn + j] = math_d.fma(av[i], bv[j], acc)
+                            else:
+                                prod = _binary(g["mul"], av[i], bv[j])
+                                accs[i * tn + j] = _binary(g["add"], acc, prod)
                 gpu.BarrierOp()
                 scf.YieldOp(accs)
             accs = list(loop.results)
@@ -597,6 +668,9 @@ class GpuLinalgToKernels(ModulePass):
                     def store(i=i, j=j, dims=dims):
                         idx = _apply_map(gen.maps[2], dims)
                         value = accs[i * tn + j]
+                        if splits > 1:
+                            memref.AtomicRMWOp(_ATOMIC[g["add"]], value, c, idx)
+                            return
                         if not gen.zero_init:
                             old = memref.LoadOp(c, idx).result
                             value = _binary(g["add"], old, value)

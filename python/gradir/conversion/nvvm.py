@@ -1,30 +1,39 @@
 """The NVIDIA GPU pipeline: rlx -> linalg -> device buffers and kernels ->
 NVVM/PTX (or cubin) plus host code that calls ``libmlir_cuda_runtime.so``.
 
-``lower_to_nvvm(module)`` runs, in this order (``nvvm_pipeline()`` is the
-whole thing as one textual pipeline for ``gradir-opt --pass-pipeline``):
+``lower_to_nvvm(module)`` runs four stages (``stage_pipelines()``;
+``nvvm_pipeline()`` is all of them as one textual pipeline for
+``gradir-opt --pass-pipeline``):
 
-1. ``rlx-to-linalg``, inlining, elementwise fusion (as for the CPU);
-2. one-shot bufferization with the CPU ABI (see ``pipelines``): every public
-   function becomes ``@f(input memrefs..., output memrefs...)`` on host
-   memory, with ``llvm.emit_c_interface``;
-3. ``gpu-device-buffers``: inputs are copied to ``gpu.alloc`` buffers once per
-   call, outputs are computed on the device and copied back once,
-   intermediates are device buffers freed after their last use;
-4. ``linalg-generalize-named-ops`` and ``gpu-linalg-to-kernels``: every linalg
-   op becomes a ``gpu.launch`` (tiled GEMM through workgroup memory, block
-   reductions, coalesced elementwise kernels);
-5. ``gpu-check-host``: the host code only allocates, copies and launches
-   (no silent host fallback);
-6. upstream: ``gpu-kernel-outlining``, ``nvvm-attach-target``,
-   ``convert-gpu-to-nvvm``, ``gpu-async-region``, ``gpu-to-llvm``, the host
-   lowering to LLVM and ``gpu-module-to-binary`` (``format=isa``: PTX, needs
-   nothing; ``bin``: cubin through ``ptxas``; ``fatbin``: also ``fatbinary``).
+1. ``rlx-to-linalg``;
+2. ``bufferize``: inlining, elementwise fusion, ``linalg-generalize-named-ops``,
+   ``gpu-fold-transposes`` (transposes/broadcasts become indexing maps),
+   ``gpu-fold-zero-init`` (sums into a zero fill start from zero in their
+   kernel), one-shot bufferization with the CPU ABI (``pipelines``): every
+   public function becomes ``@f(input memrefs..., output memrefs...)`` on
+   host memory, with ``llvm.emit_c_interface``;
+3. ``kernels``: ``gpu-device-buffers`` (inputs copied to the device once per
+   call, outputs computed there and copied back once, intermediates on the
+   device; ``keep_resident`` arguments uploaded by the first call only),
+   ``gpu-linalg-to-kernels`` (every linalg op a ``gpu.launch``: tiled GEMM
+   through workgroup memory, block reductions, coalesced elementwise
+   kernels, split-K / split reductions with atomics when the outputs alone
+   do not fill the GPU), ``gpu-check-host`` (the host only allocates,
+   copies and launches: no silent host fallback) and
+   ``gpu-persistent-buffers`` (all device buffers of a function in one arena
+   allocated by its first call);
+4. ``nvvm``: ``gpu-launch-sink-index-computations``, ``gpu-kernel-outlining``
+   (one ``gpu.module`` per function), ``gpu-kernel-attributes``,
+   ``nvvm-attach-target``, ``convert-gpu-to-nvvm``, ``gpu-async-region``,
+   ``gpu-to-llvm``, the host lowering to LLVM and ``gpu-module-to-binary``
+   (``format=isa``: PTX, needs nothing; ``bin``: cubin through ``ptxas``;
+   ``fatbin``: also ``fatbinary``).  Math functions in kernels come from
+   libdevice, which MLIR 22 embeds (no CUDA toolkit needed for PTX).
 
 The host side of the result runs where ``libmlir_cuda_runtime.so`` and the
-CUDA driver (``libcuda.so``) are; the kernels are embedded as a
-``gpu.binary`` that the runtime loads (``mgpuModuleLoad``) from a global
-constructor.
+CUDA driver (``libcuda.so``) are; the kernels are embedded as ``gpu.binary``
+ops that the runtime loads (``mgpuModuleLoad``) from a global constructor.
+The module after ``kernels`` runs in ``gpu_emulator`` (tests without a GPU).
 """
 
 from __future__ import annotations
@@ -36,7 +45,7 @@ from pathlib import Path
 from mlir import ir
 
 __all__ = ["nvvm_pipeline", "lower_to_nvvm", "NVVM_PIPELINE", "FORMATS", "TO_KERNELS",
-           "KERNELS_TO_NVVM", "run_pipeline", "find_ptxas", "find_libdevice", "stage_pipelines"]
+           "KERNELS_TO_NVVM", "run_pipeline", "find_ptxas", "stage_pipelines"]
 
 FORMATS = ("isa", "bin", "fatbin")
 
@@ -54,15 +63,6 @@ def find_ptxas() -> str | None:
     return shutil.which("ptxas")
 
 
-def find_libdevice() -> str | None:
-    """libdevice.10.bc of the CUDA toolkit (math functions in kernels)."""
-    for root in _cuda_roots():
-        cand = Path(root) / "nvvm" / "libdevice" / "libdevice.10.bc"
-        if cand.exists():
-            return str(cand)
-    return None
-
-
 def _cuda_roots() -> list[str]:
     roots = [os.environ[v] for v in ("CUDA_ROOT", "CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
     return roots + ["/usr/local/cuda"]
@@ -74,7 +74,8 @@ def _steps_to_memrefs(opt_level: int) -> list[str]:
         steps += ["linalg-fuse-elementwise-ops", "canonicalize", "cse"]
     steps += ["linalg-generalize-named-ops"]
     if opt_level >= 1:
-        steps += ["gpu-fold-zero-init", "canonicalize", "cse"]
+        steps += ["gpu-fold-transposes", "canonicalize", "cse", "gpu-fold-zero-init",
+                  "canonicalize", "cse"]
     steps += ["eliminate-empty-tensors", "empty-tensor-to-alloc-tensor", _BUFFERIZE,
               _OUT_PARAMS, "canonicalize", "cse"]
     return steps
@@ -100,16 +101,14 @@ def _steps_to_kernels(opt_level: int, keep_resident=(), sm_count: int = 132,
     return steps
 
 
-def _steps_to_nvvm(chip: str, opt_level: int, fmt: str, libdevice: bool = True) -> list[str]:
+def _steps_to_nvvm(chip: str, opt_level: int, fmt: str) -> list[str]:
     if fmt not in FORMATS:
         raise ValueError(f"unknown GPU binary format '{fmt}' (one of {', '.join(FORMATS)})")
     device = ["fold-memref-alias-ops", "expand-strided-metadata", "lower-affine",
               "convert-scf-to-cf"]
-    if not libdevice:
-        # Without libdevice, math functions are expanded to arithmetic.
-        device = ["math-expand-ops", "math-polynomial-approximation"] + device
     nvvm_opt = max(0, min(3, opt_level))
-    return ["gpu-kernel-outlining", "gpu-kernel-attributes", "gpu-check-host",
+    return ["gpu-launch-sink-index-computations", "gpu-kernel-outlining",
+            "gpu-kernel-attributes", "gpu-check-host",
             f"nvvm-attach-target{{chip={chip} O={nvvm_opt}}}",
             "gpu.module(" + ",".join(device + ["convert-gpu-to-nvvm", "canonicalize", "cse",
                                                "reconcile-unrealized-casts"]) + ")",
@@ -121,30 +120,25 @@ def _steps_to_nvvm(chip: str, opt_level: int, fmt: str, libdevice: bool = True) 
 
 
 def nvvm_pipeline(chip: str = "sm_90", opt_level: int = 3, format: str = "isa",  # noqa: A002
-                  keep_resident=(), sm_count: int = 132, libdevice: bool | None = None) -> str:
+                  keep_resident=(), sm_count: int = 132) -> str:
     """The whole pipeline from rlx to LLVM + GPU binary, in gradir-opt syntax."""
-    if libdevice is None:
-        libdevice = find_libdevice() is not None
     steps = (["rlx-to-linalg"] + _steps_to_memrefs(opt_level)
              + _steps_to_kernels(opt_level, keep_resident, sm_count)
-             + _steps_to_nvvm(chip, opt_level, format, libdevice))
+             + _steps_to_nvvm(chip, opt_level, format))
     return "builtin.module(" + ",".join(steps) + ")"
 
 
 def stage_pipelines(chip: str = "sm_90", opt_level: int = 3, format: str = "isa",  # noqa: A002
-                    keep_resident=(), sm_count: int = 132,
-                    libdevice: bool | None = None) -> list[tuple[str, str]]:
+                    keep_resident=(), sm_count: int = 132) -> list[tuple[str, str]]:
     """``(stage name, pipeline)`` pairs that together make ``nvvm_pipeline``."""
-    if libdevice is None:
-        libdevice = find_libdevice() is not None
     wrap = lambda steps: "builtin.module(" + ",".join(steps) + ")"  # noqa: E731
     return [("rlx-to-linalg", "builtin.module(rlx-to-linalg)"),
             ("bufferize", wrap(_steps_to_memrefs(opt_level))),
             ("kernels", wrap(_steps_to_kernels(opt_level, keep_resident, sm_count))),
-            ("nvvm", wrap(_steps_to_nvvm(chip, opt_level, format, libdevice)))]
+            ("nvvm", wrap(_steps_to_nvvm(chip, opt_level, format)))]
 
 
-NVVM_PIPELINE = nvvm_pipeline(libdevice=True)
+NVVM_PIPELINE = nvvm_pipeline()
 # From linalg on tensors to host code with gpu.launch kernels (no NVVM yet).
 TO_KERNELS = "builtin.module(" + ",".join(_steps_to_memrefs(3) + _steps_to_kernels(3)) + ")"
 # From gpu.launch kernels on device buffers to LLVM + PTX.

@@ -64,7 +64,8 @@ def preload_schedule(context: ir.Context, schedule: str | Path | None = None) ->
 
 
 def linalg_to_llvm_pipeline(opt_level: int = 2, schedule: str | Path | None = None,
-                            stage: str = "llvm", preload: bool = True) -> str:
+                            stage: str = "llvm", preload: bool = True,
+                            early_dealloc: bool = True) -> str:
     """The upstream pipeline from linalg-on-tensors to the LLVM dialect.
 
     ``opt_level`` 0: no fusion, no schedule (fastest to compile); 1:
@@ -76,7 +77,10 @@ def linalg_to_llvm_pipeline(opt_level: int = 2, schedule: str | Path | None = No
     "bufferized" stops after bufferization, out-params and deallocation
     (memrefs, linalg and vector ops), "llvm" goes all the way.  ``preload``
     False leaves out ``transform-preload-library`` (the schedule must then be
-    loaded in the context already, see ``preload_schedule``)."""
+    loaded in the context already, see ``preload_schedule``).  ``early_dealloc``
+    adds gradir's ``rlx-early-dealloc`` after deallocation (free each buffer
+    after its last use, not at the function's end); without it the pipeline
+    is upstream passes only, for ``mlir-opt``."""
     if stage not in STAGES:
         raise ValueError(f"unknown stage {stage!r} (one of {', '.join(STAGES)})")
     steps = ["inline", "symbol-dce", "canonicalize", "cse"]
@@ -93,6 +97,8 @@ def linalg_to_llvm_pipeline(opt_level: int = 2, schedule: str | Path | None = No
     steps += ["eliminate-empty-tensors", "empty-tensor-to-alloc-tensor", _BUFFERIZE,
               _OUT_PARAMS, "canonicalize", "cse", "buffer-deallocation-pipeline",
               "convert-bufferization-to-memref"]
+    if early_dealloc:
+        steps += ["rlx-early-dealloc"]
     if stage == "bufferized":
         return "builtin.module(" + ",".join(steps) + ")"
     steps += ["func.func(convert-linalg-to-loops)",
@@ -106,10 +112,12 @@ def linalg_to_llvm_pipeline(opt_level: int = 2, schedule: str | Path | None = No
     return "builtin.module(" + ",".join(steps) + ")"
 
 
-LINALG_TO_LLVM = linalg_to_llvm_pipeline(2)
+# Upstream passes only (mlir-opt): buffers are freed at the end of each block.
+LINALG_TO_LLVM = linalg_to_llvm_pipeline(2, early_dealloc=False)
 
 # The whole CPU pipeline in gradir-opt syntax.
-CPU_PIPELINE = "builtin.module(rlx-to-linalg," + LINALG_TO_LLVM[len("builtin.module("):]
+CPU_PIPELINE = ("builtin.module(rlx-to-linalg,"
+                + linalg_to_llvm_pipeline(2)[len("builtin.module("):])
 
 
 def lower_to_llvm(module, *, opt_level: int = 2, stage: str = "llvm") -> None:
@@ -133,9 +141,9 @@ def lower_to_llvm(module, *, opt_level: int = 2, stage: str = "llvm") -> None:
             preload_schedule(op.context)
         text = linalg_to_llvm_pipeline(opt_level, stage=stage, preload=False)
         try:
-            PassManager.parse(text).run(op)
+            build_pass_manager(text, op.context).run(op)
         except ir.MLIRError as err:
             full = linalg_to_llvm_pipeline(opt_level, stage=stage)
             err.add_note(f"reproduce with: gradir-opt --rlx-to-linalg input.mlir | "
-                         f"mlir-opt --pass-pipeline='{full}'")
+                         f"gradir-opt --pass-pipeline='{full}'")
             raise

@@ -55,7 +55,7 @@ func.func @elementwise(%a: memref<5x100xf32>, %b: memref<100xf32>, %out: memref<
 // CHECK:          %[[VB:.*]] = memref.load %[[B]]
 // CHECK-NEXT:     memref.store %[[VB]], %[[BS]]
 // CHECK-NEXT:     gpu.barrier
-// CHECK-COUNT-16: arith.mulf
+// CHECK-COUNT-16: math.fma
 // CHECK:          gpu.barrier
 // CHECK-NEXT:     scf.yield
 // CHECK:        %[[OLD:.*]] = memref.load %[[C]]
@@ -165,6 +165,53 @@ func.func @fill_from_device(%s: memref<f32>, %out: memref<8xf32>) {
       ins(%t : f32) outs(%out : memref<8xf32>) {
   ^bb0(%x: f32, %o: f32):
     linalg.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+// Few outputs and a long K: the K loop is split over blocks (grid z); the
+// zero-initialised C is cleared by a kernel first and the partial sums are
+// added atomically.
+// CHECK-LABEL: func.func @matmul_splitk(
+// CHECK-SAME: %{{.*}}: memref<32x4096xf32>, %{{.*}}: memref<4096x16xf32>, %[[C:.*]]: memref<32x16xf32>)
+// CHECK:      gpu.launch {{.*}} function(@matmul_splitk_zero_0) {
+// CHECK:        memref.store %cst, %[[C]]
+// CHECK:      gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c2, {{.*}} = %c32) threads({{.*}}) module(@matmul_splitk_kernels) function(@matmul_splitk_gemm_splitk_1) workgroup(
+// CHECK:        %[[ACC:.*]] = scf.for
+// CHECK-NOT:    memref.load %[[C]]
+// CHECK:        memref.atomic_rmw addf %[[ACC]], %[[C]]
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+func.func @matmul_splitk(%a: memref<32x4096xf32>, %b: memref<4096x16xf32>, %c: memref<32x16xf32>) {
+  linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<32x4096xf32>, memref<4096x16xf32>) outs(%c : memref<32x16xf32>) attrs = {gradir.zero_init} {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A column sum whose 64 outputs make 2 blocks: the rows are split over
+// blocks (grid y) and combined atomically into the (non-zero) init.
+// CHECK-LABEL: func.func @column_sum_split(
+// CHECK-SAME: %{{.*}}: memref<8192x64xf32>, %[[OUT:.*]]: memref<64xf32>)
+// CHECK-NOT:  function(@column_sum_split_zero
+// CHECK:      gpu.launch blocks({{.*}}) in ({{.*}} = %c2, {{.*}} = %c{{[0-9]+}}, {{.*}} = %c1) {{.*}} function(@column_sum_split_reduce_split_0) workgroup(
+// CHECK:        memref.atomic_rmw addf %{{.*}}, %[[OUT]]
+func.func @column_sum_split(%a: memref<8192x64xf32>, %out: memref<64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>],
+                  iterator_types = ["reduction", "parallel"]}
+      ins(%a : memref<8192x64xf32>) outs(%out : memref<64xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
   }
   return
 }

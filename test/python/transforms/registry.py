@@ -23,6 +23,14 @@ def test_names_match():
         assert cls.description(), key
         print(key, "ok")
 # CHECK-LABEL: TEST: test_names_match
+# CHECK: gpu-check-host ok
+# CHECK: gpu-device-buffers ok
+# CHECK: gpu-fold-transposes ok
+# CHECK: gpu-fold-zero-init ok
+# CHECK: gpu-kernel-attributes ok
+# CHECK: gpu-linalg-to-kernels ok
+# CHECK: gpu-persistent-buffers ok
+# CHECK: gpu-rlx-to-nvvm ok
 # CHECK: rlx-cse ok
 # CHECK: rlx-dce ok
 # CHECK: rlx-lower-to-llvm ok

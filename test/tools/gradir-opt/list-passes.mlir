@@ -12,6 +12,15 @@
 // CHECK-DAG: budget=<string>  -  remat=auto's limit on the adjoint's peak
 // CHECK-DAG: --rlx-simplify-gradient  -  Simplifies rlx functions (generated gradients above all) in place.
 // CHECK-DAG: func=<string>  -  simplify only this function (default: every function)
+// CHECK-DAG: --gpu-check-host  -  Checks that host code only allocates, copies and launches.
+// CHECK-DAG: --gpu-device-buffers  -  Moves every buffer of bufferized functions to GPU memory.
+// CHECK-DAG: keep-resident=<list<int>>  -  argument indices uploaded once and kept on the device across calls (default: )
+// CHECK-DAG: --gpu-fold-transposes  -  Reads transposed or broadcast tensors through the consumer's indexing map.
+// CHECK-DAG: --gpu-fold-zero-init  -  Lets reductions into a zero fill start from zero in their kernels.
+// CHECK-DAG: --gpu-kernel-attributes  -  Puts the attributes gpu-linalg-to-kernels recorded on outlined kernels.
+// CHECK-DAG: --gpu-linalg-to-kernels  -  Turns every linalg.generic on device buffers into a gpu.launch kernel.
+// CHECK-DAG: --gpu-persistent-buffers  -  Carves the device buffers of each host function out of one arena.
+// CHECK-DAG: --gpu-rlx-to-nvvm  -  Lowers an rlx module to GPU kernels on device buffers (gradir.compile target=cuda).
 // CHECK-DAG: --rlx-to-linalg  -  Lowers rlx and grad ops to linalg, tensor, arith, math and scf.
 // CHECK-DAG: --rlx-lower-to-llvm  -  Lowers an rlx module to the LLVM dialect for the CPU
 // CHECK-DAG: stage=<string>  -  where to stop: bufferized (memrefs) or llvm (default: llvm)

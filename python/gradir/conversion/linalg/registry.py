@@ -73,6 +73,31 @@ def _lower_promoted(op, fn) -> list[ir.Value]:
     return out
 
 
+# rlx-gradient's mark on ops it recomputes in the backward (rematerialization).
+# The ops lowering such an op carry it too, so upstream CSE in the pipeline
+# (which compares attribute dictionaries) does not merge the recomputation
+# with the forward op and undo the memory saving.
+RECOMPUTED = "grad.recomputed"
+
+
+def _mark_recomputed(values, op) -> None:
+    stop = set(op.operands)
+    todo = [v for v in values if v not in stop]
+    seen = set()
+    while todo:
+        v = todo.pop()
+        owner = v.owner
+        if not isinstance(owner, (ir.Operation, ir.OpView)):
+            continue                                 # a block argument
+        owner = owner.operation
+        if owner in seen or owner == op:
+            continue
+        seen.add(owner)
+        if owner.name != "arith.constant":
+            owner.attributes[RECOMPUTED] = ir.UnitAttr.get()
+        todo.extend(x for x in owner.operands if x not in stop)
+
+
 def pattern_for(name: str) -> Callable:
     """The rewrite pattern ``fn(op, rewriter)`` lowering op ``name``."""
     fn, promote = LOWERINGS[name]
@@ -84,6 +109,8 @@ def pattern_for(name: str) -> Callable:
                 values = _lower_promoted(op, fn)
             else:
                 values = fn(op)
+        if RECOMPUTED in op.attributes:
+            _mark_recomputed(values, op)
         rewriter.replace_op(op, list(values))
         return None  # matched
 

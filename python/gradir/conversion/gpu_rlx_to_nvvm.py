@@ -1,0 +1,59 @@
+"""gpu-rlx-to-nvvm: the NVVM pipeline (gradir.conversion.nvvm) up to its
+kernels as one gradir pass."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from ..transforms.base import ModulePass, option
+from .nvvm import lower_to_nvvm
+
+__all__ = ["GpuRlxToNvvm", "STAGES"]
+
+STAGES = ("rlx-to-linalg", "bufferize", "kernels")
+
+
+@dataclass(frozen=True)
+class GpuRlxToNvvm(ModulePass):
+    """Lowers an rlx module to GPU kernels on device buffers (gradir.compile target=cuda).
+
+    Runs the first stages of ``gradir.conversion.nvvm``: rlx-to-linalg,
+    fusion and bufferization (host memref ABI: inputs, then outputs), then
+    device buffers and kernels: ``gpu.launch`` on device memory, the host only
+    allocating, copying and launching.  The remaining stage (outlining,
+    NVVM, host LLVM, ``gpu-module-to-binary``) needs dialects that a pass
+    may not load while a pipeline runs, so it is not offered here: use
+    ``--pass-pipeline`` with ``gradir.conversion.nvvm.nvvm_pipeline()`` (the
+    whole pipeline) or ``KERNELS_TO_NVVM`` (from this pass's output).
+
+        func.func @f(%x: tensor<4xf32>) -> tensor<4xf32>
+    becomes
+        func.func @f(%x: memref<4xf32>, %out: memref<4xf32>) {
+          ... gpu.memcpy, gpu.launch ..., gpu.memcpy %out, ...
+    """
+
+    name = "gpu-rlx-to-nvvm"
+
+    opt_level: int = option(3, "0: serial kernels, no fusion; 1-3: tiled kernels, fusion")
+    keep_resident: tuple[int, ...] = option((), "argument indices kept on the device "
+                                                "across calls")
+    sm_count: int = option(132, "multiprocessors of the target (GEMM tile choice)")
+    stage: str = option("kernels", "where to stop: rlx-to-linalg, bufferize or kernels")
+
+    def apply(self, module: ir.Operation) -> None:
+        if self.stage not in STAGES:
+            self.error(module, f"unknown stage '{self.stage}' (one of {', '.join(STAGES)}; "
+                               "for the binary use --pass-pipeline with "
+                               "gradir.conversion.nvvm.nvvm_pipeline())")
+            raise self.failure()
+        try:
+            lower_to_nvvm(module, opt_level=self.opt_level, keep_resident=self.keep_resident,
+                          sm_count=self.sm_count, stop_after=self.stage)
+        except ir.MLIRError as err:
+            if not err.error_diagnostics:
+                self.error(module, f"{self.name}: {err}")
+            for diag in err.error_diagnostics:
+                self.error(diag.location, diag.message)
+            raise self.failure() from None

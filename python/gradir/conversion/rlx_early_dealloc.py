@@ -1,0 +1,117 @@
+"""rlx-early-dealloc: frees each intermediate buffer right after its last use."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from ..transforms.base import ModulePass
+
+# Ops whose result is a view of (aliases) their first operand.
+_VIEWS = frozenset({"memref.subview", "memref.expand_shape", "memref.collapse_shape",
+                    "memref.cast", "memref.reinterpret_cast", "memref.view",
+                    "memref.reshape", "memref.transpose", "memref.memory_space_cast",
+                    "memref.assume_alignment"})
+
+
+@dataclass(frozen=True)
+class RlxEarlyDealloc(ModulePass):
+    """Moves ``memref.dealloc`` of a block-local ``memref.alloc`` up to just
+    after the last op of that block that uses the buffer or a view of it
+    (uses inside nested regions count as uses by the enclosing op).
+
+    MLIR's ownership-based ``buffer-deallocation-pipeline`` frees buffers at
+    the end of the block that allocates them, so a straight-line function
+    holds every intermediate until it returns: peak memory is the sum of all
+    intermediates.  Run after ``buffer-deallocation-pipeline`` and
+    ``convert-bufferization-to-memref``; the peak then follows liveness, which
+    is what ``rlx-memory-report`` and ``remat=auto`` plan for.
+
+        %a = memref.alloc() : memref<4xf32>
+        "use"(%a)
+        %b = memref.alloc() : memref<4xf32>
+        "use"(%b)
+        memref.dealloc %a : memref<4xf32>
+        memref.dealloc %b : memref<4xf32>
+    becomes
+        %a = memref.alloc() : memref<4xf32>
+        "use"(%a)
+        memref.dealloc %a : memref<4xf32>
+        %b = memref.alloc() : memref<4xf32>
+        ...
+    """
+
+    name = "rlx-early-dealloc"
+
+    def apply(self, module: ir.Operation) -> None:
+        for op in _walk(module):
+            for region in op.regions:
+                for block in region.blocks:
+                    _hoist_deallocs(block)
+
+
+def _walk(op: ir.Operation):
+    yield op
+    for region in op.regions:
+        for block in region.blocks:
+            for child in block.operations:
+                yield from _walk(child.operation)
+
+
+def _ancestor_in(op: ir.Operation, block: ir.Block, index: dict):
+    """``op`` or its ancestor that sits directly in ``block`` (None if none)."""
+    while op is not None:
+        if op in index:
+            return op
+        parent = op.parent
+        op = parent.operation if parent is not None else None
+    return None
+
+
+def _aliases(value: ir.Value) -> list[ir.Value]:
+    out, todo = [], [value]
+    while todo:
+        v = todo.pop()
+        out.append(v)
+        for use in v.uses:
+            owner = use.owner
+            if owner.name in _VIEWS and len(owner.operands) and owner.operands[0] == v:
+                todo.extend(owner.results)
+    return out
+
+
+def _hoist_deallocs(block: ir.Block) -> None:
+    ops = [op.operation for op in block.operations]
+    if not any(op.name == "memref.dealloc" for op in ops):
+        return
+    index = {op: i for i, op in enumerate(ops)}
+    moves = []
+    for op in ops:
+        if op.name != "memref.dealloc":
+            continue
+        buf = op.operands[0]
+        owner = buf.owner
+        if not isinstance(owner, ir.OpView) and not isinstance(owner, ir.Operation):
+            continue                         # a block argument: not ours to move
+        owner = owner.operation
+        if owner.name != "memref.alloc" or owner not in index:
+            continue
+        last = owner
+        for alias in _aliases(buf):
+            for use in alias.uses:
+                user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+                if user == op:
+                    continue
+                anc = _ancestor_in(user, block, index)
+                if anc is None:
+                    last = None              # used outside this block: leave it
+                    break
+                if index[anc] > index[last]:
+                    last = anc
+            if last is None:
+                break
+        if last is not None and index[last] + 1 < index[op]:
+            moves.append((op, last))
+    for op, last in moves:
+        op.move_after(last)

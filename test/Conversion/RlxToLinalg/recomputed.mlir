@@ -1,0 +1,25 @@
+// RUN: gradir-opt %s --rlx-to-linalg | FileCheck %s
+// RUN: gradir-opt %s --rlx-lower-to-llvm='stage=bufferized' | FileCheck %s --check-prefix=BUF
+
+// An op rlx-gradient recomputes in the backward (grad.recomputed) lowers to
+// ops that keep the mark, so the pipeline's upstream CSE does not merge the
+// recomputation with the forward op (which would undo rematerialization).
+// CHECK-LABEL: func.func @main(
+// CHECK: linalg.generic
+// CHECK-NOT: grad.recomputed
+// CHECK: math.exp
+// CHECK: linalg.generic
+// CHECK-SAME: grad.recomputed
+// CHECK: math.exp
+// CHECK: return
+
+// Without the mark the two exps would be one; with it two loops compute exp.
+// BUF-LABEL: func.func @main(
+// BUF-COUNT-2: math.exp
+// BUF-NOT: math.exp
+// BUF: return
+func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %a = "rlx.exp"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %b = "rlx.exp"(%x) {grad.recomputed} : (tensor<4xf32>) -> tensor<4xf32>
+  return %a, %b : tensor<4xf32>, tensor<4xf32>
+}
