@@ -2,7 +2,7 @@
 
 Two halves, because MLIR does not travel to the GPU machine:
 
-    build/venv/bin/python bench/gpu.py --build DIR [--quick] [--chip sm_90]
+    build/venv/bin/python bench/gpu.py --build DIR [--quick] [--chip sm_90] [--format isa]
         here (MLIR, ptxas): compiles every workload for the GPU and exports
         shared libraries (cubins embedded) plus inputs/expected results to DIR
         (a few MiB; libmlir_cuda_runtime.so and a libLLVM.so stand-in are
@@ -32,10 +32,12 @@ Timings: median of --repeat calls after warm-up, each call synchronised
 (gradir's calls return after a stream synchronise).  Ratios are
 gradir time / PyTorch time (< 1: gradir is faster).
 
-Device tool recipe (from a session with a GPU):
-    build/venv/bin/python bench/gpu.py --build bench/out/gpu      # here
-    run(command="python3 bench/gpu.py --run bench/out/gpu --out $OUT/gpu.json",
-        carry=["bench/out/gpu"])
+Device tool recipe (from a session with a GPU; build/ is git-ignored):
+    build/venv/bin/python bench/gpu.py --build build/gpu-bench    # here, ~1 min, ~15 MiB
+    run(command="python3 bench/gpu.py --run build/gpu-bench --out $OUT/gpu.json",
+        carry=["build/gpu-bench"], timeout_s=600)
+If the cubins do not load there (driver older than ptxas), rebuild with
+--format isa (PTX, compiled by the driver).
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ SUITES = ("numeric_elementwise", "numeric_shape_reduce", "numeric_nn", "numeric_
 
 # --- build (needs MLIR) -----------------------------------------------------------
 
-def build(out: str, quick: bool, chip: str) -> None:
+def build(out: str, quick: bool, chip: str, fmt: str | None = None) -> None:
     import numpy as np
 
     sys.path.insert(0, os.path.join(ROOT, "examples"))
@@ -65,7 +67,7 @@ def build(out: str, quick: bool, chip: str) -> None:
     from mlp import build_mlp, differentiate
 
     os.makedirs(out, exist_ok=True)
-    meta = {"chip": chip, "quick": quick, "mlp": [], "gemm": None, "ops": [],
+    meta = {"chip": chip, "format": fmt, "quick": quick, "mlp": [], "gemm": None, "ops": [],
             "built": time.strftime("%Y-%m-%d %H:%M:%S")}
     try:
         meta["commit"] = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
@@ -73,9 +75,13 @@ def build(out: str, quick: bool, chip: str) -> None:
     except OSError:
         pass
 
-    def export(module, name, **options):
+    from gradir.runtime.cuda import compile_cuda
+    from gradir.runtime.jit import CompileOptions
+
+    def export(module, name, keep_resident=()):
         t0 = time.perf_counter()
-        exe = gradir.compile(module, target="cuda", chip=chip, **options)
+        exe = compile_cuda(module, CompileOptions("cuda", 3, chip, tuple(keep_resident)),
+                           format=fmt)
         path = exe.export_library(os.path.join(out, name + ".so"))
         print(f"  {name}.so: {os.path.getsize(path) / 1e6:.2f} MB, {exe.format}, "
               f"{time.perf_counter() - t0:.1f} s", flush=True)
@@ -467,13 +473,16 @@ def main(argv=None) -> int:
     mode.add_argument("--run", metavar="DIR", help="run exported workloads (GPU machine)")
     p.add_argument("--quick", action="store_true", help="small sizes (build)")
     p.add_argument("--chip", default="sm_90")
+    p.add_argument("--format", choices=["bin", "isa", "fatbin"],
+                   help="kernel binaries (build): bin = cubin (default when ptxas is "
+                        "found), isa = PTX the driver compiles at load")
     p.add_argument("--repeat", type=int, default=50)
     p.add_argument("--part", action="append", choices=["info", "ops", "mlp", "gemm"])
     p.add_argument("--out", help="write the results as JSON")
     p.add_argument("--torch-device", default="cuda", help=argparse.SUPPRESS)  # testing
     args = p.parse_args(argv)
     if args.build:
-        build(args.build, args.quick, args.chip)
+        build(args.build, args.quick, args.chip, args.format)
     else:
         run(args.run, args.out, args.repeat, args.part or ["info", "ops", "mlp", "gemm"],
             args.torch_device)

@@ -328,6 +328,9 @@ def run(opts: Options) -> int:
 
     context = make_context()
     context.allow_unregistered_dialects = opts.allow_unregistered
+    # gradir's passes are Python: a nested pipeline run from one of them
+    # while MLIR's thread pool loads dialects lazily can deadlock or abort.
+    context.enable_multithreading(False)
     try:
         pipeline = _flags_to_pipeline(opts, context)
     except UsageError as err:

@@ -164,6 +164,7 @@ def run(ro: RunOptions, opts: gradir_opt.Options) -> int:
                   file=sys.stderr)
             return 1
     context = make_context()
+    context.enable_multithreading(False)   # Python passes; see gradir-opt
     pipeline = gradir_opt._flags_to_pipeline(opts, context)
     printed: list[str] = []
     saved: list = []

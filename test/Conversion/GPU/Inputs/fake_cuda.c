@@ -2,8 +2,8 @@
  *
  * It implements the driver calls libmlir_cuda_runtime.so makes: device
  * memory is host memory (malloc), copies are memcpy, modules and functions
- * are recorded by name, and cuLaunchKernel hands the kernel name, the grid
- * and the packed parameters to a callback (the tests run the kernel in
+ * are recorded (a module is its image pointer), and cuLaunchKernel hands the
+ * module, the kernel name, the grid and the packed parameters to a callback (the tests run the kernel in
  * gradir's SIMT emulator there).  Counters tell the tests how many
  * allocations, frees, copies, module loads and launches happened.
  */
@@ -15,9 +15,10 @@ typedef int CUresult;
 typedef int CUdevice;
 typedef void *CUcontext, *CUmodule, *CUfunction, *CUstream, *CUevent;
 typedef unsigned long long CUdeviceptr;
-typedef void (*fake_launch_fn)(const char *name, unsigned gx, unsigned gy, unsigned gz,
-                               unsigned bx, unsigned by, unsigned bz, unsigned smem,
-                               void **params);
+typedef void (*fake_launch_fn)(const void *module, const char *name, unsigned gx,
+                               unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                               unsigned bz, unsigned smem, void **params);
+struct function { const void *module; char *name; };
 
 struct alloc { char *p; size_t n; struct alloc *next; };
 static struct alloc *allocs;
@@ -25,6 +26,7 @@ static fake_launch_fn launch_cb;
 /* 0 alloc, 1 free, 2 memcpy, 3 module load, 4 launch, 5 module unload,
    6 bytes allocated now, 7 stream create */
 static long stats[8];
+static const void *images[4096];
 
 void fake_cuda_set_launch_callback(fake_launch_fn f) { launch_cb = f; }
 long fake_cuda_stat(int which) { return which >= 0 && which < 8 ? stats[which] : -1; }
@@ -52,14 +54,23 @@ CUresult cuCtxPopCurrent_v2(CUcontext *c) { if (c) *c = (CUcontext)0x1; return 0
 CUresult cuGetErrorName(CUresult r, const char **s) { (void)r; *s = "FAKE_CUDA_ERROR"; return 0; }
 
 CUresult cuModuleLoadData(CUmodule *m, const void *image) {
-  stats[3]++; *m = (CUmodule)image; return 0;
+  if (stats[3] < 4096) images[stats[3]] = image;
+  stats[3]++;
+  *m = (CUmodule)image;
+  return 0;
 }
+/* The image of the i-th module loaded. */
+const void *fake_cuda_image(long i) { return i >= 0 && i < stats[3] && i < 4096 ? images[i] : 0; }
 CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, void *opts, void **vals) {
   (void)n; (void)opts; (void)vals; return cuModuleLoadData(m, image);
 }
 CUresult cuModuleUnload(CUmodule m) { (void)m; stats[5]++; return 0; }
 CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
-  (void)m; *f = (CUfunction)strdup(name); return 0;
+  struct function *fn = malloc(sizeof *fn);
+  fn->module = m;
+  fn->name = strdup(name);
+  *f = (CUfunction)fn;
+  return 0;
 }
 CUresult cuFuncSetAttribute(CUfunction f, int attr, int v) { (void)f; (void)attr; (void)v; return 0; }
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
@@ -67,7 +78,8 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
                         void **extra) {
   (void)s; (void)extra;
   stats[4]++;
-  if (launch_cb) launch_cb((const char *)f, gx, gy, gz, bx, by, bz, smem, params);
+  struct function *fn = (struct function *)f;
+  if (launch_cb) launch_cb(fn->module, fn->name, gx, gy, gz, bx, by, bz, smem, params);
   return 0;
 }
 CUresult cuLaunchKernelEx(const void *config, CUfunction f, void **params, void **extra) {

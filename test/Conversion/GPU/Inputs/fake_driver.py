@@ -4,6 +4,8 @@ kernel launches are executed by gradir's SIMT emulator (not a test itself).
     driver = FakeDriver.build(tmpdir)               # cc fake_cuda.c -> libcuda.so.1
     driver.emulate(kernel_module)                   # outlined gpu.func kernels
     lib = gradir.runtime.load("model.so")           # libcuda.so.1 is the fake
+    (or, for several libraries: n = driver.stat("module load"); load; then
+     driver.emulate(kernels_of_that_library, first_image=n))
 """
 
 from __future__ import annotations
@@ -26,9 +28,9 @@ _SCALARS = {"index": ctypes.c_int64, "i64": ctypes.c_int64, "i32": ctypes.c_int3
 _NP = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i1": np.bool_,
        "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "index": np.int64}
 
-LAUNCH = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint,
+LAUNCH = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint, ctypes.c_uint,
                           ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint,
-                          ctypes.POINTER(ctypes.c_void_p))
+                          ctypes.c_uint, ctypes.POINTER(ctypes.c_void_p))
 
 
 def build(directory: str) -> str:
@@ -48,36 +50,52 @@ class FakeDriver:
                                               ctypes.POINTER(ctypes.c_size_t)]
         self.errors: list[str] = []
         self._callback = None
+        self._default = None
+        self._by_image = {}
 
     def stat(self, name: str) -> int:
         return self.lib.fake_cuda_stat(STATS[name])
 
-    def emulate(self, kernel_module: ir.Operation) -> None:
-        """Runs every launch in the emulator, looking the kernel up by name
-        in ``kernel_module`` (the pipeline's output after outlining)."""
-        kernels = {}
+    def emulate(self, kernel_module: ir.Operation, first_image: int | None = None) -> None:
+        """Runs launches in the emulator, looking kernels up by name in
+        ``kernel_module`` (the pipeline's output after outlining).  With
+        ``first_image`` (the count of modules loaded before the library
+        whose kernels these are), launches from that library's modules use
+        these kernels and other libraries keep theirs."""
+        modules = []
         for op in kernel_module.regions[0].blocks[0].operations:
             op = op.operation
             if op.name != "gpu.module":
                 continue
+            kernels = {}
             for fn in op.regions[0].blocks[0].operations:
                 fn = fn.operation
                 if fn.name == "gpu.func":
                     kernels[ir.StringAttr(fn.attributes["sym_name"]).value] = fn
+            modules.append(kernels)
         emulator = Emulator(kernel_module)
-        context = kernel_module.context
+        entry = (emulator, kernel_module.context, modules)
+        if first_image is None:
+            self._default = entry
+        else:
+            self.lib.fake_cuda_image.restype = ctypes.c_void_p
+            for i in range(len(modules)):   # (the constructor's load order is its own)
+                image = self.lib.fake_cuda_image(first_image + i)
+                self._by_image[image] = entry
+        if self._callback is None:
+            self._callback = LAUNCH(self._on_launch)
+            self.lib.fake_cuda_set_launch_callback(self._callback)
 
-        def on_launch(name, gx, gy, gz, bx, by, bz, smem, params):
-            try:
-                fn = kernels[name.decode()]
-                with context:
-                    args = self._arguments(emulator, fn, params)
-                    emulator.run_kernel(fn, (gx, gy, gz), (bx, by, bz), args)
-            except Exception as err:  # noqa: BLE001 - reported by the test
-                self.errors.append(f"{name.decode()}: {type(err).__name__}: {err}")
-
-        self._callback = LAUNCH(on_launch)
-        self.lib.fake_cuda_set_launch_callback(self._callback)
+    def _on_launch(self, module, name, gx, gy, gz, bx, by, bz, smem, params):
+        name = name.decode()
+        try:
+            emulator, context, modules = self._by_image.get(module) or self._default
+            fn = next(m[name] for m in modules if name in m)
+            with context:
+                args = self._arguments(emulator, fn, params)
+                emulator.run_kernel(fn, (gx, gy, gz), (bx, by, bz), args)
+        except Exception as err:  # noqa: BLE001 - reported by the test
+            self.errors.append(f"{name}: {type(err).__name__}: {err}")
 
     def _arguments(self, emulator, fn, params) -> list:
         """Decodes the packed kernel parameters (memrefs as expanded
@@ -103,7 +121,6 @@ class FakeDriver:
                     raise RuntimeError(f"kernel argument at {aligned:#x} is not device memory")
                 dtype = _NP[str(t.element_type)]
                 start = aligned - base.value + offset * np.dtype(dtype).itemsize
-                if os.environ.get("FAKE_DEBUG"): print("arg", hex(aligned), hex(base.value), size.value, offset, sizes, strides, dtype)
                 args.append(emulator.foreign_buffer(base.value, size.value, dtype, sizes,
                                                     start, strides))
             else:
