@@ -35,17 +35,27 @@ _SINGLE_TOP_LEVEL = "source must contain a single top-level operation"
 def _wrap_in_module(text: str) -> str:
     """Wraps ``text`` in ``module { ... }`` without moving any line or column.
 
-    The opening ``module {`` replaces the first blank or comment-only line
-    before the first operation; a text that starts with an operation on its
-    first line gets a new line in front (so its lines shift by one)."""
+    Attribute and type aliases (``#map = ...``, ``!t = ...``) must stay
+    outside the module.  The opening ``module {`` replaces the last blank or
+    comment-only line between the aliases and the first operation; when
+    there is none, it goes in front of the first operation on its line (that
+    line's columns shift)."""
     lines = text.split("\n")
+    free, last_alias = None, -1
     for i, line in enumerate(lines):
         stripped = line.strip()
         if stripped == "" or stripped.startswith("//"):
-            lines[i] = "module {" + " " * max(0, len(line) - 8)
-            return "\n".join(lines) + "\n}\n"
-        break
-    return "module {\n" + text + "\n}\n"
+            free = i
+            continue
+        if stripped[0] in "#!" and "=" in stripped:
+            last_alias, free = i, None
+            continue
+        if free is not None and free > last_alias:
+            lines[free] = "module {" + " " * max(0, len(lines[free]) - 8)
+        else:
+            lines[i] = "module { " + line
+        return "\n".join(lines) + "\n}\n"
+    return text + "\nmodule {\n}\n"
 
 
 class ParseError(Exception):

@@ -17,9 +17,11 @@ _VIEWS = frozenset({"memref.subview", "memref.expand_shape", "memref.collapse_sh
 
 @dataclass(frozen=True)
 class RlxEarlyDealloc(ModulePass):
-    """Moves ``memref.dealloc`` of a block-local ``memref.alloc`` up to just
-    after the last op of that block that uses the buffer or a view of it
-    (uses inside nested regions count as uses by the enclosing op).
+    """Frees each block-local buffer right after its last use.
+
+    Moves ``memref.dealloc`` of a ``memref.alloc`` of the same block up to
+    just after the last op of that block that uses the buffer or a view of
+    it (uses inside nested regions count as uses by the enclosing op).
 
     MLIR's ownership-based ``buffer-deallocation-pipeline`` frees buffers at
     the end of the block that allocates them, so a straight-line function

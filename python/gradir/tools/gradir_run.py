@@ -226,6 +226,10 @@ def run(ro: RunOptions, opts: gradir_opt.Options) -> int:
         except CompileError as err:
             report(Diag("error", where, f"compilation failed:\n{err}"))
             return True
+        except RuntimeError as err:     # e.g. target=cuda on a machine without a GPU
+            report(Diag("error", where, f"cannot run @{ro.entry} on target "
+                                        f"'{ro.target}': {err}"))
+            return True
         saved.extend(flat_out)
         with np.printoptions(precision=ro.precision, threshold=64, edgeitems=3):
             for i, a in enumerate(flat_out):

@@ -210,10 +210,12 @@ def add_to_pass_manager(pm: PassManager, elements: list[Element],
     """Adds parsed pipeline elements to ``pm`` (anchored on builtin.module)."""
     for elem in elements:
         if elem.children is not None:
-            if not elem.has_gradir_pass():
-                _add_upstream(pm, _wrap(scope, elem.text), elem)
-            elif elem.name == "builtin.module" and not scope:
+            if elem.name == "builtin.module" and not scope:
+                # The pass manager is anchored on the module itself: its
+                # passes go in directly, not in a nested builtin.module.
                 add_to_pass_manager(pm, elem.children, scope)
+            elif not elem.has_gradir_pass():
+                _add_upstream(pm, _wrap(scope, elem.text), elem)
             else:
                 add_to_pass_manager(pm, elem.children, scope + (elem.name,))
             continue

@@ -33,6 +33,7 @@ def test_names_match():
 # CHECK: gpu-rlx-to-nvvm ok
 # CHECK: rlx-cse ok
 # CHECK: rlx-dce ok
+# CHECK: rlx-early-dealloc ok
 # CHECK: rlx-lower-to-llvm ok
 # CHECK: rlx-memory-report ok
 # CHECK: rlx-simplify-gradient ok

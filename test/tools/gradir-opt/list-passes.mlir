@@ -5,6 +5,7 @@
 // CHECK: gradir passes
 // CHECK-DAG: --rlx-cse  -  Merges rlx ops that compute the same value.
 // CHECK-DAG: --rlx-dce  -  Removes rlx and grad ops whose results are never used.
+// CHECK-DAG: --rlx-early-dealloc  -  Frees each block-local buffer right after its last use.
 // CHECK-DAG: --rlx-verify  -
 // CHECK-DAG: --rlx-memory-report  -  Reports the peak bytes of live tensors of each function (a remark).
 // CHECK-DAG: forward-results=<int>  -  how many leading results the forward part computes
