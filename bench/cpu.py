@@ -11,8 +11,9 @@ Workloads, all in float32, each run side by side in one process:
   * seed{N}: TVM Relax's seed example, sum(matmul(x^T, y^T)) and its two
     gradients, N in {3, 512};
   * gemm{N}: an N^3 matmul, N in {512, 1024} (GFLOP/s printed too).
-For each thread count a fresh process sets OMP/OpenBLAS/MKL threads,
-torch.set_num_threads and XLA's intra-op threads before importing anything.
+For each thread count a fresh process is pinned to that many cores
+(sched_setaffinity) and sets OMP/OpenBLAS/MKL threads,
+torch.set_num_threads and XLA's Eigen threading before importing anything.
 gradir's compiled code is single-threaded (no parallel loops yet) at every
 thread count.  Timings: median of R runs after warm-up.  Ratios are
 peer time / gradir time (>1: gradir is faster).
@@ -230,6 +231,11 @@ def main(argv: list[str]) -> int:
     quick = "--quick" in argv
     if "--child" in argv:
         threads = int(argv[argv.index("--child") + 1])
+        # Pin the process to `threads` cores: thread-count flags alone do not
+        # bound every peer's pools (XLA's CPU client among them).
+        if hasattr(os, "sched_setaffinity"):
+            cores = sorted(os.sched_getaffinity(0))
+            os.sched_setaffinity(0, cores[:threads])
         print("ROWS " + json.dumps(run_workloads(threads, quick)))
         return 0
     threads = [1, 2]
