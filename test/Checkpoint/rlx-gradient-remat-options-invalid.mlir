@@ -3,6 +3,8 @@
 // RUN: not gradir-opt %s --rlx-gradient='remat=auto' 2>&1 | FileCheck %s --check-prefix=NOBUDGET
 // RUN: not gradir-opt %s --rlx-gradient='budget=0.5' 2>&1 | FileCheck %s --check-prefix=NOAUTO
 // RUN: not gradir-opt %s --rlx-gradient='remat=auto budget=lots' 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not gradir-opt %s --rlx-gradient='remat=auto budget=nan' 2>&1 | FileCheck %s --check-prefix=NAN
+// RUN: not gradir-opt %s --rlx-gradient='remat=auto budget=1e400' 2>&1 | FileCheck %s --check-prefix=INF
 // RUN: not gradir-opt %s --rlx-gradient='remat=auto budget=-1' 2>&1 | FileCheck %s --check-prefix=NEG
 // RUN: not gradir-opt %s --rlx-gradient='remat=auto budget=12parsecs' 2>&1 | FileCheck %s --check-prefix=UNIT
 
@@ -16,3 +18,5 @@ func.func @main(%x: tensor<3xf32>) -> tensor<f32> {
   %0 = "rlx.sum"(%x) : (tensor<3xf32>) -> tensor<f32>
   return %0 : tensor<f32>
 }
+// NAN: <pass-pipeline>:1:16: error: option 'budget' of pass 'rlx-gradient' expects bytes (1048576, 64MiB) or a fraction (0.25, 25%), got 'nan'
+// INF: <pass-pipeline>:1:16: error: option 'budget' of pass 'rlx-gradient' expects bytes (1048576, 64MiB) or a fraction (0.25, 25%), got '1e400'

@@ -97,6 +97,31 @@ def terminator(block: ir.Block) -> ir.Operation:
 # Inlining calls that have no custom VJP
 
 _MAX_INLINE_DEPTH = 32
+# Inlining a call graph that calls functions several times can grow
+# exponentially (a diamond of N levels makes 2^N copies): stop well before.
+_MAX_INLINED_OPS = 200_000
+
+
+def _calls_itself(module: ir.Operation, name: str) -> bool:
+    """Whether ``@name`` reaches itself through calls without a grad.vjp."""
+    seen, todo = set(), [name]
+    first = True
+    while todo:
+        f = todo.pop()
+        if f == name and not first:
+            return True
+        first = False
+        if f in seen:
+            continue
+        seen.add(f)
+        callee = find_function(module, f)
+        if callee is None or not len(callee.regions[0].blocks):
+            continue
+        for op in body_of(callee).operations:
+            op = op.operation
+            if op.name == "func.call" and "grad.vjp" not in op.attributes:
+                todo.append(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
+    return False
 
 
 def inline_calls(module: ir.Operation, fn: ir.Operation, depth: int = 0) -> None:
@@ -112,8 +137,12 @@ def inline_calls(module: ir.Operation, fn: ir.Operation, depth: int = 0) -> None
         if callee is None or len(callee.regions[0].blocks) == 0:
             raise GradientError(op, f"cannot differentiate through '@{callee_name}': "
                                     "it has no body (give the call a grad.vjp function)")
-        if depth >= _MAX_INLINE_DEPTH:
+        if _calls_itself(module, callee_name):
             raise GradientError(op, f"recursive call to '@{callee_name}' is not supported")
+        if depth >= _MAX_INLINE_DEPTH:
+            raise GradientError(op, f"cannot differentiate through '@{callee_name}': calls "
+                                    f"nest more than {_MAX_INLINE_DEPTH} deep (give a call "
+                                    "a grad.vjp function to stop inlining there)")
         check_supported(callee)
         mapping: dict = {}
         cblock = body_of(callee)
@@ -126,6 +155,11 @@ def inline_calls(module: ir.Operation, fn: ir.Operation, depth: int = 0) -> None
         for old, nv in zip(op.results, results):
             old.replace_all_uses_with(nv)
         op.erase()
+    n_ops = sum(1 for _ in block.operations)
+    if n_ops > _MAX_INLINED_OPS:
+        raise GradientError(fn, f"inlining the calls of '@{ir.StringAttr(fn.attributes['sym_name']).value}' "
+                                f"makes more than {_MAX_INLINED_OPS} ops (functions called "
+                                "many times over); give the repeated calls grad.vjp functions")
     # Calls brought in by inlining are inlined in turn.
     if any(o.operation.name == "func.call" and "grad.vjp" not in o.operation.attributes
            for o in body_of(fn).operations):

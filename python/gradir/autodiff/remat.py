@@ -47,6 +47,8 @@ budget:
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -220,10 +222,19 @@ def apply_plan(graph: AdjointGraph, kept) -> dict[int, int]:
 
 def parse_budget(text: str) -> tuple[str, float]:
     """``("fraction", f)`` or ``("bytes", n)`` from ``0.25``, ``25%``,
-    ``1048576``, ``64MiB``, ``1.5GB``...  Raises ValueError."""
+    ``1048576``, ``64MiB``, ``1.5GB``...  Raises ValueError (also for NaN
+    and infinities)."""
+    kind, value = _parse_budget(text)
+    if not math.isfinite(value):
+        raise ValueError(f"budget must be finite, not '{text}'")
+    return kind, value
+
+
+def _parse_budget(text: str) -> tuple[str, float]:
     s = text.strip().replace("_", "")
     if not s:
         raise ValueError("empty budget")
+
     if s.endswith("%"):
         value = float(s[:-1]) / 100.0
         if not 0 < value:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from ..transforms.base import ModulePass, option
+from ..transforms.base import ModulePass, PassOptionError, option
 from .nvvm import lower_to_nvvm
 
 __all__ = ["GpuRlxToNvvm", "STAGES"]
@@ -37,6 +37,11 @@ class GpuRlxToNvvm(ModulePass):
     name = "gpu-rlx-to-nvvm"
 
     opt_level: int = option(3, "0: serial kernels, no fusion; 1-3: tiled kernels, fusion")
+
+    def __post_init__(self):
+        if not 0 <= self.opt_level <= 3:
+            raise PassOptionError(f"option 'opt-level' of pass '{self.name}' must be from 0 "
+                                  f"to 3, got {self.opt_level}")
     keep_resident: tuple[int, ...] = option((), "argument indices kept on the device "
                                                 "across calls")
     sm_count: int = option(132, "multiprocessors of the target (GEMM tile choice)")

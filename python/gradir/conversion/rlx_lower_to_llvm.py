@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from ..transforms.base import ModulePass, option
+from ..transforms.base import ModulePass, PassOptionError, option
 from .pipelines import STAGES, lower_to_llvm
 
 __all__ = ["RlxLowerToLlvm"]
@@ -35,8 +35,13 @@ class RlxLowerToLlvm(ModulePass):
     name = "rlx-lower-to-llvm"
 
     opt_level: int = option(2, "0: no fusion or schedule; 1: elementwise fusion; "
-                               "2: also the transform-dialect schedule")
+                               "2 and 3: also the transform-dialect schedule")
     stage: str = option("llvm", "where to stop: bufferized (memrefs) or llvm")
+
+    def __post_init__(self):
+        if not 0 <= self.opt_level <= 3:
+            raise PassOptionError(f"option 'opt-level' of pass '{self.name}' must be from 0 "
+                                  f"to 3, got {self.opt_level}")
 
     def apply(self, module: ir.Operation) -> None:
         if self.stage not in STAGES:

@@ -28,6 +28,12 @@ LAYOUTS = {
 _TAKE_MODES = ("fast", "clip", "wrap")
 
 
+# No single buffer may exceed this: larger ones cannot be allocated on any
+# machine gradir targets, and their byte sizes can overflow int64.  Refusing
+# them here beats a NULL malloc in the compiled code.
+MAX_TENSOR_BYTES = 1 << 40      # 1 TiB
+
+
 def _type_problem(t: ir.Type) -> str | None:
     """Why ``t`` cannot be lowered, or None."""
     for leaf in flatten_type(t):
@@ -35,6 +41,13 @@ def _type_problem(t: ir.Type) -> str | None:
             return f"type {leaf} is not supported (only ranked tensors and tuples of them)"
         if not leaf.has_static_shape:
             return f"dynamic shapes are not supported: {leaf}"
+        count = 1
+        for n in leaf.shape:
+            count *= n
+        width = max(1, (getattr(leaf.element_type, "width", 8) + 7) // 8)
+        if count * width > MAX_TENSOR_BYTES:
+            return (f"{leaf} is too large ({count} elements; one buffer may hold at most "
+                    f"{MAX_TENSOR_BYTES >> 30} GiB)")
         if str(leaf.element_type) not in ALL_ELEMENT_TYPES:
             return (f"element type {leaf.element_type} of {leaf} is not supported (one of "
                     f"{', '.join(ALL_ELEMENT_TYPES)})")
@@ -88,6 +101,30 @@ def _walk(op: ir.Operation):
                 yield from _walk(inner)
 
 
+def _recursive_calls(module: ir.Operation) -> list:
+    """``func.call`` ops that are part of a cycle of the call graph."""
+    calls: dict[str, list] = {}
+    for fn in _functions(module):
+        name = ir.StringAttr(fn.attributes["sym_name"]).value
+        calls[name] = [(op, ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
+                       for op in _walk(fn) if op.name == "func.call"]
+
+    def reaches(start: str, target: str) -> bool:
+        seen, todo = set(), [start]
+        while todo:
+            f = todo.pop()
+            if f == target:
+                return True
+            if f in seen:
+                continue
+            seen.add(f)
+            todo.extend(callee for _, callee in calls.get(f, ()))
+        return False
+
+    return [op for caller, ops in calls.items() for op, callee in ops
+            if reaches(callee, caller)]
+
+
 @dataclass(frozen=True)
 class RlxToLinalg(ModulePass):
     """Lowers rlx and grad ops to linalg, tensor, arith, math and scf.
@@ -119,6 +156,10 @@ class RlxToLinalg(ModulePass):
     def apply(self, module: ir.Operation) -> None:
         module = module.operation
         failed = False
+        for call in _recursive_calls(module):
+            self.error(call, "recursive calls cannot be compiled (the compiled code has no "
+                             "control flow to end the recursion)")
+            failed = True
         for fn in _functions(module):
             ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
             for kind, types in (("argument", ftype.inputs), ("result", ftype.results)):

@@ -144,6 +144,11 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
         exe = gradir.compile(module)
         loss, gx, gw = exe["main_adjoint"](x, w)
     """
+    if not hasattr(module, "operation") and not isinstance(module, ir.Operation):
+        raise TypeError(f"gradir.compile expects an MLIR module (gradir.parse(text)), "
+                        f"not {type(module).__name__}")
+    if isinstance(opt_level, bool) or not isinstance(opt_level, int) or not 0 <= opt_level <= 3:
+        raise CompileError(f"opt_level must be an integer from 0 to 3, not {opt_level!r}")
     options = CompileOptions(target, opt_level, chip, tuple(keep_resident))
     if target == "cuda":
         from .cuda import compile_cuda

@@ -17,11 +17,35 @@ __all__ = ["Library", "load"]
 SIGNATURE_SYMBOL = "gradir_signatures"
 
 
+def _check_elf(path: Path) -> None:
+    """Refuses a file that is not a complete 64-bit ELF shared object:
+    dlopen maps a truncated one and the process dies (SIGBUS) on first use."""
+    import struct
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        head = f.read(64)
+        if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
+            raise OSError(f"{path} is not a 64-bit little-endian ELF shared library")
+        phoff, shoff = struct.unpack_from("<QQ", head, 32)
+        phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", head, 54)
+        if phoff + phnum * phentsize > size or shoff + shnum * shentsize > size:
+            raise OSError(f"{path} is truncated or corrupt (its headers point past its "
+                          f"{size} bytes)")
+        f.seek(phoff)
+        table = f.read(phnum * phentsize)
+    for i in range(phnum):
+        p_type, _, p_offset, _, _, p_filesz = struct.unpack_from("<IIQQQQ", table, i * phentsize)
+        if p_type == 1 and p_offset + p_filesz > size:      # PT_LOAD
+            raise OSError(f"{path} is truncated or corrupt (a segment ends past its "
+                          f"{size} bytes)")
+
+
 class Library:
     """The functions of an exported library: ``lib["main_adjoint"](x, w)``."""
 
     def __init__(self, path: Path):
         self.path = path
+        _check_elf(path)
         try:
             self._dll = ctypes.CDLL(str(path), mode=os.RTLD_LOCAL | os.RTLD_NOW)
         except OSError as err:

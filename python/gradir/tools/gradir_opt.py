@@ -281,6 +281,12 @@ def split_buffer(text: str, marker: str) -> list[tuple[str, int]]:
 
 # ----------------------------------------------------------------------------
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def _write_output(path: str | None, text: str) -> None:
     if path is None or path == "-":
         sys.stdout.write(text)
@@ -291,6 +297,7 @@ def _write_output(path: str | None, text: str) -> None:
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text)
+        os.chmod(tmp, 0o666 & ~_umask())      # mkstemp makes 0600; use the usual mode
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -357,7 +364,15 @@ def run(opts: Options) -> int:
     if not ok:
         return 1
     sep = "\n" + opts.split_marker + "\n"
-    _write_output(opts.output, sep.join(o.rstrip("\n") + "\n" for o in outputs) if outputs else "")
+    try:
+        _write_output(opts.output, sep.join(o.rstrip("\n") + "\n" for o in outputs)
+                      if outputs else "")
+    except OSError as err:
+        if isinstance(err, BrokenPipeError):
+            raise
+        print(f"gradir-opt: error: could not write output file '{opts.output}': "
+              f"{err.strerror or err}", file=sys.stderr)
+        return 1
     return 0
 
 

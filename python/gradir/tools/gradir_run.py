@@ -75,7 +75,10 @@ def parse_args(argv: list[str]) -> tuple[RunOptions, gradir_opt.Options]:
             try:
                 ro.seed = int(v)
             except ValueError:
-                raise UsageError(f"--random-inputs expects an integer seed, not '{v}'") from None
+                ro.seed = -1
+            if ro.seed < 0:
+                raise UsageError(f"--random-inputs expects a non-negative integer seed, "
+                                 f"not '{v}'")
         elif name == "target":
             ro.target, i = _take_value(argv, i, name, inline)
         elif name == "interpret":
@@ -100,7 +103,8 @@ def _random_inputs(sig, seed: int):
     for spec in sig.inputs:
         dt = np.dtype(spec.dtype)
         if dt.kind == "f":
-            out.append(rng.uniform(-1, 1, spec.shape).astype(dt))
+            gen = dt if dt in (np.float32, np.float64) else np.float32
+            out.append((rng.random(spec.shape, dtype=gen) * 2 - 1).astype(dt, copy=False))
         elif dt.kind == "b":
             out.append(rng.integers(0, 2, spec.shape).astype(bool))
         else:
@@ -136,6 +140,7 @@ def _save_npz(path: str, arrays: list) -> None:
     os.close(fd)
     try:
         np.savez(tmp, **{f"result_{i}": a for i, a in enumerate(arrays)})
+        os.chmod(tmp, 0o666 & ~gradir_opt._umask())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -186,7 +191,12 @@ def run(ro: RunOptions, opts: gradir_opt.Options) -> int:
             return True
         where = loc_of(fn.location)
         if ro.seed is not None:
-            flat = _random_inputs(sig, ro.seed)
+            try:
+                flat = _random_inputs(sig, ro.seed)
+            except MemoryError:
+                report(Diag("error", where, f"not enough memory for @{ro.entry}'s random "
+                                            "inputs"))
+                return True
         else:
             flat = []
             for path in ro.inputs:
@@ -249,7 +259,12 @@ def run(ro: RunOptions, opts: gradir_opt.Options) -> int:
     if result.failed:
         return 1
     if ro.output:
-        _save_npz(ro.output, saved)
+        try:
+            _save_npz(ro.output, saved)
+        except OSError as err:
+            print(f"gradir-run: error: could not write output file '{ro.output}': "
+                  f"{err.strerror or err}", file=sys.stderr)
+            return 1
     else:
         sys.stdout.write("".join(printed))
     return 0

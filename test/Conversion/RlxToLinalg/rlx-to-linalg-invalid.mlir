@@ -83,3 +83,22 @@ func.func @tuple_use(%a: tensor<2xf32>) -> tensor<2xf32> {
   %c = builtin.unrealized_conversion_cast %t : tuple<tensor<2xf32>, tensor<2xf32>> to tensor<2xf32>
   return %c : tensor<2xf32>
 }
+
+// -----
+
+func.func @rec(%x: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{recursive calls cannot be compiled (the compiled code has no control flow to end the recursion)}}
+  %0 = func.call @rec(%x) : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+// A buffer no machine can allocate is refused, not left to a NULL malloc.
+func.func @huge(%x: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{'rlx.broadcast_to' op tensor<1000000x1000000xf32> is too large (1000000000000 elements; one buffer may hold at most 1024 GiB)}}
+  %0 = "rlx.broadcast_to"(%x) : (tensor<f32>) -> tensor<1000000x1000000xf32>
+  // expected-error @+1 {{'rlx.sum' op tensor<1000000x1000000xf32> is too large}}
+  %1 = "rlx.sum"(%0) : (tensor<1000000x1000000xf32>) -> tensor<f32>
+  return %1 : tensor<f32>
+}

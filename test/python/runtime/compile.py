@@ -100,10 +100,24 @@ def refusals():
         gradir.compile(module, target="tpu")
     except CompileError as err:
         print(err)
+    for level in (99, -1, "3", True):
+        try:
+            gradir.compile(module, opt_level=level)
+        except CompileError as err:
+            print(err)
+    try:
+        gradir.compile(SRC)
+    except TypeError as err:
+        print(err)
 # CHECK-LABEL: TEST: refusals
 # CHECK-NEXT: cannot compile @main: argument 0 has type tensor<?xf32>; only statically shaped tensors (and tuples of them) cross the numpy boundary
 # CHECK-NEXT: the module has no public function with a body to compile
 # CHECK-NEXT: unknown target 'tpu' (expected one of: cpu, cuda)
+# CHECK-NEXT: opt_level must be an integer from 0 to 3, not 99
+# CHECK-NEXT: opt_level must be an integer from 0 to 3, not -1
+# CHECK-NEXT: opt_level must be an integer from 0 to 3, not '3'
+# CHECK-NEXT: opt_level must be an integer from 0 to 3, not True
+# CHECK-NEXT: gradir.compile expects an MLIR module (gradir.parse(text)), not str
 
 
 @run

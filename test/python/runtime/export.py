@@ -86,3 +86,17 @@ err = max(float(np.abs(a - b).max())
 print("mlp max error:", err)
 # CHECK: calls memrefCopy: True
 # CHECK: mlp max error: 0.0
+
+# A truncated or foreign file is refused before dlopen (which would map a
+# truncated library and die of SIGBUS on first use).
+data = open(path, "rb").read()
+for name, blob in (("trunc.so", data[:3000]), ("short.so", data[:-100]), ("text.so", b"hello")):
+    bad = os.path.join(out, name)
+    open(bad, "wb").write(blob)
+    try:
+        gradir.runtime.load(bad)
+    except OSError as err:
+        print("refused:", name, str(err).startswith(bad))
+# CHECK: refused: trunc.so True
+# CHECK: refused: short.so True
+# CHECK: refused: text.so True
