@@ -11,7 +11,7 @@ from mlir.dialects import affine, arith, gpu, memref, scf
 from mlir.dialects import math as math_d
 
 from .. import _compat
-from ..transforms.base import ModulePass, option
+from ..transforms.base import ModulePass, PassOptionError, option
 from .gpu_common import host_functions, index, index_type, walk
 from .gpu_fold_zero_init import ZERO_INIT
 
@@ -322,6 +322,17 @@ class GpuLinalgToKernels(ModulePass):
                                "the GPU")
     gemm_min_blocks: int = option(2, "blocks per multiprocessor the GEMM kernels are "
                                      "compiled for (nvvm.minctasm; 0: no limit)")
+
+    def __post_init__(self):
+        if not 32 <= self.block_size <= 1024 or self.block_size % 32:
+            raise PassOptionError(f"option 'block-size' of pass '{self.name}' must be a "
+                                  f"multiple of 32 from 32 to 1024, got {self.block_size}")
+        if self.sm_count < 1:
+            raise PassOptionError(f"option 'sm-count' of pass '{self.name}' must be at "
+                                  f"least 1, got {self.sm_count}")
+        if self.gemm_min_blocks < 0:
+            raise PassOptionError(f"option 'gemm-min-blocks' of pass '{self.name}' must "
+                                  f"not be negative, got {self.gemm_min_blocks}")
 
     def apply(self, module: ir.Operation) -> None:
         failed = False

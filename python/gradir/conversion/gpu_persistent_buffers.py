@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import memref
 
-from ..transforms.base import ModulePass, option
+from ..transforms.base import ModulePass, PassOptionError, option
 from .gpu_common import host_functions, index
 from .gpu_resident import persistent_buffer
 
@@ -78,6 +78,11 @@ class GpuPersistentBuffers(ModulePass):
 
     name = "gpu-persistent-buffers"
     alignment: int = option(256, "byte alignment of every buffer in the arena")
+
+    def __post_init__(self):
+        if self.alignment < 16 or self.alignment & (self.alignment - 1):
+            raise PassOptionError(f"option 'alignment' of pass '{self.name}' must be a power "
+                                  f"of two of at least 16, got {self.alignment}")
 
     def apply(self, module: ir.Operation) -> None:
         body = module.regions[0].blocks[0]

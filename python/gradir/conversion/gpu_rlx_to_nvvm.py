@@ -37,15 +37,18 @@ class GpuRlxToNvvm(ModulePass):
     name = "gpu-rlx-to-nvvm"
 
     opt_level: int = option(3, "0: serial kernels, no fusion; 1-3: tiled kernels, fusion")
+    keep_resident: tuple[int, ...] = option((), "argument indices kept on the device "
+                                                "across calls")
+    sm_count: int = option(132, "multiprocessors of the target (GEMM tile choice)")
+    stage: str = option("kernels", "where to stop: rlx-to-linalg, bufferize or kernels")
 
     def __post_init__(self):
         if not 0 <= self.opt_level <= 3:
             raise PassOptionError(f"option 'opt-level' of pass '{self.name}' must be from 0 "
                                   f"to 3, got {self.opt_level}")
-    keep_resident: tuple[int, ...] = option((), "argument indices kept on the device "
-                                                "across calls")
-    sm_count: int = option(132, "multiprocessors of the target (GEMM tile choice)")
-    stage: str = option("kernels", "where to stop: rlx-to-linalg, bufferize or kernels")
+        if self.sm_count < 1:
+            raise PassOptionError(f"option 'sm-count' of pass '{self.name}' must be at "
+                                  f"least 1, got {self.sm_count}")
 
     def apply(self, module: ir.Operation) -> None:
         if self.stage not in STAGES:
