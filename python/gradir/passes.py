@@ -50,6 +50,10 @@ def add(pm: PassManager, name_or_pipeline: str, **options) -> None:
     upstream passes (``"rlx-dce,canonicalize"``)."""
     if options or name_or_pipeline in PASSES:
         instance = create(name_or_pipeline, **options)
+        expanded = instance.expand() if hasattr(instance, "expand") else None
+        if expanded is not None:                 # e.g. gpu-rlx-to-nvvm{stage=nvvm}
+            add_to_pass_manager(pm, parse_pipeline(expanded))
+            return
         _compat.add_python_pass(pm, _make_runner(instance, ()), instance.name,
                                 instance.description())
         return

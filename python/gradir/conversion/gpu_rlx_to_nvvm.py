@@ -12,7 +12,7 @@ from .nvvm import lower_to_nvvm
 
 __all__ = ["GpuRlxToNvvm", "STAGES"]
 
-STAGES = ("rlx-to-linalg", "bufferize", "kernels")
+STAGES = ("rlx-to-linalg", "bufferize", "kernels", "nvvm")
 
 
 @dataclass(frozen=True)
@@ -22,11 +22,12 @@ class GpuRlxToNvvm(ModulePass):
     Runs the first stages of ``gradir.conversion.nvvm``: rlx-to-linalg,
     fusion and bufferization (host memref ABI: inputs, then outputs), then
     device buffers and kernels: ``gpu.launch`` on device memory, the host only
-    allocating, copying and launching.  The remaining stage (outlining,
-    NVVM, host LLVM, ``gpu-module-to-binary``) needs dialects that a pass
-    may not load while a pipeline runs, so it is not offered here: use
-    ``--pass-pipeline`` with ``gradir.conversion.nvvm.nvvm_pipeline()`` (the
-    whole pipeline) or ``KERNELS_TO_NVVM`` (from this pass's output).
+    allocating, copying and launching.  ``stage=nvvm`` goes all the way
+    (outlining, NVVM, host LLVM, ``gpu-module-to-binary`` with ``format``
+    isa (PTX) or bin (cubin, needs ptxas) for ``chip``): that stage loads
+    dialects a pass may not load while a pipeline runs, so with it the pass
+    expands, when the pipeline is built, into ``nvvm_pipeline(...)``'s
+    passes (and must then be at the top level of the pipeline).
 
         func.func @f(%x: tensor<4xf32>) -> tensor<4xf32>
     becomes
@@ -40,7 +41,11 @@ class GpuRlxToNvvm(ModulePass):
     keep_resident: tuple[int, ...] = option((), "argument indices kept on the device "
                                                 "across calls")
     sm_count: int = option(132, "multiprocessors of the target (GEMM tile choice)")
-    stage: str = option("kernels", "where to stop: rlx-to-linalg, bufferize or kernels")
+    stage: str = option("kernels", "where to stop: rlx-to-linalg, bufferize, kernels or "
+                                   "nvvm (host LLVM + GPU binary)")
+    chip: str = option("sm_90", "the GPU architecture (stage=nvvm)")
+    format: str = option("isa", "GPU binary format for stage=nvvm: isa (PTX), bin (cubin, "
+                                "needs ptxas) or fatbin")
 
     def __post_init__(self):
         if not 0 <= self.opt_level <= 3:
@@ -50,11 +55,21 @@ class GpuRlxToNvvm(ModulePass):
             raise PassOptionError(f"option 'sm-count' of pass '{self.name}' must be at "
                                   f"least 1, got {self.sm_count}")
 
+    def expand(self) -> str | None:
+        """The pipeline this pass stands for when it must not run nested."""
+        if self.stage != "nvvm":
+            return None
+        from .nvvm import FORMATS, nvvm_pipeline
+        if self.format not in FORMATS:
+            raise PassOptionError(f"option 'format' of pass '{self.name}' must be one of "
+                                  f"{', '.join(FORMATS)}, got '{self.format}'")
+        return nvvm_pipeline(self.chip, self.opt_level, self.format, self.keep_resident,
+                             self.sm_count)
+
     def apply(self, module: ir.Operation) -> None:
         if self.stage not in STAGES:
             self.error(module, f"unknown stage '{self.stage}' (one of {', '.join(STAGES)}; "
-                               "for the binary use --pass-pipeline with "
-                               "gradir.conversion.nvvm.nvvm_pipeline())")
+                               "nvvm gives host LLVM and the GPU binary)")
             raise self.failure()
         try:
             lower_to_nvvm(module, opt_level=self.opt_level, keep_resident=self.keep_resident,

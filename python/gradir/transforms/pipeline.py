@@ -166,6 +166,18 @@ def _instantiate(elem: Element):
         raise PipelineError(str(err), elem.column) from None
 
 
+def _expansion(instance, elem: Element) -> str | None:
+    """A pass may stand for a whole pipeline (``expand()``): one that loads
+    dialects, which a pass must not do while the pass manager runs."""
+    expand = getattr(instance, "expand", None)
+    if expand is None:
+        return None
+    try:
+        return expand()
+    except PassOptionError as err:
+        raise PipelineError(str(err), elem.column) from None
+
+
 def _make_runner(instance, scope: tuple[str, ...]):
     def run(op: ir.Operation) -> None:
         targets = [op] if not scope else list(_nested(op, scope))
@@ -221,6 +233,14 @@ def add_to_pass_manager(pm: PassManager, elements: list[Element],
             continue
         if elem.name in PASSES:
             instance = _instantiate(elem)
+            expanded = _expansion(instance, elem)
+            if expanded is not None:
+                if scope:
+                    raise PipelineError(f"'{elem.name}' with these options expands into a "
+                                        "module-level pipeline; put it at the top level",
+                                        elem.column)
+                add_to_pass_manager(pm, parse_pipeline(expanded), scope)
+                continue
             _compat.add_python_pass(pm, _make_runner(instance, scope), instance.name,
                                     instance.description())
             continue

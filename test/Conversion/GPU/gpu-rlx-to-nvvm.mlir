@@ -1,6 +1,16 @@
 // RUN: gradir-opt %s --gpu-rlx-to-nvvm | FileCheck %s
 // RUN: gradir-opt %s --gpu-rlx-to-nvvm='opt-level=0 stage=bufferize' | FileCheck %s --check-prefix=BUFFERS
 // RUN: not gradir-opt %s --gpu-rlx-to-nvvm='stage=binary' 2>&1 | FileCheck %s --check-prefix=STAGE
+// RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_80' | FileCheck %s --check-prefix=PTX
+// RUN: not gradir-opt %s --pass-pipeline='builtin.module(func.func(gpu-rlx-to-nvvm{stage=nvvm}))' 2>&1 | FileCheck %s --check-prefix=NESTED
+// RUN: not gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm format=elf' 2>&1 | FileCheck %s --check-prefix=FORMAT
+
+// stage=nvvm expands into the whole pipeline: host LLVM and PTX for the chip.
+// PTX: llvm.func @main(
+// PTX: gpu.binary @main_kernels {{.*}}chip = "sm_80"{{.*}}.target sm_80{{.*}}.visible .entry main_
+// PTX-NOT: gpu.launch
+// NESTED: error: 'gpu-rlx-to-nvvm' with these options expands into a module-level pipeline; put it at the top level
+// FORMAT: error: option 'format' of pass 'gpu-rlx-to-nvvm' must be one of isa, bin, fatbin, got 'elf'
 
 // The NVVM pipeline up to its kernels, as one pass.
 // CHECK-LABEL: func.func @main(
@@ -16,7 +26,7 @@
 // BUFFERS:      linalg.generic
 // BUFFERS-NOT:  gpu.
 
-// STAGE: error: unknown stage 'binary' (one of rlx-to-linalg, bufferize, kernels; for the binary use --pass-pipeline with gradir.conversion.nvvm.nvvm_pipeline())
+// STAGE: error: unknown stage 'binary' (one of rlx-to-linalg, bufferize, kernels, nvvm; nvvm gives host LLVM and the GPU binary)
 
 func.func @main(%x: tensor<8x4xf32>) -> tensor<8xf32> {
   %t = "rlx.tanh"(%x) : (tensor<8x4xf32>) -> tensor<8x4xf32>
