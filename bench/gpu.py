@@ -201,42 +201,16 @@ def _load(path):
 def numpy_mlp_step(x, labels, *params):
     """float64 forward + backward of the MLP: (loss, logits, grads...)."""
     import numpy as np
-    params = [p.astype(np.float64) for p in params]
-    n_layers = len(params) // 2
-    acts, pre = [x.astype(np.float64)], []
-    h = acts[0]
-    for i in range(n_layers):
-        z = h @ params[2 * i] + params[2 * i + 1]
-        pre.append(z)
-        h = np.maximum(z, 0) if i + 1 < n_layers else z
-        acts.append(h)
-    logits = acts[-1]
-    m = logits.max(1, keepdims=True)
-    e = np.exp(logits - m)
-    s = e.sum(1, keepdims=True)
-    logp = logits - m - np.log(s)
-    n = len(labels)
-    loss = -logp[np.arange(n), labels].mean()
-    dz = e / s
-    dz[np.arange(n), labels] -= 1
-    dz /= n
-    grads = [None] * len(params)
-    for i in reversed(range(n_layers)):
-        grads[2 * i] = acts[i].T @ dz
-        grads[2 * i + 1] = dz.sum(0)
-        if i:
-            dz = (dz @ params[2 * i].T) * (pre[i - 1] > 0)
-    return (np.asarray(loss), logits, *grads)
+    sys.path.insert(0, os.path.join(ROOT, "examples"))
+    from mlp import numpy_step          # numpy only: no MLIR needed here
+    return numpy_step(x.astype(np.float64), labels, *[p.astype(np.float64) for p in params])
 
 
 def init_params(sizes, seed=0):
     import numpy as np
-    rng = np.random.default_rng(seed)
-    params = []
-    for a, b in zip(sizes, sizes[1:]):
-        params.append((rng.standard_normal((a, b)) * np.sqrt(2.0 / a)).astype(np.float32))
-        params.append(np.zeros(b, np.float32) + 0.01)
-    return params
+    sys.path.insert(0, os.path.join(ROOT, "examples"))
+    from mlp import init_params as mlp_init
+    return mlp_init(sizes, np.float32, seed, bias=0.01)
 
 
 def run_ops(d: str, meta: dict) -> dict:

@@ -10,17 +10,21 @@ returns ``(loss, logits)``; ``differentiate`` adds ``@main_adjoint`` returning
 from __future__ import annotations
 
 import numpy as np
-from mlir import ir
-from mlir.dialects import func
-
-import gradir
-from gradir.dialects import rlx
 
 __all__ = ["build_mlp", "differentiate", "init_params", "numpy_step"]
 
 
 def build_mlp(batch: int, sizes: list[int], dtype: str = "f32"):
     """sizes = [inputs, hidden..., classes]."""
+    # MLIR is imported here, not at the top: the numpy half of this module
+    # (init_params, numpy_step) also runs where MLIR is not installed
+    # (bench/gpu.py on the GPU machine).
+    from mlir import ir
+    from mlir.dialects import func
+
+    import gradir
+    from gradir.dialects import rlx
+
     ctx = gradir.make_context()
     with ctx, ir.Location.unknown():
         elt = rlx.to_dtype(dtype)
@@ -46,6 +50,7 @@ def build_mlp(batch: int, sizes: list[int], dtype: str = "f32"):
 
 def differentiate(module, simplify: bool = True):
     """Adds @main_adjoint: gradients with respect to every parameter."""
+    import gradir
     n_args = len(list(module.body.operations)[0].arguments)
     wrt = ",".join(str(i) for i in range(2, n_args))
     gradir.run_pipeline(module, f"builtin.module(rlx-gradient{{func=main wrt={wrt} "
@@ -53,12 +58,13 @@ def differentiate(module, simplify: bool = True):
     return module
 
 
-def init_params(sizes: list[int], dtype=np.float32, seed: int = 0) -> list[np.ndarray]:
+def init_params(sizes: list[int], dtype=np.float32, seed: int = 0,
+                bias: float = 0.0) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
     params = []
     for a, b in zip(sizes, sizes[1:]):
         params.append((rng.standard_normal((a, b)) * np.sqrt(2.0 / a)).astype(dtype))
-        params.append(np.zeros(b, dtype))
+        params.append(np.full(b, bias, dtype))
     return params
 
 

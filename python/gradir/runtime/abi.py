@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ArgumentError", "Function", "Signature", "TensorSpec", "DTYPES",
+__all__ = ["ArgumentError", "Function", "FunctionTable", "Signature", "TensorSpec", "DTYPES",
            "signatures_from_json", "signatures_to_json"]
 
 # MLIR element type -> numpy dtype name.
@@ -211,3 +211,28 @@ def _as_array(value, spec: TensorSpec, where: str) -> np.ndarray:
     if array.shape != spec.shape:
         raise ArgumentError(f"{where} must be a {spec.describe()}, got shape {array.shape}")
     return np.ascontiguousarray(array)
+
+
+class FunctionTable:
+    """Lookup of compiled functions by name (``table["main_adjoint"]``),
+    shared by the JIT, the CUDA executable and loaded libraries; subclasses
+    fill ``_functions``."""
+
+    _functions: dict
+
+    def _where(self) -> str:
+        return "compiled functions"
+
+    def __getitem__(self, name: str) -> Function:
+        try:
+            return self._functions[name]
+        except KeyError:
+            raise KeyError(f"no public function @{name}; {self._where()}: "
+                           f"{', '.join(sorted(self._functions)) or '(none)'}") from None
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._functions
+
+    @property
+    def functions(self) -> list[str]:
+        return list(self._functions)

@@ -35,7 +35,7 @@ import tempfile
 from pathlib import Path
 
 from .. import _compat
-from .abi import Function, Signature, signatures_to_json
+from .abi import Function, FunctionTable, Signature, signatures_to_json
 from .signature import CompileError, public_functions, signature_of
 
 __all__ = ["CudaExecutable", "compile_cuda", "export_cuda_library", "default_format",
@@ -59,7 +59,7 @@ def _runtime_library() -> Path:
     return lib
 
 
-class CudaExecutable:
+class CudaExecutable(FunctionTable):
     """Compiled functions of one module for an NVIDIA GPU.
 
     ``exe["f"](*arrays)`` runs ``@f`` (numpy in, numpy out); the first call
@@ -106,20 +106,6 @@ class CudaExecutable:
             self._engine = engine
             self._keepalive = (ctx, module)
         return self._engine
-
-    def __getitem__(self, name: str) -> Function:
-        try:
-            return self._functions[name]
-        except KeyError:
-            raise KeyError(f"no public function @{name}; compiled functions: "
-                           f"{', '.join(sorted(self._functions)) or '(none)'}") from None
-
-    def __contains__(self, name: str) -> bool:
-        return name in self._functions
-
-    @property
-    def functions(self) -> list[str]:
-        return list(self._functions)
 
     @property
     def llvm_ir(self) -> str:

@@ -14,7 +14,7 @@ from mlir import ir
 
 from .. import _compat
 from ..ir import as_operation, make_context, print_module
-from .abi import Function, signatures_to_json
+from .abi import Function, FunctionTable, signatures_to_json
 from .signature import CompileError, public_functions, signature_of
 
 __all__ = ["CompileOptions", "Executable", "compile", "runtime_library_dir"]
@@ -46,7 +46,7 @@ def _runtime_libraries(target: str) -> list[Path]:
     return libs
 
 
-class Executable:
+class Executable(FunctionTable):
     """Compiled functions of one module: ``exe["main_adjoint"](x, w)``.
 
     Arguments and results are numpy arrays (tuples for tuple types); the
@@ -65,20 +65,6 @@ class Executable:
             if not fn_ptr:
                 raise CompileError(f"compiled module lacks '_mlir_ciface_{name}'")
             self._functions[name] = Function(sig, _packed_caller(fn_ptr), keepalive=self._engine)
-
-    def __getitem__(self, name: str) -> Function:
-        try:
-            return self._functions[name]
-        except KeyError:
-            raise KeyError(f"no public function @{name}; compiled functions: "
-                           f"{', '.join(sorted(self._functions)) or '(none)'}") from None
-
-    def __contains__(self, name: str) -> bool:
-        return name in self._functions
-
-    @property
-    def functions(self) -> list[str]:
-        return list(self._functions)
 
     @property
     def llvm_ir(self) -> str:

@@ -10,7 +10,7 @@ import ctypes
 import os
 from pathlib import Path
 
-from .abi import Function, signatures_from_json
+from .abi import Function, FunctionTable, signatures_from_json
 
 __all__ = ["Library", "load"]
 
@@ -40,8 +40,11 @@ def _check_elf(path: Path) -> None:
                           f"{size} bytes)")
 
 
-class Library:
+class Library(FunctionTable):
     """The functions of an exported library: ``lib["main_adjoint"](x, w)``."""
+
+    def _where(self) -> str:
+        return f"{self.path.name} has"
 
     def __init__(self, path: Path):
         self.path = path
@@ -65,20 +68,6 @@ class Library:
             n = len(sig.inputs) + len(sig.outputs)
             cfn.argtypes = [ctypes.c_void_p] * n
             self._functions[name] = Function(sig, _direct_caller(cfn), keepalive=self._dll)
-
-    def __getitem__(self, name: str) -> Function:
-        try:
-            return self._functions[name]
-        except KeyError:
-            raise KeyError(f"no function @{name} in {self.path.name}; it has: "
-                           f"{', '.join(sorted(self._functions))}") from None
-
-    def __contains__(self, name: str) -> bool:
-        return name in self._functions
-
-    @property
-    def functions(self) -> list[str]:
-        return list(self._functions)
 
 
 def _direct_caller(cfn):

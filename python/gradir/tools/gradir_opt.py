@@ -383,8 +383,18 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as err:
         print(f"gradir-opt: error: {err}", file=sys.stderr)
         return 1
+    return guarded("gradir-opt", opts.input, lambda: run(opts))
+
+
+def guarded(tool: str, input_path: str, body) -> int:
+    """Runs a tool's ``body`` so that no Python traceback reaches the user:
+    usage errors, interrupts, closed pipes and internal errors become
+    messages and exit codes."""
     try:
-        return run(opts)
+        return body()
+    except UsageError as err:
+        print(f"{tool}: error: {err}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
@@ -393,7 +403,7 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("GRADIR_DEBUG"):
             import traceback
             traceback.print_exc()
-        src = opts.input if opts.input != "-" else "<stdin>"
+        src = input_path if input_path != "-" else "<stdin>"
         print(f"{src}:1:1: error: internal error: {type(exc).__name__}: {exc} "
               f"(set GRADIR_DEBUG=1 for a traceback)", file=sys.stderr)
         return 1

@@ -280,23 +280,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         print(f"gradir-run: error: {err}", file=sys.stderr)
         return 1
-    try:
-        return run(ro, opts)
-    except UsageError as err:
-        print(f"gradir-run: error: {err}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        return 1
-    except Exception as exc:  # never let a Python traceback reach the user
-        if os.environ.get("GRADIR_DEBUG"):
-            import traceback
-            traceback.print_exc()
-        src = opts.input if opts.input != "-" else "<stdin>"
-        print(f"{src}:1:1: error: internal error: {type(exc).__name__}: {exc} "
-              f"(set GRADIR_DEBUG=1 for a traceback)", file=sys.stderr)
-        return 1
+    return gradir_opt.guarded("gradir-run", opts.input, lambda: run(ro, opts))
 
 
 def entry() -> None:
