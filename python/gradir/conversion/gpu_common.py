@@ -6,14 +6,13 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith
 
+from .memref_views import VIEW_OPS, aliases_of  # noqa: F401  (re-exported)
+
 __all__ = ["VIEW_OPS", "ALLOC_OPS", "host_functions", "walk", "aliases_of",
            "ancestor_in_block", "index", "index_type", "inside_kernel", "memref_operands",
            "is_memref", "n_inputs", "flat_count"]
 
 # Ops whose result is a view (same buffer, other metadata) of their first operand.
-VIEW_OPS = frozenset({"memref.subview", "memref.expand_shape", "memref.collapse_shape",
-                      "memref.cast", "memref.reinterpret_cast", "memref.view",
-                      "memref.transpose", "memref.memory_space_cast"})
 ALLOC_OPS = frozenset({"memref.alloc", "memref.alloca"})
 
 
@@ -66,18 +65,6 @@ def memref_operands(op: ir.Operation) -> list[ir.Value]:
     return [v for v in op.operands if is_memref(v)]
 
 
-def aliases_of(value: ir.Value) -> list[ir.Value]:
-    """``value`` and every view derived from it (transitively)."""
-    out, todo = [], [value]
-    while todo:
-        v = todo.pop()
-        out.append(v)
-        for use in v.uses:
-            user = use.owner
-            user = user.operation if hasattr(user, "operation") else user
-            if user.name in VIEW_OPS and use.operand_number == 0:
-                todo.extend(user.results)
-    return out
 
 
 def ancestor_in_block(op: ir.Operation, block: ir.Block):

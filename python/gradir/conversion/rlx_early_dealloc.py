@@ -7,13 +7,8 @@ from dataclasses import dataclass
 from mlir import ir
 
 from ..transforms.base import ModulePass
-
-# Ops whose result is a view of (aliases) their first operand.
-_VIEWS = frozenset({"memref.subview", "memref.expand_shape", "memref.collapse_shape",
-                    "memref.cast", "memref.reinterpret_cast", "memref.view",
-                    "memref.reshape", "memref.transpose", "memref.memory_space_cast",
-                    "memref.assume_alignment"})
-
+from .gpu_common import ancestor_in_block, walk
+from .memref_views import aliases_of
 
 @dataclass(frozen=True)
 class RlxEarlyDealloc(ModulePass):
@@ -47,40 +42,10 @@ class RlxEarlyDealloc(ModulePass):
     name = "rlx-early-dealloc"
 
     def apply(self, module: ir.Operation) -> None:
-        for op in _walk(module):
+        for op in [module, *walk(module)]:
             for region in op.regions:
                 for block in region.blocks:
                     _hoist_deallocs(block)
-
-
-def _walk(op: ir.Operation):
-    yield op
-    for region in op.regions:
-        for block in region.blocks:
-            for child in block.operations:
-                yield from _walk(child.operation)
-
-
-def _ancestor_in(op: ir.Operation, block: ir.Block, index: dict):
-    """``op`` or its ancestor that sits directly in ``block`` (None if none)."""
-    while op is not None:
-        if op in index:
-            return op
-        parent = op.parent
-        op = parent.operation if parent is not None else None
-    return None
-
-
-def _aliases(value: ir.Value) -> list[ir.Value]:
-    out, todo = [], [value]
-    while todo:
-        v = todo.pop()
-        out.append(v)
-        for use in v.uses:
-            owner = use.owner
-            if owner.name in _VIEWS and len(owner.operands) and owner.operands[0] == v:
-                todo.extend(owner.results)
-    return out
 
 
 def _hoist_deallocs(block: ir.Block) -> None:
@@ -100,12 +65,12 @@ def _hoist_deallocs(block: ir.Block) -> None:
         if owner.name != "memref.alloc" or owner not in index:
             continue
         last = owner
-        for alias in _aliases(buf):
+        for alias in aliases_of(buf):
             for use in alias.uses:
                 user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
                 if user == op:
                     continue
-                anc = _ancestor_in(user, block, index)
+                anc = ancestor_in_block(user, block)
                 if anc is None:
                     last = None              # used outside this block: leave it
                     break
