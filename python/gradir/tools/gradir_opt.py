@@ -305,6 +305,20 @@ def _write_output(path: str | None, text: str) -> None:
         raise
 
 
+def read_input(tool: str, path: str) -> tuple[str, str] | None:
+    """``(source name, text)`` of the input file (``-``: stdin), or None
+    after printing why it cannot be read."""
+    if path == "-":
+        return "<stdin>", sys.stdin.read()
+    try:
+        with open(path, encoding="utf-8") as f:
+            return path, f.read()
+    except (OSError, UnicodeDecodeError) as err:
+        reason = err.strerror if isinstance(err, OSError) else "not UTF-8 text"
+        print(f"{tool}: error: could not open input file '{path}': {reason}", file=sys.stderr)
+        return None
+
+
 def run(opts: Options) -> int:
     from .. import passes as gradir_passes
     from ..ir import make_context
@@ -320,18 +334,10 @@ def run(opts: Options) -> int:
         print(gradir_passes.describe())
         return 0
 
-    if opts.input == "-":
-        source_name, text = "<stdin>", sys.stdin.read()
-    else:
-        source_name = opts.input
-        try:
-            with open(opts.input, encoding="utf-8") as f:
-                text = f.read()
-        except (OSError, UnicodeDecodeError) as err:
-            reason = err.strerror if isinstance(err, OSError) else "not UTF-8 text"
-            print(f"gradir-opt: error: could not open input file '{opts.input}': {reason}",
-                  file=sys.stderr)
-            return 1
+    source = read_input("gradir-opt", opts.input)
+    if source is None:
+        return 1
+    source_name, text = source
 
     context = make_context()
     context.allow_unregistered_dialects = opts.allow_unregistered

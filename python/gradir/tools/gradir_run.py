@@ -156,18 +156,10 @@ def run(ro: RunOptions, opts: gradir_opt.Options) -> int:
     from ..runtime.abi import ArgumentError, Function
     from ..runtime.signature import CompileError, public_functions, signature_of
 
-    if opts.input == "-":
-        source_name, text = "<stdin>", sys.stdin.read()
-    else:
-        source_name = opts.input
-        try:
-            with open(opts.input, encoding="utf-8") as f:
-                text = f.read()
-        except (OSError, UnicodeDecodeError) as err:
-            reason = err.strerror if isinstance(err, OSError) else "not UTF-8 text"
-            print(f"gradir-run: error: could not open input file '{opts.input}': {reason}",
-                  file=sys.stderr)
-            return 1
+    source = gradir_opt.read_input("gradir-run", opts.input)
+    if source is None:
+        return 1
+    source_name, text = source
     context = make_context()
     context.enable_multithreading(False)   # Python passes; see gradir-opt
     pipeline = gradir_opt._flags_to_pipeline(opts, context)
