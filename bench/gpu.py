@@ -13,7 +13,7 @@ Two halves, because MLIR does not travel to the GPU machine:
         result and times gradir against PyTorch side by side in one process.
 
 Workloads (float32):
-  * ops: every case of the numeric conversion suites (test/Conversion/
+  * ops: every case of the numeric conversion suites (test/conversion/cpu/
     numeric_*.py: each rlx op in several shapes and dtypes, and the gradients
     of every op) against the reference interpreter's results computed at
     build time: max abs error per case, failures against the suites' own

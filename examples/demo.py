@@ -12,7 +12,7 @@ from mlir.dialects import func
 
 import gradir
 from gradir.dialects import rlx
-from gradir.transforms.rlx_verify import verify_module
+from gradir.dialects.verify import verify_module
 
 
 def tensor(*shape, dtype="f32"):

@@ -27,7 +27,7 @@ def run_pipeline(module, pipeline: str):
     pipeline and ``mlir.ir.MLIRError`` (with located diagnostics) when a pass
     fails."""
     from .ir import as_operation
-    from .transforms.pipeline import build_pass_manager
+    from .passes.pipeline import build_pass_manager
 
     op = as_operation(module)
     build_pass_manager(pipeline, op.context).run(op)

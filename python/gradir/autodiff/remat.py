@@ -42,7 +42,7 @@ budget:
    store-everything peak; when nothing fits, the plan with the lowest peak
    found is taken and the caller warns.
 
-``test/Checkpoint/planner.py`` checks the result against brute force.
+``test/autodiff/checkpoint/planner.py`` checks the result against brute force.
 """
 
 from __future__ import annotations

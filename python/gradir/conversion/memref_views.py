@@ -1,10 +1,11 @@
-"""Which memref values share a buffer (views), for buffer-level passes."""
+"""Buffer-level helpers shared by the CPU and GPU passes: which memref values
+share a buffer (views), walking nested ops, the ancestor of an op in a block."""
 
 from __future__ import annotations
 
 from mlir import ir
 
-__all__ = ["VIEW_OPS", "aliases_of"]
+__all__ = ["VIEW_OPS", "aliases_of", "walk", "ancestor_in_block"]
 
 # Ops whose result views (aliases) the buffer of their first operand.
 VIEW_OPS = frozenset({"memref.subview", "memref.expand_shape", "memref.collapse_shape",
@@ -25,3 +26,24 @@ def aliases_of(value: ir.Value) -> list[ir.Value]:
             if user.name in VIEW_OPS and use.operand_number == 0:
                 todo.extend(user.results)
     return out
+
+
+def walk(op: ir.Operation, *, into_kernels: bool = True):
+    """Every op nested in ``op`` (pre-order, ``op`` excluded); with
+    ``into_kernels=False`` the bodies of ``gpu.launch`` are skipped."""
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                inner = inner.operation
+                yield inner
+                if into_kernels or inner.name != "gpu.launch":
+                    yield from walk(inner, into_kernels=into_kernels)
+
+
+def ancestor_in_block(op: ir.Operation, block: ir.Block):
+    """The ancestor of ``op`` (possibly ``op``) whose block is ``block``, or None."""
+    while op is not None:
+        if op.block == block:
+            return op
+        op = op.parent
+    return None

@@ -9,8 +9,8 @@ from mlir import ir
 
 from .. import _compat
 from ..dialects.infer import ALL_ELEMENT_TYPES
-from ..transforms.base import ModulePass
-from ..transforms.rlx_verify import verify_op
+from ..passes.base import ModulePass
+from ..dialects.verify import verify_op
 from .linalg import LOWERINGS, TUPLE_OPS, flatten_tuples, flatten_type, patterns
 from .linalg.bools import retype_bools
 from .linalg.tuples import TupleError

@@ -12,20 +12,12 @@ from .. import _compat
 from ..ir import make_context
 from .abi import signatures_to_json
 from .signature import CompileError
+from .toolchain import c_string, compiler, runtime_libraries
 
 __all__ = ["export_library", "SIGNATURE_SYMBOL"]
 
 # The library exports this NUL-terminated JSON string (see abi.Signature).
 SIGNATURE_SYMBOL = "gradir_signatures"
-
-
-def _c_string(text: str) -> str:
-    out = []
-    for ch in text.encode():
-        out.append(f"\\x{ch:02x}")
-    # Split into chunks so compilers do not choke on one huge literal line.
-    chunks = ["".join(out[i:i + 64]) for i in range(0, len(out), 64)]
-    return "\n".join(f'  "{c}"' for c in chunks) or '  ""'
 
 
 # The one MLIR runtime function lowered code calls (memref.copy between
@@ -65,22 +57,14 @@ void memrefCopy(int64_t elem, unranked_t *src, unranked_t *dst) {
 """
 
 
-def _compiler() -> str:
-    for name in (os.environ.get("CC"), "cc", "gcc", "clang"):
-        if name and shutil.which(name):
-            return shutil.which(name)
-    raise CompileError("export_library needs a C compiler/linker (cc, gcc or clang) on PATH")
-
-
 def export_library(exe, path: Path) -> Path:
     """Writes ``path`` (a .so) holding exe's functions and signatures, plus
     the MLIR runtime libraries it links against, next to it."""
     from mlir import ir
-    from .jit import _runtime_libraries
 
     path = Path(path).resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
-    libs = _runtime_libraries(exe.options.target)
+    libs = runtime_libraries(exe.options.target)
     with tempfile.TemporaryDirectory(prefix="gradir-export-") as tmp:
         tmp = Path(tmp)
         with make_context():
@@ -97,12 +81,12 @@ def export_library(exe, path: Path) -> Path:
         meta = tmp / "signatures.c"
         meta.write_text(f"__attribute__((visibility(\"default\"))) const char "
                         f"{SIGNATURE_SYMBOL}[] =\n"
-                        f"{_c_string(signatures_to_json(exe.signatures))};\n" + _SHIM_C)
+                        f"{c_string(signatures_to_json(exe.signatures))};\n" + _SHIM_C)
         tmp_out = tmp / path.name
         # Only the target's device runtime (cuda) is linked; -z defs makes any
         # other unresolved symbol a link error here rather than a load error there.
         device_libs = [lib for lib in libs if lib.name != "libmlir_c_runner_utils.so"]
-        cmd = [_compiler(), "-shared", "-fPIC", "-O2", "-o", str(tmp_out), str(obj), "-x", "c",
+        cmd = [compiler(), "-shared", "-fPIC", "-O2", "-o", str(tmp_out), str(obj), "-x", "c",
                str(meta), "-x", "none", f"-L{libs[0].parent}",
                *[f"-l:{lib.name}" for lib in device_libs],
                "-Wl,-rpath,$ORIGIN", "-Wl,-z,defs", "-lm", "-lc"]

@@ -19,8 +19,8 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
-from . import gradir_opt
-from .gradir_opt import Diag, UsageError
+from . import driver
+from .driver import Diag, UsageError
 
 __all__ = ["main", "entry"]
 
@@ -47,7 +47,7 @@ def _take_value(argv, i, name, inline):
     return argv[i], i + 1
 
 
-def parse_args(argv: list[str]) -> tuple[RunOptions, gradir_opt.Options]:
+def parse_args(argv: list[str]) -> tuple[RunOptions, driver.Options]:
     ro = RunOptions()
     rest: list[str] = []
     i = 0
@@ -93,7 +93,7 @@ def parse_args(argv: list[str]) -> tuple[RunOptions, gradir_opt.Options]:
             rest.append(arg)
     if ro.inputs and ro.seed is not None:
         raise UsageError("give either --input files or --random-inputs, not both")
-    return ro, gradir_opt.parse_args(rest)
+    return ro, driver.parse_args(rest)
 
 
 def _random_inputs(sig, seed: int):
@@ -140,7 +140,7 @@ def _save_npz(path: str, arrays: list) -> None:
     os.close(fd)
     try:
         np.savez(tmp, **{f"result_{i}": a for i, a in enumerate(arrays)})
-        os.chmod(tmp, 0o666 & ~gradir_opt._umask())
+        os.chmod(tmp, 0o666 & ~driver.umask())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -148,7 +148,7 @@ def _save_npz(path: str, arrays: list) -> None:
         raise
 
 
-def run(ro: RunOptions, opts: gradir_opt.Options) -> int:
+def run(ro: RunOptions, opts: driver.Options) -> int:
     import numpy as np
 
     from .. import _compat
@@ -156,13 +156,13 @@ def run(ro: RunOptions, opts: gradir_opt.Options) -> int:
     from ..runtime.abi import ArgumentError, Function
     from ..runtime.signature import CompileError, public_functions, signature_of
 
-    source = gradir_opt.read_input("gradir-run", opts.input)
+    source = driver.read_input("gradir-run", opts.input)
     if source is None:
         return 1
     source_name, text = source
     context = make_context()
     context.enable_multithreading(False)   # Python passes; see gradir-opt
-    pipeline = gradir_opt._flags_to_pipeline(opts, context)
+    pipeline = driver.flags_to_pipeline(opts, context)
     printed: list[str] = []
     saved: list = []
 
@@ -243,11 +243,11 @@ def run(ro: RunOptions, opts: gradir_opt.Options) -> int:
         from mlir import ir
         return ir.StringAttr(f.attributes["sym_name"]).value
 
-    result = gradir_opt.process_chunk(text, source_name, opts, context, pipeline,
+    result = driver.process_chunk(text, source_name, opts, context, pipeline,
                                       on_module=execute)
     lines = text.split("\n")
     for d in result.diags:
-        print(gradir_opt._render(d, source_name, lines), file=sys.stderr)
+        print(driver.render(d, source_name, lines), file=sys.stderr)
     if result.failed:
         return 1
     if ro.output:
@@ -272,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         print(f"gradir-run: error: {err}", file=sys.stderr)
         return 1
-    return gradir_opt.guarded("gradir-run", opts.input, lambda: run(ro, opts))
+    return driver.guarded("gradir-run", opts.input, lambda: run(ro, opts))
 
 
 def entry() -> None:

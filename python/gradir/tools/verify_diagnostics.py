@@ -74,7 +74,7 @@ def parse_expectations(text: str) -> list[Expectation]:
 
 def check(text: str, source_name: str, diags) -> list:
     """Returns the problems as diagnostics to print (empty when all match)."""
-    from .gradir_opt import Diag
+    from .driver import Diag
 
     expectations = parse_expectations(text)
     remaining = {id(e): e.count for e in expectations}

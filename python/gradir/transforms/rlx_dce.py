@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from .base import ModulePass
-from ._util import blocks_of, has_uses, is_pure
+from ..autodiff.cleanup import dce
+from ..passes.base import ModulePass
 
 
 @dataclass(frozen=True)
@@ -27,18 +27,4 @@ class RlxDce(ModulePass):
     name = "rlx-dce"
 
     def apply(self, module: ir.Operation) -> None:
-        for block in list(blocks_of(module)):
-            erase_dead_ops(block)
-
-
-def erase_dead_ops(block: ir.Block) -> int:
-    """Erases dead pure ops of ``block`` in reverse order; returns how many."""
-    erased = 0
-    for op in reversed(list(block.operations)):
-        op = op.operation
-        if op.regions and any(len(r.blocks) for r in op.regions):
-            continue
-        if is_pure(op) and not has_uses(op):
-            op.erase()
-            erased += 1
-    return erased
+        dce(module)

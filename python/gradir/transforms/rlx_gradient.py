@@ -15,8 +15,8 @@ from ..autodiff.rules import is_float_type
 from ..autodiff.simplify import simplify_function
 from ..autodiff.split import split_forward_backward
 from ..dialects import rlx
-from .base import ModulePass, PassOptionError, option
-from .rlx_dce import erase_dead_ops
+from ..passes.base import ModulePass, PassOptionError, option
+from ..autodiff.cleanup import erase_dead_ops
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from ..autodiff.memory import memory_report
-from .base import ModulePass, option
+from ..passes.base import ModulePass, option
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from ..autodiff.simplify import simplify_function
-from .base import ModulePass, option
+from ..passes.base import ModulePass, option
 
 
 @dataclass(frozen=True)

@@ -4,74 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mlir import ir
-
-from ..dialects.infer import ATTRS, INFER, KIND_SPELLING, ShapeError, attribute_kind_ok
-from ..dialects.infer import _py_value, raw_attributes
-from .base import ModulePass
+from ..dialects.verify import verify_module, verify_op
+from ..passes.base import ModulePass
 
 __all__ = ["RlxVerify", "verify_module", "verify_op"]
-
-
-def verify_op(op: ir.Operation) -> list[str]:
-    """The error messages for one rlx/grad op (empty when it is valid).
-
-    Each message starts with ``'<op name>' op ``, like MLIR verifiers."""
-    op = op.operation if hasattr(op, "operation") else op
-    name = op.name
-    infer = INFER.get(name)
-    if infer is None:
-        return []
-    prefix = f"'{name}' op "
-    errors = []
-    attrs = raw_attributes(op)
-    for attr_name, (kind, required) in ATTRS.get(name, {}).items():
-        attr = attrs.get(attr_name)
-        if attr is None:
-            if required:
-                errors.append(f"{prefix}requires attribute '{attr_name}'")
-            continue
-        if not attribute_kind_ok(kind, attr):
-            errors.append(f"{prefix}attribute '{attr_name}' must be {KIND_SPELLING[kind]}, "
-                          f"got {attr}")
-    if errors:
-        return errors
-    py = {k: _py_value(v) for k, v in attrs.items()}
-    declared = [r.type for r in op.results]
-    try:
-        inferred = infer([o.type for o in op.operands], py, declared)
-    except ShapeError as err:
-        return [f"{prefix}{err}"]
-    if len(inferred) != len(declared):
-        return [f"{prefix}has {len(declared)} result(s), inferred {len(inferred)}"]
-    for i, (d, t) in enumerate(zip(declared, inferred)):
-        if d != t:
-            what = "result type" if len(declared) == 1 else f"result #{i} type"
-            errors.append(f"{prefix}{what} {d} does not match inferred {t}")
-    return errors
-
-
-def _walk(op: ir.Operation):
-    for region in op.regions:
-        for block in region:
-            for inner in block:
-                inner = inner.operation
-                yield inner
-                yield from _walk(inner)
-
-
-def verify_module(module_op) -> list[tuple[ir.Location, str]]:
-    """Every rlx/grad verification error under ``module_op`` (a Module,
-    ModuleOp or Operation), as ``(location, message)`` in IR order."""
-    if isinstance(module_op, ir.Module):
-        module_op = module_op.operation
-    module_op = module_op.operation if hasattr(module_op, "operation") else module_op
-    out = []
-    with module_op.context, module_op.location:  # inference builds types
-        for op in _walk(module_op):
-            for message in verify_op(op):
-                out.append((op.location, message))
-    return out
 
 
 @dataclass(frozen=True)

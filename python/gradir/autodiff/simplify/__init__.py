@@ -30,8 +30,7 @@ from __future__ import annotations
 from mlir import ir
 
 from ... import _compat
-from ...transforms.rlx_cse import RlxCse
-from ...transforms.rlx_dce import erase_dead_ops
+from ..cleanup import cse, erase_dead_ops
 from . import algebra, shape, transpose
 
 __all__ = ["simplify_function", "PATTERNS", "count_ops"]
@@ -70,7 +69,7 @@ def simplify_function(fn: ir.Operation, patterns=None) -> None:
             fired[0] = 0
             before = count_ops(fn)
             _compat.apply_patterns_configured(fn, table)
-            RlxCse().apply(fn)
+            cse(fn)
             for region in fn.regions:
                 for block in region.blocks:
                     erase_dead_ops(block)

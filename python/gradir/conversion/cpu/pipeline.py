@@ -1,0 +1,149 @@
+"""The CPU pipeline: rlx -> linalg -> bufferized loops/vectors -> LLVM.
+
+``lower_to_llvm(module)`` runs ``rlx-to-linalg`` and then the upstream
+pipeline ``LINALG_TO_LLVM`` (a textual pipeline, so ``gradir-opt`` and
+``mlir-opt`` users can reproduce it: ``CPU_PIPELINE`` is the whole thing
+for ``gradir-opt --pass-pipeline=...``).
+
+ABI of the result (what the runtime relies on): every public function
+``@f(inputs...) -> results...`` of the rlx module becomes
+``@f(input memrefs..., output memrefs...)`` with no results, tuples
+flattened depth-first (``gradir.original_type`` keeps the original
+function type).  Memrefs have identity layouts; the caller allocates the
+outputs (numpy arrays) and the function writes them.  Each public function
+has ``llvm.emit_c_interface``: ``_mlir_ciface_f(ptr to input descriptor...,
+ptr to output descriptor...)``.  Bool (i1) tensors are i8 memrefs holding 0
+or 1, the layout of numpy ``bool`` arrays.  Intermediate buffers are freed
+before the function returns; functions keep no state between calls.
+
+The pipeline needs the MLIR context's dialect registry complete before a
+pass manager runs it (``convert-to-llvm`` is avoided: it loads dialect
+interfaces lazily, which aborts inside a running pass manager, e.g. when
+``rlx-lower-to-llvm`` runs from ``gradir-opt``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mlir import ir
+from mlir.passmanager import PassManager
+
+__all__ = ["LINALG_TO_LLVM", "CPU_PIPELINE", "STAGES", "lower_to_llvm", "preload_schedule",
+           "linalg_to_llvm_pipeline", "SCHEDULE_LIBRARY"]
+
+# The transform-dialect schedule (generalization before fusion; tiled, vectorized
+# matmuls and transposes).
+SCHEDULE_LIBRARY = Path(__file__).resolve().parent / "cpu_schedule.mlir"
+
+_BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries "
+              "function-boundary-type-conversion=identity-layout-map}")
+_OUT_PARAMS = "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}"
+
+
+STAGES = ("bufferized", "llvm")
+
+
+def _preload_step(schedule: str | Path | None) -> str:
+    library = Path(schedule or SCHEDULE_LIBRARY)
+    return f"transform-preload-library{{transform-library-paths={library}}}"
+
+
+def preload_schedule(context: ir.Context, schedule: str | Path | None = None) -> None:
+    """Loads the transform-dialect schedule into ``context`` once.
+
+    A context keeps its preloaded transform library: loading the same file
+    again fails with "doubly defined symbol", which means it is there."""
+    with context, ir.Location.unknown():
+        scratch = ir.Module.create()
+        try:
+            PassManager.parse(f"builtin.module({_preload_step(schedule)})").run(scratch.operation)
+        except ir.MLIRError as err:
+            if not any("doubly defined symbol" in d.message for d in err.error_diagnostics):
+                raise
+
+
+def linalg_to_llvm_pipeline(opt_level: int = 2, schedule: str | Path | None = None,
+                            stage: str = "llvm", preload: bool = True,
+                            early_dealloc: bool = True) -> str:
+    """The upstream pipeline from linalg-on-tensors to the LLVM dialect.
+
+    ``opt_level`` 0: no fusion, no schedule (fastest to compile); 1:
+    elementwise fusion (``linalg-fuse-elementwise-ops``, after generalizing
+    reductions and broadcasts with the ``gradir_cpu_generalize`` sequence of
+    ``schedule``, default ``SCHEDULE_LIBRARY``); 2 and more: also the
+    ``gradir_cpu_tensor`` sequence, which tiles and vectorizes matmuls and
+    transposes.  ``stage``
+    "bufferized" stops after bufferization, out-params and deallocation
+    (memrefs, linalg and vector ops), "llvm" goes all the way.  ``preload``
+    False leaves out ``transform-preload-library`` (the schedule must then be
+    loaded in the context already, see ``preload_schedule``).  ``early_dealloc``
+    adds gradir's ``rlx-early-dealloc`` after deallocation (free each buffer
+    after its last use, not at the function's end); without it the pipeline
+    is upstream passes only, for ``mlir-opt``."""
+    if stage not in STAGES:
+        raise ValueError(f"unknown stage {stage!r} (one of {', '.join(STAGES)})")
+    steps = ["inline", "symbol-dce", "canonicalize", "cse"]
+    if opt_level >= 1:
+        if preload:
+            steps += [_preload_step(schedule)]
+        steps += ["transform-interpreter{entry-point=gradir_cpu_generalize}",
+                  "linalg-fuse-elementwise-ops", "canonicalize", "cse"]
+    if opt_level >= 2:
+        steps += ["transform-interpreter{entry-point=gradir_cpu_tensor}", "canonicalize", "cse"]
+    # Tensors -> buffers: every public function gets identity-layout memref
+    # arguments, its results become out-params written in place (static
+    # allocations hoisted to the caller), intermediates are freed.
+    steps += ["eliminate-empty-tensors", "empty-tensor-to-alloc-tensor", _BUFFERIZE,
+              _OUT_PARAMS, "canonicalize", "cse", "buffer-deallocation-pipeline",
+              "convert-bufferization-to-memref"]
+    if early_dealloc:
+        steps += ["rlx-early-dealloc"]
+    if stage == "bufferized":
+        return "builtin.module(" + ",".join(steps) + ")"
+    steps += ["func.func(convert-linalg-to-loops)",
+              "func.func(convert-vector-to-scf{full-unroll=true})",
+              "func.func(llvm-request-c-wrappers)", "fold-memref-alias-ops",
+              "expand-strided-metadata", "lower-affine", "convert-scf-to-cf",
+              "convert-vector-to-llvm", "convert-math-to-llvm", "convert-math-to-libm",
+              "finalize-memref-to-llvm", "convert-arith-to-llvm", "convert-index-to-llvm",
+              "convert-ub-to-llvm", "convert-cf-to-llvm", "convert-func-to-llvm",
+              "reconcile-unrealized-casts", "canonicalize", "cse"]
+    return "builtin.module(" + ",".join(steps) + ")"
+
+
+# Upstream passes only (mlir-opt): buffers are freed at the end of each block.
+LINALG_TO_LLVM = linalg_to_llvm_pipeline(2, early_dealloc=False)
+
+# The whole CPU pipeline in gradir-opt syntax.
+CPU_PIPELINE = ("builtin.module(rlx-to-linalg,"
+                + linalg_to_llvm_pipeline(2)[len("builtin.module("):])
+
+
+def lower_to_llvm(module, *, opt_level: int = 2, stage: str = "llvm") -> None:
+    """Lowers ``module`` (rlx functions; mutated in place) to the LLVM
+    dialect with the ABI described in this module's docstring.
+
+    Raises ``mlir.ir.MLIRError`` with the diagnostics of the failing pass
+    (rlx-to-linalg reports refusals at the offending op) and a note naming a
+    command that reproduces the failure."""
+    from ...passes.pipeline import build_pass_manager
+
+    op = module.operation if hasattr(module, "operation") else module
+    with op.context:
+        pm = build_pass_manager("builtin.module(rlx-to-linalg)", op.context)
+        try:
+            pm.run(op)
+        except ir.MLIRError as err:
+            err.add_note("reproduce with: gradir-opt --rlx-to-linalg input.mlir")
+            raise
+        if opt_level >= 1:
+            preload_schedule(op.context)
+        text = linalg_to_llvm_pipeline(opt_level, stage=stage, preload=False)
+        try:
+            build_pass_manager(text, op.context).run(op)
+        except ir.MLIRError as err:
+            full = linalg_to_llvm_pipeline(opt_level, stage=stage)
+            err.add_note(f"reproduce with: gradir-opt --rlx-to-linalg input.mlir | "
+                         f"gradir-opt --pass-pipeline='{full}'")
+            raise

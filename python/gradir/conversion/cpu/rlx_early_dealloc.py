@@ -1,0 +1,83 @@
+"""rlx-early-dealloc: frees each intermediate buffer right after its last use."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from ...passes.base import ModulePass
+from ..memref_views import aliases_of, ancestor_in_block, walk
+
+@dataclass(frozen=True)
+class RlxEarlyDealloc(ModulePass):
+    """Frees each block-local buffer right after its last use.
+
+    Moves ``memref.dealloc`` of a ``memref.alloc`` of the same block up to
+    just after the last op of that block that uses the buffer or a view of
+    it (uses inside nested regions count as uses by the enclosing op).
+
+    MLIR's ownership-based ``buffer-deallocation-pipeline`` frees buffers at
+    the end of the block that allocates them, so a straight-line function
+    holds every intermediate until it returns: peak memory is the sum of all
+    intermediates.  Run after ``buffer-deallocation-pipeline`` and
+    ``convert-bufferization-to-memref``; the peak then follows liveness, which
+    is what ``rlx-memory-report`` and ``remat=auto`` plan for.
+
+        %a = memref.alloc() : memref<4xf32>
+        "use"(%a)
+        %b = memref.alloc() : memref<4xf32>
+        "use"(%b)
+        memref.dealloc %a : memref<4xf32>
+        memref.dealloc %b : memref<4xf32>
+    becomes
+        %a = memref.alloc() : memref<4xf32>
+        "use"(%a)
+        memref.dealloc %a : memref<4xf32>
+        %b = memref.alloc() : memref<4xf32>
+        ...
+    """
+
+    name = "rlx-early-dealloc"
+
+    def apply(self, module: ir.Operation) -> None:
+        for op in [module, *walk(module)]:
+            for region in op.regions:
+                for block in region.blocks:
+                    _hoist_deallocs(block)
+
+
+def _hoist_deallocs(block: ir.Block) -> None:
+    ops = [op.operation for op in block.operations]
+    if not any(op.name == "memref.dealloc" for op in ops):
+        return
+    index = {op: i for i, op in enumerate(ops)}
+    moves = []
+    for op in ops:
+        if op.name != "memref.dealloc":
+            continue
+        buf = op.operands[0]
+        owner = buf.owner
+        if not isinstance(owner, ir.OpView) and not isinstance(owner, ir.Operation):
+            continue                         # a block argument: not ours to move
+        owner = owner.operation
+        if owner.name != "memref.alloc" or owner not in index:
+            continue
+        last = owner
+        for alias in aliases_of(buf):
+            for use in alias.uses:
+                user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+                if user == op:
+                    continue
+                anc = ancestor_in_block(user, block)
+                if anc is None:
+                    last = None              # used outside this block: leave it
+                    break
+                if index[anc] > index[last]:
+                    last = anc
+            if last is None:
+                break
+        if last is not None and index[last] + 1 < index[op]:
+            moves.append((op, last))
+    for op, last in moves:
+        op.move_after(last)

@@ -1,0 +1,57 @@
+"""rlx-lower-to-llvm: the whole CPU pipeline (rlx -> linalg -> LLVM) as one
+gradir pass."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from ...passes.base import ModulePass, PassOptionError, option
+from .pipeline import STAGES, lower_to_llvm
+
+__all__ = ["RlxLowerToLlvm"]
+
+
+@dataclass(frozen=True)
+class RlxLowerToLlvm(ModulePass):
+    """Lowers an rlx module to the LLVM dialect for the CPU (the pipeline of gradir.compile).
+
+    Runs ``rlx-to-linalg`` and then ``gradir.conversion.cpu.pipeline``'s
+    upstream pipeline (``LINALG_TO_LLVM``): elementwise fusion, the
+    transform-dialect schedule (tiled, vectorized matmuls and transposes),
+    one-shot bufferization of function boundaries, results turned into
+    out-params, deallocation of intermediates, loops, vectors and LLVM.
+    Every public function ``@f(tensors...) -> results`` becomes
+    ``@f(input memrefs..., output memrefs...)`` with
+    ``llvm.emit_c_interface``; ``stage=bufferized`` stops at the memref
+    level, where that ABI is readable:
+
+        func.func @f(%x: tensor<4xf32>) -> tensor<4xf32>
+    becomes (stage=bufferized)
+        func.func @f(%x: memref<4xf32>, %out: memref<4xf32>)
+    """
+
+    name = "rlx-lower-to-llvm"
+
+    opt_level: int = option(2, "0: no fusion or schedule; 1: elementwise fusion; "
+                               "2 and 3: also the transform-dialect schedule")
+    stage: str = option("llvm", "where to stop: bufferized (memrefs) or llvm")
+
+    def __post_init__(self):
+        if not 0 <= self.opt_level <= 3:
+            raise PassOptionError(f"option 'opt-level' of pass '{self.name}' must be from 0 "
+                                  f"to 3, got {self.opt_level}")
+
+    def apply(self, module: ir.Operation) -> None:
+        if self.stage not in STAGES:
+            self.error(module, f"unknown stage '{self.stage}' (one of {', '.join(STAGES)})")
+            raise self.failure()
+        try:
+            lower_to_llvm(module, opt_level=self.opt_level, stage=self.stage)
+        except ir.MLIRError as err:
+            if not err.error_diagnostics:
+                self.error(module, f"{self.name}: {err}")
+            for diag in err.error_diagnostics:
+                self.error(diag.location, diag.message)
+            raise self.failure() from None

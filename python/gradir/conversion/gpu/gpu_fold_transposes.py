@@ -1,0 +1,103 @@
+"""gpu-fold-transposes: transposes and broadcasts feeding a linalg.generic
+become the consumer's indexing map (no kernel, no intermediate buffer)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from ...passes.base import ModulePass
+from .common import walk
+
+__all__ = ["GpuFoldTransposes", "copy_source"]
+
+
+def _op(x):
+    return x.operation if hasattr(x, "operation") else x
+
+
+def _maps(op: ir.Operation) -> list[ir.AffineMap]:
+    return [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+
+
+def _segments(op: ir.Operation):
+    sizes = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+    ops = list(op.operands)
+    return ops[:sizes[0]], ops[sizes[0]:sizes[0] + sizes[1]]
+
+
+def copy_source(v: ir.Value):
+    """``(x, in_map)`` when ``v`` is a tensor computed by a pure copy
+    ``linalg.generic`` (transpose, broadcast or plain copy: one input read
+    through a projected permutation, identity output map, all loops
+    parallel, body ``yield %in``); else None."""
+    owner = v.owner
+    if not isinstance(owner, (ir.Operation, ir.OpView)):
+        return None
+    op = _op(owner)
+    if op.name != "linalg.generic" or len(op.results) != 1:
+        return None
+    ins, outs = _segments(op)
+    if len(ins) != 1 or len(outs) != 1 or not isinstance(ins[0].type, ir.RankedTensorType):
+        return None
+    if any("reduction" in str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])):
+        return None
+    in_map, out_map = _maps(op)
+    if out_map != ir.AffineMap.get_identity(out_map.n_dims) or in_map.n_symbols:
+        return None
+    if not all(isinstance(e, ir.AffineDimExpr) for e in in_map.results):
+        return None
+    body = op.regions[0].blocks[0]
+    ops = [_op(o) for o in body.operations]
+    if len(ops) != 1 or ops[0].operands[0] != body.arguments[0]:
+        return None
+    return ins[0], in_map
+
+
+@dataclass(frozen=True)
+class GpuFoldTransposes(ModulePass):
+    """Reads transposed or broadcast tensors through the consumer's indexing map.
+
+    A ``linalg.generic`` input computed by a pure copy generic (what
+    ``linalg.transpose``, ``linalg.broadcast`` and ``linalg.copy`` become
+    after ``linalg-generalize-named-ops``) is replaced by the copy's own
+    input, with the consumer's indexing map composed with the copy's: the
+    copy's kernel and its buffer go (canonicalize removes dead copies), and
+    the GEMM kernels of gpu-linalg-to-kernels read transposed operands in
+    place (coalesced either way).  On tensors, after generalization.
+
+        %t = linalg.generic {maps = [(i, j) -> (j, i), (i, j) -> (i, j)]} ins(%w) outs(%e)
+        %m = linalg.generic {maps = [(m, n, k) -> (m, k), (m, n, k) -> (k, n), ...]} ins(%a, %t)
+    becomes
+        %m = linalg.generic {maps = [(m, n, k) -> (m, k), (m, n, k) -> (n, k), ...]} ins(%a, %w)
+    """
+
+    name = "gpu-fold-transposes"
+
+    def apply(self, module: ir.Operation) -> None:
+        changed = True
+        while changed:
+            changed = False
+            for op in list(walk(module)):
+                if op.name == "linalg.generic" and self._fold(op):
+                    changed = True
+
+    def _fold(self, op: ir.Operation) -> bool:
+        ins, _ = _segments(op)
+        maps = _maps(op)
+        folded = False
+        for k, v in enumerate(ins):
+            src = copy_source(v)
+            if src is None:
+                continue
+            x, in_map = src
+            consumer = maps[k]
+            results = [consumer.results[e.position] for e in in_map.results]
+            maps[k] = ir.AffineMap.get(consumer.n_dims, consumer.n_symbols, results)
+            op.operands[k] = x
+            folded = True
+        if folded:
+            op.attributes["indexing_maps"] = ir.ArrayAttr.get(
+                [ir.AffineMapAttr.get(m) for m in maps])
+        return folded

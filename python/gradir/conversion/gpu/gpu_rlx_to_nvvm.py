@@ -1,0 +1,82 @@
+"""gpu-rlx-to-nvvm: the NVVM pipeline (gradir.conversion.gpu.nvvm) up to its
+kernels as one gradir pass."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from ...passes.base import ModulePass, PassOptionError, option
+from .nvvm import lower_to_nvvm
+
+__all__ = ["GpuRlxToNvvm", "STAGES"]
+
+STAGES = ("rlx-to-linalg", "bufferize", "kernels", "nvvm")
+
+
+@dataclass(frozen=True)
+class GpuRlxToNvvm(ModulePass):
+    """Lowers an rlx module to GPU kernels on device buffers (gradir.compile target=cuda).
+
+    Runs the first stages of ``gradir.conversion.gpu.nvvm``: rlx-to-linalg,
+    fusion and bufferization (host memref ABI: inputs, then outputs), then
+    device buffers and kernels: ``gpu.launch`` on device memory, the host only
+    allocating, copying and launching.  ``stage=nvvm`` goes all the way
+    (outlining, NVVM, host LLVM, ``gpu-module-to-binary`` with ``format``
+    isa (PTX) or bin (cubin, needs ptxas) for ``chip``): that stage loads
+    dialects a pass may not load while a pipeline runs, so with it the pass
+    expands, when the pipeline is built, into ``nvvm_pipeline(...)``'s
+    passes (and must then be at the top level of the pipeline).
+
+        func.func @f(%x: tensor<4xf32>) -> tensor<4xf32>
+    becomes
+        func.func @f(%x: memref<4xf32>, %out: memref<4xf32>) {
+          ... gpu.memcpy, gpu.launch ..., gpu.memcpy %out, ...
+    """
+
+    name = "gpu-rlx-to-nvvm"
+
+    opt_level: int = option(3, "0: serial kernels, no fusion; 1-3: tiled kernels, fusion")
+    keep_resident: tuple[int, ...] = option((), "argument indices kept on the device "
+                                                "across calls")
+    sm_count: int = option(132, "multiprocessors of the target (GEMM tile choice)")
+    stage: str = option("kernels", "where to stop: rlx-to-linalg, bufferize, kernels or "
+                                   "nvvm (host LLVM + GPU binary)")
+    chip: str = option("sm_90", "the GPU architecture (stage=nvvm)")
+    format: str = option("isa", "GPU binary format for stage=nvvm: isa (PTX), bin (cubin, "
+                                "needs ptxas) or fatbin")
+
+    def __post_init__(self):
+        if not 0 <= self.opt_level <= 3:
+            raise PassOptionError(f"option 'opt-level' of pass '{self.name}' must be from 0 "
+                                  f"to 3, got {self.opt_level}")
+        if self.sm_count < 1:
+            raise PassOptionError(f"option 'sm-count' of pass '{self.name}' must be at "
+                                  f"least 1, got {self.sm_count}")
+
+    def expand(self) -> str | None:
+        """The pipeline this pass stands for when it must not run nested."""
+        if self.stage != "nvvm":
+            return None
+        from .nvvm import FORMATS, nvvm_pipeline
+        if self.format not in FORMATS:
+            raise PassOptionError(f"option 'format' of pass '{self.name}' must be one of "
+                                  f"{', '.join(FORMATS)}, got '{self.format}'")
+        return nvvm_pipeline(self.chip, self.opt_level, self.format, self.keep_resident,
+                             self.sm_count)
+
+    def apply(self, module: ir.Operation) -> None:
+        if self.stage not in STAGES:
+            self.error(module, f"unknown stage '{self.stage}' (one of {', '.join(STAGES)}; "
+                               "nvvm gives host LLVM and the GPU binary)")
+            raise self.failure()
+        try:
+            lower_to_nvvm(module, opt_level=self.opt_level, keep_resident=self.keep_resident,
+                          sm_count=self.sm_count, stop_after=self.stage)
+        except ir.MLIRError as err:
+            if not err.error_diagnostics:
+                self.error(module, f"{self.name}: {err}")
+            for diag in err.error_diagnostics:
+                self.error(diag.location, diag.message)
+            raise self.failure() from None

@@ -1,0 +1,188 @@
+"""The NVIDIA GPU pipeline: rlx -> linalg -> device buffers and kernels ->
+NVVM/PTX (or cubin) plus host code that calls ``libmlir_cuda_runtime.so``.
+
+``lower_to_nvvm(module)`` runs four stages (``stage_pipelines()``;
+``nvvm_pipeline()`` is all of them as one textual pipeline for
+``gradir-opt --pass-pipeline``):
+
+1. ``rlx-to-linalg``;
+2. ``bufferize``: inlining, elementwise fusion, ``linalg-generalize-named-ops``,
+   ``gpu-fold-transposes`` (transposes/broadcasts become indexing maps),
+   ``gpu-fold-zero-init`` (sums into a zero fill start from zero in their
+   kernel), one-shot bufferization with the CPU ABI (``pipelines``): every
+   public function becomes ``@f(input memrefs..., output memrefs...)`` on
+   host memory, with ``llvm.emit_c_interface``;
+3. ``kernels``: ``gpu-device-buffers`` (inputs copied to the device once per
+   call, outputs computed there and copied back once, intermediates on the
+   device; ``keep_resident`` arguments uploaded by the first call only),
+   ``gpu-linalg-to-kernels`` (every linalg op a ``gpu.launch``: tiled GEMM
+   through workgroup memory, block reductions, coalesced elementwise
+   kernels, split-K / split reductions with atomics when the outputs alone
+   do not fill the GPU), ``gpu-check-host`` (the host only allocates,
+   copies and launches: no silent host fallback) and
+   ``gpu-persistent-buffers`` (all device buffers of a function in one arena
+   allocated by its first call);
+4. ``nvvm``: ``gpu-launch-sink-index-computations``, ``gpu-kernel-outlining``
+   (one ``gpu.module`` per function), ``gpu-kernel-attributes``,
+   ``nvvm-attach-target``, ``convert-gpu-to-nvvm``, ``gpu-async-region``,
+   ``gpu-to-llvm``, the host lowering to LLVM and ``gpu-module-to-binary``
+   (``format=isa``: PTX, needs nothing; ``bin``: cubin through ``ptxas``;
+   ``fatbin``: also ``fatbinary``).  Math functions in kernels come from
+   libdevice, which MLIR 22 embeds (no CUDA toolkit needed for PTX).
+
+The host side of the result runs where ``libmlir_cuda_runtime.so`` and the
+CUDA driver (``libcuda.so``) are; the kernels are embedded as ``gpu.binary``
+ops that the runtime loads (``mgpuModuleLoad``) from a global constructor.
+The module after ``kernels`` runs in ``gpu_emulator`` (tests without a GPU).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from mlir import ir
+
+__all__ = ["nvvm_pipeline", "lower_to_nvvm", "NVVM_PIPELINE", "FORMATS", "TO_KERNELS",
+           "KERNELS_TO_NVVM", "run_pipeline", "find_ptxas", "stage_pipelines"]
+
+FORMATS = ("isa", "bin", "fatbin")
+
+_BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries "
+              "function-boundary-type-conversion=identity-layout-map}")
+_OUT_PARAMS = "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}"
+
+
+def find_ptxas() -> str | None:
+    """The ``ptxas`` that ``format=bin`` uses (CUDA toolkit or PATH)."""
+    for root in _cuda_roots():
+        cand = Path(root) / "bin" / "ptxas"
+        if cand.exists():
+            return str(cand)
+    return shutil.which("ptxas")
+
+
+def _cuda_roots() -> list[str]:
+    roots = [os.environ[v] for v in ("CUDA_ROOT", "CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
+    return roots + ["/usr/local/cuda"]
+
+
+def _steps_to_memrefs(opt_level: int) -> list[str]:
+    steps = ["inline", "symbol-dce", "canonicalize", "cse"]
+    if opt_level >= 1:
+        steps += ["linalg-fuse-elementwise-ops", "canonicalize", "cse"]
+    steps += ["linalg-generalize-named-ops"]
+    if opt_level >= 1:
+        steps += ["gpu-fold-transposes", "canonicalize", "cse", "gpu-fold-zero-init",
+                  "canonicalize", "cse"]
+    steps += ["eliminate-empty-tensors", "empty-tensor-to-alloc-tensor", _BUFFERIZE,
+              _OUT_PARAMS, "canonicalize", "cse"]
+    return steps
+
+
+def _steps_to_kernels(opt_level: int, keep_resident=(), sm_count: int = 132,
+                      persistent: bool = True) -> list[str]:
+    buffers = "gpu-device-buffers"
+    if keep_resident:
+        buffers += "{keep-resident=" + ",".join(str(i) for i in keep_resident) + "}"
+    kernels = "gpu-linalg-to-kernels"
+    opts = []
+    if opt_level < 1:
+        opts.append("tiled=false")
+    if sm_count != 132:
+        opts.append(f"sm-count={sm_count}")
+    if opts:
+        kernels += "{" + " ".join(opts) + "}"
+    steps = [buffers, "linalg-generalize-named-ops", kernels, "canonicalize", "cse",
+             "gpu-check-host"]
+    if persistent:
+        steps += ["gpu-persistent-buffers", "canonicalize", "cse"]
+    return steps
+
+
+def _steps_to_nvvm(chip: str, opt_level: int, fmt: str) -> list[str]:
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown GPU binary format '{fmt}' (one of {', '.join(FORMATS)})")
+    device = ["fold-memref-alias-ops", "expand-strided-metadata", "lower-affine",
+              "convert-scf-to-cf"]
+    nvvm_opt = max(0, min(3, opt_level))
+    return ["gpu-launch-sink-index-computations", "gpu-kernel-outlining",
+            "gpu-kernel-attributes", "gpu-check-host",
+            f"nvvm-attach-target{{chip={chip} O={nvvm_opt}}}",
+            "gpu.module(" + ",".join(device + ["convert-gpu-to-nvvm", "canonicalize", "cse",
+                                               "reconcile-unrealized-casts"]) + ")",
+            "func.func(llvm-request-c-wrappers)", "func.func(gpu-async-region)",
+            "fold-memref-alias-ops", "expand-strided-metadata", "lower-affine",
+            "convert-scf-to-cf", "gpu-to-llvm", "convert-to-llvm",
+            "reconcile-unrealized-casts", f"gpu-module-to-binary{{format={fmt}}}",
+            "canonicalize", "cse"]
+
+
+def nvvm_pipeline(chip: str = "sm_90", opt_level: int = 3, format: str = "isa",  # noqa: A002
+                  keep_resident=(), sm_count: int = 132) -> str:
+    """The whole pipeline from rlx to LLVM + GPU binary, in gradir-opt syntax."""
+    steps = (["rlx-to-linalg"] + _steps_to_memrefs(opt_level)
+             + _steps_to_kernels(opt_level, keep_resident, sm_count)
+             + _steps_to_nvvm(chip, opt_level, format))
+    return "builtin.module(" + ",".join(steps) + ")"
+
+
+def stage_pipelines(chip: str = "sm_90", opt_level: int = 3, format: str = "isa",  # noqa: A002
+                    keep_resident=(), sm_count: int = 132) -> list[tuple[str, str]]:
+    """``(stage name, pipeline)`` pairs that together make ``nvvm_pipeline``."""
+    wrap = lambda steps: "builtin.module(" + ",".join(steps) + ")"  # noqa: E731
+    return [("rlx-to-linalg", "builtin.module(rlx-to-linalg)"),
+            ("bufferize", wrap(_steps_to_memrefs(opt_level))),
+            ("kernels", wrap(_steps_to_kernels(opt_level, keep_resident, sm_count))),
+            ("nvvm", wrap(_steps_to_nvvm(chip, opt_level, format)))]
+
+
+NVVM_PIPELINE = nvvm_pipeline()
+# From linalg on tensors to host code with gpu.launch kernels (no NVVM yet).
+TO_KERNELS = "builtin.module(" + ",".join(_steps_to_memrefs(3) + _steps_to_kernels(3)) + ")"
+# From gpu.launch kernels on device buffers to LLVM + PTX.
+KERNELS_TO_NVVM = "builtin.module(" + ",".join(_steps_to_nvvm("sm_90", 3, "isa")) + ")"
+
+
+def lower_to_nvvm(module_op, *, chip: str = "sm_90", opt_level: int = 3,
+                  format: str = "isa", keep_resident=(), sm_count: int = 132,  # noqa: A002
+                  stop_after: str | None = None) -> None:
+    """Lowers ``module_op`` (rlx functions; mutated in place) for NVIDIA GPUs.
+
+    ``stop_after`` names a stage of ``stage_pipelines`` ("rlx-to-linalg",
+    "bufferize", "kernels") to stop early (tests, the GPU emulator).
+    Raises ``mlir.ir.MLIRError`` with the failing pass's diagnostics and a
+    note naming a command that reproduces the failure."""
+    if format not in FORMATS:
+        raise ValueError(f"unknown GPU binary format '{format}' (one of {', '.join(FORMATS)})")
+    op = module_op.operation if hasattr(module_op, "operation") else module_op
+    done = []
+    with op.context:
+        for stage, text in stage_pipelines(chip, opt_level, format, keep_resident, sm_count):
+            try:
+                run_pipeline(text, op)
+            except ir.MLIRError as err:
+                before = ("input.mlir" if not done else
+                          f"<(gradir-opt --pass-pipeline='{_join(done)}' input.mlir)")
+                err.add_note(f"reproduce with: gradir-opt --pass-pipeline='{text}' {before}")
+                raise
+            done.append(text)
+            if stage == stop_after:
+                return
+
+
+def run_pipeline(text: str, op: ir.Operation) -> None:
+    """Runs a ``builtin.module(...)`` pipeline that may name gradir passes."""
+    from ...passes.pipeline import build_pass_manager, parse_pipeline
+    from mlir.passmanager import PassManager
+
+    if any(e.has_gradir_pass() for e in parse_pipeline(text)):
+        build_pass_manager(text, op.context).run(op)
+    else:  # upstream only: MLIR's own parser (anchored on the module itself)
+        PassManager.parse(text, op.context).run(op)
+
+
+def _join(pipelines: list[str]) -> str:
+    inner = [p[len("builtin.module("):-1] for p in pipelines]
+    return "builtin.module(" + ",".join(inner) + ")"

@@ -1,0 +1,331 @@
+"""What gradir-opt and gradir-run share: command-line options of the opt
+driver, reading input, splitting it, parsing + verifying + running a pipeline
+on one buffer (``process_chunk``), rendering diagnostics, writing output and
+guarding a tool's main against tracebacks."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from dataclasses import dataclass, field
+
+__all__ = ["Options", "UsageError", "Diag", "ChunkResult", "parse_args", "flags_to_pipeline",
+           "flatten_diagnostics", "render", "process_chunk", "split_buffer", "umask",
+           "write_output", "read_input", "guarded"]
+
+
+@dataclass
+class Options:
+    input: str = "-"
+    output: str | None = None
+    pipeline: str | None = None
+    pass_flags: list[tuple[str, str | None, str]] = field(default_factory=list)
+    split_input_file: bool = False
+    split_marker: str = "// -----"
+    verify_diagnostics: bool = False
+    print_after_all: bool = False
+    print_before_all: bool = False
+    print_generic: bool = False
+    print_debuginfo: bool = False
+    allow_unregistered: bool = False
+    verify_on_parse: bool = True
+    list_passes: bool = False
+    show_version: bool = False
+
+
+class UsageError(Exception):
+    pass
+
+
+_BOOL_FLAGS = {
+    "split-input-file": "split_input_file",
+    "verify-diagnostics": "verify_diagnostics",
+    "mlir-print-ir-after-all": "print_after_all",
+    "mlir-print-ir-before-all": "print_before_all",
+    "mlir-print-op-generic": "print_generic",
+    "mlir-print-debuginfo": "print_debuginfo",
+    "allow-unregistered-dialect": "allow_unregistered",
+    "list-passes": "list_passes",
+    "help": "list_passes",
+    "version": "show_version",
+}
+
+
+def parse_args(argv: list[str]) -> Options:
+    opts = Options()
+    inputs: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
+        if arg == "-" or not arg.startswith("-"):
+            inputs.append(arg)
+            continue
+        if arg in ("-o", "--o"):
+            if i >= len(argv):
+                raise UsageError("option '-o' requires a value")
+            opts.output = argv[i]
+            i += 1
+            continue
+        if arg.startswith("-o") and not arg.startswith("--"):
+            opts.output = arg[2:].lstrip("=")
+            continue
+        if arg == "-h":
+            opts.list_passes = True
+            continue
+        name, eq, value = arg.lstrip("-").partition("=")
+        if name == "pass-pipeline":
+            if not eq:
+                if i >= len(argv):
+                    raise UsageError("option '--pass-pipeline' requires a value")
+                value = argv[i]
+                i += 1
+            opts.pipeline = value
+        elif name == "split-input-file":
+            opts.split_input_file = True
+            if eq and value:
+                opts.split_marker = value
+        elif name in _BOOL_FLAGS:
+            setattr(opts, _BOOL_FLAGS[name], value.lower() not in ("false", "0") if eq else True)
+        elif name == "mlir-very-unsafe-disable-verifier-on-parsing" or name == "no-rlx-verify":
+            opts.verify_on_parse = False
+        else:
+            opts.pass_flags.append((name, value if eq else None, arg))
+    if len(inputs) > 1:
+        raise UsageError(f"too many positional arguments: {' '.join(inputs)}")
+    if inputs:
+        opts.input = inputs[0]
+    if opts.pipeline is not None and opts.pass_flags:
+        raise UsageError("'--pass-pipeline' cannot be used with individual pass options "
+                         f"({opts.pass_flags[0][2]})")
+    return opts
+
+
+def flags_to_pipeline(opts: Options, context) -> str | None:
+    """Turns ``--rlx-dce --canonicalize`` into a pipeline; unknown flags are
+    usage errors."""
+    from mlir.passmanager import PassManager
+
+    from ..passes.registry import PASSES
+
+    if not opts.pass_flags:
+        return opts.pipeline
+    elems = []
+    for name, value, raw in opts.pass_flags:
+        if name not in PASSES:
+            try:
+                PassManager("builtin.module", context=context).add(name)
+            except Exception:
+                raise UsageError(f"unknown command line argument '{raw}' "
+                                 "(see gradir-opt --help)") from None
+        elems.append(name + ("{" + value + "}" if value else ""))
+    return "builtin.module(" + ",".join(elems) + ")"
+
+
+# ----------------------------------------------------------------------------
+# Diagnostics
+
+@dataclass
+class Diag:
+    severity: str        # error | warning | note | remark
+    location: str        # file:line:col (or another location's text)
+    message: str
+
+    def line(self) -> int | None:
+        parts = self.location.rsplit(":", 2)
+        if len(parts) == 3 and parts[1].isdigit():
+            return int(parts[1])
+        return None
+
+    def file(self) -> str:
+        return self.location.rsplit(":", 2)[0]
+
+
+def flatten_diagnostics(records) -> list[Diag]:
+    out = []
+    for sev, loc, msg, notes in records:
+        out.append(Diag(sev, loc, msg))
+        out.extend(flatten_diagnostics(notes))
+    return out
+
+
+def render(diag: Diag, source_name: str, lines: list[str]) -> str:
+    text = f"{diag.location}: {diag.severity}: {diag.message}"
+    ln = diag.line()
+    if ln is not None and diag.file() == source_name and 1 <= ln <= len(lines):
+        col = int(diag.location.rsplit(":", 1)[1])
+        src = lines[ln - 1].rstrip("\n")
+        text += "\n" + src + "\n" + " " * max(0, col - 1) + "^"
+    return text
+
+
+# ----------------------------------------------------------------------------
+# Processing one buffer (one split of the input)
+
+@dataclass
+class ChunkResult:
+    output: str | None
+    diags: list[Diag]
+    failed: bool
+
+
+def process_chunk(text: str, source_name: str, opts: Options, context,
+                  pipeline: str | None, on_module=None) -> ChunkResult:
+    """Parses, verifies and runs ``pipeline`` on one buffer.  ``on_module``
+    (gradir-run) is called on the resulting module, with the diagnostic
+    handlers still installed; its exceptions propagate."""
+    from mlir import ir
+
+    from .. import _compat
+    from ..ir import parse, print_module
+    from ..passes.pipeline import PipelineError, build_pass_manager
+
+    diags: list[Diag] = []
+
+    def handler(d):
+        diags.extend(flatten_diagnostics(_compat.diagnostic_records([d])))
+        return True
+
+    def keep(d: Diag) -> bool:
+        # mlir-opt does not attach "see current operation" notes when verifying
+        # diagnostics (printOpOnDiagnostic is off); neither do we.
+        return not (opts.verify_diagnostics and d.severity == "note"
+                    and d.message.startswith("see current operation:"))
+
+    def sink(severity, location, message):
+        diags.append(Diag(severity, location, message))
+
+    handle = context.attach_diagnostic_handler(handler)
+    _compat.push_diagnostic_sink(sink)
+    try:
+        try:
+            module = parse(text, source_name=source_name, context=context)
+        except ir.MLIRError as err:
+            diags.extend(flatten_diagnostics(_compat.diagnostic_records(err.error_diagnostics)))
+            if not any(d.severity == "error" for d in diags):
+                diags.append(Diag("error", f"{source_name}:1:1", str(err)))
+            return ChunkResult(None, diags, True)
+        except _compat.ParseError as err:
+            diags.extend(flatten_diagnostics(err.records))
+            return ChunkResult(None, diags, True)
+        if opts.verify_on_parse:
+            from ..dialects.verify import verify_module
+            errors = verify_module(module)
+            if errors:
+                for loc, msg in errors:
+                    diags.append(Diag("error", _compat.format_location(loc), msg))
+                return ChunkResult(None, diags, True)
+        if pipeline:
+            try:
+                pm = build_pass_manager(pipeline, context)
+            except PipelineError as err:
+                diags.append(Diag("error", f"<pass-pipeline>:1:{err.column}", err.message))
+                return ChunkResult(None, diags, True)
+            if opts.print_after_all or opts.print_before_all:
+                context.enable_multithreading(False)
+                pm.enable_ir_printing(print_before_all=opts.print_before_all,
+                                      print_after_all=opts.print_after_all,
+                                      print_module_scope=True,
+                                      print_generic_op_form=opts.print_generic,
+                                      enable_debug_info=opts.print_debuginfo)
+            try:
+                pm.run(module.operation)
+            except ir.MLIRError as err:
+                diags.extend(flatten_diagnostics(_compat.diagnostic_records(err.error_diagnostics)))
+                if not any(d.severity == "error" for d in diags):
+                    diags.append(Diag("error", _compat.format_location(module.operation.location),
+                                      "pass pipeline failed: " + str(err).splitlines()[0]))
+                return ChunkResult(None, diags, True)
+        if on_module is not None:
+            return ChunkResult(None, diags, bool(on_module(module, diags.append)))
+        out = print_module(module, generic=opts.print_generic, debug_info=opts.print_debuginfo)
+        return ChunkResult(out, diags, any(d.severity == "error" for d in diags))
+    finally:
+        # An error can reach both the diagnostic handler and the MLIRError.
+        unique, seen = [], set()
+        for d in diags:
+            key = (d.severity, d.location, d.message)
+            if keep(d) and key not in seen:
+                seen.add(key)
+                unique.append(d)
+        diags[:] = unique
+        _compat.pop_diagnostic_sink()
+        handle.detach()
+
+
+def split_buffer(text: str, marker: str) -> list[tuple[str, int]]:
+    """Splits on lines equal to ``marker``; each chunk is padded with blank
+    lines so its line numbers are those of the whole file."""
+    chunks, current, start = [], [], 0
+    for i, line in enumerate(text.split("\n")):
+        if line.strip() == marker:
+            chunks.append(("\n" * start + "\n".join(current), start))
+            current, start = [], i + 1
+        else:
+            current.append(line)
+    chunks.append(("\n" * start + "\n".join(current), start))
+    return chunks
+
+
+# ----------------------------------------------------------------------------
+
+def umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_output(path: str | None, text: str) -> None:
+    if path is None or path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".gradir-opt-", dir=directory)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.chmod(tmp, 0o666 & ~umask())      # mkstemp makes 0600; use the usual mode
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def read_input(tool: str, path: str) -> tuple[str, str] | None:
+    """``(source name, text)`` of the input file (``-``: stdin), or None
+    after printing why it cannot be read."""
+    if path == "-":
+        return "<stdin>", sys.stdin.read()
+    try:
+        with open(path, encoding="utf-8") as f:
+            return path, f.read()
+    except (OSError, UnicodeDecodeError) as err:
+        reason = err.strerror if isinstance(err, OSError) else "not UTF-8 text"
+        print(f"{tool}: error: could not open input file '{path}': {reason}", file=sys.stderr)
+        return None
+
+
+def guarded(tool: str, input_path: str, body) -> int:
+    """Runs a tool's ``body`` so that no Python traceback reaches the user:
+    usage errors, interrupts, closed pipes and internal errors become
+    messages and exit codes."""
+    try:
+        return body()
+    except UsageError as err:
+        print(f"{tool}: error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 1
+    except Exception as exc:  # never let a Python traceback reach the user
+        if os.environ.get("GRADIR_DEBUG"):
+            import traceback
+            traceback.print_exc()
+        src = input_path if input_path != "-" else "<stdin>"
+        print(f"{src}:1:1: error: internal error: {type(exc).__name__}: {exc} "
+              f"(set GRADIR_DEBUG=1 for a traceback)", file=sys.stderr)
+        return 1

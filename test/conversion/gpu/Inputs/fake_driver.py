@@ -1,0 +1,131 @@
+"""Runs exported CUDA libraries on a fake CUDA driver (fake_cuda.c) whose
+kernel launches are executed by gradir's SIMT emulator (not a test itself).
+
+    driver = FakeDriver.build(tmpdir)               # cc fake_cuda.c -> libcuda.so.1
+    driver.emulate(kernel_module)                   # outlined gpu.func kernels
+    lib = gradir.runtime.load("model.so")           # libcuda.so.1 is the fake
+    (or, for several libraries: n = driver.stat("module load"); load; then
+     driver.emulate(kernels_of_that_library, first_image=n))
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+
+import numpy as np
+from mlir import ir
+
+from gradir.testing.gpu_emulator import Emulator
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+STATS = {"alloc": 0, "free": 1, "memcpy": 2, "module load": 3, "launch": 4,
+         "module unload": 5, "bytes": 6, "stream": 7}
+_SCALARS = {"index": ctypes.c_int64, "i64": ctypes.c_int64, "i32": ctypes.c_int32,
+            "i16": ctypes.c_int16, "i8": ctypes.c_int8, "i1": ctypes.c_bool,
+            "f32": ctypes.c_float, "f64": ctypes.c_double, "f16": ctypes.c_uint16}
+_NP = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i1": np.bool_,
+       "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "index": np.int64}
+
+LAUNCH = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint, ctypes.c_uint,
+                          ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint,
+                          ctypes.c_uint, ctypes.POINTER(ctypes.c_void_p))
+
+
+def build(directory: str) -> str:
+    """Compiles fake_cuda.c into ``directory``/libcuda.so.1."""
+    out = os.path.join(directory, "libcuda.so.1")
+    subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-o", out, "-Wl,-soname,libcuda.so.1",
+                    os.path.join(HERE, "fake_cuda.c")], check=True)
+    return out
+
+
+class FakeDriver:
+    def __init__(self, path: str):
+        # Loaded globally first, it satisfies libmlir_cuda_runtime.so's libcuda.so.1.
+        self.lib = ctypes.CDLL(path, mode=os.RTLD_GLOBAL | os.RTLD_NOW)
+        self.lib.fake_cuda_stat.restype = ctypes.c_long
+        self.lib.fake_cuda_lookup.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p),
+                                              ctypes.POINTER(ctypes.c_size_t)]
+        self.errors: list[str] = []
+        self._callback = None
+        self._default = None
+        self._by_image = {}
+
+    def stat(self, name: str) -> int:
+        return self.lib.fake_cuda_stat(STATS[name])
+
+    def emulate(self, kernel_module: ir.Operation, first_image: int | None = None) -> None:
+        """Runs launches in the emulator, looking kernels up by name in
+        ``kernel_module`` (the pipeline's output after outlining).  With
+        ``first_image`` (the count of modules loaded before the library
+        whose kernels these are), launches from that library's modules use
+        these kernels and other libraries keep theirs."""
+        modules = []
+        for op in kernel_module.regions[0].blocks[0].operations:
+            op = op.operation
+            if op.name != "gpu.module":
+                continue
+            kernels = {}
+            for fn in op.regions[0].blocks[0].operations:
+                fn = fn.operation
+                if fn.name == "gpu.func":
+                    kernels[ir.StringAttr(fn.attributes["sym_name"]).value] = fn
+            modules.append(kernels)
+        emulator = Emulator(kernel_module)
+        entry = (emulator, kernel_module.context, modules)
+        if first_image is None:
+            self._default = entry
+        else:
+            self.lib.fake_cuda_image.restype = ctypes.c_void_p
+            for i in range(len(modules)):   # (the constructor's load order is its own)
+                image = self.lib.fake_cuda_image(first_image + i)
+                self._by_image[image] = entry
+        if self._callback is None:
+            self._callback = LAUNCH(self._on_launch)
+            self.lib.fake_cuda_set_launch_callback(self._callback)
+
+    def _on_launch(self, module, name, gx, gy, gz, bx, by, bz, smem, params):
+        name = name.decode()
+        try:
+            emulator, context, modules = self._by_image.get(module) or self._default
+            fn = next(m[name] for m in modules if name in m)
+            with context:
+                args = self._arguments(emulator, fn, params)
+                emulator.run_kernel(fn, (gx, gy, gz), (bx, by, bz), args)
+        except Exception as err:  # noqa: BLE001 - reported by the test
+            self.errors.append(f"{name}: {type(err).__name__}: {err}")
+
+    def _arguments(self, emulator, fn, params) -> list:
+        """Decodes the packed kernel parameters (memrefs as expanded
+        descriptors: allocated, aligned, offset, sizes, strides)."""
+        ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+        args, k = [], 0
+
+        def scalar(ctype):
+            nonlocal k
+            v = ctype.from_address(params[k]).value
+            k += 1
+            return v
+
+        for t in ftype.inputs:
+            if isinstance(t, ir.MemRefType):
+                scalar(ctypes.c_void_p)                      # allocated
+                aligned = scalar(ctypes.c_void_p) or 0
+                offset = scalar(ctypes.c_int64)
+                sizes = [scalar(ctypes.c_int64) for _ in t.shape]
+                strides = [scalar(ctypes.c_int64) for _ in t.shape]
+                base, size = ctypes.c_void_p(), ctypes.c_size_t()
+                if not self.lib.fake_cuda_lookup(aligned, ctypes.byref(base), ctypes.byref(size)):
+                    raise RuntimeError(f"kernel argument at {aligned:#x} is not device memory")
+                dtype = _NP[str(t.element_type)]
+                start = aligned - base.value + offset * np.dtype(dtype).itemsize
+                args.append(emulator.foreign_buffer(base.value, size.value, dtype, sizes,
+                                                    start, strides))
+            else:
+                key = str(t)
+                v = scalar(_SCALARS[key])
+                args.append(np.array(v, dtype=np.uint16).view(np.float16)[()] if key == "f16"
+                            else np.array(v).astype(_NP[key])[()])
+        return args
