@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from mlir import ir
@@ -10,10 +11,79 @@ from mlir.dialects import builtin, irdl
 from . import _compat
 
 __all__ = ["DIALECT_FILES", "load_dialects", "make_context", "parse", "print_module",
-           "as_operation"]
+           "as_operation", "VARIADIC_OPS", "MAX_RUNS", "segment_sizes"]
 
 _DIALECT_DIR = Path(__file__).resolve().parent / "dialect"
 DIALECT_FILES = (_DIALECT_DIR / "rlx.irdl.mlir", _DIALECT_DIR / "grad.irdl.mlir")
+
+
+# --- variadic ops ------------------------------------------------------------
+# IRDL binds one type per variadic group, so dialect/rlx.irdl.mlir declares
+# concat/tuple (operands) and split (results) with MAX_RUNS variadic groups,
+# one per run of consecutive values of equal type, sized by a segment
+# attribute.  Users write the natural form without it; the readers add it and
+# the printer leaves it out (``print_module(segments=True)`` keeps it: the
+# form upstream ``mlir-opt --irdl-file=`` reads).
+
+VARIADIC_OPS = {"rlx.concat": "operandSegmentSizes", "rlx.tuple": "operandSegmentSizes",
+                "rlx.split": "resultSegmentSizes"}
+MAX_RUNS = 256
+_VARIADIC_TEXT = re.compile(r'"rlx\.(?:concat|tuple|split)"')
+_SEGMENT_ATTR = re.compile(r"(, )?(?:operand|result)SegmentSizes = array<i32[: 0-9,]*>(, )?")
+_VARIADIC_LINE = re.compile(r'"rlx\.(?:concat|tuple|split)"\(')
+
+
+class TooManyRuns(ValueError):
+    """More runs of differently-typed values than the dialect declares."""
+
+
+def segment_sizes(types, name: str = "rlx.concat") -> ir.Attribute:
+    """The segment attribute for variadic values of ``types``: the lengths of
+    the runs of equal types, padded with zeros to MAX_RUNS entries."""
+    runs: list[int] = []
+    last = None
+    for i, t in enumerate(types):
+        if i and t == last:
+            runs[-1] += 1
+        else:
+            runs.append(1)
+        last = t
+    if len(runs) > MAX_RUNS:
+        raise TooManyRuns(f"'{name}' op has {len(runs)} runs of values of different types; "
+                          f"the dialect holds at most {MAX_RUNS} (consecutive values of one "
+                          "type count once)")
+    return ir.DenseI32ArrayAttr.get(runs + [0] * (MAX_RUNS - len(runs)))
+
+
+def _add_segments(text: str, source_name: str) -> str | None:
+    """``text`` with the segment attributes of every variadic op set, in the
+    generic form with locations; None when ``text`` does not parse without
+    the rlx dialect (the caller's parse then reports why)."""
+    ctx = ir.Context()
+    ctx.allow_unregistered_dialects = True
+    with ctx:
+        try:
+            module = _compat.parse_module(text, source_name, ctx)
+        except (ir.MLIRError, _compat.ParseError):
+            return None
+        errors = []
+
+        def visit(op):
+            key = VARIADIC_OPS.get(op.name)
+            if key is not None:
+                values = op.operands if key.startswith("operand") else op.results
+                try:
+                    op.attributes[key] = segment_sizes([v.type for v in values], op.name)
+                except TooManyRuns as err:
+                    errors.append((op.location, str(err)))
+            return ir.WalkResult.ADVANCE
+
+        module.operation.walk(visit)
+        if errors:
+            loc, msg = errors[0]
+            raise _compat.ParseError(_compat.format_location(loc), msg)
+        return module.operation.get_asm(print_generic_op_form=True, enable_debug_info=True,
+                                        assume_verified=True)
 
 
 def load_dialects(context: ir.Context | None = None) -> ir.Context:
@@ -48,7 +118,16 @@ def parse(text: str, *, source_name: str = "<string>",
             ctx = None
         ctx = ctx or make_context()
     load_dialects(ctx)
-    return _compat.parse_module(text, source_name, ctx)
+    if not _VARIADIC_TEXT.search(text):
+        return _compat.parse_module(text, source_name, ctx)
+    try:
+        return _compat.parse_module(text, source_name, ctx)
+    except (ir.MLIRError, _compat.ParseError) as err:
+        first = err
+    segmented = _add_segments(text, source_name)
+    if segmented is None:
+        raise first
+    return _compat.parse_module(segmented, source_name, ctx)
 
 
 def as_operation(module) -> ir.Operation:
@@ -58,8 +137,26 @@ def as_operation(module) -> ir.Operation:
     return module.operation if hasattr(module, "operation") else module
 
 
-def print_module(module, *, generic: bool = False, debug_info: bool = False) -> str:
-    """The textual IR of ``module`` (byte-identical for identical IR)."""
-    return as_operation(module).get_asm(print_generic_op_form=generic,
+def print_module(module, *, generic: bool = False, debug_info: bool = False,
+                 segments: bool = False) -> str:
+    """The textual IR of ``module`` (byte-identical for identical IR).
+
+    Variadic rlx ops print in the natural form, without their segment
+    attribute, unless ``segments`` (the form upstream ``mlir-opt
+    --irdl-file=`` reads)."""
+    text = as_operation(module).get_asm(print_generic_op_form=generic,
                                         enable_debug_info=debug_info,
                                         assume_verified=True)
+    return text if segments else strip_segments(text)
+
+
+def strip_segments(text: str) -> str:
+    """``text`` with the segment attributes of rlx.concat/tuple/split removed."""
+    if not _VARIADIC_LINE.search(text):
+        return text
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if _VARIADIC_LINE.search(line):
+            line = _SEGMENT_ATTR.sub(lambda m: ", " if m[1] and m[2] else "", line, count=1)
+            lines[i] = line.replace(" {}", "", 1)
+    return "\n".join(lines)

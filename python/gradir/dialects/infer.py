@@ -421,8 +421,6 @@ def _triu(ops, attrs, results):
     x = _any_elt(ops[0], "operand")
     if x.rank < 2:
         raise ShapeError(f"operand must have rank >= 2, got {x.rank}")
-    if "k" not in attrs:
-        raise ShapeError("requires attribute 'k'")
     return [x]
 
 
@@ -488,7 +486,7 @@ def _nll_loss(ops, attrs, results):
         _same_elt(p, w, "predictions and weights")
         if list(w.shape) != [c]:
             raise ShapeError(f"weights must have shape ({c},), got {_fmt(w.shape)}")
-    red = attrs.get("reduction")
+    red = attrs.get("reduction", "mean")
     if red not in ("mean", "sum", "none"):
         raise ShapeError(f"'reduction' must be \"mean\", \"sum\" or \"none\", got {red!r}")
     return [_tensor_type(t if red == "none" else [], _elt(p))]
@@ -504,16 +502,14 @@ def _pair(attrs, name, default=None, n=2):
 
 
 def _conv_attrs(attrs, with_groups=True):
-    strides = _pair(attrs, "strides")
-    padding = _pair(attrs, "padding", n=4)
+    strides = _pair(attrs, "strides", [1, 1])
+    padding = _pair(attrs, "padding", [0, 0, 0, 0], n=4)
     dilation = _pair(attrs, "dilation", [1, 1])
     if any(s <= 0 for s in strides) or any(d <= 0 for d in dilation):
         raise ShapeError("'strides' and 'dilation' must be positive")
     if any(p < 0 for p in padding):
         raise ShapeError("'padding' must be non-negative")
     groups = attrs.get("groups", 1) if with_groups else 1
-    if with_groups and "groups" not in attrs:
-        raise ShapeError("requires attribute 'groups'")
     if groups <= 0:
         raise ShapeError(f"'groups' must be positive, got {groups}")
     return strides, padding, dilation, groups
@@ -738,11 +734,11 @@ INFER: dict[str, Callable] = {
 }
 
 _REDUCE_ATTRS = {"axis": ("axes", False), "keepdims": ("bool", False)}
-_POOL_ATTRS = {"pool_size": ("ints", True), "strides": ("ints", True),
-               "padding": ("ints", True), "dilation": ("ints", False),
+_POOL_ATTRS = {"pool_size": ("ints", True), "strides": ("ints", False),
+               "padding": ("ints", False), "dilation": ("ints", False),
                "ceil_mode": ("bool", False)}
-_CONV_ATTRS = {"strides": ("ints", True), "padding": ("ints", True),
-               "dilation": ("ints", True), "groups": ("int", True)}
+_CONV_ATTRS = {"strides": ("ints", False), "padding": ("ints", False),
+               "dilation": ("ints", False), "groups": ("int", False)}
 
 # name -> {attribute: (kind, required)}; ops not listed take no attributes.
 ATTRS: dict[str, dict[str, tuple[str, bool]]] = {
@@ -755,19 +751,19 @@ ATTRS: dict[str, dict[str, tuple[str, bool]]] = {
     "rlx.strided_slice": {"axes": ("axes", True), "begin": ("ints", True),
                           "end": ("ints", True), "strides": ("ints", False)},
     "rlx.take": {"axis": ("axes", False)},
-    "rlx.triu": {"k": ("int", True)},
+    "rlx.triu": {"k": ("int", False)},
     **{f"rlx.{n}": _REDUCE_ATTRS for n in REDUCE},
     "rlx.cumsum": {"axis": ("axes", False)},
     "rlx.softmax": {"axis": ("axes", False)},
     "rlx.log_softmax": {"axis": ("axes", False)},
-    "rlx.nll_loss": {"reduction": ("str", True), "ignore_index": ("int", False)},
+    "rlx.nll_loss": {"reduction": ("str", False), "ignore_index": ("int", False)},
     "rlx.conv2d": _CONV_ATTRS,
     "rlx.conv2d_transpose": {**_CONV_ATTRS, "output_padding": ("ints", False)},
     "rlx.max_pool2d": _POOL_ATTRS,
     "rlx.avg_pool2d": {**_POOL_ATTRS, "count_include_pad": ("bool", False)},
     "rlx.max_pool2d_backward": _POOL_ATTRS,
     "rlx.avg_pool2d_backward": {**_POOL_ATTRS, "count_include_pad": ("bool", False)},
-    "rlx.layer_norm": {"axes": ("axes", True), "epsilon": ("float", True)},
+    "rlx.layer_norm": {"axes": ("axes", True), "epsilon": ("float", False)},
     "rlx.rms_norm": {"axes": ("axes", False), "epsilon": ("float", False)},
     "rlx.tuple_get_item": {"index": ("int", True)},
 }

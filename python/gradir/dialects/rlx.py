@@ -23,6 +23,7 @@ from typing import Sequence
 
 from mlir import ir
 
+from ..ir import MAX_RUNS, VARIADIC_OPS, TooManyRuns, segment_sizes
 from .infer import ATTRS, INFER, ShapeError, _py_value, attributes_of
 
 __all__ = [
@@ -95,16 +96,10 @@ def _py_attr(op_name: str, name: str, value):
 
 
 # IRDL binds a variadic group to one type, so the variadic ops are declared
-# with MAX_VARIADIC optional operands (results) and carry a segment-size
-# attribute (see dialect/rlx.irdl.mlir).
-MAX_VARIADIC = 16
-SEGMENTED = {"rlx.concat": ("operandSegmentSizes",), "rlx.tuple": ("operandSegmentSizes",),
-             "rlx.split": ("resultSegmentSizes",)}
-
-
-def segment_sizes(count: int) -> ir.Attribute:
-    """``array<i32: 1 x count, 0 ...>`` for the variadic ops."""
-    return ir.DenseI32ArrayAttr.get([1] * count + [0] * (MAX_VARIADIC - count))
+# with MAX_VARIADIC variadic groups (one per run of equal types) and carry a
+# segment-size attribute (see dialect/rlx.irdl.mlir and gradir.ir).
+MAX_VARIADIC = MAX_RUNS
+SEGMENTED = {name: (key,) for name, key in VARIADIC_OPS.items()}
 
 
 def infer_result_types(name: str, operand_types: Sequence[ir.Type], attrs: dict,
@@ -128,12 +123,13 @@ def build_op(name: str, operands: Sequence[ir.Value], attrs: dict | None = None,
     types = infer_result_types(name, [v.type for v in operands], py,
                                None if result is None else [result])
     mlir_attrs = {k: _to_attr(name, k, v) for k, v in attrs.items()}
-    segments = SEGMENTED.get(name)
-    if segments is not None:
-        key, count = segments[0], len(operands) if segments[0].startswith("operand") else len(types)
-        if count > MAX_VARIADIC:
-            raise ShapeError(f"'{name}' op takes at most {MAX_VARIADIC} values, got {count}")
-        mlir_attrs[key] = segment_sizes(count)
+    key = VARIADIC_OPS.get(name)
+    if key is not None:
+        values = [v.type for v in operands] if key.startswith("operand") else types
+        try:
+            mlir_attrs[key] = segment_sizes(values, name)
+        except TooManyRuns as err:
+            raise ShapeError(str(err)) from None
     return ir.Operation.create(name, results=types, operands=list(operands),
                                attributes=mlir_attrs, loc=loc, ip=ip)
 

@@ -168,7 +168,7 @@ def compile_cuda(module, options, *, format: str | None = None,  # noqa: A002
     src = as_operation(module)
     ctx = make_context()
     with ctx:
-        copy = ir.Module.parse(print_module(src, debug_info=True))
+        copy = ir.Module.parse(print_module(src, debug_info=True, segments=True))
         sigs = {}
         resident = {}
         for fn in public_functions(copy.operation):

@@ -28,6 +28,7 @@ class Options:
     print_before_all: bool = False
     print_generic: bool = False
     print_debuginfo: bool = False
+    print_segments: bool = False
     allow_unregistered: bool = False
     verify_on_parse: bool = True
     list_passes: bool = False
@@ -45,6 +46,7 @@ _BOOL_FLAGS = {
     "mlir-print-ir-before-all": "print_before_all",
     "mlir-print-op-generic": "print_generic",
     "mlir-print-debuginfo": "print_debuginfo",
+    "print-segment-sizes": "print_segments",
     "allow-unregistered-dialect": "allow_unregistered",
     "list-passes": "list_passes",
     "help": "list_passes",
@@ -239,7 +241,8 @@ def process_chunk(text: str, source_name: str, opts: Options, context,
                 return ChunkResult(None, diags, True)
         if on_module is not None:
             return ChunkResult(None, diags, bool(on_module(module, diags.append)))
-        out = print_module(module, generic=opts.print_generic, debug_info=opts.print_debuginfo)
+        out = print_module(module, generic=opts.print_generic, debug_info=opts.print_debuginfo,
+                           segments=opts.print_segments)
         return ChunkResult(out, diags, any(d.severity == "error" for d in diags))
     finally:
         # An error can reach both the diagnostic handler and the MLIRError.
