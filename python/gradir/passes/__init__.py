@@ -50,7 +50,7 @@ def add(pm: PassManager, name_or_pipeline: str, **options) -> None:
     upstream passes (``"rlx-dce,canonicalize"``)."""
     if options or name_or_pipeline in PASSES:
         instance = create(name_or_pipeline, **options)
-        expanded = instance.expand() if hasattr(instance, "expand") else None
+        expanded = instance.expand()
         if expanded is not None:                 # e.g. gpu-rlx-to-nvvm{stage=nvvm}
             add_to_pass_manager(pm, parse_pipeline(expanded))
             return

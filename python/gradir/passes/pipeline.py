@@ -155,6 +155,8 @@ def parse_options(text: str | None) -> dict[str, str]:
         key, eq, value = token.partition("=")
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
             value = value[1:-1]
+        if key in out:
+            raise PassOptionError(f"option '{key}' is given twice")
         out[key] = value if eq else "true"
 
 
@@ -163,17 +165,48 @@ def _instantiate(elem: Element):
     try:
         return cls.from_options(parse_options(elem.options))
     except PassOptionError as err:
-        raise PipelineError(str(err), elem.column) from None
+        msg = str(err)
+        if msg.endswith("is given twice"):
+            msg = msg.replace("is given twice", f"of pass '{elem.name}' is given twice")
+        raise PipelineError(msg, elem.column) from None
+
+
+def _check_anchor(elem: Element, scope: tuple[str, ...], context: ir.Context) -> None:
+    """A nested pipeline's anchor must name a registered op (mlir-opt runs
+    nothing, silently, under a misspelt one)."""
+    if context is not None and not context.is_registered_operation(elem.name):
+        raise PipelineError(f"'{elem.name}' does not name a registered operation, so the "
+                            f"pipeline nested under it would never run", elem.column)
+
+
+def _check_level(instance, elem: Element, scope: tuple[str, ...]) -> None:
+    anchor = type(instance).anchor
+    where = scope[-1] if scope else "builtin.module"
+    if anchor is not None and where != anchor:
+        raise PipelineError(f"'{elem.name}' runs on '{anchor}' (it needs the whole module), "
+                            f"not on each '{where}': put it at the top level of the pipeline, "
+                            f"outside '{where}(...)'", elem.column)
+
+
+def _check_upstream_options(elem: Element) -> None:
+    """Upstream MLIR takes the last of repeated options; gradir refuses them."""
+    if elem.children is not None:
+        for child in elem.children:
+            _check_upstream_options(child)
+        return
+    try:
+        parse_options(elem.options)
+    except PassOptionError as err:
+        raise PipelineError(str(err).replace("is given twice",
+                                             f"of pass '{elem.name}' is given twice"),
+                            elem.column) from None
 
 
 def _expansion(instance, elem: Element) -> str | None:
     """A pass may stand for a whole pipeline (``expand()``): one that loads
     dialects, which a pass must not do while the pass manager runs."""
-    expand = getattr(instance, "expand", None)
-    if expand is None:
-        return None
     try:
-        return expand()
+        return instance.expand()
     except PassOptionError as err:
         raise PipelineError(str(err), elem.column) from None
 
@@ -218,18 +251,26 @@ def _wrap(scope: tuple[str, ...], text: str) -> str:
 
 
 def add_to_pass_manager(pm: PassManager, elements: list[Element],
-                        scope: tuple[str, ...] = ()) -> None:
+                        scope: tuple[str, ...] = (), context: ir.Context | None = None) -> None:
     """Adds parsed pipeline elements to ``pm`` (anchored on builtin.module)."""
+    if context is None:
+        try:
+            context = ir.Context.current
+        except ValueError:
+            context = None
     for elem in elements:
         if elem.children is not None:
+            _check_anchor(elem, scope, context)
             if elem.name == "builtin.module" and not scope:
                 # The pass manager is anchored on the module itself: its
                 # passes go in directly, not in a nested builtin.module.
-                add_to_pass_manager(pm, elem.children, scope)
+                add_to_pass_manager(pm, elem.children, scope, context)
             elif not elem.has_gradir_pass():
+                _check_nested_anchors(elem.children, context)
+                _check_upstream_options(elem)
                 _add_upstream(pm, _wrap(scope, elem.text), elem)
             else:
-                add_to_pass_manager(pm, elem.children, scope + (elem.name,))
+                add_to_pass_manager(pm, elem.children, scope + (elem.name,), context)
             continue
         if elem.name in PASSES:
             instance = _instantiate(elem)
@@ -239,12 +280,21 @@ def add_to_pass_manager(pm: PassManager, elements: list[Element],
                     raise PipelineError(f"'{elem.name}' with these options expands into a "
                                         "module-level pipeline; put it at the top level",
                                         elem.column)
-                add_to_pass_manager(pm, parse_pipeline(expanded), scope)
+                add_to_pass_manager(pm, parse_pipeline(expanded), scope, context)
                 continue
+            _check_level(instance, elem, scope)
             _compat.add_python_pass(pm, _make_runner(instance, scope), instance.name,
                                     instance.description())
             continue
+        _check_upstream_options(elem)
         _add_upstream(pm, _wrap(scope, elem.text), elem)
+
+
+def _check_nested_anchors(elements: list[Element], context: ir.Context) -> None:
+    for elem in elements:
+        if elem.children is not None:
+            _check_anchor(elem, (), context)
+            _check_nested_anchors(elem.children, context)
 
 
 def _add_upstream(pm: PassManager, text: str, elem: Element) -> None:
@@ -262,6 +312,17 @@ def build_pass_manager(pipeline: str, context: ir.Context) -> PassManager:
     """A PassManager on ``builtin.module`` running ``pipeline``."""
     text = pipeline.strip()
     pm = PassManager("builtin.module", context=context)
-    if text:
-        add_to_pass_manager(pm, parse_pipeline(text))
+    if not text:
+        return pm
+    elements = parse_pipeline(text)
+    if len(elements) != 1 or elements[0].children is None:
+        raise PipelineError("expected the pass pipeline to be wrapped with the anchor "
+                            "operation type, e.g. 'builtin.module(...)'", 1)
+    (top,) = elements
+    if top.name not in ("builtin.module", "any"):
+        raise PipelineError(f"can't run '{top.name}' pass manager on 'builtin.module' op",
+                            top.column)
+    if top.name == "any":
+        top = Element("builtin.module", top.options, top.children, top.column, top.text)
+    add_to_pass_manager(pm, [top], context=context)
     return pm

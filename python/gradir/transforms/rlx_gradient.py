@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from mlir import ir
 from mlir.dialects import func
@@ -59,22 +60,19 @@ class RlxGradient(ModulePass):
     target_index: int = option(0, "which result is the scalar target (mode=adjoint)")
     wrt: tuple[int, ...] = option((), "argument indices to differentiate with respect to "
                                       "(default: every floating-point argument)")
-    mode: str = option("adjoint", "adjoint (scalar target) or vjp (cotangent per result)")
+    mode: Literal["adjoint", "vjp"] = option("adjoint", "adjoint (scalar target) or vjp (cotangent per result)")
     split: bool = option(False, "emit @<func>_fwd (results + saved values) and "
                                 "@<func>_bwd (saved values + cotangents -> gradients)")
     simplify: bool = option(True, "run rlx-simplify-gradient's patterns on the generated "
                                   "function (as TVM's gradient simplifier does)")
-    remat: str = option("none", "none: keep what the grad checkpoint markers keep (everything "
+    remat: Literal["none", "auto"] = option("none", "none: keep what the grad checkpoint markers keep (everything "
                                 "without markers); auto: choose what to recompute to fit "
                                 "'budget' with the fewest recomputed FLOPs")
     budget: str = option("", "remat=auto's limit on the adjoint's peak: bytes (1048576, "
                              "64MiB) or a fraction of the store-everything peak (0.25, 25%)")
     remarks: bool = option(False, "explain each keep/recompute decision with a remark")
 
-    def __post_init__(self):
-        if self.remat not in ("none", "auto"):
-            raise PassOptionError(f"option 'remat' of pass 'rlx-gradient' must be 'none' or "
-                                  f"'auto', got '{self.remat}'")
+    def check_options(self):
         if self.remat == "auto" and not self.budget:
             raise PassOptionError("remat=auto needs a budget (bytes, or a fraction of the "
                                   "store-everything peak), e.g. budget=0.5")
@@ -97,9 +95,6 @@ class RlxGradient(ModulePass):
             raise self.failure() from None
 
     def _apply(self, module: ir.Operation) -> None:
-        if self.mode not in ("adjoint", "vjp"):
-            raise GradientError(module, f"rlx-gradient: unknown mode '{self.mode}' "
-                                        "(expected 'adjoint' or 'vjp')")
         fn = find_function(module, self.func)
         if fn is None:
             raise GradientError(module, f"rlx-gradient: no function named '@{self.func}' "

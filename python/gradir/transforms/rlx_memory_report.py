@@ -33,6 +33,7 @@ class RlxMemoryReport(ModulePass):
     """
 
     name = "rlx-memory-report"
+    anchor = None
     func: str = option("", "the function to report (default: every function with a body)")
     forward_results: int = option(-1, "how many leading results the forward part computes "
                                       "(default: @f's results for @f_adjoint/_vjp/_fwd, "

@@ -4,11 +4,12 @@ gradir pass."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from mlir import ir
 
 from ...passes.base import ModulePass, PassOptionError, option
-from .pipeline import STAGES, lower_to_llvm
+from .pipeline import lower_to_llvm
 
 __all__ = ["RlxLowerToLlvm"]
 
@@ -36,17 +37,14 @@ class RlxLowerToLlvm(ModulePass):
 
     opt_level: int = option(2, "0: no fusion or schedule; 1: elementwise fusion; "
                                "2 and 3: also the transform-dialect schedule")
-    stage: str = option("llvm", "where to stop: bufferized (memrefs) or llvm")
+    stage: Literal["bufferized", "llvm"] = option("llvm", "where to stop: bufferized (memrefs) or llvm")
 
-    def __post_init__(self):
+    def check_options(self):
         if not 0 <= self.opt_level <= 3:
             raise PassOptionError(f"option 'opt-level' of pass '{self.name}' must be from 0 "
                                   f"to 3, got {self.opt_level}")
 
     def apply(self, module: ir.Operation) -> None:
-        if self.stage not in STAGES:
-            self.error(module, f"unknown stage '{self.stage}' (one of {', '.join(STAGES)})")
-            raise self.failure()
         try:
             lower_to_llvm(module, opt_level=self.opt_level, stage=self.stage)
         except ir.MLIRError as err:
