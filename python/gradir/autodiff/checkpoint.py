@@ -20,10 +20,13 @@ automatic planner: ``grad.save`` keeps the op's results, ``grad.recompute``
 recomputes them.  A pinned value counts as kept (or not) when rule 3 looks
 at its users.
 
-Malformed markers are refused (``GradientError``): a marker on a constant,
-a ``start_checkpoint`` of a ``start_checkpoint`` or inside a checkpoint that
-is still open (nested), an ``end_checkpoint`` that closes nothing.  An empty
-checkpoint (``end(start(x))``) is allowed: it keeps ``x``.
+A marker on a constant is refused (``GradientError``), as in Relax (its
+operand must be a Var).  Every program Relax's Gradient accepts is accepted
+with Relax's meaning; the suspicious ones get a warning: a
+``start_checkpoint`` of a ``start_checkpoint`` or inside a checkpoint that
+is still open (nested: the inner marker's operand is kept, by rule 2), an
+``end_checkpoint`` that closes nothing (an identity whose value is kept, by
+rule 3).  An empty checkpoint (``end(start(x))``) keeps ``x``.
 """
 
 from __future__ import annotations
@@ -79,7 +82,9 @@ def read_pins(block: ir.Block) -> tuple[set, set]:
 
 
 def validate_markers(block: ir.Block) -> None:
-    """Refuses malformed checkpoint markers (see the module docstring)."""
+    """Refuses markers on constants and warns about suspicious ones (see the
+    module docstring)."""
+    from .. import _compat
     open_at: dict = {}          # value -> the start markers whose checkpoint it is in
     for op in block.operations:
         op = op.operation
@@ -99,18 +104,21 @@ def validate_markers(block: ir.Block) -> None:
         inside = open_at.get(x, frozenset())
         if name == START:
             if src is not None and src.name == START:
-                raise GradientError(op, f"nested '{START}': its operand already starts "
-                                        "a checkpoint")
-            if inside:
-                raise GradientError(op, f"nested '{START}': its operand is inside the "
-                                        "checkpoint started at "
-                                        f"{_where(min(inside, key=_order(block)))}; "
-                                        f"close that one with '{END}' first")
+                _compat.emit(op.location, "warning",
+                             f"nested '{START}': its operand already starts a checkpoint "
+                             "(kept, as in Relax)")
+            elif inside:
+                _compat.emit(op.location, "warning",
+                             f"nested '{START}': its operand is inside the checkpoint started "
+                             f"at {_where(min(inside, key=_order(block)))}; it is kept, as in "
+                             f"Relax (close that checkpoint with '{END}' first to mean "
+                             "otherwise)")
             open_at[op.results[0]] = frozenset({op})
             continue
         if not inside:
-            raise GradientError(op, f"'{END}' closes no checkpoint: its operand does not "
-                                    f"depend on a '{START}' result")
+            _compat.emit(op.location, "warning",
+                         f"'{END}' closes no checkpoint: its operand does not depend on a "
+                         f"'{START}' result (an identity that keeps its value, as in Relax)")
         open_at[op.results[0]] = frozenset()
 
 

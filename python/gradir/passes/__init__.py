@@ -67,6 +67,13 @@ def describe() -> str:
         cls = get_pass_class(name)
         lines.append(f"  --{name}  -  {cls.description()}")
         for opt, tname, default, help_ in cls.options():
-            shown = ",".join(map(str, default)) if isinstance(default, tuple) else default
-            lines.append(f"      {opt}=<{tname}>  -  {help_} (default: {shown})")
+            if isinstance(default, bool):
+                shown = "true" if default else "false"
+            elif isinstance(default, tuple):
+                shown = ",".join(map(str, default))
+            else:
+                shown = str(default)
+            if "(default:" not in help_ and shown:
+                help_ += f" (default: {shown})"
+            lines.append(f"      {opt}=<{tname}>  -  {help_}")
     return "\n".join(lines)

@@ -315,14 +315,17 @@ def build_pass_manager(pipeline: str, context: ir.Context) -> PassManager:
     if not text:
         return pm
     elements = parse_pipeline(text)
-    if len(elements) != 1 or elements[0].children is None:
-        raise PipelineError("expected the pass pipeline to be wrapped with the anchor "
-                            "operation type, e.g. 'builtin.module(...)'", 1)
-    (top,) = elements
-    if top.name not in ("builtin.module", "any"):
-        raise PipelineError(f"can't run '{top.name}' pass manager on 'builtin.module' op",
-                            top.column)
-    if top.name == "any":
-        top = Element("builtin.module", top.options, top.children, top.column, top.text)
-    add_to_pass_manager(pm, [top], context=context)
+    for elem in elements:
+        if elem.children is None:
+            continue                # a bare list of passes runs on the module
+        if elem.name not in ("builtin.module", "any"):
+            raise PipelineError(f"can't run '{elem.name}' pass manager on 'builtin.module' "
+                                "op", elem.column)
+        if len(elements) != 1:
+            raise PipelineError(f"'{elem.name}(...)' must be the whole pipeline",
+                                elem.column)
+    if len(elements) == 1 and elements[0].name == "any" and elements[0].children is not None:
+        top = elements[0]
+        elements = [Element("builtin.module", top.options, top.children, top.column, top.text)]
+    add_to_pass_manager(pm, elements, context=context)
     return pm
