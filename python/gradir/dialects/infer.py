@@ -438,6 +438,18 @@ def _reduce(ops, attrs, results):
     return [_tensor_type(_reduced_shape(x, attrs), _elt(x))]
 
 
+def _extremum(ops, attrs, results):
+    out = _reduce(ops, attrs, results)
+    x = ops[0]
+    axes = attrs.get("axis")
+    axes = list(range(x.rank)) if axes is None else _norm_axes(axes, x.rank, "axis")
+    empty = [a for a in axes if x.shape[a] == 0]
+    if empty and math.prod(out[0].shape) > 0:
+        raise ShapeError(f"reduces axis {empty[0]} of size 0: the max or min of nothing has "
+                         "no value (numpy refuses it too)")
+    return out
+
+
 def _cumsum(ops, attrs, results):
     _count(ops, 1)
     x = _float(ops[0], "operand")
@@ -706,6 +718,8 @@ INFER: dict[str, Callable] = {
     "rlx.take": _take,
     "rlx.triu": _triu,
     **{f"rlx.{n}": _reduce for n in REDUCE},
+    "rlx.max": _extremum,
+    "rlx.min": _extremum,
     "rlx.cumsum": _cumsum,
     "rlx.softmax": _softmax,
     "rlx.log_softmax": _softmax,

@@ -27,6 +27,10 @@ def lower_matmul(op):
     elt = elt_of(op.results[0].type)
     out_shape = shape_of(op.results[0].type)
     sa, sb = shape_of(a), shape_of(b)
+    if numel(out_shape) == 0 or 0 in sa or 0 in sb:
+        # Nothing to multiply (a sum over an empty K is 0): no matmul, whose
+        # tiling upstream does not expect zero-size dimensions.
+        return [filled(out_shape, elt, 0)]
     if len(sa) == 1:
         sa = [1] + sa
         a = reshape(a, sa)
