@@ -138,14 +138,17 @@ def as_operation(module) -> ir.Operation:
 
 
 def print_module(module, *, generic: bool = False, debug_info: bool = False,
-                 segments: bool = False) -> str:
+                 segments: bool = False, elide_elements: int | None = None) -> str:
     """The textual IR of ``module`` (byte-identical for identical IR).
 
     Variadic rlx ops print in the natural form, without their segment
     attribute, unless ``segments`` (the form upstream ``mlir-opt
-    --irdl-file=`` reads)."""
+    --irdl-file=`` reads).  ``elide_elements``: dense constants with more
+    elements print as ``dense_resource<__elided__>`` (mlir-opt's
+    ``--mlir-elide-elementsattrs-if-larger``)."""
     text = as_operation(module).get_asm(print_generic_op_form=generic,
                                         enable_debug_info=debug_info,
+                                        large_elements_limit=elide_elements,
                                         assume_verified=True)
     return text if segments else strip_segments(text)
 

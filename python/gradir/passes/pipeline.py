@@ -20,7 +20,7 @@ from .. import _compat
 from .base import PassFailure, PassOptionError
 from .registry import PASSES, get_pass_class
 
-__all__ = ["PipelineError", "Element", "parse_pipeline", "parse_options",
+__all__ = ["PipelineError", "Element", "IrPrinting", "parse_pipeline", "parse_options",
            "build_pass_manager", "add_to_pass_manager"]
 
 
@@ -49,6 +49,22 @@ class Element:
         if self.children is None:
             return self.name in PASSES
         return any(c.has_gradir_pass() for c in self.children)
+
+    def pass_names(self) -> set[str]:
+        if self.children is None:
+            return {self.name}
+        return set().union(*(c.pass_names() for c in self.children))
+
+
+@dataclass
+class IrPrinting:
+    """``--mlir-print-ir-before=<pass>`` / ``--mlir-print-ir-after=<pass>``:
+    the module is printed to stderr around every pipeline element that runs a
+    pass of these names (around the whole ``func.func(...)`` group for a
+    nested upstream pass)."""
+    before: frozenset = frozenset()
+    after: frozenset = frozenset()
+    print_ir = None          # fn(op) -> str
 
 
 def parse_pipeline(text: str) -> list[Element]:
@@ -250,8 +266,23 @@ def _wrap(scope: tuple[str, ...], text: str) -> str:
     return text
 
 
+def _printer(pm: PassManager, printing: IrPrinting | None, elem: Element, when: str) -> None:
+    if printing is None:
+        return
+    names = sorted(elem.pass_names() & (printing.before if when == "Before" else printing.after))
+    for name in names:
+        header = f"// -----// IR Dump {when} {name} ({name}) //----- //"
+
+        def run(op, header=header):
+            print(header, file=sys.stderr)
+            print(printing.print_ir(op), file=sys.stderr)
+        _compat.add_python_pass(pm, run, f"print-ir-{when.lower()}-{name}",
+                                "prints the IR (--mlir-print-ir-before/after)")
+
+
 def add_to_pass_manager(pm: PassManager, elements: list[Element],
-                        scope: tuple[str, ...] = (), context: ir.Context | None = None) -> None:
+                        scope: tuple[str, ...] = (), context: ir.Context | None = None,
+                        printing: IrPrinting | None = None) -> None:
     """Adds parsed pipeline elements to ``pm`` (anchored on builtin.module)."""
     if context is None:
         try:
@@ -264,13 +295,16 @@ def add_to_pass_manager(pm: PassManager, elements: list[Element],
             if elem.name == "builtin.module" and not scope:
                 # The pass manager is anchored on the module itself: its
                 # passes go in directly, not in a nested builtin.module.
-                add_to_pass_manager(pm, elem.children, scope, context)
+                add_to_pass_manager(pm, elem.children, scope, context, printing)
             elif not elem.has_gradir_pass():
                 _check_nested_anchors(elem.children, context)
                 _check_upstream_options(elem)
+                _printer(pm, printing, elem, "Before")
                 _add_upstream(pm, _wrap(scope, elem.text), elem)
+                _printer(pm, printing, elem, "After")
             else:
-                add_to_pass_manager(pm, elem.children, scope + (elem.name,), context)
+                add_to_pass_manager(pm, elem.children, scope + (elem.name,), context,
+                                    printing)
             continue
         if elem.name in PASSES:
             instance = _instantiate(elem)
@@ -280,14 +314,20 @@ def add_to_pass_manager(pm: PassManager, elements: list[Element],
                     raise PipelineError(f"'{elem.name}' with these options expands into a "
                                         "module-level pipeline; put it at the top level",
                                         elem.column)
-                add_to_pass_manager(pm, parse_pipeline(expanded), scope, context)
+                _printer(pm, printing, elem, "Before")
+                add_to_pass_manager(pm, parse_pipeline(expanded), scope, context, printing)
+                _printer(pm, printing, elem, "After")
                 continue
             _check_level(instance, elem, scope)
+            _printer(pm, printing, elem, "Before")
             _compat.add_python_pass(pm, _make_runner(instance, scope), instance.name,
                                     instance.description())
+            _printer(pm, printing, elem, "After")
             continue
         _check_upstream_options(elem)
+        _printer(pm, printing, elem, "Before")
         _add_upstream(pm, _wrap(scope, elem.text), elem)
+        _printer(pm, printing, elem, "After")
 
 
 def _check_nested_anchors(elements: list[Element], context: ir.Context) -> None:
@@ -308,7 +348,8 @@ def _add_upstream(pm: PassManager, text: str, elem: Element) -> None:
         raise PipelineError(msg, elem.column) from None
 
 
-def build_pass_manager(pipeline: str, context: ir.Context) -> PassManager:
+def build_pass_manager(pipeline: str, context: ir.Context,
+                       printing: IrPrinting | None = None) -> PassManager:
     """A PassManager on ``builtin.module`` running ``pipeline``."""
     text = pipeline.strip()
     pm = PassManager("builtin.module", context=context)
@@ -327,5 +368,5 @@ def build_pass_manager(pipeline: str, context: ir.Context) -> PassManager:
     if len(elements) == 1 and elements[0].name == "any" and elements[0].children is not None:
         top = elements[0]
         elements = [Element("builtin.module", top.options, top.children, top.column, top.text)]
-    add_to_pass_manager(pm, elements, context=context)
+    add_to_pass_manager(pm, elements, context=context, printing=printing)
     return pm

@@ -29,6 +29,15 @@ class Options:
     print_generic: bool = False
     print_debuginfo: bool = False
     print_segments: bool = False
+    print_after: list[str] = field(default_factory=list)
+    print_before: list[str] = field(default_factory=list)
+    print_after_change: bool = False
+    print_after_failure: bool = False
+    elide_elements: int | None = None
+    timing: bool = False
+    dump_pipeline: bool = False
+    verify_each: bool = True
+    emit_bytecode: bool = False
     allow_unregistered: bool = False
     verify_on_parse: bool = True
     list_passes: bool = False
@@ -47,6 +56,13 @@ _BOOL_FLAGS = {
     "mlir-print-op-generic": "print_generic",
     "mlir-print-debuginfo": "print_debuginfo",
     "print-segment-sizes": "print_segments",
+    "mlir-print-ir-after-change": "print_after_change",
+    "mlir-print-ir-after-failure": "print_after_failure",
+    "mlir-timing": "timing",
+    "dump-pass-pipeline": "dump_pipeline",
+    "verify-each": "verify_each",
+    "emit-bytecode": "emit_bytecode",
+    "mlir-disable-threading": None,      # gradir always runs single-threaded
     "allow-unregistered-dialect": "allow_unregistered",
     "list-passes": "list_passes",
     "help": "list_passes",
@@ -88,8 +104,27 @@ def parse_args(argv: list[str]) -> Options:
             opts.split_input_file = True
             if eq and value:
                 opts.split_marker = value
+        elif name in ("mlir-print-ir-after", "mlir-print-ir-before"):
+            if not eq or not value:
+                raise UsageError(f"option '--{name}' requires a pass name "
+                                 f"(--{name}=<pass>[,<pass>...])")
+            names = [v.strip() for v in value.split(",")]
+            if not all(names):
+                raise UsageError(f"option '--{name}': empty pass name in '{value}'")
+            getattr(opts, "print_after" if name.endswith("after") else "print_before").extend(
+                names)
+        elif name == "mlir-elide-elementsattrs-if-larger":
+            try:
+                opts.elide_elements = int(value)
+                if opts.elide_elements < 0:
+                    raise ValueError(value)
+            except ValueError:
+                raise UsageError(f"option '--{name}' expects a non-negative integer, "
+                                 f"got '{value}'") from None
         elif name in _BOOL_FLAGS:
-            setattr(opts, _BOOL_FLAGS[name], value.lower() not in ("false", "0") if eq else True)
+            flag = _parse_bool(name, value) if eq else True
+            if _BOOL_FLAGS[name] is not None:
+                setattr(opts, _BOOL_FLAGS[name], flag)
         elif name == "mlir-very-unsafe-disable-verifier-on-parsing" or name == "no-rlx-verify":
             opts.verify_on_parse = False
         else:
@@ -102,6 +137,35 @@ def parse_args(argv: list[str]) -> Options:
         raise UsageError("'--pass-pipeline' cannot be used with individual pass options "
                          f"({opts.pass_flags[0][2]})")
     return opts
+
+
+def _parse_bool(name: str, value: str) -> bool:
+    low = value.lower()
+    if low in ("true", "1", ""):
+        return True
+    if low in ("false", "0"):
+        return False
+    raise UsageError(f"option '--{name}' expects true or false, got '{value}'")
+
+
+def check_pass_names(names: list[str], context) -> None:
+    """Names given to --mlir-print-ir-before/after must be passes."""
+    from mlir.passmanager import PassManager
+
+    from ..passes.registry import PASSES
+
+    for name in names:
+        if name in PASSES:
+            continue
+        for text in (name, f"func.func({name})"):
+            try:
+                PassManager("builtin.module", context=context).add(text)
+                break
+            except Exception:
+                continue
+        else:
+            raise UsageError(f"'{name}' (in --mlir-print-ir-before/after) does not refer to "
+                             "a registered pass (see gradir-opt --list-passes)")
 
 
 def flags_to_pipeline(opts: Options, context) -> str | None:
@@ -181,7 +245,11 @@ def process_chunk(text: str, source_name: str, opts: Options, context,
 
     from .. import _compat
     from ..ir import parse, print_module
-    from ..passes.pipeline import PipelineError, build_pass_manager
+    from ..passes.pipeline import IrPrinting, PipelineError, build_pass_manager
+
+    def print_ir(op):
+        return print_module(op, generic=opts.print_generic, debug_info=opts.print_debuginfo,
+                            elide_elements=opts.elide_elements)
 
     diags: list[Diag] = []
 
@@ -219,16 +287,31 @@ def process_chunk(text: str, source_name: str, opts: Options, context,
                     diags.append(Diag("error", _compat.format_location(loc), msg))
                 return ChunkResult(None, diags, True)
         if pipeline:
+            printing = None
+            if opts.print_after or opts.print_before:
+                printing = IrPrinting(frozenset(opts.print_before), frozenset(opts.print_after))
+                printing.print_ir = print_ir
             try:
-                pm = build_pass_manager(pipeline, context)
+                pm = build_pass_manager(pipeline, context, printing)
             except PipelineError as err:
                 diags.append(Diag("error", f"<pass-pipeline>:1:{err.column}", err.message))
                 return ChunkResult(None, diags, True)
-            if opts.print_after_all or opts.print_before_all:
+            if opts.dump_pipeline:
+                print(f"Pass Manager:\n{pm}", file=sys.stderr)
+            pm.enable_verifier(opts.verify_each)
+            if opts.timing:
+                pm.enable_timing()
+            if opts.print_after_all or opts.print_before_all or opts.print_after_failure:
                 context.enable_multithreading(False)
                 pm.enable_ir_printing(print_before_all=opts.print_before_all,
-                                      print_after_all=opts.print_after_all,
+                                      # MLIR: after-failure alone is after-all
+                                      # printed only on failure
+                                      print_after_all=(opts.print_after_all
+                                                       or opts.print_after_failure),
                                       print_module_scope=True,
+                                      print_after_change=opts.print_after_change,
+                                      print_after_failure=opts.print_after_failure,
+                                      large_elements_limit=opts.elide_elements,
                                       print_generic_op_form=opts.print_generic,
                                       enable_debug_info=opts.print_debuginfo)
             try:
@@ -241,8 +324,13 @@ def process_chunk(text: str, source_name: str, opts: Options, context,
                 return ChunkResult(None, diags, True)
         if on_module is not None:
             return ChunkResult(None, diags, bool(on_module(module, diags.append)))
+        if opts.emit_bytecode:
+            import io
+            buf = io.BytesIO()
+            module.operation.write_bytecode(buf)
+            return ChunkResult(buf.getvalue(), diags, any(d.severity == "error" for d in diags))
         out = print_module(module, generic=opts.print_generic, debug_info=opts.print_debuginfo,
-                           segments=opts.print_segments)
+                           segments=opts.print_segments, elide_elements=opts.elide_elements)
         return ChunkResult(out, diags, any(d.severity == "error" for d in diags))
     finally:
         # An error can reach both the diagnostic handler and the MLIRError.
