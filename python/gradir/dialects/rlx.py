@@ -213,6 +213,7 @@ def matmul(lhs: ir.Value, rhs: ir.Value, *, loc=None, ip=None) -> ir.Value:
 # --- shape -----------------------------------------------------------------
 
 def permute_dims(x: ir.Value, axes: Sequence[int] | None = None, *, loc=None, ip=None) -> ir.Value:
+    """Permutes the axes (``axes`` None = reversed, as Relax)."""
     return _one("rlx.permute_dims", [x], {"axes": _axes(axes)}, loc=loc, ip=ip)
 
 
@@ -233,6 +234,7 @@ def reshape(x: ir.Value, shape: Sequence[int], *, loc=None, ip=None) -> ir.Value
 
 
 def broadcast_to(x: ir.Value, shape: Sequence[int], *, loc=None, ip=None) -> ir.Value:
+    """numpy broadcasting of ``x`` to ``shape``."""
     t = ir.RankedTensorType.get(list(shape), _elt_of(x))
     return _one("rlx.broadcast_to", [x], result=t, loc=loc, ip=ip)
 
@@ -244,18 +246,22 @@ def collapse_sum_to(x: ir.Value, shape: Sequence[int], *, loc=None, ip=None) -> 
 
 
 def expand_dims(x: ir.Value, axis, *, loc=None, ip=None) -> ir.Value:
+    """Inserts size-1 axes at ``axis`` (positions in the result)."""
     return _one("rlx.expand_dims", [x], {"axis": _axes(axis)}, loc=loc, ip=ip)
 
 
 def squeeze(x: ir.Value, axis=None, *, loc=None, ip=None) -> ir.Value:
+    """Removes size-1 axes (``axis`` None = every size-1 axis)."""
     return _one("rlx.squeeze", [x], {"axis": _axes(axis)}, loc=loc, ip=ip)
 
 
 def flatten(x: ir.Value, *, loc=None, ip=None) -> ir.Value:
+    """Flattens to a 1-D tensor (Relax; PyTorch keeps the batch axis)."""
     return _one("rlx.flatten", [x], loc=loc, ip=ip)
 
 
 def concat(xs: Sequence[ir.Value], axis=0, *, loc=None, ip=None) -> ir.Value:
+    """Joins ``xs`` (any number, shapes equal outside ``axis``) along ``axis`` (default 0)."""
     return _one("rlx.concat", list(xs), {"axis": _axes(axis)}, loc=loc, ip=ip)
 
 
@@ -272,16 +278,20 @@ def split(x: ir.Value, indices_or_sections, axis=0, *, loc=None, ip=None) -> lis
 
 def strided_slice(x: ir.Value, axes: Sequence[int], begin: Sequence[int], end: Sequence[int],
                   strides: Sequence[int] | None = None, *, loc=None, ip=None) -> ir.Value:
+    """Slices ``axes`` from ``begin`` to ``end`` (exclusive, Python semantics) by ``strides``
+    (default 1)."""
     attrs = {"axes": list(axes), "begin": list(begin), "end": list(end),
              "strides": None if strides is None else list(strides)}
     return _one("rlx.strided_slice", [x], attrs, loc=loc, ip=ip)
 
 
 def take(x: ir.Value, indices: ir.Value, axis=None, *, loc=None, ip=None) -> ir.Value:
+    """numpy ``take`` of ``indices`` (i32/i64) along ``axis`` (None = flattened input)."""
     return _one("rlx.take", [x, indices], {"axis": _axes(axis)}, loc=loc, ip=ip)
 
 
 def triu(x: ir.Value, k: int = 0, *, loc=None, ip=None) -> ir.Value:
+    """Upper triangle of the last two axes, keeping diagonals >= ``k`` (default 0)."""
     return _one("rlx.triu", [x], {"k": int(k)}, loc=loc, ip=ip)
 
 
@@ -312,21 +322,28 @@ def cumsum(x: ir.Value, axis=None, *, loc=None, ip=None) -> ir.Value:
 # --- nn --------------------------------------------------------------------
 
 def softmax(x: ir.Value, axis=-1, *, loc=None, ip=None) -> ir.Value:
+    """Softmax along ``axis`` (default: the last)."""
     return _one("rlx.softmax", [x], {"axis": _axes(axis)}, loc=loc, ip=ip)
 
 
 def log_softmax(x: ir.Value, axis=-1, *, loc=None, ip=None) -> ir.Value:
+    """Log-softmax along ``axis`` (default: the last)."""
     return _one("rlx.log_softmax", [x], {"axis": _axes(axis)}, loc=loc, ip=ip)
 
 
 def cross_entropy_with_logits(predictions: ir.Value, labels: ir.Value, *, loc=None,
                               ip=None) -> ir.Value:
+    """Relax ``cross_entropy_with_logits``: ``-sum(predictions * labels)``, divided by the
+    batch size for 2-D inputs (no softmax inside, unlike PyTorch)."""
     return _one("rlx.cross_entropy_with_logits", [predictions, labels], loc=loc, ip=ip)
 
 
 def nll_loss(predictions: ir.Value, targets: ir.Value, weights: ir.Value | None = None,
              reduction: str = "mean", ignore_index: int | None = None, *, loc=None,
              ip=None) -> ir.Value:
+    """Negative log likelihood of ``targets`` (i32/i64) under ``predictions`` (log-
+    probabilities); ``reduction`` "mean" (default), "sum" or "none"; optional ``weights``
+    and ``ignore_index``."""
     operands = [predictions, targets] + ([] if weights is None else [weights])
     attrs = {"reduction": reduction, "ignore_index": ignore_index}
     return _one("rlx.nll_loss", operands, attrs, loc=loc, ip=ip)
@@ -377,6 +394,8 @@ def _pool_attrs(pool_size, strides, padding, dilation, ceil_mode, count_include_
 
 def max_pool2d(data: ir.Value, pool_size=(1, 1), strides=(1, 1), padding=(0, 0, 0, 0),
                dilation=None, ceil_mode: bool = False, *, loc=None, ip=None) -> ir.Value:
+    """NCHW max pooling; ``strides`` default 1 (Relax; PyTorch defaults to ``pool_size``),
+    padding (top, left, bottom, right)."""
     attrs = _pool_attrs(pool_size, strides, padding, dilation, ceil_mode)
     return _one("rlx.max_pool2d", [data], attrs, loc=loc, ip=ip)
 
@@ -384,6 +403,8 @@ def max_pool2d(data: ir.Value, pool_size=(1, 1), strides=(1, 1), padding=(0, 0, 
 def avg_pool2d(data: ir.Value, pool_size=(1, 1), strides=(1, 1), padding=(0, 0, 0, 0),
                dilation=None, ceil_mode: bool = False, count_include_pad: bool = False, *,
                loc=None, ip=None) -> ir.Value:
+    """NCHW average pooling; ``strides`` default 1 (Relax; PyTorch defaults to ``pool_size``),
+    padding (top, left, bottom, right)."""
     attrs = _pool_attrs(pool_size, strides, padding, dilation, ceil_mode, count_include_pad)
     return _one("rlx.avg_pool2d", [data], attrs, loc=loc, ip=ip)
 
@@ -391,6 +412,7 @@ def avg_pool2d(data: ir.Value, pool_size=(1, 1), strides=(1, 1), padding=(0, 0, 
 def max_pool2d_backward(output_grad: ir.Value, data: ir.Value, pool_size=(1, 1),
                         strides=(1, 1), padding=(0, 0, 0, 0), dilation=None,
                         ceil_mode: bool = False, *, loc=None, ip=None) -> ir.Value:
+    """Gradient of ``max_pool2d``: routes ``output_grad`` to each window's arg-max in ``data``."""
     attrs = _pool_attrs(pool_size, strides, padding, dilation, ceil_mode)
     return _one("rlx.max_pool2d_backward", [output_grad, data], attrs, loc=loc, ip=ip)
 
@@ -399,18 +421,22 @@ def avg_pool2d_backward(output_grad: ir.Value, data: ir.Value, pool_size=(1, 1),
                         strides=(1, 1), padding=(0, 0, 0, 0), dilation=None,
                         ceil_mode: bool = False, count_include_pad: bool = False, *,
                         loc=None, ip=None) -> ir.Value:
+    """Gradient of ``avg_pool2d``: spreads ``output_grad`` evenly over each window."""
     attrs = _pool_attrs(pool_size, strides, padding, dilation, ceil_mode, count_include_pad)
     return _one("rlx.avg_pool2d_backward", [output_grad, data], attrs, loc=loc, ip=ip)
 
 
 def layer_norm(data: ir.Value, gamma: ir.Value, beta: ir.Value, axes=-1,
                epsilon: float = 1e-5, *, loc=None, ip=None) -> ir.Value:
+    """``(x - mean) / sqrt(var + epsilon) * gamma + beta`` over ``axes`` (epsilon default 1e-5)."""
     attrs = {"axes": _axes(axes), "epsilon": float(epsilon)}
     return _one("rlx.layer_norm", [data, gamma, beta], attrs, loc=loc, ip=ip)
 
 
 def rms_norm(data: ir.Value, weight: ir.Value, axes=None, epsilon: float | None = None, *,
              loc=None, ip=None) -> ir.Value:
+    """``x / sqrt(mean(x^2) + epsilon) * weight`` over ``axes`` (default: the last; epsilon
+    1e-5)."""
     attrs = {"axes": _axes(axes), "epsilon": None if epsilon is None else float(epsilon)}
     return _one("rlx.rms_norm", [data, weight], attrs, loc=loc, ip=ip)
 
@@ -418,11 +444,13 @@ def rms_norm(data: ir.Value, weight: ir.Value, axes=None, epsilon: float | None 
 # --- create, type, tuple ----------------------------------------------------
 
 def zeros(shape: Sequence[int], dtype="f32", *, loc=None, ip=None) -> ir.Value:
+    """A tensor of zeros of ``shape`` and ``dtype``."""
     t = ir.RankedTensorType.get(list(shape), to_dtype(dtype))
     return _one("rlx.zeros", [], result=t, loc=loc, ip=ip)
 
 
 def ones(shape: Sequence[int], dtype="f32", *, loc=None, ip=None) -> ir.Value:
+    """A tensor of ones of ``shape`` and ``dtype``."""
     t = ir.RankedTensorType.get(list(shape), to_dtype(dtype))
     return _one("rlx.ones", [], result=t, loc=loc, ip=ip)
 
@@ -445,14 +473,17 @@ def full(shape: Sequence[int], fill_value, dtype=None, *, loc=None, ip=None) -> 
 
 
 def zeros_like(x: ir.Value, *, loc=None, ip=None) -> ir.Value:
+    """Zeros with ``x``'s type."""
     return _one("rlx.zeros_like", [x], loc=loc, ip=ip)
 
 
 def ones_like(x: ir.Value, *, loc=None, ip=None) -> ir.Value:
+    """Ones with ``x``'s type."""
     return _one("rlx.ones_like", [x], loc=loc, ip=ip)
 
 
 def astype(x: ir.Value, dtype, *, loc=None, ip=None) -> ir.Value:
+    """Converts ``x``'s elements to ``dtype`` (same shape)."""
     t = ir.RankedTensorType.get(list(x.type.shape), to_dtype(dtype))
     return _one("rlx.astype", [x], result=t, loc=loc, ip=ip)
 
@@ -466,6 +497,7 @@ make_tuple = tuple_
 
 
 def tuple_get_item(t: ir.Value, index: int, *, loc=None, ip=None) -> ir.Value:
+    """Field ``index`` of a tuple value."""
     return _one("rlx.tuple_get_item", [t], {"index": int(index)}, loc=loc, ip=ip)
 
 
