@@ -781,3 +781,33 @@ ATTRS: dict[str, dict[str, tuple[str, bool]]] = {
     "rlx.rms_norm": {"axes": ("axes", False), "epsilon": ("float", False)},
     "rlx.tuple_get_item": {"index": ("int", True)},
 }
+
+# What an absent optional attribute means (DESIGN.md: Relax's defaults), for
+# the dialect reference (gradir.dialects.reference); the inference functions
+# above, the interpreter, the VJP rules and the lowering each apply them.
+_CONV_DEFAULTS = {"strides": "1, 1", "padding": "0, 0, 0, 0", "dilation": "1, 1",
+                  "groups": "1"}
+_POOL_DEFAULTS = {"strides": "1, 1", "padding": "0, 0, 0, 0", "dilation": "1, 1",
+                  "ceil_mode": "false"}
+DEFAULTS: dict[str, dict[str, str]] = {
+    "rlx.permute_dims": {"axes": "reversed"},
+    "rlx.squeeze": {"axis": "every size-1 axis"},
+    "rlx.concat": {"axis": "0"},
+    "rlx.split": {"axis": "0"},
+    "rlx.strided_slice": {"strides": "1 per axis"},
+    "rlx.take": {"axis": "the flattened input"},
+    "rlx.triu": {"k": "0"},
+    **{f"rlx.{n}": {"axis": "all axes", "keepdims": "false"} for n in REDUCE},
+    "rlx.cumsum": {"axis": "the flattened input"},
+    "rlx.softmax": {"axis": "-1"},
+    "rlx.log_softmax": {"axis": "-1"},
+    "rlx.nll_loss": {"reduction": '"mean"', "ignore_index": "none"},
+    "rlx.conv2d": _CONV_DEFAULTS,
+    "rlx.conv2d_transpose": {**_CONV_DEFAULTS, "output_padding": "0, 0"},
+    "rlx.max_pool2d": _POOL_DEFAULTS,
+    "rlx.avg_pool2d": {**_POOL_DEFAULTS, "count_include_pad": "false"},
+    "rlx.max_pool2d_backward": _POOL_DEFAULTS,
+    "rlx.avg_pool2d_backward": {**_POOL_DEFAULTS, "count_include_pad": "false"},
+    "rlx.layer_norm": {"epsilon": "1e-5"},
+    "rlx.rms_norm": {"axes": "-1", "epsilon": "1e-5"},
+}
