@@ -63,7 +63,7 @@ def preload_schedule(context: ir.Context, schedule: str | Path | None = None) ->
                 raise
 
 
-def linalg_to_llvm_pipeline(opt_level: int = 2, schedule: str | Path | None = None,
+def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = None,
                             stage: str = "llvm", preload: bool = True,
                             early_dealloc: bool = True) -> str:
     """The upstream pipeline from linalg-on-tensors to the LLVM dialect.
@@ -120,7 +120,7 @@ CPU_PIPELINE = ("builtin.module(rlx-to-linalg,"
                 + linalg_to_llvm_pipeline(2)[len("builtin.module("):])
 
 
-def lower_to_llvm(module, *, opt_level: int = 2, stage: str = "llvm") -> None:
+def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm") -> None:
     """Lowers ``module`` (rlx functions; mutated in place) to the LLVM
     dialect with the ABI described in this module's docstring.
 

@@ -35,9 +35,11 @@ class RlxLowerToLlvm(ModulePass):
 
     name = "rlx-lower-to-llvm"
 
-    opt_level: int = option(2, "0: no fusion or schedule; 1: elementwise fusion; "
-                               "2 and 3: also the transform-dialect schedule")
-    stage: Literal["bufferized", "llvm"] = option("llvm", "where to stop: bufferized (memrefs) or llvm")
+    opt_level: int = option(3, "0: no fusion or schedule; 1: elementwise fusion; "
+                               "2 and 3: also the transform-dialect schedule (3 is "
+                               "gradir.compile's default too)")
+    stage: Literal["bufferized", "llvm"] = option("llvm", "where to stop: bufferized "
+                                                          "(memrefs) or llvm")
 
     def check_options(self):
         if not 0 <= self.opt_level <= 3:
