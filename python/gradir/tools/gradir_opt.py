@@ -73,6 +73,13 @@ def run(opts: Options) -> int:
     except UsageError as err:
         print(f"gradir-opt: error: {err}", file=sys.stderr)
         return 1
+    if pipeline:                 # as mlir-opt: a bad pipeline is refused before any input
+        from ..passes.pipeline import PipelineError, build_pass_manager
+        try:
+            build_pass_manager(pipeline, context)
+        except PipelineError as err:
+            print(err.diagnostic(), file=sys.stderr)
+            return 1
 
     chunks = split_buffer(text, opts.split_marker) if opts.split_input_file else [(text, 0)]
     lines = text.split("\n")
