@@ -1,4 +1,7 @@
 # RUN: %PYTHON %s %gradir_src/examples | FileCheck %s
+# RUN: gradir-run %gradir_src/examples/transformer_block.mlir --rlx-gradient --entry main_adjoint --random-inputs 0 | FileCheck %s --check-prefix=TOOL
+# RUN: gradir-run %gradir_src/examples/convnet.mlir --rlx-gradient --entry main_adjoint --random-inputs 0 --interpret | FileCheck %s --check-prefix=TOOL
+# TOOL-LABEL: result 0: float32 ()
 # The rlx text examples (examples/*.mlir): their gradients match finite differences
 # (float64 copies, reference interpreter) and the compiled float32 adjoint matches the
 # interpreter.
