@@ -131,13 +131,6 @@ def option(default, help: str = ""):  # noqa: A002
     return dataclasses.field(default=default, metadata={"help": help})
 
 
-def choices(tp) -> tuple | None:
-    """The values of an enumerated option (``Literal[...]``), else None."""
-    if typing.get_origin(tp) is typing.Literal:
-        return typing.get_args(tp)
-    return None
-
-
 def _type_name(tp) -> str:
     origin = typing.get_origin(tp)
     if origin is typing.Literal:

@@ -141,8 +141,9 @@ def _matching(text: str, pos: int, open_: str, close: str) -> int:
     raise PipelineError(f"missing '{close}' for '{open_}'", pos + 1)
 
 
-def parse_options(text: str | None) -> dict[str, str]:
-    """``"func=main target-index=0 wrt=0,2"`` -> ``{"func": "main", ...}``."""
+def parse_options(text: str | None, pass_name: str = "") -> dict[str, str]:
+    """``"func=main target-index=0 wrt=0,2"`` -> ``{"func": "main", ...}``;
+    an option given twice is a ``PassOptionError``."""
     out: dict[str, str] = {}
     if not text:
         return out
@@ -172,22 +173,19 @@ def parse_options(text: str | None) -> dict[str, str]:
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
             value = value[1:-1]
         if key in out:
-            raise PassOptionError(f"option '{key}' is given twice")
+            raise PassOptionError(f"option '{key}' of pass '{pass_name}' is given twice")
         out[key] = value if eq else "true"
 
 
 def _instantiate(elem: Element):
     cls = get_pass_class(elem.name)
     try:
-        return cls.from_options(parse_options(elem.options))
+        return cls.from_options(parse_options(elem.options, elem.name))
     except PassOptionError as err:
-        msg = str(err)
-        if msg.endswith("is given twice"):
-            msg = msg.replace("is given twice", f"of pass '{elem.name}' is given twice")
-        raise PipelineError(msg, elem.column) from None
+        raise PipelineError(str(err), elem.column) from None
 
 
-def _check_anchor(elem: Element, scope: tuple[str, ...], context: ir.Context) -> None:
+def _check_anchor(elem: Element, context: ir.Context | None) -> None:
     """A nested pipeline's anchor must name a registered op (mlir-opt runs
     nothing, silently, under a misspelt one)."""
     if context is not None and not context.is_registered_operation(elem.name):
@@ -211,11 +209,9 @@ def _check_upstream_options(elem: Element) -> None:
             _check_upstream_options(child)
         return
     try:
-        parse_options(elem.options)
+        parse_options(elem.options, elem.name)
     except PassOptionError as err:
-        raise PipelineError(str(err).replace("is given twice",
-                                             f"of pass '{elem.name}' is given twice"),
-                            elem.column) from None
+        raise PipelineError(str(err), elem.column) from None
 
 
 def _expansion(instance, elem: Element) -> str | None:
@@ -291,7 +287,7 @@ def add_to_pass_manager(pm: PassManager, elements: list[Element],
             context = None
     for elem in elements:
         if elem.children is not None:
-            _check_anchor(elem, scope, context)
+            _check_anchor(elem, context)
             if elem.name == "builtin.module" and not scope:
                 # The pass manager is anchored on the module itself: its
                 # passes go in directly, not in a nested builtin.module.
@@ -333,7 +329,7 @@ def add_to_pass_manager(pm: PassManager, elements: list[Element],
 def _check_nested_anchors(elements: list[Element], context: ir.Context) -> None:
     for elem in elements:
         if elem.children is not None:
-            _check_anchor(elem, (), context)
+            _check_anchor(elem, context)
             _check_nested_anchors(elem.children, context)
 
 
