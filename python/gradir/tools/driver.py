@@ -148,22 +148,26 @@ def _parse_bool(name: str, value: str) -> bool:
     raise UsageError(f"option '--{name}' expects true or false, got '{value}'")
 
 
-def check_pass_names(names: list[str], context) -> None:
-    """Names given to --mlir-print-ir-before/after must be passes."""
+def is_upstream_pass(name: str, context) -> bool:
+    """Whether upstream MLIR's registry knows pass ``name`` (on modules or on
+    functions)."""
     from mlir.passmanager import PassManager
 
+    for text in (name, f"func.func({name})"):
+        try:
+            PassManager("builtin.module", context=context).add(text)
+            return True
+        except Exception:
+            continue
+    return False
+
+
+def check_pass_names(names: list[str], context) -> None:
+    """Names given to --mlir-print-ir-before/after must be passes."""
     from ..passes.registry import PASSES
 
     for name in names:
-        if name in PASSES:
-            continue
-        for text in (name, f"func.func({name})"):
-            try:
-                PassManager("builtin.module", context=context).add(text)
-                break
-            except Exception:
-                continue
-        else:
+        if name not in PASSES and not is_upstream_pass(name, context):
             raise UsageError(f"'{name}' (in --mlir-print-ir-before/after) does not refer to "
                              "a registered pass (see gradir-opt --list-passes)")
 
@@ -171,20 +175,14 @@ def check_pass_names(names: list[str], context) -> None:
 def flags_to_pipeline(opts: Options, context) -> str | None:
     """Turns ``--rlx-dce --canonicalize`` into a pipeline; unknown flags are
     usage errors."""
-    from mlir.passmanager import PassManager
-
     from ..passes.registry import PASSES
 
     if not opts.pass_flags:
         return opts.pipeline
     elems = []
     for name, value, raw in opts.pass_flags:
-        if name not in PASSES:
-            try:
-                PassManager("builtin.module", context=context).add(name)
-            except Exception:
-                raise UsageError(f"unknown command line argument '{raw}' "
-                                 "(see gradir-opt --help)") from None
+        if name not in PASSES and not is_upstream_pass(name, context):
+            raise UsageError(f"unknown command line argument '{raw}' (see gradir-opt --help)")
         elems.append(name + ("{" + value + "}" if value else ""))
     return "builtin.module(" + ",".join(elems) + ")"
 

@@ -26,8 +26,8 @@ from __future__ import annotations
 import sys
 
 from .driver import (Options, UsageError, check_pass_names, flags_to_pipeline, guarded,
-                     parse_args, process_chunk, read_input, render, split_buffer,
-                     write_output)
+                     is_upstream_pass, parse_args, process_chunk, read_input, render,
+                     split_buffer, write_output)
 
 __all__ = ["main", "entry"]
 
@@ -138,7 +138,6 @@ def upstream_passes() -> list[tuple[str, str]]:
     from pathlib import Path
 
     import mlir
-    from mlir.passmanager import PassManager
 
     from ..ir import make_context
 
@@ -160,14 +159,8 @@ def upstream_passes() -> list[tuple[str, str]]:
             continue
         name, _, desc = line.strip()[2:].partition(" ")
         name = name.split("=")[0]
-        try:
-            PassManager("builtin.module", context=ctx).add(name)
-        except Exception:
-            try:
-                PassManager("builtin.module", context=ctx).add(f"func.func({name})")
-            except Exception:
-                continue
-        out.append((name, desc.strip().lstrip("- ").strip()))
+        if is_upstream_pass(name, ctx):
+                out.append((name, desc.strip().lstrip("- ").strip()))
     return out
 
 
