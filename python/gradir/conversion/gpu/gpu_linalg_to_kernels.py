@@ -1,0 +1,150 @@
+"""gpu-linalg-to-kernels: every linalg.generic on device buffers becomes a
+``gpu.launch`` kernel (elementwise, block reductions, tiled GEMM).
+
+The pass checks its input, picks a strategy per generic and leaves the
+building to ``conversion/gpu/kernels/`` (one module per strategy)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from ...ir import symbol_name
+from ...passes.base import ModulePass, PassOptionError, option
+from .common import host_functions, walk
+from .kernels import (COMBINERS, Generic, GenericError, KernelContext, KernelOptions, Namer,
+                      build_elementwise, build_gemm, build_reduction, gemm_worthwhile,
+                      match_gemm, match_reduction)
+from .kernels.common import outputs_of, reads_device_scalar
+
+__all__ = ["GpuLinalgToKernels", "Generic", "COMBINERS", "KERNEL_ATTRIBUTES"]
+
+KERNEL_ATTRIBUTES = "gradir.kernel_attributes"
+
+
+@dataclass(frozen=True)
+class GpuLinalgToKernels(ModulePass):
+    """Turns every linalg.generic on device buffers into a gpu.launch kernel.
+
+    Run ``linalg-generalize-named-ops`` first.  Three kernel shapes:
+    * all-parallel ops: one thread per element, thread x along the
+      innermost loop dimension (coalesced), bounds checked;
+    * contractions ``C += A*B`` (matmul, batch_matmul, transposed operands):
+      a 16x16-thread block computes a BMxBN tile of C, staging BKxBM and
+      BKxBN tiles of A and B in workgroup memory (coalesced loads, padded
+      against bank conflicts), each thread accumulating TMxTN outputs in
+      registers; the tile size is chosen so the grid fills ``sm-count``
+      multiprocessors;
+    * reductions with a recognised combiner (add, mul, max, min, and, or,
+      xor; several outputs allowed): a block per group of outputs, threads
+      striding over the reduction space (along the innermost dimension,
+      or along the outer one when the innermost loop is parallel, so loads
+      stay coalesced), then a tree in workgroup memory.
+    Any other reduction runs one thread per output with a serial loop
+    (correct, slower); ``tiled=false`` forces that form everywhere.
+
+        linalg.generic {iterator_types = ["parallel"]} ins(%a) outs(%b) {...}
+    becomes
+        gpu.launch blocks(%bx, ...) in (%gx = %c1, ...) threads(%tx, ...) in (%c64, ...) {
+          %i = ... %bx * 64 + %tx
+          scf.if %i < 40 { %v = memref.load %a[%i] ... memref.store ..., %b[%i] }
+          gpu.terminator
+        }
+    """
+
+    name = "gpu-linalg-to-kernels"
+    block_size: int = option(256, "threads per block of elementwise and reduction kernels")
+    sm_count: int = option(132, "multiprocessors of the target GPU (GEMM tile choice)")
+    tiled: bool = option(True, "tiled GEMM and block-reduction kernels (false: one "
+                               "thread per output with serial reduction loops)")
+    split: bool = option(True, "split reductions and GEMM K loops over more blocks "
+                               "(atomic accumulation) when the outputs alone do not fill "
+                               "the GPU")
+    gemm_min_blocks: int = option(2, "blocks per multiprocessor the GEMM kernels are "
+                                     "compiled for (nvvm.minctasm; 0: no limit)")
+
+    def __post_init__(self):
+        if not 32 <= self.block_size <= 1024 or self.block_size % 32:
+            raise PassOptionError(f"option 'block-size' of pass '{self.name}' must be a "
+                                  f"multiple of 32 from 32 to 1024, got {self.block_size}")
+        if self.sm_count < 1:
+            raise PassOptionError(f"option 'sm-count' of pass '{self.name}' must be at "
+                                  f"least 1, got {self.sm_count}")
+        if self.gemm_min_blocks < 0:
+            raise PassOptionError(f"option 'gemm-min-blocks' of pass '{self.name}' must "
+                                  f"not be negative, got {self.gemm_min_blocks}")
+
+    def apply(self, module: ir.Operation) -> None:
+        options = KernelOptions(block_size=self.block_size, sm_count=self.sm_count,
+                                tiled=self.tiled, split=self.split,
+                                gemm_min_blocks=self.gemm_min_blocks)
+        failed = False
+        taken = {symbol_name(o) for o in module.regions[0].blocks[0].operations
+                 if "sym_name" in o.attributes}
+        attrs = {}
+        for fn in host_functions(module):
+            ctx = KernelContext(options, Namer(symbol_name(fn), taken))
+            for op in list(walk(fn, into_kernels=False)):
+                if not op.name.startswith("linalg.") or op.name in ("linalg.yield",
+                                                                     "linalg.index"):
+                    continue
+                gen = self._generic(op)
+                if gen is None:
+                    failed = True
+                    continue
+                with ir.InsertionPoint(op), op.location:
+                    _lower(ctx, gen)
+                op.erase()
+            attrs.update(ctx.namer.attrs)
+        if failed:
+            raise self.failure()
+        if attrs:
+            i32 = ir.IntegerType.get_signless(32)
+            module.attributes[KERNEL_ATTRIBUTES] = ir.DictAttr.get(
+                {k: ir.DictAttr.get({a: ir.IntegerAttr.get(i32, v) for a, v in d.items()})
+                 for k, d in attrs.items()})
+        _erase_dead_host_scalars(module)
+
+    def _generic(self, op: ir.Operation) -> Generic | None:
+        """The ``Generic`` view of a linalg op, or None after an error."""
+        if op.name != "linalg.generic":
+            self.error(op, f"'{op.name}' must be generalized first "
+                           "(run linalg-generalize-named-ops)")
+            return None
+        if any(not isinstance(v.type, ir.MemRefType) for v in outputs_of(op)):
+            self.error(op, "linalg on tensors: bufferize before gpu-linalg-to-kernels")
+            return None
+        try:
+            return Generic(op)
+        except GenericError as err:
+            self.error(op, str(err))
+            return None
+
+
+def _lower(ctx: KernelContext, gen: Generic) -> None:
+    """The strategy for one generic: tiled GEMM, block reduction, else one
+    thread per output."""
+    if not gen.reduction:
+        return build_elementwise(ctx, gen)
+    if ctx.options.tiled:
+        gemm = match_gemm(gen)
+        if gemm is not None and gemm_worthwhile(gen, gemm):
+            return build_gemm(ctx, gen, gemm)
+        combiners = match_reduction(gen)
+        if combiners is not None:
+            return build_reduction(ctx, gen, combiners)
+    return build_elementwise(ctx, gen)
+
+
+def _erase_dead_host_scalars(module: ir.Operation) -> None:
+    """Host ``memref.load``s (and scalar ops on them) whose uses were all
+    sunk into kernels."""
+    changed = True
+    while changed:
+        changed = False
+        for fn in host_functions(module):
+            for op in reversed(list(walk(fn, into_kernels=False))):
+                if reads_device_scalar(op) and not any(list(r.uses) for r in op.results):
+                    op.erase()
+                    changed = True
