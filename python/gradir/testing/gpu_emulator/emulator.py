@@ -874,7 +874,7 @@ def run(module, name: str, *inputs: np.ndarray, emulator: "Emulator | None" = No
 def _arrays_from_descriptors(ptrs, specs):
     """numpy arrays viewing the memory of memref descriptors (runtime.abi)."""
     import ctypes
-    from ..runtime.abi import descriptor_type
+    from ...runtime.abi import descriptor_type
     out = []
     for p, spec in zip(ptrs, specs):
         desc = descriptor_type(len(spec.shape)).from_address(p)
@@ -893,10 +893,10 @@ class Emulated:
     emulated.  ``opt_level``/``sm_count`` as for lower_to_nvvm."""
 
     def __init__(self, module, opt_level: int = 3, sm_count: int = 132, keep_resident=()):
-        from ..ir import as_operation, make_context, print_module
-        from ..runtime.abi import Function, Signature
-        from ..runtime.signature import public_functions, signature_of
-        from ..conversion.gpu.nvvm import lower_to_nvvm
+        from ...ir import as_operation, make_context, print_module
+        from ...runtime.abi import Function, Signature
+        from ...runtime.signature import public_functions, signature_of
+        from ...conversion.gpu.nvvm import lower_to_nvvm
 
         src = as_operation(module)
         self.context = make_context()
