@@ -27,7 +27,7 @@ import math
 from mlir import ir
 
 from ..dialects.ops import BINARY, COMPARE, UNARY
-from ..dialects.util import numel
+from ..dialects.util import numel, shape_of
 from ..ir import find_function
 
 __all__ = ["type_bytes", "element_bytes", "numel", "op_flops", "block_flops",
@@ -84,10 +84,8 @@ COSTED_OPS = _ZERO | _PER_OUTPUT | set(_PER_INPUT) | _FORMULA
 
 
 def _shape(v) -> list[int]:
-    t = v.type
-    if isinstance(t, ir.ShapedType):
-        return list(ir.ShapedType(t).shape)
-    return []
+    """The shape of a tensor value; [] for anything else."""
+    return shape_of(v) if isinstance(v.type, ir.ShapedType) else []
 
 
 def _window(op) -> int:

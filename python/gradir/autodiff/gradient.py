@@ -68,8 +68,6 @@ def clone_ops(ops, mapping: dict) -> None:
             mapping[old] = nv
 
 
-
-
 def terminator(block: ir.Block) -> ir.Operation:
     return list(block.operations)[-1].operation
 

@@ -1,6 +1,7 @@
 """Dialect-level helpers shared by every package that reads rlx/grad IR: shapes
 and element types of tensor values, element counts, axis normalization, and
-which ops are pure.  One definition each; import them from here.
+which ops are pure.  One definition each; import them from here (the
+IR-generic walks are in ``gradir.ir``).
 
 Axes come in two meanings, so there are two functions:
 
@@ -20,10 +21,8 @@ from typing import Sequence
 
 from mlir import ir
 
-from ..ir import blocks_of, has_uses  # noqa: F401  (re-exported: IR-generic, in the core)
-
 __all__ = ["ShapeError", "PURE_DIALECTS", "is_pure", "shape_of", "elt_of", "numel",
-           "normalize_axes", "reduction_axes", "checked_axes", "blocks_of", "has_uses"]
+           "normalize_axes", "reduction_axes", "checked_axes"]
 
 
 class ShapeError(ValueError):
