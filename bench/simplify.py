@@ -25,20 +25,17 @@ the MLP and the attention block.
 
 from __future__ import annotations
 
-import os
 import sys
 
 import numpy as np
 from mlir import ir
 from mlir.dialects import arith, func
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-import gradir  # noqa: E402
-from gradir.autodiff.cost import function_flops  # noqa: E402
-from gradir.autodiff.simplify import count_ops  # noqa: E402
-from gradir.dialects import rlx  # noqa: E402
-from gradir.ir import find_function  # noqa: E402
+import gradir
+from gradir.autodiff.cost import function_flops
+from gradir.autodiff.simplify import count_ops
+from gradir.dialects import rlx
+from gradir.ir import find_function
 
 
 def f64(*shape):
