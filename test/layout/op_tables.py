@@ -10,7 +10,8 @@ handles nor excludes explicitly (with a reason) is reported as
 
 and an entry naming an op the dialects do not have as ``STALE: <table>: <op>``.
 Tables: type inference, Python builders, VJP rules, lowerings to linalg,
-constant folding, FLOP costs, and the reference interpreter.
+constant folding, FLOP costs, and the reference interpreter (and the keys of
+the attribute table, which lists only ops with attributes).
 """
 
 import re
@@ -23,7 +24,7 @@ from gradir.autodiff.cost import COSTED_OPS
 from gradir.autodiff.simplify.algebra import FOLDABLE, NOT_FOLDED
 from gradir.conversion.linalg import LOWERINGS, TUPLE_OPS
 from gradir.dialects import ops as op_groups
-from gradir.dialects.infer import INFER
+from gradir.dialects.infer import ATTRS, INFER
 from gradir.interp import supported_ops
 
 _DIALECT = re.compile(r"^\s*irdl\.dialect\s+@(\w+)")
@@ -168,6 +169,21 @@ def interpreter():
 
 # CHECK-LABEL: TEST: interpreter
 # CHECK-NEXT: interpreter (interp supported_ops): 72 ops, 0 excluded, ok
+
+
+
+@run
+def attributes():
+    # Only ops with attributes are listed; every key must be an op of the dialects.
+    stale = sorted(op for op in ATTRS if op not in OPS)
+    for op in stale:
+        print(f"STALE: attributes (dialects/infer.py ATTRS): {op}")
+    print(f"attributes (dialects/infer.py ATTRS): {len(ATTRS)} ops, "
+          f"{'ok' if not stale else f'{len(stale)} problems'}")
+
+
+# CHECK-LABEL: TEST: attributes
+# CHECK-NEXT: attributes (dialects/infer.py ATTRS): {{[0-9]+}} ops, ok
 
 # CHECK-NOT: MISSING
 # CHECK-NOT: STALE
