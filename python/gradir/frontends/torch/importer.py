@@ -27,7 +27,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, func
 
-from gradir.dialects import rlx
+from gradir.dialects import ShapeError, rlx
 from gradir.ir import make_context
 
 from .errors import TorchImportError, UnsupportedOpError
@@ -41,6 +41,7 @@ IR_DTYPES = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "
              "int64": "i64", "int32": "i32", "bool": "i1"}
 _FROM_IR = {v: k for k, v in IR_DTYPES.items()}
 
+_GRADIR_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)\n(?P<code>[^\n]*)')
 
 
@@ -63,11 +64,17 @@ def import_module(model, example_args, example_kwargs=None, *, func_name="main",
 
 
 def _user_frame(node, torch_dir: str):
-    """(file, line, function, code) of the innermost frame of the node's
-    stack trace outside PyTorch's sources (the model's line), else the
-    innermost frame; None without a trace."""
+    """(file, line, function, code) of the model's source line for ``node``:
+    the innermost frame of its stack trace outside PyTorch's sources, else
+    the innermost one (a torch.nn layer's).  torch.export also records the
+    frame that called it (in gradir): frames up to it are dropped.  None
+    without a trace."""
     trace = node.meta.get("stack_trace") or ""
     frames = [m.groupdict() for m in _FRAME.finditer(trace)]
+    for i in range(len(frames) - 1, -1, -1):
+        if os.path.abspath(frames[i]["file"]).startswith(_GRADIR_DIR):
+            frames = frames[i + 1:]
+            break
     if not frames:
         return None
     outside = [f for f in frames if not os.path.abspath(f["file"]).startswith(torch_dir)]
@@ -107,12 +114,19 @@ class Emitter:
         return self.node.meta.get("val")
 
     @property
+    def _first_out(self):
+        out = self.out
+        return out[0] if isinstance(out, (list, tuple)) else out
+
+    @property
     def out_shape(self) -> list[int]:
-        return [int(d) for d in self.out.shape]
+        """The (first) result's shape."""
+        return [int(d) for d in self._first_out.shape]
 
     @property
     def out_dtype(self):
-        return self.out.dtype
+        """The (first) result's torch dtype."""
+        return self._first_out.dtype
 
     def frame(self, node=None):
         return _user_frame(node or self.node, self._torch_dir)
@@ -373,7 +387,10 @@ class _Importer:
             if fn is None:
                 raise cx.error("no rlx mapping for this aten op (gradir.frontends.torch."
                                "supported_ops() lists the mapped ones)")
-            result = fn(cx, *self._bind(node, args, kwargs))
+            try:
+                result = fn(cx, *self._bind(node, args, kwargs))
+            except ShapeError as err:
+                raise cx.error(f"internal error, the mapping built an invalid op: {err}") from err
             self._check(node, result)
             self.env[node] = result
 

@@ -268,17 +268,17 @@ def logical_not(cx, x):
     return rlx.equal(_bool(cx, x), cx.scalar(False, cx.torch.bool))
 
 
-@aten("aten.logical_and.default", "aten.bitwise_and.Tensor")
+@aten("aten.logical_and.default", "aten.bitwise_and.Tensor", "aten.__and__.Tensor")
 def logical_and(cx, a, b):
     return rlx.where(_bool(cx, a), _bool(cx, b), cx.scalar(False, cx.torch.bool))
 
 
-@aten("aten.logical_or.default", "aten.bitwise_or.Tensor")
+@aten("aten.logical_or.default", "aten.bitwise_or.Tensor", "aten.__or__.Tensor")
 def logical_or(cx, a, b):
     return rlx.where(_bool(cx, a), cx.scalar(True, cx.torch.bool), _bool(cx, b))
 
 
-@aten("aten.logical_xor.default", "aten.bitwise_xor.Tensor")
+@aten("aten.logical_xor.default", "aten.bitwise_xor.Tensor", "aten.__xor__.Tensor")
 def logical_xor(cx, a, b):
     return rlx.not_equal(_bool(cx, a), _bool(cx, b))
 

@@ -163,6 +163,12 @@ def native_batch_norm(cx, x, weight, bias, running_mean, running_var, training, 
     return [y] + [Unavailable(cx.op, _RUNNING)] * (len(cx.out) - 1)
 
 
+@aten("aten._native_batch_norm_legit.no_stats")
+def native_batch_norm_no_stats(cx, x, weight, bias, training, momentum, eps):
+    y = _batch_norm(cx, x, weight, bias, None, None, True, eps)
+    return [y] + [Unavailable(cx.op, "saved statistics are not imported")] * 2
+
+
 @aten("aten._native_batch_norm_legit_no_training.default")
 def native_batch_norm_eval(cx, x, weight, bias, running_mean, running_var, momentum, eps):
     y = _batch_norm(cx, x, weight, bias, running_mean, running_var, False, eps)

@@ -84,10 +84,10 @@ def stack(cx, tensors, dim=0):
     return concat_many([rlx.expand_dims(cx.value(t, dtype), [axis]) for t in tensors], axis)
 
 
-def _pieces(cx, x, dim):
+def _pieces(cx, x, dim, sizes=None):
     v = cx.value(x)
     axis = norm_axis(dim, cx.rank(v))
-    sizes = [int(o.shape[axis]) for o in cx.out]
+    sizes = sizes or [int(o.shape[axis]) for o in cx.out]
     return split_sizes(v, sizes, axis)
 
 
@@ -101,7 +101,7 @@ def split(cx, x, _sizes, dim=0):
 @aten("aten.unbind.int")
 def unbind(cx, x, dim=0):
     axis = norm_axis(dim, cx.rank(x))
-    return [rlx.squeeze(p, [axis]) for p in _pieces(cx, x, dim)]
+    return [rlx.squeeze(p, [axis]) for p in _pieces(cx, x, dim, [1] * len(cx.out))]
 
 
 def _slice(v, axis, start, end, step=1):
@@ -180,6 +180,16 @@ def tri(cx, x, diagonal=0):
     fn = np.tril if cx.op == "aten.tril.default" else np.triu
     mask = cx.const(fn(np.ones((rows, cols), dtype=bool), diagonal))
     return rlx.where(mask, v, cx.scalar(0, cx.dtype(v)))
+
+
+@aten("aten.broadcast_tensors.default")
+def broadcast_tensors(cx, tensors):
+    out = []
+    for t, o in zip(tensors, cx.out):
+        v = cx.value(t)
+        shape = [int(d) for d in o.shape]
+        out.append(v if cx.shape(v) == shape else rlx.broadcast_to(v, shape))
+    return out
 
 
 # --- creation from a run-time tensor's shape -----------------------------------
