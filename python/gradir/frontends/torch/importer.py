@@ -55,6 +55,7 @@ def import_module(model, example_args, example_kwargs=None, *, func_name="main",
     with warnings.catch_warnings():
         # torch.export's own deprecation notices (pytree internals)
         warnings.filterwarnings("ignore", category=FutureWarning)
+        warnings.filterwarnings("ignore", message=".*were assigned during export")  # nn.RNN
         try:
             exported = torch.export.export(model, tuple(example_args), kwargs=example_kwargs)
         except Exception as err:  # torch's own message says what failed to trace
