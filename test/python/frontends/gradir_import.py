@@ -5,6 +5,8 @@
 # RUN: gradir-opt %t.mlir --rlx-verify | FileCheck %s --check-prefix=GRAD
 # RUN: not gradir-import %S/Inputs/tiny_models.py:cumprod --input 2x3xf32 2>&1 | FileCheck %s --check-prefix=ERR
 # RUN: not gradir-import %S/Inputs/tiny_models.py:mlp 2>&1 | FileCheck %s --check-prefix=NOARGS
+# The package and its op table load without PyTorch (imported only when a model is):
+# RUN: %PYTHON -c "import sys, gradir.frontends.torch as t; assert len(t.supported_ops()) > 150; assert 'torch' not in sys.modules"
 
 # MLP-LABEL: func.func @main(
 # MLP-SAME: tensor<3x4xf32> {gradir.name = "input"}
