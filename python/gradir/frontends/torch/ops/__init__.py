@@ -22,4 +22,4 @@ from .registry import OPS, aten
 
 __all__ = ["OPS", "aten"]
 
-from . import elementwise, shape, reduce, nn, loss, attention, rnn  # noqa: F401  (register)
+from . import elementwise, shape, reduce, nn, loss, attention, rnn  # noqa: E402,F401

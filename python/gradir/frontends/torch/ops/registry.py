@@ -1,5 +1,5 @@
-"""The aten op table: aten op name -> mapping function (filled by the
-submodules of gradir.frontends.torch.ops with ``@aten(...)``)."""
+"""The aten mapping table (``OPS``) and its ``@aten`` decorator; the op-group
+modules register into it and the package imports them all."""
 
 from __future__ import annotations
 
