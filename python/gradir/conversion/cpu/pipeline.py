@@ -79,8 +79,11 @@ def linalg_to_llvm_pipeline(opt_level: int = 2, schedule: str | Path | None = No
     False leaves out ``transform-preload-library`` (the schedule must then be
     loaded in the context already, see ``preload_schedule``).  ``early_dealloc``
     adds gradir's ``rlx-early-dealloc`` after deallocation (free each buffer
-    after its last use, not at the function's end); without it the pipeline
-    is upstream passes only, for ``mlir-opt``."""
+    after its last use, not at the function's end) and ``rlx-distinct-results``
+    before bufferization (each returned value its own buffer: upstream
+    ``buffer-results-to-out-params`` crashes on a function that returns one
+    value twice); without them the pipeline is upstream passes only, for
+    ``mlir-opt``, and must not be fed such functions."""
     if stage not in STAGES:
         raise ValueError(f"unknown stage {stage!r} (one of {', '.join(STAGES)})")
     steps = ["inline", "symbol-dce", "canonicalize", "cse"]
@@ -94,7 +97,8 @@ def linalg_to_llvm_pipeline(opt_level: int = 2, schedule: str | Path | None = No
     # Tensors -> buffers: every public function gets identity-layout memref
     # arguments, its results become out-params written in place (static
     # allocations hoisted to the caller), intermediates are freed.
-    steps += ["eliminate-empty-tensors", "empty-tensor-to-alloc-tensor", _BUFFERIZE,
+    steps += ["eliminate-empty-tensors", "empty-tensor-to-alloc-tensor", *(["rlx-distinct-results"] if early_dealloc else []),
+              _BUFFERIZE,
               _OUT_PARAMS, "canonicalize", "cse", "buffer-deallocation-pipeline",
               "convert-bufferization-to-memref"]
     if early_dealloc:
@@ -112,7 +116,8 @@ def linalg_to_llvm_pipeline(opt_level: int = 2, schedule: str | Path | None = No
     return "builtin.module(" + ",".join(steps) + ")"
 
 
-# Upstream passes only (mlir-opt): buffers are freed at the end of each block.
+# Upstream passes only (mlir-opt): buffers are freed at the end of each block;
+# functions returning one value twice crash buffer-results-to-out-params there.
 LINALG_TO_LLVM = linalg_to_llvm_pipeline(2, early_dealloc=False)
 
 # The whole CPU pipeline in gradir-opt syntax.

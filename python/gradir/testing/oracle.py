@@ -1,0 +1,193 @@
+"""The compiled-code oracle: programs run compiled and interpreted, compared.
+
+    from gradir.testing import oracle
+    oracle.record(module, "main_adjoint", args)   # kept for the end of the process
+    failures = oracle.check_compiled(programs)     # or now, on a list
+
+Every program is compiled (``gradir.compile``, target cpu) and run in a
+*child process*, so a crash of compiled code (a signal) fails the test with
+the name of the program instead of killing the test runner.  The child puts
+a whole batch in one module (symbols renamed apart: one compilation per
+batch); when the batch crashes or does not compile, each program is retried
+alone to name the ones that fail.
+
+``record`` is what ``check_gradient`` calls for every gradient program it
+checks: at exit the process compiles them all, prints ``compiled oracle: N
+programs match the interpreter`` and exits 1 (after naming each failing
+program) if any differs, crashes or does not compile.  ``GRADIR_ORACLE=0``
+turns the recording off; ``GRADIR_TEST_OPT_LEVEL`` sets the opt level.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Program", "record", "check_compiled", "compare"]
+
+
+@dataclass
+class Program:
+    name: str          # what a failure is reported as
+    text: str          # the module, printed
+    fn: str            # the function to run
+    args: list         # numpy arrays (tuples flattened are not supported: pass the arrays)
+
+
+_RECORDED: list[Program] = []
+_HOOKED = False
+
+# dtype kind/size -> (rtol, atol)
+_TOL = {2: (2e-3, 2e-3), 4: (2e-4, 1e-5), 8: (1e-9, 1e-11)}
+
+
+def record(module, fn: str, args, name: str | None = None) -> None:
+    """Keeps ``@fn`` of ``module`` on ``args`` for the oracle run at exit."""
+    global _HOOKED
+    if os.environ.get("GRADIR_ORACLE", "1") == "0":
+        return
+    from ..ir import print_module
+    text = print_module(module, generic=True)
+    _RECORDED.append(Program(name or f"{fn}#{len(_RECORDED)}", text, fn,
+                             [np.array(a, copy=True) for a in args]))
+    if not _HOOKED:
+        _HOOKED = True
+        atexit.register(_at_exit)
+
+
+def _at_exit() -> None:
+    programs = list(_RECORDED)
+    _RECORDED.clear()
+    if not programs:
+        return
+    failures = check_compiled(programs)
+    sys.stdout.flush()
+    if failures:
+        for f in failures:
+            print(f"compiled oracle: FAIL {f}", file=sys.stderr)
+        sys.stderr.flush()
+        os._exit(1)
+    print(f"compiled oracle: {len(programs)} programs match the interpreter")
+    sys.stdout.flush()
+
+
+def compare(got, want, what: str) -> list[str]:
+    """Differences between compiled results ``got`` and interpreted ``want``."""
+    if isinstance(want, tuple):
+        if not isinstance(got, tuple) or len(got) != len(want):
+            return [f"{what}: expected a tuple of {len(want)}, got {type(got).__name__}"]
+        out = []
+        for i, (g, w) in enumerate(zip(got, want)):
+            out += compare(g, w, f"{what}[{i}]")
+        return out
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return [f"{what}: expected {want.dtype}{list(want.shape)}, "
+                f"got {got.dtype}{list(got.shape)}"]
+    if want.dtype.kind != "f":
+        return [] if np.array_equal(got, want) else [f"{what}: values differ"]
+    rtol, atol = _TOL[want.dtype.itemsize]
+    ok = np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+    if ok.all():
+        return []
+    idx = tuple(np.argwhere(~ok)[0])
+    return [f"{what}: first difference at {idx}: got {got[idx]!r}, want {want[idx]!r}"]
+
+
+def check_compiled(programs: list[Program], opt_level: int | None = None,
+                   timeout: float = 600) -> list[str]:
+    """Compiles and runs ``programs`` in a child process; returns one line
+    per failing program (empty: all match the interpreter)."""
+    if opt_level is None and os.environ.get("GRADIR_TEST_OPT_LEVEL"):
+        opt_level = int(os.environ["GRADIR_TEST_OPT_LEVEL"])
+    with tempfile.TemporaryDirectory(prefix="gradir-oracle-") as tmp:
+        for k, p in enumerate(programs):
+            np.savez(os.path.join(tmp, f"{k}.npz"), *p.args)
+        spec = [{"name": p.name, "text": p.text, "fn": p.fn} for p in programs]
+        with open(os.path.join(tmp, "batch.json"), "w") as f:
+            json.dump({"programs": spec, "opt_level": opt_level}, f)
+        status, lines = _child(tmp, list(range(len(programs))), timeout)
+        if status == "done":
+            return lines
+        # The batch crashed or did not compile: each program alone.
+        failures = []
+        for k in range(len(programs)):
+            status, lines = _child(tmp, [k], timeout)
+            if status == "done":
+                failures += lines
+            else:
+                failures.append(f"{programs[k].name}: {status}")
+        return failures
+
+
+def _child(tmp: str, indices: list[int], timeout: float) -> tuple[str, list[str]]:
+    cmd = [sys.executable, "-m", "gradir.testing.oracle", tmp, ",".join(map(str, indices))]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return f"timed out after {timeout:.0f} s", []
+    out = proc.stdout.splitlines()
+    if proc.returncode == 0 and out and out[-1] == "oracle: done":
+        return "done", [line[len("FAIL "):] for line in out if line.startswith("FAIL ")]
+    if proc.returncode < 0:
+        return f"compiled code died with signal {-proc.returncode}", []
+    tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+    return f"exit status {proc.returncode}: {tail}", []
+
+
+def _child_main(tmp: str, which: str) -> int:
+    from mlir import ir
+
+    import gradir
+    with open(os.path.join(tmp, "batch.json")) as f:
+        batch = json.load(f)
+    indices = [int(k) for k in which.split(",")]
+    ctx = gradir.make_context()
+    merged_text = []
+    entries = {}
+    for k in indices:
+        p = batch["programs"][k]
+        module = gradir.parse(p["text"], context=ctx)
+        with ctx:
+            table_op = module.operation
+            for op in list(module.body.operations):
+                op = op.operation
+                if "sym_name" not in op.attributes:
+                    continue
+                old = ir.StringAttr(op.attributes["sym_name"]).value
+                new = f"o{k}_{old}"
+                ir.SymbolTable.replace_all_symbol_uses(old, new, table_op)
+                op.attributes["sym_name"] = ir.StringAttr.get(new)
+        body = gradir.print_module(module, generic=True)
+        inner = body.strip()
+        start, end = inner.index("{") + 1, inner.rindex("}")
+        merged_text.append(inner[start:end])
+        entries[k] = f"o{k}_{p['fn']}"
+    merged = gradir.parse("module {\n" + "\n".join(merged_text) + "\n}", context=ctx)
+    options = {} if batch["opt_level"] is None else {"opt_level": batch["opt_level"]}
+    exe = gradir.compile(merged, **options)
+    for k in indices:
+        p = batch["programs"][k]
+        data = np.load(os.path.join(tmp, f"{k}.npz"))
+        args = [data[f"arr_{i}"] for i in range(len(data.files))]
+        want = gradir.interpret(merged, entries[k], *args)
+        got = exe[entries[k]](*args)
+        if len(want) == 1:
+            got = (got,)
+        problems = compare(tuple(got), tuple(want), p["name"])
+        for line in problems:
+            print("FAIL " + line)
+        sys.stdout.flush()
+    print("oracle: done")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_child_main(sys.argv[1], sys.argv[2]))
