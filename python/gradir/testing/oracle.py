@@ -78,14 +78,23 @@ def _at_exit() -> None:
     sys.stdout.flush()
 
 
-def compare(got, want, what: str) -> list[str]:
-    """Differences between compiled results ``got`` and interpreted ``want``."""
+def _narrowest(text: str) -> int:
+    """Bytes of the narrowest float type the program computes in."""
+    for width, names in ((2, ("f16", "bf16")), (4, ("f32",))):
+        if any(n + ">" in text or n + "," in text or n + ")" in text for n in names):
+            return width
+    return 8
+
+
+def compare(got, want, what: str, width: int = 8) -> list[str]:
+    """Differences between compiled results ``got`` and interpreted ``want``;
+    ``width``: bytes of the narrowest float type the program computes in."""
     if isinstance(want, tuple):
         if not isinstance(got, tuple) or len(got) != len(want):
             return [f"{what}: expected a tuple of {len(want)}, got {type(got).__name__}"]
         out = []
         for i, (g, w) in enumerate(zip(got, want)):
-            out += compare(g, w, f"{what}[{i}]")
+            out += compare(g, w, f"{what}[{i}]", width)
         return out
     got, want = np.asarray(got), np.asarray(want)
     if got.shape != want.shape or got.dtype != want.dtype:
@@ -93,7 +102,7 @@ def compare(got, want, what: str) -> list[str]:
                 f"got {got.dtype}{list(got.shape)}"]
     if want.dtype.kind != "f":
         return [] if np.array_equal(got, want) else [f"{what}: values differ"]
-    rtol, atol = _TOL[want.dtype.itemsize]
+    rtol, atol = _TOL[min(want.dtype.itemsize, width)]
     ok = np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
     if ok.all():
         return []
@@ -181,7 +190,7 @@ def _child_main(tmp: str, which: str) -> int:
         got = exe[entries[k]](*args)
         if len(want) == 1:
             got = (got,)
-        problems = compare(tuple(got), tuple(want), p["name"])
+        problems = compare(tuple(got), tuple(want), p["name"], _narrowest(p["text"]))
         for line in problems:
             print("FAIL " + line)
         sys.stdout.flush()
