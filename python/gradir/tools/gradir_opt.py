@@ -19,7 +19,8 @@ from __future__ import annotations
 import sys
 
 from .driver import (Options, UsageError, flags_to_pipeline, guarded, parse_args,
-                     process_chunk, read_input, render, split_buffer, write_output)
+                     process_chunk, read_input, render, report_write_error, split_buffer,
+                     write_output)
 
 __all__ = ["main", "entry"]
 
@@ -83,8 +84,7 @@ def run(opts: Options) -> int:
     except OSError as err:
         if isinstance(err, BrokenPipeError):
             raise
-        print(f"gradir-opt: error: could not write output file '{opts.output}': "
-              f"{err.strerror or err}", file=sys.stderr)
+        report_write_error("gradir-opt", opts.output, err)
         return 1
     return 0
 

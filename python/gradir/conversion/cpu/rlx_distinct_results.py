@@ -10,9 +10,12 @@ from ...passes.base import ModulePass
 
 __all__ = ["RlxDistinctResults"]
 
-# Tensor ops whose result may share its operand's buffer after bufferization.
+# Ops whose result may share its operand's buffer after bufferization (the
+# rlx ones lower to such views).
 _TENSOR_VIEWS = frozenset({"tensor.collapse_shape", "tensor.expand_shape", "tensor.cast",
-                           "tensor.extract_slice", "tensor.reshape", "tensor.bitcast"})
+                           "tensor.extract_slice", "tensor.reshape", "tensor.bitcast",
+                           "rlx.reshape", "rlx.flatten", "rlx.squeeze", "rlx.expand_dims",
+                           "grad.start_checkpoint", "grad.end_checkpoint", "grad.no_grad"})
 
 
 @dataclass(frozen=True)
