@@ -194,23 +194,59 @@ class Function:
 
 
 def _as_array(value, spec: TensorSpec, where: str) -> np.ndarray:
+    """``value`` as a C-contiguous array of ``spec``, or ArgumentError.
+
+    numpy arrays must have the exact dtype; Python scalars and lists are
+    converted only when nothing is lost: no floats into integer or bool
+    arguments, no integers outside the dtype's range, no masked arrays (the
+    mask would be dropped)."""
     want = np.dtype(spec.dtype)
+    if isinstance(value, np.ma.MaskedArray):
+        raise ArgumentError(f"{where} must be a {spec.describe()}, got a masked array (its "
+                            "mask would be lost; pass value.filled(...) or value.data)")
     if isinstance(value, np.ndarray):
         if value.dtype != want:
             raise ArgumentError(f"{where} must be a {spec.describe()}, got a {value.dtype} "
                                 f"array (convert it with .astype(np.{want.name}))")
         array = value
     elif isinstance(value, (bool, int, float, np.generic, list, tuple)):
-        try:
-            array = np.asarray(value, dtype=want)
-        except (TypeError, ValueError) as err:
-            raise ArgumentError(f"{where} must be a {spec.describe()}: {err}") from None
+        array = _convert(value, want, spec, where)
     else:
         raise ArgumentError(f"{where} must be a {spec.describe()}, got "
                             f"{type(value).__name__}")
     if array.shape != spec.shape:
         raise ArgumentError(f"{where} must be a {spec.describe()}, got shape {array.shape}")
     return np.ascontiguousarray(array)
+
+
+def _convert(value, want: np.dtype, spec: TensorSpec, where: str) -> np.ndarray:
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError, OverflowError) as err:
+        raise ArgumentError(f"{where} must be a {spec.describe()}: {err}") from None
+    if raw.dtype.kind not in "biuf":
+        if raw.dtype.kind == "O" and want.kind in "iu":
+            raise ArgumentError(f"{where} must be a {spec.describe()}: a value is out of "
+                                f"range for {want.name}")
+        raise ArgumentError(f"{where} must be a {spec.describe()}, got values of type "
+                            f"{raw.dtype}")
+    if not np.can_cast(raw.dtype, want, casting="same_kind") or \
+            (want.kind == "b" and raw.dtype.kind != "b"):
+        raise ArgumentError(f"{where} must be a {spec.describe()}, got {raw.dtype.name} "
+                            "values (nothing is converted silently)")
+    if want.kind in "iu" and raw.size:
+        info = np.iinfo(want)
+        if raw.min() < info.min or raw.max() > info.max:
+            raise ArgumentError(f"{where} must be a {spec.describe()}: a value is out of "
+                                f"range for {want.name}")
+    if want.kind == "f" and raw.dtype.kind == "f" and raw.size:
+        with np.errstate(over="ignore"):
+            conv = raw.astype(want)
+        if np.isinf(conv).any() and not np.isinf(raw).any():
+            raise ArgumentError(f"{where} must be a {spec.describe()}: a value is out of "
+                                f"range for {want.name}")
+        return conv
+    return raw.astype(want)
 
 
 class FunctionTable:
