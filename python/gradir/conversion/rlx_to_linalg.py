@@ -9,9 +9,10 @@ from mlir import ir
 
 from .. import _compat
 from ..dialects.infer import ALL_ELEMENT_TYPES
-from ..passes.base import ModulePass
+from ..passes.base import ModulePass, PassOptionError, option
 from ..dialects.verify import verify_op
 from .linalg import LOWERINGS, TUPLE_OPS, flatten_tuples, flatten_type, patterns
+from .linalg import reduce
 from .linalg.bools import retype_bools
 from .linalg.tuples import TupleError
 
@@ -153,6 +154,14 @@ class RlxToLinalg(ModulePass):
 
     name = "rlx-to-linalg"
 
+    sum_block: int = option(0, "sum float reductions longer than this in blocks of it, then "
+                               "the partial sums (pairwise-like accuracy); 0: sequential")
+
+    def __post_init__(self):
+        if self.sum_block < 0 or self.sum_block == 1:
+            raise PassOptionError(f"option 'sum-block' of pass '{self.name}' must be 0 or at "
+                                  f"least 2, got {self.sum_block}")
+
     def apply(self, module: ir.Operation) -> None:
         module = module.operation
         failed = False
@@ -180,7 +189,8 @@ class RlxToLinalg(ModulePass):
             self.error(err.op, str(err))
             raise self.failure() from None
         retype_bools(module)
-        _compat.apply_patterns(module, patterns())
+        with reduce.sum_blocks(self.sum_block):
+            _compat.apply_patterns(module, patterns())
         for op in _walk(module):
             if op.name.startswith(("rlx.", "grad.")):
                 self.error(op, f"failed to lower '{op.name}'")

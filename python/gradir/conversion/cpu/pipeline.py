@@ -43,6 +43,9 @@ _OUT_PARAMS = "buffer-results-to-out-params{hoist-static-allocs modify-public-fu
 
 STAGES = ("bufferized", "llvm")
 
+# Float sums longer than 256 elements are blocked (pairwise-like accuracy).
+RLX_TO_LINALG = "rlx-to-linalg{sum-block=256}"
+
 
 def _preload_step(schedule: str | Path | None) -> str:
     library = Path(schedule or SCHEDULE_LIBRARY)
@@ -121,7 +124,7 @@ def linalg_to_llvm_pipeline(opt_level: int = 2, schedule: str | Path | None = No
 LINALG_TO_LLVM = linalg_to_llvm_pipeline(2, early_dealloc=False)
 
 # The whole CPU pipeline in gradir-opt syntax.
-CPU_PIPELINE = ("builtin.module(rlx-to-linalg,"
+CPU_PIPELINE = (f"builtin.module({RLX_TO_LINALG},"
                 + linalg_to_llvm_pipeline(2)[len("builtin.module("):])
 
 
@@ -136,11 +139,11 @@ def lower_to_llvm(module, *, opt_level: int = 2, stage: str = "llvm") -> None:
 
     op = module.operation if hasattr(module, "operation") else module
     with op.context:
-        pm = build_pass_manager("builtin.module(rlx-to-linalg)", op.context)
+        pm = build_pass_manager(f"builtin.module({RLX_TO_LINALG})", op.context)
         try:
             pm.run(op)
         except ir.MLIRError as err:
-            err.add_note("reproduce with: gradir-opt --rlx-to-linalg input.mlir")
+            err.add_note(f"reproduce with: gradir-opt --rlx-to-linalg=sum-block=256 input.mlir")
             raise
         if opt_level >= 1:
             preload_schedule(op.context)
@@ -149,6 +152,6 @@ def lower_to_llvm(module, *, opt_level: int = 2, stage: str = "llvm") -> None:
             build_pass_manager(text, op.context).run(op)
         except ir.MLIRError as err:
             full = linalg_to_llvm_pipeline(opt_level, stage=stage)
-            err.add_note(f"reproduce with: gradir-opt --rlx-to-linalg input.mlir | "
+            err.add_note(f"reproduce with: gradir-opt --rlx-to-linalg=sum-block=256 input.mlir | "
                          f"gradir-opt --pass-pipeline='{full}'")
             raise
