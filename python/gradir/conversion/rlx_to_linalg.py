@@ -121,6 +121,17 @@ def _walk(op: ir.Operation):
                 yield from _walk(inner)
 
 
+def _nested_modules_with_rlx(module: ir.Operation) -> list:
+    """Modules directly inside ``module`` that hold rlx or grad ops."""
+    out = []
+    for op in module.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name == "builtin.module" and any(
+                inner.name.startswith(("rlx.", "grad.")) for inner in _walk(op)):
+            out.append(op)
+    return out
+
+
 def _recursive_calls(module: ir.Operation) -> list:
     """``func.call`` ops that are part of a cycle of the call graph."""
     calls: dict[str, list] = {}
@@ -184,6 +195,11 @@ class RlxToLinalg(ModulePass):
     def apply(self, module: ir.Operation) -> None:
         module = module.operation
         failed = False
+        for nested in _nested_modules_with_rlx(module):
+            self.error(nested, "rlx ops in a nested module are not lowered: rlx-to-linalg "
+                               "(and the CPU pipeline) lower the functions of the module "
+                               "they run on; move them to the top-level module")
+            failed = True
         for call in _recursive_calls(module):
             self.error(call, "recursive calls cannot be compiled (the compiled code has no "
                              "control flow to end the recursion)")

@@ -115,3 +115,17 @@ func.func @max_of_nothing(%x: tensor<3x0xf32>) -> (tensor<3xf32>, tensor<f32>, t
   %2 = "rlx.softmax"(%x) {axis = array<i64: 1>} : (tensor<3x0xf32>) -> tensor<3x0xf32>
   return %0, %1, %2 : tensor<3xf32>, tensor<f32>, tensor<3x0xf32>
 }
+
+// -----
+
+// Functions of a nested module are not lowered: said at the module, not as
+// "ops with unknown memory side effects" later in bufferization.
+module {
+  // expected-error @+1 {{rlx ops in a nested module are not lowered}}
+  module {
+    func.func @inner(%x: tensor<3xf32>) -> tensor<3xf32> {
+      %0 = "rlx.exp"(%x) : (tensor<3xf32>) -> tensor<3xf32>
+      return %0 : tensor<3xf32>
+    }
+  }
+}
