@@ -352,40 +352,6 @@ def report_write_error(tool: str, path: str | None, err: OSError) -> None:
     print(f"{tool}: error: could not write {what}: {err.strerror or err}", file=sys.stderr)
 
 
-# Deepest nesting of brackets ({ ( [ <) the tools accept: MLIR's parser and
-# gradir's passes recurse per level (5000 nested modules overflow the C++
-# stack); real programs stay far below.
-MAX_NESTING = 200
-
-
-def nesting_problem(text: str) -> tuple[int, int] | None:
-    """(line, column) where ``text`` first nests brackets deeper than
-    ``MAX_NESTING`` (strings and ``//`` comments skipped), or None."""
-    depth, line, col, i, n = 0, 1, 0, 0, len(text)
-    while i < n:
-        c = text[i]
-        col += 1
-        if c == "\n":
-            line, col = line + 1, 0
-        elif c == '"':
-            i += 1
-            while i < n and text[i] != '"' and text[i] != "\n":
-                i += 2 if text[i] == "\\" else 1
-                col += 1
-        elif c == "/" and text.startswith("//", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-            continue
-        elif c in "{([<":
-            depth += 1
-            if depth > MAX_NESTING:
-                return line, col
-        elif c in "})]" or (c == ">" and (i == 0 or text[i - 1] != "-")):
-            depth = max(0, depth - 1)
-        i += 1
-    return None
-
-
 def read_input(tool: str, path: str) -> tuple[str, str] | None:
     """``(source name, text)`` of the input file (``-``: stdin), or None
     after printing why it cannot be read (missing, unreadable, a closed
@@ -402,6 +368,7 @@ def read_input(tool: str, path: str) -> tuple[str, str] | None:
             with open(path, "rb") as f:
                 raw = f.read()
         text = raw.decode("utf-8")
+        from ..ir import MAX_NESTING, nesting_problem
         where = nesting_problem(text)
         if where is not None:
             print(f"{name}:{where[0]}:{where[1]}: error: nesting deeper than {MAX_NESTING} "
