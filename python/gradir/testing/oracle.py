@@ -15,7 +15,8 @@ alone to name the ones that fail.
 checks: at exit the process compiles them all, prints ``compiled oracle: N
 programs match the interpreter`` and exits 1 (after naming each failing
 program) if any differs, crashes or does not compile.  ``GRADIR_ORACLE=0``
-turns the recording off; ``GRADIR_TEST_OPT_LEVEL`` sets the opt level.
+turns the recording off.  Recorded programs compile at ``RECORD_OPT_LEVEL``
+(0) unless ``GRADIR_TEST_OPT_LEVEL`` says otherwise; identical programs once.
 """
 
 from __future__ import annotations
@@ -62,12 +63,31 @@ def record(module, fn: str, args, name: str | None = None) -> None:
         atexit.register(_at_exit)
 
 
+# The opt level of the programs ``record`` keeps: 0 (no fusion, no schedule)
+# compiles 5x faster; every op's optimized lowering is checked at opt levels
+# 3 and 0 by test/conversion/cpu/numeric_*.py.  GRADIR_TEST_OPT_LEVEL overrides.
+RECORD_OPT_LEVEL = 0
+
+
+def _unique(programs: list[Program]) -> list[Program]:
+    """Programs with distinct (text, function, inputs): remat plans at
+    several budgets often produce the same adjoint."""
+    seen, out = set(), []
+    for p in programs:
+        key = (p.text, p.fn, tuple((a.dtype.str, a.shape, a.tobytes()) for a in p.args))
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
+
+
 def _at_exit() -> None:
-    programs = list(_RECORDED)
+    programs = _unique(_RECORDED)
     _RECORDED.clear()
     if not programs:
         return
-    failures = check_compiled(programs)
+    level = os.environ.get("GRADIR_TEST_OPT_LEVEL")
+    failures = check_compiled(programs, int(level) if level else RECORD_OPT_LEVEL)
     sys.stdout.flush()
     if failures:
         for f in failures:
@@ -110,10 +130,20 @@ def compare(got, want, what: str, width: int = 8) -> list[str]:
     return [f"{what}: first difference at {idx}: got {got[idx]!r}, want {want[idx]!r}"]
 
 
+# Programs compiled together in one module (compile time grows faster than
+# linearly with the module's size, so batches stay small).
+GROUP = 16
+
+
 def check_compiled(programs: list[Program], opt_level: int | None = None,
                    timeout: float = 600) -> list[str]:
     """Compiles and runs ``programs`` in a child process; returns one line
-    per failing program (empty: all match the interpreter)."""
+    per failing program (empty: all match the interpreter).
+
+    The child compiles groups of ``GROUP`` programs (one module each) and
+    reports each group as it finishes; when it dies (a crash of compiled
+    code) or a group does not compile, that group's programs run one per
+    child, which names the failing ones, and the rest go on in a new child."""
     if opt_level is None and os.environ.get("GRADIR_TEST_OPT_LEVEL"):
         opt_level = int(os.environ["GRADIR_TEST_OPT_LEVEL"])
     with tempfile.TemporaryDirectory(prefix="gradir-oracle-") as tmp:
@@ -122,80 +152,95 @@ def check_compiled(programs: list[Program], opt_level: int | None = None,
         spec = [{"name": p.name, "text": p.text, "fn": p.fn} for p in programs]
         with open(os.path.join(tmp, "batch.json"), "w") as f:
             json.dump({"programs": spec, "opt_level": opt_level}, f)
-        status, lines = _child(tmp, list(range(len(programs))), timeout)
-        if status == "done":
-            return lines
-        # The batch crashed or did not compile: each program alone.
-        failures = []
-        for k in range(len(programs)):
-            status, lines = _child(tmp, [k], timeout)
-            if status == "done":
+        failures: list[str] = []
+        todo = list(range(len(programs)))
+        while todo:
+            status, lines, done = _child(tmp, todo, timeout)
+            failures += lines
+            todo = [k for k in todo if k not in done]
+            if status == "done" or not todo:
+                break
+            group, todo = todo[:GROUP], todo[GROUP:]
+            for k in group:               # the group that failed: one by one
+                status, lines, done = _child(tmp, [k], timeout)
                 failures += lines
-            else:
-                failures.append(f"{programs[k].name}: {status}")
+                if k not in done:
+                    failures.append(f"{programs[k].name}: {status}")
         return failures
 
 
-def _child(tmp: str, indices: list[int], timeout: float) -> tuple[str, list[str]]:
+def _child(tmp: str, indices: list[int], timeout: float):
+    """Runs the child on ``indices``: (status, failure lines, indices done)."""
     cmd = [sys.executable, "-m", "gradir.testing.oracle", tmp, ",".join(map(str, indices))]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return f"timed out after {timeout:.0f} s", []
-    out = proc.stdout.splitlines()
-    if proc.returncode == 0 and out and out[-1] == "oracle: done":
-        return "done", [line[len("FAIL "):] for line in out if line.startswith("FAIL ")]
-    if proc.returncode < 0:
-        return f"compiled code died with signal {-proc.returncode}", []
-    tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-    return f"exit status {proc.returncode}: {tail}", []
+        out, code, err = proc.stdout.splitlines(), proc.returncode, proc.stderr
+    except subprocess.TimeoutExpired as exc:
+        out = (exc.stdout or b"").decode(errors="replace").splitlines()
+        code, err = None, ""
+    lines = [line[len("FAIL "):] for line in out if line.startswith("FAIL ")]
+    done = {int(k) for line in out if line.startswith("DONE ")
+            for k in line[len("DONE "):].split(",")}
+    if code == 0 and out and out[-1] == "oracle: done":
+        return "done", lines, done
+    if code is None:
+        return f"timed out after {timeout:.0f} s", lines, done
+    if code < 0:
+        return f"compiled code died with signal {-code}", lines, done
+    tail = (err.strip().splitlines() or ["no output"])[-1]
+    return f"exit status {code}: {tail}", lines, done
 
 
 def _child_main(tmp: str, which: str) -> int:
-    from mlir import ir
-
     import gradir
     with open(os.path.join(tmp, "batch.json")) as f:
         batch = json.load(f)
     indices = [int(k) for k in which.split(",")]
+    options = {} if batch["opt_level"] is None else {"opt_level": batch["opt_level"]}
+    for start in range(0, len(indices), GROUP):
+        group = indices[start:start + GROUP]
+        merged, entries = _merge(batch["programs"], group)
+        exe = gradir.compile(merged, **options)
+        for k in group:
+            p = batch["programs"][k]
+            data = np.load(os.path.join(tmp, f"{k}.npz"))
+            args = [data[f"arr_{i}"] for i in range(len(data.files))]
+            want = gradir.interpret(merged, entries[k], *args)
+            got = exe[entries[k]](*args)
+            if len(want) == 1:
+                got = (got,)
+            for line in compare(tuple(got), tuple(want), p["name"], _narrowest(p["text"])):
+                print("FAIL " + line)
+        print("DONE " + ",".join(map(str, group)))
+        sys.stdout.flush()
+    print("oracle: done")
+    return 0
+
+
+def _merge(programs: list, group: list[int]):
+    """One module holding the programs of ``group``, symbols renamed apart
+    (``o<k>_<name>``); returns it and each program's entry name."""
+    from mlir import ir
+
+    import gradir
     ctx = gradir.make_context()
-    merged_text = []
-    entries = {}
-    for k in indices:
-        p = batch["programs"][k]
+    bodies, entries = [], {}
+    for k in group:
+        p = programs[k]
         module = gradir.parse(p["text"], context=ctx)
         with ctx:
-            table_op = module.operation
             for op in list(module.body.operations):
                 op = op.operation
                 if "sym_name" not in op.attributes:
                     continue
                 old = ir.StringAttr(op.attributes["sym_name"]).value
                 new = f"o{k}_{old}"
-                ir.SymbolTable.replace_all_symbol_uses(old, new, table_op)
+                ir.SymbolTable.replace_all_symbol_uses(old, new, module.operation)
                 op.attributes["sym_name"] = ir.StringAttr.get(new)
-        body = gradir.print_module(module, generic=True)
-        inner = body.strip()
-        start, end = inner.index("{") + 1, inner.rindex("}")
-        merged_text.append(inner[start:end])
+        inner = gradir.print_module(module, generic=True).strip()
+        bodies.append(inner[inner.index("{") + 1:inner.rindex("}")])
         entries[k] = f"o{k}_{p['fn']}"
-    merged = gradir.parse("module {\n" + "\n".join(merged_text) + "\n}", context=ctx)
-    options = {} if batch["opt_level"] is None else {"opt_level": batch["opt_level"]}
-    exe = gradir.compile(merged, **options)
-    for k in indices:
-        p = batch["programs"][k]
-        data = np.load(os.path.join(tmp, f"{k}.npz"))
-        args = [data[f"arr_{i}"] for i in range(len(data.files))]
-        want = gradir.interpret(merged, entries[k], *args)
-        got = exe[entries[k]](*args)
-        if len(want) == 1:
-            got = (got,)
-        problems = compare(tuple(got), tuple(want), p["name"], _narrowest(p["text"]))
-        for line in problems:
-            print("FAIL " + line)
-        sys.stdout.flush()
-    print("oracle: done")
-    return 0
+    return gradir.parse("module {\n" + "\n".join(bodies) + "\n}", context=ctx), entries
 
 
 if __name__ == "__main__":

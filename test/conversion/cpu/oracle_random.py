@@ -1,4 +1,5 @@
 # RUN: %PYTHON %s | FileCheck %s
+# RUN: env GRADIR_TEST_OPT_LEVEL=0 %PYTHON %s | FileCheck %s
 # Property test of the compiled code: random small programs (elementwise ops,
 # broadcasting, reductions, matmuls, constants; results repeated, arguments and
 # constants returned as results; zero-size and 0-d tensors) and their
