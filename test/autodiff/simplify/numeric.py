@@ -20,7 +20,7 @@ import numpy as np
 import gradir.testing as testing
 import gradir.testing.oracle  # noqa: F401  (compiled-code oracle)
 from gradir import interpret
-from gradir.autodiff.gradient import find_function
+from gradir.ir import find_function
 from gradir.autodiff.simplify import count_ops
 
 SRC = sys.argv[1]
