@@ -17,7 +17,8 @@ from . import _compat
 __all__ = ["DIALECT_FILES", "load_dialects", "make_context", "parse", "print_module",
            "as_operation", "VARIADIC_OPS", "MAX_RUNS", "segment_sizes", "strip_segments",
            "symbol_name", "functions", "find_function", "function_type",
-           "set_function_type", "walk", "blocks_of", "has_uses"]
+           "set_function_type", "walk", "blocks_of", "has_uses", "MAX_NESTING",
+           "nesting_problem"]
 
 _DIALECT_DIR = Path(__file__).resolve().parent / "dialect"
 DIALECT_FILES = (_DIALECT_DIR / "rlx.irdl.mlir", _DIALECT_DIR / "grad.irdl.mlir")
@@ -111,11 +112,50 @@ def make_context() -> ir.Context:
     return ctx
 
 
+# Deepest nesting of brackets ({ ( [ <) the tools accept: MLIR's parser and
+# gradir's passes recurse per level (5000 nested modules overflow the C++
+# stack); real programs stay far below.
+MAX_NESTING = 200
+
+
+_BRACKETS = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|->|[{}()\[\]<>]')
+
+
+def nesting_problem(text: str) -> tuple[int, int] | None:
+    """(line, column) where ``text`` first nests brackets deeper than
+    ``MAX_NESTING`` (strings and ``//`` comments skipped), or None."""
+    depth = 0
+    for m in _BRACKETS.finditer(text):
+        tok = m.group()
+        if tok in "{([<":
+            depth += 1
+            if depth > MAX_NESTING:
+                start = m.start()
+                line = text.count("\n", 0, start) + 1
+                return line, start - (text.rfind("\n", 0, start) + 1) + 1
+        elif tok in "})]>":
+            depth = max(0, depth - 1)
+    return None
+
+
 def parse(text: str, *, source_name: str = "<string>",
           context: ir.Context | None = None) -> builtin.ModuleOp:
     """Parses gradir IR (a module, or several top-level ops) into a module.
 
-    Raises ``mlir.ir.MLIRError`` with located diagnostics on bad input."""
+    Raises ``mlir.ir.MLIRError`` with located diagnostics on bad input,
+    ``TypeError`` when ``text`` is not text (UTF-8 bytes are accepted) and
+    ``ValueError`` when it nests deeper than ``MAX_NESTING`` levels."""
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise TypeError(f"gradir.parse: the bytes are not UTF-8 text ({err})") from None
+    if not isinstance(text, str):
+        raise TypeError(f"gradir.parse expects IR text (str), not {type(text).__name__}")
+    where = nesting_problem(text)
+    if where is not None:
+        raise ValueError(f"{source_name}:{where[0]}:{where[1]}: nesting deeper than "
+                         f"{MAX_NESTING} levels is not supported")
     ctx = context
     if ctx is None:
         try:

@@ -29,6 +29,7 @@ PASSES = {
     "gpu-rlx-to-nvvm": _lazy("gradir.conversion.gpu.gpu_rlx_to_nvvm", "GpuRlxToNvvm"),
     "rlx-cse": _lazy("gradir.transforms.rlx_cse", "RlxCse"),
     "rlx-dce": _lazy("gradir.transforms.rlx_dce", "RlxDce"),
+    "rlx-distinct-results": _lazy("gradir.conversion.cpu.rlx_distinct_results", "RlxDistinctResults"),
     "rlx-early-dealloc": _lazy("gradir.conversion.cpu.rlx_early_dealloc", "RlxEarlyDealloc"),
     "rlx-gradient": _lazy("gradir.transforms.rlx_gradient", "RlxGradient"),
     "rlx-lower-to-llvm": _lazy("gradir.conversion.cpu.rlx_lower_to_llvm", "RlxLowerToLlvm"),

@@ -5,14 +5,16 @@ guarding a tool's main against tracebacks."""
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import sys
 import tempfile
 from dataclasses import dataclass, field
 
 __all__ = ["Options", "UsageError", "Diag", "ChunkResult", "parse_args", "flags_to_pipeline",
            "flatten_diagnostics", "render", "process_chunk", "split_buffer", "umask",
-           "write_output", "read_input", "guarded"]
+           "write_output", "report_write_error", "read_input", "guarded"]
 
 
 @dataclass
@@ -365,35 +367,111 @@ def umask() -> int:
     return mask
 
 
-def write_output(path: str | None, text: str) -> None:
+def _write_all(fd: int, data: bytes) -> None:
+    """Writes every byte of ``data`` to ``fd``; a write that makes no
+    progress is an error (ENOSPC), never a silent truncation."""
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        if n <= 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        view = view[n:]
+
+
+def write_output(path: str | None, data: str | bytes) -> None:
+    """Writes ``data`` to ``path`` (None or ``-``: standard output) the way
+    users expect of their tools:
+
+    - a regular file (or a new one) is written to a temporary file in the
+      same directory and renamed over it, so a failed write leaves the old
+      file intact; the file keeps its mode (a new one gets 0666 & ~umask);
+    - a symbolic link is followed: its target is replaced, the link stays;
+    - a file with several hard links is rewritten in place, so it stays one
+      file under all its names;
+    - anything that is not a regular file (``/dev/null``, ``/dev/stdout``, a
+      FIFO, a terminal) is opened and written directly, never replaced;
+    - a short write is an error (``OSError``), never a truncated output.
+    """
+    if isinstance(data, str):
+        data = data.encode()
     if path is None or path == "-":
-        sys.stdout.write(text)
         sys.stdout.flush()
+        _write_all(sys.stdout.fileno(), data)
         return
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".gradir-opt-", dir=directory)
     try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.chmod(tmp, 0o666 & ~umask())      # mkstemp makes 0600; use the usual mode
-        os.replace(tmp, path)
+        st = os.stat(path)                 # follows symbolic links
+    except FileNotFoundError:
+        st = None
+    if st is not None and (not stat.S_ISREG(st.st_mode) or st.st_nlink > 1):
+        flags = os.O_WRONLY | (os.O_TRUNC if stat.S_ISREG(st.st_mode) else 0)
+        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+        try:
+            _write_all(fd, data)
+        finally:
+            os.close(fd)
+        return
+    target = os.path.realpath(path)       # replace a link's target, not the link
+    directory = os.path.dirname(target)
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".", dir=directory)
+    try:
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if st is not None:
+            os.chmod(tmp, stat.S_IMODE(st.st_mode))
+            if hasattr(os, "chown") and (st.st_uid, st.st_gid) != (os.getuid(), os.getgid()):
+                try:
+                    os.chown(tmp, st.st_uid, st.st_gid)
+                except OSError:
+                    pass                  # not ours to give away: keep our ownership
+        else:
+            os.chmod(tmp, 0o666 & ~umask())     # mkstemp makes 0600; use the usual mode
+        os.replace(tmp, target)
     except BaseException:
-        if os.path.exists(tmp):
+        if os.path.lexists(tmp):
             os.unlink(tmp)
         raise
 
 
+def report_write_error(tool: str, path: str | None, err: OSError) -> None:
+    """Prints why output could not be written (``path`` None: stdout)."""
+    what = "standard output" if path in (None, "-") else f"output file '{path}'"
+    print(f"{tool}: error: could not write {what}: {err.strerror or err}", file=sys.stderr)
+
+
 def read_input(tool: str, path: str) -> tuple[str, str] | None:
     """``(source name, text)`` of the input file (``-``: stdin), or None
-    after printing why it cannot be read."""
-    if path == "-":
-        return "<stdin>", sys.stdin.read()
+    after printing why it cannot be read (missing, unreadable, a closed
+    stdin, not UTF-8)."""
+    name = "<stdin>" if path == "-" else path
+    what = "standard input" if path == "-" else f"input file '{path}'"
     try:
-        with open(path, encoding="utf-8") as f:
-            return path, f.read()
-    except (OSError, UnicodeDecodeError) as err:
-        reason = err.strerror if isinstance(err, OSError) else "not UTF-8 text"
-        print(f"{tool}: error: could not open input file '{path}': {reason}", file=sys.stderr)
+        if path == "-":
+            stream = sys.stdin.buffer if sys.stdin is not None else None
+            if stream is None:
+                raise OSError(errno.EBADF, "standard input is closed")
+            raw = stream.read()
+        else:
+            with open(path, "rb") as f:
+                raw = f.read()
+        text = raw.decode("utf-8")
+        from ..ir import MAX_NESTING, nesting_problem
+        where = nesting_problem(text)
+        if where is not None:
+            print(f"{name}:{where[0]}:{where[1]}: error: nesting deeper than {MAX_NESTING} "
+                  "levels is not supported", file=sys.stderr)
+            return None
+        return name, text
+    except (OSError, ValueError) as err:
+        if isinstance(err, UnicodeDecodeError):
+            reason = f"not UTF-8 text (byte {err.start})"
+        elif isinstance(err, OSError):
+            reason = err.strerror or str(err)
+        else:                              # ValueError: I/O on a closed file
+            reason = "closed"
+        print(f"{tool}: error: could not open {what}: {reason}", file=sys.stderr)
         return None
 
 
@@ -409,6 +487,21 @@ def guarded(tool: str, input_path: str, body) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
+        # The reader went away (``| head -1``): the output is incomplete, so
+        # exit 1, and keep Python's exit-time flush from writing again.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return 1
+    except RecursionError:
+        src = input_path if input_path != "-" else "<stdin>"
+        print(f"{src}:1:1: error: input nested too deeply", file=sys.stderr)
+        return 1
+    except MemoryError:
+        src = input_path if input_path != "-" else "<stdin>"
+        print(f"{src}:1:1: error: out of memory", file=sys.stderr)
         return 1
     except Exception as exc:  # never let a Python traceback reach the user
         if os.environ.get("GRADIR_DEBUG"):

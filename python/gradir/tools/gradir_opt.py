@@ -27,7 +27,7 @@ import sys
 
 from .driver import (Options, UsageError, check_pass_names, flags_to_pipeline, guarded,
                      is_upstream_pass, parse_args, process_chunk, read_input, render,
-                     split_buffer, write_output)
+                     report_write_error, split_buffer, write_output)
 
 __all__ = ["main", "entry"]
 
@@ -109,8 +109,7 @@ def run(opts: Options) -> int:
     except OSError as err:
         if isinstance(err, BrokenPipeError):
             raise
-        print(f"gradir-opt: error: could not write output file '{opts.output}': "
-              f"{err.strerror or err}", file=sys.stderr)
+        report_write_error("gradir-opt", opts.output, err)
         return 1
     return 0
 

@@ -43,6 +43,9 @@ _OUT_PARAMS = "buffer-results-to-out-params{hoist-static-allocs modify-public-fu
 
 STAGES = ("bufferized", "llvm")
 
+# Float sums longer than 256 elements are blocked (pairwise-like accuracy).
+RLX_TO_LINALG = "rlx-to-linalg{sum-block=256}"
+
 
 def _preload_step(schedule: str | Path | None) -> str:
     library = Path(schedule or SCHEDULE_LIBRARY)
@@ -79,8 +82,11 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
     False leaves out ``transform-preload-library`` (the schedule must then be
     loaded in the context already, see ``preload_schedule``).  ``early_dealloc``
     adds gradir's ``rlx-early-dealloc`` after deallocation (free each buffer
-    after its last use, not at the function's end); without it the pipeline
-    is upstream passes only, for ``mlir-opt``."""
+    after its last use, not at the function's end) and ``rlx-distinct-results``
+    before bufferization (each returned value its own buffer: upstream
+    ``buffer-results-to-out-params`` crashes on a function that returns one
+    value twice); without them the pipeline is upstream passes only, for
+    ``mlir-opt``, and must not be fed such functions."""
     if stage not in STAGES:
         raise ValueError(f"unknown stage {stage!r} (one of {', '.join(STAGES)})")
     steps = ["inline", "symbol-dce", "canonicalize", "cse"]
@@ -94,7 +100,8 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
     # Tensors -> buffers: every public function gets identity-layout memref
     # arguments, its results become out-params written in place (static
     # allocations hoisted to the caller), intermediates are freed.
-    steps += ["eliminate-empty-tensors", "empty-tensor-to-alloc-tensor", _BUFFERIZE,
+    steps += ["eliminate-empty-tensors", "empty-tensor-to-alloc-tensor", *(["rlx-distinct-results"] if early_dealloc else []),
+              _BUFFERIZE,
               _OUT_PARAMS, "canonicalize", "cse", "buffer-deallocation-pipeline",
               "convert-bufferization-to-memref"]
     if early_dealloc:
@@ -112,11 +119,12 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
     return "builtin.module(" + ",".join(steps) + ")"
 
 
-# Upstream passes only (mlir-opt): buffers are freed at the end of each block.
+# Upstream passes only (mlir-opt): buffers are freed at the end of each block;
+# functions returning one value twice crash buffer-results-to-out-params there.
 LINALG_TO_LLVM = linalg_to_llvm_pipeline(2, early_dealloc=False)
 
 # The whole CPU pipeline in gradir-opt syntax.
-CPU_PIPELINE = ("builtin.module(rlx-to-linalg,"
+CPU_PIPELINE = (f"builtin.module({RLX_TO_LINALG},"
                 + linalg_to_llvm_pipeline(2)[len("builtin.module("):])
 
 
@@ -131,11 +139,11 @@ def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm") -> None:
 
     op = module.operation if hasattr(module, "operation") else module
     with op.context:
-        pm = build_pass_manager("builtin.module(rlx-to-linalg)", op.context)
+        pm = build_pass_manager(f"builtin.module({RLX_TO_LINALG})", op.context)
         try:
             pm.run(op)
         except ir.MLIRError as err:
-            err.add_note("reproduce with: gradir-opt --rlx-to-linalg input.mlir")
+            err.add_note(f"reproduce with: gradir-opt --rlx-to-linalg=sum-block=256 input.mlir")
             raise
         if opt_level >= 1:
             preload_schedule(op.context)
@@ -144,6 +152,6 @@ def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm") -> None:
             build_pass_manager(text, op.context).run(op)
         except ir.MLIRError as err:
             full = linalg_to_llvm_pipeline(opt_level, stage=stage)
-            err.add_note(f"reproduce with: gradir-opt --rlx-to-linalg input.mlir | "
+            err.add_note(f"reproduce with: gradir-opt --rlx-to-linalg=sum-block=256 input.mlir | "
                          f"gradir-opt --pass-pipeline='{full}'")
             raise

@@ -76,8 +76,10 @@ def _steps_to_memrefs(opt_level: int) -> list[str]:
     if opt_level >= 1:
         steps += ["gpu-fold-transposes", "canonicalize", "cse", "gpu-fold-zero-init",
                   "canonicalize", "cse"]
-    steps += ["eliminate-empty-tensors", "empty-tensor-to-alloc-tensor", _BUFFERIZE,
-              _OUT_PARAMS, "canonicalize", "cse"]
+    # rlx-distinct-results: each result its own buffer (out-params crash on a
+    # value returned twice; see gradir.conversion.cpu.rlx_distinct_results).
+    steps += ["eliminate-empty-tensors", "empty-tensor-to-alloc-tensor",
+              "rlx-distinct-results", _BUFFERIZE, _OUT_PARAMS, "canonicalize", "cse"]
     return steps
 
 
