@@ -32,6 +32,8 @@ from mlir import ir
 from ... import _compat
 from ..cleanup import cse, erase_dead_ops
 from . import algebra, shape, transpose
+from ._driver import simplify_block
+from ._mirror import Mirror, Unsupported
 
 __all__ = ["simplify_function", "PATTERNS", "count_ops"]
 
@@ -50,9 +52,29 @@ def count_ops(fn: ir.Operation) -> int:
                for region in fn.regions for block in region.blocks)
 
 
-def simplify_function(fn: ir.Operation, patterns=None) -> None:
-    """Simplifies one func.func in place (see the module docstring)."""
+def simplify_function(fn: ir.Operation, patterns=None, *, engine: str = "auto") -> None:
+    """Simplifies one func.func in place (see the module docstring).
+
+    ``engine``: ``"worklist"`` (gradir's own driver, ``_driver``: the same
+    rewrites in the same order as MLIR's greedy driver, without retrying ops
+    nothing changed around), ``"greedy"`` (MLIR's greedy driver, then rlx-cse
+    and rlx-dce over the function), or ``"auto"``: the worklist driver for a
+    straight-line body of rlx/grad ops with the default patterns, else greedy."""
     fn = fn.operation
+    if engine not in ("auto", "worklist", "greedy"):
+        raise ValueError(f"unknown simplifier engine '{engine}'")
+    if engine != "greedy" and len(fn.regions) == 1 and len(fn.regions[0].blocks) == 1:
+        try:
+            mirror = Mirror(fn.regions[0].blocks[0])
+        except Unsupported:
+            mirror = None
+        if mirror is not None:
+            with fn.context, fn.location:
+                simplify_block(mirror, PATTERNS if patterns is None else patterns, MAX_ROUNDS)
+            return
+    if engine == "worklist":
+        raise ValueError("the worklist driver needs one block of rlx, grad, arith.constant, "
+                         "func.call and func.return ops")
     fired = [0]
 
     def counted(pattern):
