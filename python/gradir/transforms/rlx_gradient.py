@@ -12,7 +12,7 @@ from ..autodiff.gradient import (GradientError, body_of, clone_function, differe
                                  find_function, function_type, set_function_type)
 from ..autodiff.remat import parse_budget
 from ..autodiff.rules import is_float_type
-from ..autodiff.simplify import simplify_function
+from ..autodiff.simplify import paused_gc, simplify_function
 from ..autodiff.split import split_forward_backward
 from ..dialects import rlx
 from ..passes.base import ModulePass, PassOptionError, option
@@ -91,7 +91,8 @@ class RlxGradient(ModulePass):
 
     def apply(self, module: ir.Operation) -> None:
         try:
-            self._apply(module)
+            with paused_gc():
+                self._apply(module)
         except GradientError as err:
             self.error(err.where, err.message)
             raise self.failure() from None
@@ -144,9 +145,10 @@ class RlxGradient(ModulePass):
                           [v.type for v in results + grads])
         # Rules build adjoints for every operand; those of operands outside
         # `wrt` (and forward values nothing uses) are dead.
-        erase_dead_ops(block)
         if self.simplify:
-            simplify_function(new)
+            simplify_function(new, dce_first=True)
+        else:
+            erase_dead_ops(block)
         self._checkpoint(module, new, len(outputs))
         if self.split:
             split_forward_backward(module, new, self.func, n_inputs=len(inputs),

@@ -195,21 +195,46 @@ class _Driver:
         for root, fn in patterns:
             self.table.setdefault(root, []).append((fn, GATES.get(fn, _always)))
         self.rewriter = _Rewriter(self)
-        self.worklist: list = []
-        self.index: dict = {}
+        self.stack: list = []
+        self.cursor: Node | None = None
+        self.iteration = 0
+        self.iteration_start = 0
         self.fired = 0
 
-    # -- worklist (MLIR's Worklist: push ignores ops already in it) -------------
+    # -- worklist -----------------------------------------------------------------
+    # MLIR's Worklist holds, at the start of an iteration, every op in block
+    # order, and appends what is pushed later (a push of an op already in it
+    # does nothing); ops are popped from the back.  Here the initial part is
+    # a cursor walking the mirror backwards over the ops born before the
+    # iteration (``Node.stamp``), and the appended part a stack: an op the
+    # cursor has not passed yet is still in the initial part.
     def push(self, node: Node) -> None:
-        if node in self.index or not node.alive:
+        if not node.alive or node.queued:
             return
-        self.index[node] = len(self.worklist)
-        self.worklist.append(node)
+        if node.stamp < self.iteration_start and node.passed != self.iteration:
+            return
+        node.queued = True
+        self.stack.append(node)
 
     def remove(self, node: Node) -> None:
-        i = self.index.pop(node, None)
-        if i is not None:
-            self.worklist[i] = None
+        node.queued = False
+
+    def _pop(self):
+        stack = self.stack
+        while stack:
+            node = stack.pop()
+            if node.queued:
+                node.queued = False
+                return node
+        cur = self.cursor
+        start = self.iteration_start
+        while cur is not None and cur.stamp >= start:
+            cur = cur.prev
+        if cur is None:
+            return None
+        self.cursor = cur.prev
+        cur.passed = self.iteration
+        return cur
 
     def push_operands(self, node: Node) -> None:
         """MLIR's addOperandsToWorklist before ``node`` is erased."""
@@ -262,14 +287,15 @@ class _Driver:
         m = self.m
         rewriter = self.rewriter
         for _ in range(MAX_ITERATIONS):
-            self.worklist = m.nodes()
-            self.index = {n: i for i, n in enumerate(self.worklist)}
+            self.iteration += 1
+            self.iteration_start = m.stamp
+            self.cursor = m.tail
+            self.stack = []
             changed = False
-            while self.worklist:
-                node = self.worklist.pop()
+            while True:
+                node = self._pop()
                 if node is None:
-                    continue
-                del self.index[node]
+                    break
                 if not node.dirty:
                     continue
                 if node.name == "arith.constant" and not m.result_uses(node):
@@ -297,15 +323,6 @@ class _Driver:
 
 # --- rlx-cse and rlx-dce on the mirror ---------------------------------------------
 
-def _static_key(n: Node):
-    if n.static_key is None:
-        attrs = n.op.attributes
-        n.static_key = (n.name,
-                        tuple(sorted((attrs[i].name, attrs[i].attr) for i in range(len(attrs)))),
-                        tuple(n.types))
-    return n.static_key
-
-
 def cse(m: Mirror, driver: _Driver) -> int:
     """``cleanup.cse_block`` on the mirror: merges each pure op into the first
     identical one before it.  Returns how many ops it erased."""
@@ -315,7 +332,7 @@ def cse(m: Mirror, driver: _Driver) -> int:
     while n is not None:
         nxt = n.next
         if pure_for_cse(n):
-            key = (_static_key(n), tuple(m.operands(n)))
+            key = (n.static_key, tuple(m.operands(n)))
             first = seen.get(key)
             if first is None:
                 seen[key] = n
@@ -346,8 +363,10 @@ def dce(m: Mirror) -> int:
     return erased
 
 
-def simplify_block(m: Mirror, patterns, max_rounds: int) -> None:
+def simplify_block(m: Mirror, patterns, max_rounds: int, dce_first: bool = False) -> None:
     """``simplify_function``'s rounds (patterns, cse, dce) on a mirrored block."""
+    if dce_first:
+        dce(m)
     driver = _Driver(m, patterns)
     for _ in range(max_rounds):
         driver.fired = 0
@@ -357,3 +376,4 @@ def simplify_block(m: Mirror, patterns, max_rounds: int) -> None:
         dce(m)
         if not driver.fired and m.size == before:
             break
+    m.release()

@@ -35,7 +35,8 @@ class Unsupported(Exception):
 
 class Node:
     __slots__ = ("op", "name", "prev", "next", "alive", "dirty", "_operands", "results",
-                 "types", "static_key", "pyattrs", "recomputed", "const")
+                 "types", "static_key", "pyattrs", "recomputed", "const", "stamp", "queued",
+                 "passed")
 
     def __init__(self, op: ir.Operation, name: str):
         self.op = op
@@ -50,6 +51,9 @@ class Node:
         self.pyattrs = None
         self.recomputed = False
         self.const = None
+        self.stamp = 0          # creation order (the driver's worklist)
+        self.queued = False     # on the driver's worklist stack
+        self.passed = 0         # the last iteration whose sweep passed it
 
     def __repr__(self):     # pragma: no cover - debugging aid
         return f"<Node {self.name}>"
@@ -69,6 +73,7 @@ class Mirror:
         self.of_value: dict = {}     # result ir.Value -> (Node, index)
         self.uses: dict = {}         # ir.Value -> number of uses (block arguments too)
         self.type_info: dict = {}    # ir.Type -> shape tuple (None: not a ranked tensor)
+        self.stamp = 0
         self.max_operands = 1        # of the ops other than the terminator
         self.terminator_uses: dict = {}
         for op in block.operations:
@@ -99,7 +104,14 @@ class Mirror:
         elif len(operands) > self.max_operands:
             self.max_operands = len(operands)
         attrs = op.attributes
-        node.recomputed = "grad.recomputed" in attrs
+        named = sorted((attrs[i].name, attrs[i].attr) for i in range(len(attrs))) \
+            if len(attrs) else ()
+        node.recomputed = any(a == "grad.recomputed" for a, _ in named)
+        # rlx-cse's key, less the operands (attributes and types are uniqued:
+        # equal objects print alike).
+        node.static_key = (name, tuple(named), tuple(node.types))
+        node.stamp = self.stamp
+        self.stamp += 1
         return node
 
     def operands(self, node: Node) -> list:
@@ -228,6 +240,15 @@ class Mirror:
         for v in operands:
             self.touch_value(v)
         node.op = None
+
+    def release(self) -> None:
+        """Unlinks the nodes (reference cycles) so refcounting frees them."""
+        n = self.head
+        while n is not None:
+            nxt = n.next
+            n.prev = n.next = None
+            n = nxt
+        self.head = self.tail = None
 
     # -- what the patterns read ---------------------------------------------------
     def touch_op(self, node: Node) -> None:
