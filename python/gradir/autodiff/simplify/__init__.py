@@ -80,12 +80,15 @@ def simplify_function(fn: ir.Operation, patterns=None, *, engine: str = "auto",
     nothing changed around), ``"greedy"`` (MLIR's greedy driver, then rlx-cse
     and rlx-dce over the function), or ``"auto"``: the worklist driver for a
     straight-line body of rlx/grad ops with the default patterns, else greedy.
+    The worklist driver mirrors the ops patterns build through
+    ``_facts.Rewrite`` only: other patterns need ``engine="greedy"``.
     ``dce_first``: first erase the dead ops (``cleanup.erase_dead_ops``), as
     rlx-gradient does before simplifying."""
     fn = fn.operation
     if engine not in ("auto", "worklist", "greedy"):
         raise ValueError(f"unknown simplifier engine '{engine}'")
-    if engine != "greedy" and len(fn.regions) == 1 and len(fn.regions[0].blocks) == 1:
+    worklist = engine == "worklist" or (engine == "auto" and patterns is None)
+    if worklist and len(fn.regions) == 1 and len(fn.regions[0].blocks) == 1:
         try:
             mirror = Mirror(fn.regions[0].blocks[0])
         except Unsupported:

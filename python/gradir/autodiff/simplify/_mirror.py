@@ -82,8 +82,7 @@ class Mirror:
     # -- reading ---------------------------------------------------------------
     def _make(self, op: ir.Operation, check: bool = False) -> Node:
         name = op.name
-        if check and not (name.startswith(("rlx.", "grad.")) or name in _KNOWN_EXACT) \
-                or check and name == "func.call" and len(op.regions):
+        if check and not (name.startswith(("rlx.", "grad.")) or name in _KNOWN_EXACT):
             raise Unsupported(name)
         node = Node(op, name)
         self.of_op[op_key(op)] = node
