@@ -18,7 +18,7 @@ attention, rnn); importing this package registers them all.
 
 from __future__ import annotations
 
-from ._registry import OPS, aten
+from .registry import OPS, aten
 
 __all__ = ["OPS", "aten"]
 

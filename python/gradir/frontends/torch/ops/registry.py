@@ -1,4 +1,5 @@
-"""The aten op table the mapping modules fill (``@aten("aten.add.Tensor")``)."""
+"""The aten mapping table (``OPS``) and its ``@aten`` decorator; the op-group
+modules register into it and the package imports them all."""
 
 from __future__ import annotations
 
