@@ -8,6 +8,7 @@ from mlir import ir
 from mlir.dialects import func
 
 from ..autodiff import checkpoint
+from ..autodiff import scf as _scf  # noqa: F401  (registers the control-flow adjoints)
 from ..autodiff.gradient import (GradientError, body_of, clone_function, differentiate,
                                  find_function, function_type, set_function_type)
 from ..autodiff.remat import AdjointGraph, apply_plan, parse_budget, plan_auto
