@@ -180,3 +180,10 @@ def _select(ctx, c, a, b):
           "arith.trunci")
 def _cast(ctx, x):
     return np.asarray(x).astype(ctx.result_dtype())
+
+
+@register("tensor.insert")
+def _insert(ctx, scalar, dest, *indices):
+    out = np.array(dest, copy=True)
+    out[tuple(_scalar(i) for i in indices)] = np.asarray(scalar).reshape(())
+    return out

@@ -35,12 +35,12 @@ def if_adjoint(op, grads, adj, active, call_vjp) -> None:
             mapping: dict = {}
             clone_ops(body_ops(src), mapping)
             cloned = [o.operation for o in block.operations]
-            cloned = prepare_ops(block, cloned, _active_values(block, captured))
+            yields = [mapping.get(y, y) for y in terminator_of(src).operands]
+            cloned, yields = prepare_ops(block, cloned, _active_values(block, captured), yields)
             seeds: dict = {}
-            for y, g in zip(terminator_of(src).operands, grads):
+            for y, g in zip(yields, grads):
                 if g is None:
                     continue
-                y = mapping.get(y, y)
                 seeds[y] = add_adjoints(seeds.get(y), g, y.type)
             badj = backward(block, cloned, seeds, captured, call_vjp)
             scf.YieldOp([materialize(badj.get(c), c.type) for c in captured])

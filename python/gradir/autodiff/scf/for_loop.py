@@ -34,10 +34,26 @@ from .common import (RECORDED, body_ops, check_storable, iteration_index, mark, 
 __all__ = ["record_for", "for_adjoint", "reverse_body", "prepare_ops"]
 
 
-def prepare_ops(block: ir.Block, ops: list, active: set) -> list:
+def prepare_ops(block: ir.Block, ops: list, active: set, values=None):
+    """Runs the PREPARE hooks (loops among ``ops`` start recording).  With
+    ``values``: also returns them with every result of a replaced op swapped
+    for the replacement's (positions are found before anything is erased)."""
+    where = None
+    if values is not None:
+        where = []
+        for v in values:
+            pos = None
+            for i, op in enumerate(ops):
+                res = list(op.results)
+                if v in res:
+                    pos = (i, res.index(v))
+                    break
+            where.append(pos)
     for prepare in PREPARE:
         ops = prepare(block, ops, active)
-    return ops
+    if values is None:
+        return ops
+    return ops, [v if p is None else ops[p[0]].results[p[1]] for v, p in zip(values, where)]
 
 
 def _copy_attrs(src: ir.Operation, dst: ir.Operation) -> None:
@@ -136,13 +152,12 @@ def reverse_body(loop: ir.Operation, iv: ir.Value, states: list, seeds_adj: list
     clone_ops(body_ops(body), mapping)
     cloned = [o.operation for o in block.operations][before:]
     wrt = [s for s in states if is_float_type(s.type)] + captured
-    cloned = prepare_ops(block, cloned, _active_values(block, wrt))
-    yields = list(terminator_of(body).operands)[:n]
+    yields = [mapping.get(y, y) for y in list(terminator_of(body).operands)[:n]]
+    cloned, yields = prepare_ops(block, cloned, _active_values(block, wrt), yields)
     seeds: dict = {}
     for y, a in zip(yields, seeds_adj):
         if a is None:
             continue
-        y = mapping.get(y, y)
         seeds[y] = add_adjoints(seeds.get(y), a, y.type)
     adj = backward(block, cloned, seeds, wrt, call_vjp)
     return [adj.get(s) for s in states], [adj.get(c) for c in captured]

@@ -92,7 +92,7 @@ def while_adjoint(op, grads, adj, active, call_vjp) -> None:
     finals = [mapping.get(v, v) for v in list(terminator_of(before).operands)[1:1 + n_res]]
     ops = [o.operation for o in block.operations][start:]
     wrt = [v for v in inits if v in active and is_float_type(v.type)] + captured
-    ops = prepare_ops(block, ops, _active_values(block, wrt))
+    ops, finals = prepare_ops(block, ops, _active_values(block, wrt), finals)
     seeds: dict = {}
     for f, g in zip(finals, grads):
         if g is not None:
