@@ -12,6 +12,7 @@ from mlir.dialects import func
 
 from .gradient import (body_of, clone_ops, insertion_point_after, set_function_type,
                        terminator)
+from .regions import region_inputs
 
 __all__ = ["split_forward_backward"]
 
@@ -39,7 +40,7 @@ def split_forward_backward(module: ir.Operation, vjp_fn: ir.Operation, name: str
     for op in reversed(ops):
         if any(r in needed for r in op.results):
             forward.add(op)
-            needed.update(op.operands)
+            needed.update(region_inputs(op))   # loop bodies' captures too
     fwd_ops = [op for op in ops if op in forward]
     bwd_ops = [op for op in ops if op not in forward]
     fwd_values = set(inputs)
@@ -52,7 +53,7 @@ def split_forward_backward(module: ir.Operation, vjp_fn: ir.Operation, name: str
             seen.add(v)
             saved.append(v)
     for op in bwd_ops:
-        for v in op.operands:
+        for v in region_inputs(op):
             save(v)
     for g in grads:  # a gradient may be a forward value itself
         save(g)

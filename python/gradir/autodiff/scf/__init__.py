@@ -47,6 +47,12 @@ def check(op: ir.Operation) -> bool:
         _check_types(op)
         return True
     if name in _TENSOR_OPS:
+        if name in ("tensor.extract_slice", "tensor.insert_slice") and any(
+                isinstance(v.type, ir.RankedTensorType) and not v.type.has_static_shape
+                for v in list(op.operands) + list(op.results)):
+            raise GradientError(op, f"'{name}' on a dynamically shaped tensor is not supported "
+                                    "by rlx-gradient (differentiating an adjoint again needs "
+                                    "loops with static trip counts)")
         if name in ("tensor.extract", "tensor.from_elements") and any(
                 _is_float_scalar(v.type) for v in list(op.results) + list(op.operands)):
             raise GradientError(op, f"'{name}' on floating-point elements is not supported by "
