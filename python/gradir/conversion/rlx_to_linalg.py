@@ -71,6 +71,9 @@ def _op_problems(op) -> list[str]:
             return errors
         if name not in LOWERINGS and name not in TUPLE_OPS:
             return [f"'{name}' has no lowering to linalg"]
+    if name == "arith.constant" and not isinstance(op.results[0].type,
+                                                   (ir.RankedTensorType, ir.TupleType)):
+        return []   # index/integer/float scalars (loop bounds, conditions)
     if name.startswith(("rlx.", "grad.")) or name in ("func.call", "arith.constant"):
         for v in list(op.operands) + list(op.results):
             problem = _type_problem(v.type)

@@ -30,6 +30,8 @@ PASSES = {
     "rlx-cse": _lazy("gradir.transforms.rlx_cse", "RlxCse"),
     "rlx-dce": _lazy("gradir.transforms.rlx_dce", "RlxDce"),
     "rlx-early-dealloc": _lazy("gradir.conversion.cpu.rlx_early_dealloc", "RlxEarlyDealloc"),
+    "rlx-widen-bool-memrefs": _lazy("gradir.conversion.cpu.rlx_widen_bool_memrefs",
+                                    "RlxWidenBoolMemrefs"),
     "rlx-gradient": _lazy("gradir.transforms.rlx_gradient", "RlxGradient"),
     "rlx-lower-to-llvm": _lazy("gradir.conversion.cpu.rlx_lower_to_llvm", "RlxLowerToLlvm"),
     "rlx-memory-report": _lazy("gradir.transforms.rlx_memory_report", "RlxMemoryReport"),
