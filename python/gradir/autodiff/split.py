@@ -24,6 +24,11 @@ def _new_function(after: ir.Operation, name: str, arg_types: list, loc) -> ir.Op
     return fop.operation
 
 
+def _scalar_constant(op) -> bool:
+    return op.name == "arith.constant" and not isinstance(
+        op.results[0].type, (ir.RankedTensorType, ir.TupleType))
+
+
 def split_forward_backward(module: ir.Operation, vjp_fn: ir.Operation, name: str,
                            n_inputs: int, n_results: int) -> None:
     block = body_of(vjp_fn)
@@ -41,11 +46,14 @@ def split_forward_backward(module: ir.Operation, vjp_fn: ir.Operation, name: str
         if any(r in needed for r in op.results):
             forward.add(op)
             needed.update(region_inputs(op))   # loop bodies' captures too
+    # Scalar constants (loop bounds) are rebuilt in the backward, not saved.
+    shared = {op for op in forward if _scalar_constant(op)}
     fwd_ops = [op for op in ops if op in forward]
-    bwd_ops = [op for op in ops if op not in forward]
+    bwd_ops = [op for op in ops if op not in forward or op in shared]
     fwd_values = set(inputs)
     for op in fwd_ops:
-        fwd_values.update(op.results)
+        if op not in shared:
+            fwd_values.update(op.results)
 
     saved, seen = [], set()
     def save(v):

@@ -90,12 +90,16 @@ def _check_types(op: ir.Operation) -> None:
         before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
         inits = list(op.operands)
         yields = list(terminator_of(after).operands)
+        passed = list(terminator_of(before).operands)[1:]
         for j, (a, y) in enumerate(zip(inits, yields)):
             if a.type != y.type:
                 raise GradientError(op, f"loop-carried value #{j} changes type: enters as "
                                         f"{a.type}, is yielded as {y.type}")
+        for j, (a, p) in enumerate(zip(inits, passed) if len(inits) == len(passed) else ()):
+            if a.type != p.type:
+                raise GradientError(op, f"loop-carried value #{j} changes type: enters as "
+                                        f"{a.type}, scf.condition passes {p.type}")
         _check_carried(op, inits)
-        del before
 
 
 def _check_carried(op, inits) -> None:
