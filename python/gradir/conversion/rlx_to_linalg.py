@@ -13,6 +13,7 @@ from ..passes.base import ModulePass
 from ..dialects.verify import verify_op
 from .linalg import LOWERINGS, TUPLE_OPS, flatten_tuples, flatten_type, patterns
 from .linalg.bools import retype_bools
+from .linalg.scalars import fill_from_elements
 from .linalg.tuples import TupleError
 
 __all__ = ["RlxToLinalg", "LAYOUTS"]
@@ -183,6 +184,7 @@ class RlxToLinalg(ModulePass):
             self.error(err.op, str(err))
             raise self.failure() from None
         retype_bools(module)
+        fill_from_elements(module)      # loop indices as 0-d tensors (scf bodies)
         _compat.apply_patterns(module, patterns())
         for op in _walk(module):
             if op.name.startswith(("rlx.", "grad.")):

@@ -49,7 +49,7 @@ __all__ = ["nvvm_pipeline", "lower_to_nvvm", "NVVM_PIPELINE", "FORMATS", "TO_KER
 
 FORMATS = ("isa", "bin", "fatbin")
 
-_BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries "
+_BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
               "function-boundary-type-conversion=identity-layout-map}")
 _OUT_PARAMS = "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}"
 
