@@ -101,7 +101,7 @@ def _slice_params(ctx, operands):
     return out
 
 
-def _index(offsets, sizes, strides, rank_out_shape=None):
+def _index(offsets, sizes, strides):
     return tuple(slice(o, o + n * s, s) for o, n, s in zip(offsets, sizes, strides))
 
 

@@ -17,8 +17,7 @@ from mlir.dialects import scf
 
 from ..cleanup import erase_dead_ops
 from ..gradient import _active_values, add_adjoints, backward, clone_ops, materialize
-from .common import body_ops, terminator_of
-from .for_loop import active_captured, prepare_ops
+from .common import active_captured, body_ops, prepare_ops, terminator_of
 
 __all__ = ["if_adjoint"]
 

@@ -22,9 +22,10 @@ import math
 from mlir import ir
 from mlir.dialects import arith, scf
 
-from ..gradient import GradientError, add_adjoints, backward, clone_ops, materialize, zeros_of
+from ..gradient import (GradientError, _active_values, add_adjoints, backward, clone_ops,
+                        materialize, zeros_of)
 from ..rules import is_float_type
-from .common import (RECORDED, body_ops, index_const, stack_get, static_index, terminator_of,
+from .common import (RECORDED, body_ops, index_const, prepare_ops, stack_get, terminator_of,
                      trip_count)
 
 __all__ = ["POLICY", "EVERY", "policy_of", "every_of", "segmented_adjoint", "LEAF"]
@@ -85,7 +86,7 @@ def segmented_adjoint(op, every: int, grads, captured, call_vjp):
     inits = list(op.operands)[3:3 + n]
     stacks = list(op.results)[n:]
     fj = [j for j in range(n) if is_float_type(inits[j].type)]
-    trips, static = trip_count(lb, ub, step)
+    trips, _ = trip_count(lb, ub, step)
     e = index_const(every)
     rows = arith.CeilDivSIOp(trips, e).result
     c0, c1 = index_const(0), index_const(1)
@@ -115,8 +116,6 @@ def segmented_adjoint(op, every: int, grads, captured, call_vjp):
             ir.IntegerType.get_signless(64), every)
         carried = list(rev.inner_iter_args)
         block = rev.body
-        from .for_loop import prepare_ops
-        from ..gradient import _active_values
         wrt = [states[j] for j in fj] + list(captured)
         ops = prepare_ops(block, [seg_op], _active_values(block, wrt))
         seg_op = ops[0]
@@ -130,7 +129,6 @@ def segmented_adjoint(op, every: int, grads, captured, call_vjp):
             a = adj.get(c)
             outs.append(acc if a is None else add_adjoints(acc, a, acc.type))
         scf.YieldOp(outs)
-    del static
     res = list(rev.results)
     return res[:len(fj)], res[len(fj):]
 

@@ -8,9 +8,12 @@ from mlir import ir
 from mlir.dialects import arith, tensor
 
 from ..gradient import GradientError, terminator
+from ..regions import PREPARE, captured_values
+from ..rules import is_float_type
 
 __all__ = ["index_const", "static_index", "trip_count", "new_stack", "stack_push",
-           "stack_get", "mark", "is_marked", "body_ops", "STACK_MARK", "RECORDED"]
+           "stack_get", "mark", "is_marked", "body_ops", "STACK_MARK", "RECORDED",
+           "prepare_ops", "active_captured"]
 
 # Unit attribute on the bookkeeping ops the recording loops add (stack writes,
 # trip counters); dropped when the gradient is done.
@@ -92,13 +95,11 @@ def check_storable(where, t: ir.Type) -> None:
 
 
 def new_stack(t: ir.Type, trips: ir.Value, static: int | None) -> ir.Value:
+    """An uninitialized ``tensor<rows x ...>`` (``static`` rows, else ``trips``)."""
     st = _stack_type(t, static)
-    sizes = [] if static is not None else [trips]
-    empty = tensor.EmptyOp([trips if static is None else static] +
-                           (list(t.shape) if isinstance(t, ir.RankedTensorType) else []),
-                           st.element_type)
-    del sizes
-    return empty.result
+    shape = list(t.shape) if isinstance(t, ir.RankedTensorType) else []
+    return tensor.EmptyOp([trips if static is None else static] + shape,
+                          st.element_type).result
 
 
 def _slice_attrs(t: ir.RankedTensorType):
@@ -129,3 +130,29 @@ def stack_get(stack: ir.Value, k: ir.Value, t: ir.Type) -> ir.Value:
 
 def terminator_of(block: ir.Block) -> ir.Operation:
     return terminator(block)
+
+
+def prepare_ops(block: ir.Block, ops: list, active: set, values=None):
+    """Runs the PREPARE hooks (loops among ``ops`` start recording).  With
+    ``values``: also returns them with every result of a replaced op swapped
+    for the replacement's (positions are found before anything is erased)."""
+    where = None
+    if values is not None:
+        where = []
+        for v in values:
+            pos = None
+            for i, op in enumerate(ops):
+                res = list(op.results)
+                if v in res:
+                    pos = (i, res.index(v))
+                    break
+            where.append(pos)
+    for prepare in PREPARE:
+        ops = prepare(block, ops, active)
+    if values is None:
+        return ops
+    return ops, [v if p is None else ops[p[0]].results[p[1]] for v, p in zip(values, where)]
+
+
+def active_captured(op: ir.Operation, active: set) -> list:
+    return [v for v in captured_values(op) if v in active and is_float_type(v.type)]

@@ -26,34 +26,13 @@ from mlir.dialects import arith, scf
 from ..cleanup import erase_dead_ops
 from ..gradient import (GradientError, _active_values, add_adjoints, backward, clone_ops,
                         materialize, zeros_of)
-from ..regions import PREPARE, captured_values
 from ..rules import is_float_type
-from .common import (RECORDED, body_ops, check_storable, iteration_index, mark, new_stack,
-                     stack_get, stack_push, terminator_of, trip_count)
+from .checkpointing import every_of, segmented_adjoint
+from .common import (RECORDED, active_captured, body_ops, check_storable, index_const,
+                     iteration_index, mark, new_stack, prepare_ops, stack_get, stack_push,
+                     static_index, terminator_of, trip_count)
 
 __all__ = ["record_for", "for_adjoint", "reverse_body", "prepare_ops"]
-
-
-def prepare_ops(block: ir.Block, ops: list, active: set, values=None):
-    """Runs the PREPARE hooks (loops among ``ops`` start recording).  With
-    ``values``: also returns them with every result of a replaced op swapped
-    for the replacement's (positions are found before anything is erased)."""
-    where = None
-    if values is not None:
-        where = []
-        for v in values:
-            pos = None
-            for i, op in enumerate(ops):
-                res = list(op.results)
-                if v in res:
-                    pos = (i, res.index(v))
-                    break
-            where.append(pos)
-    for prepare in PREPARE:
-        ops = prepare(block, ops, active)
-    if values is None:
-        return ops
-    return ops, [v if p is None else ops[p[0]].results[p[1]] for v, p in zip(values, where)]
 
 
 def _copy_attrs(src: ir.Operation, dst: ir.Operation) -> None:
@@ -109,14 +88,11 @@ def record_for(op: ir.Operation, every: int = 1, capacity: int | None = None) ->
 
 
 def _index(n: int) -> ir.Value:
-    from .common import index_const
-    v = index_const(n)
-    return v
+    return index_const(n)
 
 
 def _push_every(stacks, carried, k, every):
     """Writes row k / every when k is a multiple of ``every``."""
-    idx = ir.IndexType.get()
     e = _index(every)
     mark(e)
     rem = arith.RemSIOp(k, e).result
@@ -133,7 +109,6 @@ def _push_every(stacks, carried, k, every):
         scf.YieldOp([stack_push(s, c, row) for s, c in zip(stacks, carried)])
     with ir.InsertionPoint(if_op.else_block):
         scf.YieldOp(list(stacks))
-    del idx
     return list(if_op.results)
 
 
@@ -163,16 +138,11 @@ def reverse_body(loop: ir.Operation, iv: ir.Value, states: list, seeds_adj: list
     return [adj.get(s) for s in states], [adj.get(c) for c in captured]
 
 
-def active_captured(op: ir.Operation, active: set) -> list:
-    return [v for v in captured_values(op) if v in active and is_float_type(v.type)]
-
-
 def for_adjoint(op, grads, adj, active, call_vjp) -> None:
     """Backward of a recorded ``scf.for`` (store-all or every-k-th)."""
     if RECORDED not in op.attributes:
         raise GradientError(op, "internal error: scf.for reached the backward without "
                                 "recording its iterations")
-    from .checkpointing import every_of, segmented_adjoint
     n = ir.IntegerAttr(op.attributes[RECORDED]).value
     every = every_of(op)
     lb, ub, step = list(op.operands)[:3]
@@ -226,5 +196,4 @@ def _store_all_adjoint(op, lb, ub, step, inits, stacks, fj, grads, captured, cal
 
 
 def _static(v):
-    from .common import static_index
     return static_index(v)

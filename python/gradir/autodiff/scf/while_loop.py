@@ -13,8 +13,9 @@ from mlir.dialects import arith, scf
 
 from ..gradient import GradientError, _active_values, add_adjoints, backward, clone_ops
 from ..rules import is_float_type
-from .common import RECORDED, body_ops, check_storable, index_const, mark, terminator_of
-from .for_loop import _copy_attrs, active_captured, prepare_ops
+from .common import (RECORDED, active_captured, body_ops, check_storable, index_const, mark,
+                     prepare_ops, terminator_of)
+from .for_loop import _copy_attrs
 
 __all__ = ["record_while", "while_adjoint"]
 
@@ -69,8 +70,7 @@ def while_adjoint(op, grads, adj, active, call_vjp) -> None:
     captured = active_captured(op, active)
     block = ir.InsertionPoint.current.block
     start = len(list(block.operations))
-    c0, c1 = index_const(0), index_const(1)
-    replay = scf.ForOp(c0, trips, c1, inits)
+    replay = scf.ForOp(index_const(0), trips, index_const(1), inits)
     with ir.InsertionPoint(replay.body):
         state = list(replay.inner_iter_args)
         mapping = dict(zip(list(before.arguments)[:n], state))
@@ -100,4 +100,3 @@ def while_adjoint(op, grads, adj, active, call_vjp) -> None:
     wadj = backward(block, ops, seeds, wrt, call_vjp)
     for v in wrt:
         adj.accumulate(v, wadj.get(v))
-    del c0
