@@ -64,7 +64,7 @@ def chain_ir(n: int, batch: int, width: int, segments: int = 0) -> str:
 def adjoint(text: str, options: str = ""):
     import gradir
     from gradir.autodiff.memory import memory_report
-    from gradir.autodiff.gradient import find_function
+    from gradir.ir import find_function
     module = gradir.parse(text)
     t0 = time.perf_counter()
     gradir.run_pipeline(module, "builtin.module(rlx-gradient{" + options + "})")

@@ -14,7 +14,7 @@ For each: ops of @main (the forward), of @main_adjoint raw (simplify=false)
 and simplified (rlx-gradient's default), and of a hand-written
 @main_hand (the same forward, then a backward written with the rlx
 builders, PyTorch-style per-op formulas); every count includes the forward
-and excludes the return.  FLOPs come from bench/_flops.py; "bwd/fwd" is
+and excludes the return.  FLOPs come from gradir.autodiff.cost (the model of rlx-memory-report); "bwd/fwd" is
 (adjoint FLOPs - forward FLOPs) / forward FLOPs, the backward's own work.
 All three adjoints are evaluated with the reference interpreter on the same
 random inputs and must agree.
@@ -25,20 +25,17 @@ the MLP and the attention block.
 
 from __future__ import annotations
 
-import os
 import sys
 
 import numpy as np
 from mlir import ir
 from mlir.dialects import arith, func
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-import gradir  # noqa: E402
-from gradir.autodiff.gradient import find_function  # noqa: E402
-from gradir.autodiff.simplify import count_ops  # noqa: E402
-from gradir.dialects import rlx  # noqa: E402
-from _flops import function_flops  # noqa: E402
+import gradir
+from gradir.autodiff.cost import function_flops
+from gradir.autodiff.simplify import count_ops
+from gradir.dialects import rlx
+from gradir.ir import find_function
 
 
 def f64(*shape):

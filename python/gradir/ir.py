@@ -1,4 +1,6 @@
-"""Contexts with gradir's dialects loaded; parse and print helpers."""
+"""Contexts with gradir's dialects loaded; parse and print helpers; the
+IR-generic walks every package shares (functions by name, nested ops and
+blocks, function types).  Nothing here knows a dialect."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ from mlir.dialects import builtin, irdl
 from . import _compat
 
 __all__ = ["DIALECT_FILES", "load_dialects", "make_context", "parse", "print_module",
-           "as_operation"]
+           "as_operation", "symbol_name", "functions", "find_function", "function_type",
+           "set_function_type", "walk", "blocks_of", "has_uses"]
 
 _DIALECT_DIR = Path(__file__).resolve().parent / "dialect"
 DIALECT_FILES = (_DIALECT_DIR / "rlx.irdl.mlir", _DIALECT_DIR / "grad.irdl.mlir")
@@ -63,3 +66,73 @@ def print_module(module, *, generic: bool = False, debug_info: bool = False) -> 
     return as_operation(module).get_asm(print_generic_op_form=generic,
                                         enable_debug_info=debug_info,
                                         assume_verified=True)
+
+
+# --- walking the IR -----------------------------------------------------------------
+
+def symbol_name(op) -> str:
+    """The ``sym_name`` of a symbol op (``func.func``, ``gpu.module``, ...)."""
+    return ir.StringAttr(op.attributes["sym_name"]).value
+
+
+def functions(module) -> list:
+    """The ``func.func`` ops directly in ``module`` (an Operation or OpView), in order."""
+    out = []
+    for region in module.regions:
+        for block in region.blocks:
+            for op in block.operations:
+                op = op.operation
+                if op.name == "func.func":
+                    out.append(op)
+    return out
+
+
+def find_function(module, name: str):
+    """The ``func.func`` named ``name`` directly in ``module``, or None."""
+    for fn in functions(module):
+        if symbol_name(fn) == name:
+            return fn
+    return None
+
+
+def function_type(fn) -> ir.FunctionType:
+    return ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+
+
+def set_function_type(fn, inputs, results) -> None:
+    """Sets ``fn``'s type; ``arg_attrs``/``res_attrs``, when present, are cut or
+    padded (with empty dictionaries) to the new counts."""
+    fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(list(inputs),
+                                                                         list(results)))
+    for key, n in (("arg_attrs", len(inputs)), ("res_attrs", len(results))):
+        if key in fn.attributes:
+            old = list(ir.ArrayAttr(fn.attributes[key]))
+            old = old[:n] + [ir.DictAttr.get({})] * (n - len(old))
+            fn.attributes[key] = ir.ArrayAttr.get(old)
+
+
+def walk(op, *, descend=None):
+    """Every op nested in ``op`` (pre-order, ``op`` excluded).  With
+    ``descend``, the ops nested in ``inner`` are visited only when
+    ``descend(inner)`` is true."""
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                inner = inner.operation
+                yield inner
+                if descend is None or descend(inner):
+                    yield from walk(inner, descend=descend)
+
+
+def blocks_of(op):
+    """Every block nested under ``op``, outer blocks before inner ones."""
+    for region in op.regions:
+        for block in region.blocks:
+            yield block
+            for inner in block.operations:
+                yield from blocks_of(inner.operation)
+
+
+def has_uses(op) -> bool:
+    """Whether any result of ``op`` is used."""
+    return any(True for r in op.results for _ in r.uses)

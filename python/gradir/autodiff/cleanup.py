@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ..dialects.util import blocks_of, has_uses, is_pure
+from ..dialects.util import is_pure
+from ..ir import blocks_of, has_uses
 
 __all__ = ["cse", "cse_block", "erase_dead_ops", "dce"]
 

@@ -26,8 +26,12 @@ import math
 
 from mlir import ir
 
+from ..dialects.ops import BINARY, COMPARE, UNARY
+from ..dialects.util import numel, shape_of
+from ..ir import find_function
+
 __all__ = ["type_bytes", "element_bytes", "numel", "op_flops", "block_flops",
-           "function_flops"]
+           "function_flops", "COSTED_OPS"]
 
 
 def element_bytes(t: ir.Type) -> int:
@@ -41,12 +45,6 @@ def element_bytes(t: ir.Type) -> int:
     if isinstance(t, ir.ComplexType):
         return 2 * element_bytes(ir.ComplexType(t).element_type)
     return 8
-
-
-def numel(t: ir.Type) -> int:
-    if isinstance(t, ir.ShapedType) and ir.ShapedType(t).has_static_shape:
-        return int(math.prod(ir.ShapedType(t).shape))
-    return 1
 
 
 def type_bytes(t: ir.Type) -> int:
@@ -67,17 +65,27 @@ _ZERO = frozenset({
     "grad.start_checkpoint", "grad.end_checkpoint", "grad.no_grad",
 })
 
+# One FLOP per result element.
+_PER_OUTPUT = frozenset({f"rlx.{n}" for n in UNARY + BINARY + COMPARE} | {"rlx.where"})
+
 _PER_INPUT = {"rlx.sum": 1, "rlx.mean": 1, "rlx.max": 1, "rlx.min": 1, "rlx.prod": 1,
               "rlx.variance": 3, "rlx.cumsum": 1, "rlx.collapse_sum_to": 1,
               "rlx.softmax": 5, "rlx.log_softmax": 5, "rlx.layer_norm": 8,
               "rlx.rms_norm": 5, "rlx.cross_entropy_with_logits": 5, "rlx.nll_loss": 1}
 
 
+# Counted by their own formula in ``op_flops``.
+_FORMULA = frozenset({"rlx.matmul", "rlx.conv2d", "rlx.conv2d_transpose", "rlx.max_pool2d",
+                      "rlx.avg_pool2d", "rlx.max_pool2d_backward", "rlx.avg_pool2d_backward",
+                      "func.call"})
+
+# Every op the model knows (test/layout/op_tables.py checks it covers the dialects).
+COSTED_OPS = _ZERO | _PER_OUTPUT | set(_PER_INPUT) | _FORMULA
+
+
 def _shape(v) -> list[int]:
-    t = v.type
-    if isinstance(t, ir.ShapedType):
-        return list(ir.ShapedType(t).shape)
-    return []
+    """The shape of a tensor value; [] for anything else."""
+    return shape_of(v) if isinstance(v.type, ir.ShapedType) else []
 
 
 def _window(op) -> int:
@@ -115,8 +123,9 @@ def op_flops(op, module: ir.Operation | None = None, _depth: int = 0) -> int:
         return _call_flops(op, module, _depth)
     if op.regions:
         return region_flops(op, module, _depth)
-    if name.startswith("rlx."):
-        # Elementwise arithmetic, comparisons, where: one per result element.
+    if name in _PER_OUTPUT or name.startswith("rlx."):
+        # Elementwise arithmetic, comparisons, where (and an rlx op the model
+        # does not know yet): one per result element.
         return sum(numel(r.type) for r in op.results)
     return 0
 
@@ -168,14 +177,10 @@ def region_flops(op, module, depth: int) -> int:
 def _call_flops(op, module, depth: int) -> int:
     if module is None or depth > 16:
         return 0
-    callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-    for f in module.regions[0].blocks[0].operations:
-        f = f.operation
-        if f.name == "func.func" and ir.StringAttr(f.attributes["sym_name"]).value == callee:
-            if not f.regions[0].blocks:
-                return 0
-            return block_flops(f.regions[0].blocks[0], module, depth + 1)
-    return 0
+    f = find_function(module, ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
+    if f is None or not f.regions[0].blocks:
+        return 0
+    return block_flops(f.regions[0].blocks[0], module, depth + 1)
 
 
 def block_flops(block: ir.Block, module: ir.Operation | None = None, _depth: int = 0) -> int:

@@ -14,6 +14,7 @@ from mlir import ir
 from mlir.dialects import func
 
 from ..dialects import rlx
+from ..ir import find_function, function_type, set_function_type  # noqa: F401  (re-exported)
 from .regions import CHECK, FINISH, PREPARE, REGION_RULES, region_inputs, walk_nested
 from .rules import NON_DIFFERENTIABLE, get_rule, is_float_type
 
@@ -32,18 +33,6 @@ class GradientError(Exception):
 
 # ----------------------------------------------------------------------------
 # Function-level helpers
-
-def find_function(module: ir.Operation, name: str):
-    for op in module.regions[0].blocks[0].operations:
-        if op.operation.name == "func.func" and \
-                ir.StringAttr(op.operation.attributes["sym_name"]).value == name:
-            return op.operation
-    return None
-
-
-def function_type(fn: ir.Operation) -> ir.FunctionType:
-    return ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
-
 
 def body_of(fn: ir.Operation) -> ir.Block:
     return fn.regions[0].blocks[0]
@@ -84,16 +73,6 @@ def clone_ops(ops, mapping: dict) -> None:
                         inner.operands[i] = mapping[v]
         for old, nv in zip(op.results, new.results):
             mapping[old] = nv
-
-
-def set_function_type(fn: ir.Operation, inputs, results) -> None:
-    fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(list(inputs),
-                                                                         list(results)))
-    for key, n in (("arg_attrs", len(inputs)), ("res_attrs", len(results))):
-        if key in fn.attributes:
-            old = list(ir.ArrayAttr(fn.attributes[key]))
-            old = old[:n] + [ir.DictAttr.get({})] * (n - len(old))
-            fn.attributes[key] = ir.ArrayAttr.get(old)
 
 
 def terminator(block: ir.Block) -> ir.Operation:

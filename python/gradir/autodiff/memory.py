@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 from mlir import ir
 
+from ..ir import find_function, function_type, symbol_name
 from .cost import op_flops, type_bytes
 
 __all__ = ["AbstractOp", "Program", "MemoryReport", "abstract_block", "build_program",
@@ -312,17 +313,8 @@ def saved_buffers(program: Program, ops: list[AbstractOp], ret: list[int],
 # ----------------------------------------------------------------------------
 # The IR-level API
 
-def _function_named(module: ir.Operation, name: str):
-    for op in module.regions[0].blocks[0].operations:
-        op = op.operation
-        if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == name:
-            return op
-    return None
-
-
 def _n_results(fn: ir.Operation) -> int:
-    ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
-    return len(ftype.results)
+    return len(function_type(fn).results)
 
 
 def infer_forward_results(fn: ir.Operation, module: ir.Operation | None = None) -> int:
@@ -331,11 +323,11 @@ def infer_forward_results(fn: ir.Operation, module: ir.Operation | None = None) 
     ``@f_adjoint``, ``@f_vjp`` and ``@f_fwd`` (rlx-gradient's outputs) return
     ``@f``'s results first; any other function is all forward."""
     fn = fn.operation
-    name = ir.StringAttr(fn.attributes["sym_name"]).value
+    name = symbol_name(fn)
     if module is not None:
         for suffix in ("_adjoint", "_vjp", "_fwd"):
             if name.endswith(suffix) and len(name) > len(suffix):
-                base = _function_named(module, name[: -len(suffix)])
+                base = find_function(module, name[: -len(suffix)])
                 if base is not None:
                     return min(_n_results(base), _n_results(fn))
     return _n_results(fn)
@@ -380,7 +372,7 @@ def memory_report(fn, forward_results: int | None = None,
     saved = saved_buffers(program, ops, ret, forward_results)
     p = peak_of(program, saved)
     return MemoryReport(
-        function=ir.StringAttr(fn.attributes["sym_name"]).value,
+        function=symbol_name(fn),
         peak=p.bytes, arguments=p.arguments, saved=p.saved, temporaries=p.temporaries,
         op_index=p.step, op_name=program.names[p.step],
         saved_total=sum(program.sizes[b] for b in saved),

@@ -8,6 +8,8 @@ from typing import Callable
 
 from mlir import ir
 
+from ..ir import walk
+
 __all__ = ["captured_values", "region_inputs", "walk_nested", "REGION_RULES",
            "PREPARE", "CHECK", "FINISH"]
 
@@ -25,12 +27,7 @@ FINISH: list[Callable] = []
 
 def walk_nested(op: ir.Operation):
     """Every op nested in ``op``'s regions (not ``op`` itself), in order."""
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                inner = inner.operation
-                yield inner
-                yield from walk_nested(inner)
+    return walk(op)
 
 
 def _defined_inside(op: ir.Operation) -> set:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from mlir import ir
 
+from ..ir import walk as ir_walk
+
 __all__ = ["VIEW_OPS", "aliases_of", "walk", "ancestor_in_block"]
 
 # Ops whose result views (aliases) the buffer of their first operand.
@@ -28,16 +30,14 @@ def aliases_of(value: ir.Value) -> list[ir.Value]:
     return out
 
 
+def _outside_kernels(op: ir.Operation) -> bool:
+    return op.name != "gpu.launch"
+
+
 def walk(op: ir.Operation, *, into_kernels: bool = True):
     """Every op nested in ``op`` (pre-order, ``op`` excluded); with
     ``into_kernels=False`` the bodies of ``gpu.launch`` are skipped."""
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                inner = inner.operation
-                yield inner
-                if into_kernels or inner.name != "gpu.launch":
-                    yield from walk(inner, into_kernels=into_kernels)
+    return ir_walk(op, descend=None if into_kernels else _outside_kernels)
 
 
 def ancestor_in_block(op: ir.Operation, block: ir.Block):

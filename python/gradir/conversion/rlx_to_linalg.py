@@ -9,8 +9,9 @@ from mlir import ir
 
 from .. import _compat
 from ..dialects.infer import ALL_ELEMENT_TYPES
-from ..passes.base import ModulePass
 from ..dialects.verify import verify_op
+from ..ir import function_type, functions, symbol_name, walk
+from ..passes.base import ModulePass
 from .linalg import LOWERINGS, TUPLE_OPS, flatten_tuples, flatten_type, patterns
 from .linalg.bools import retype_bools
 from .linalg.scalars import fill_from_elements
@@ -88,30 +89,13 @@ def _op_problems(op) -> list[str]:
     return []
 
 
-def _functions(module: ir.Operation):
-    for region in module.regions:
-        for block in region.blocks:
-            for op in block.operations:
-                if op.operation.name == "func.func":
-                    yield op.operation
-
-
-def _walk(op: ir.Operation):
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                inner = inner.operation
-                yield inner
-                yield from _walk(inner)
-
-
 def _recursive_calls(module: ir.Operation) -> list:
     """``func.call`` ops that are part of a cycle of the call graph."""
     calls: dict[str, list] = {}
-    for fn in _functions(module):
-        name = ir.StringAttr(fn.attributes["sym_name"]).value
+    for fn in functions(module):
+        name = symbol_name(fn)
         calls[name] = [(op, ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
-                       for op in _walk(fn) if op.name == "func.call"]
+                       for op in walk(fn) if op.name == "func.call"]
 
     def reaches(start: str, target: str) -> bool:
         seen, todo = set(), [start]
@@ -164,15 +148,15 @@ class RlxToLinalg(ModulePass):
             self.error(call, "recursive calls cannot be compiled (the compiled code has no "
                              "control flow to end the recursion)")
             failed = True
-        for fn in _functions(module):
-            ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+        for fn in functions(module):
+            ftype = function_type(fn)
             for kind, types in (("argument", ftype.inputs), ("result", ftype.results)):
                 for i, t in enumerate(types):
                     problem = _type_problem(t)
                     if problem:
                         self.error(fn, f"function {kind} #{i}: {problem}")
                         failed = True
-            for op in _walk(fn):
+            for op in walk(fn):
                 for message in _op_problems(op):
                     self.error(op, message)
                     failed = True
@@ -186,7 +170,7 @@ class RlxToLinalg(ModulePass):
         retype_bools(module)
         fill_from_elements(module)      # loop indices as 0-d tensors (scf bodies)
         _compat.apply_patterns(module, patterns())
-        for op in _walk(module):
+        for op in walk(module):
             if op.name.startswith(("rlx.", "grad.")):
                 self.error(op, f"failed to lower '{op.name}'")
                 failed = True

@@ -29,12 +29,12 @@ from typing import Callable, Sequence
 
 from mlir import ir
 
+from .ops import BINARY, COMPARE, REDUCE, UNARY
+from .util import ShapeError
+from .util import checked_axes as _norm_axes
+
 __all__ = ["ShapeError", "INFER", "ATTRS", "attributes_of", "raw_attributes", "FLOAT_TYPES",
            "INDEX_TYPES", "ALL_ELEMENT_TYPES", "broadcast_shapes", "element_type_name"]
-
-
-class ShapeError(ValueError):
-    """Invalid operand types, shapes or attributes for an rlx op."""
 
 
 FLOAT_TYPES = ("f16", "bf16", "f32", "f64")
@@ -180,17 +180,6 @@ def _broadcasts(src, dst) -> bool:
 
 def _fmt(shape) -> str:
     return str(tuple(int(d) for d in shape))
-
-
-def _norm_axes(axes, rank: int, what: str = "axis", unique: bool = True) -> list[int]:
-    out = []
-    for a in axes:
-        if not -rank <= a < rank:
-            raise ShapeError(f"{what} {a} is out of range for rank {rank}")
-        out.append(a % rank if rank else 0)
-    if unique and len(set(out)) != len(out):
-        raise ShapeError(f"{what} {list(axes)} has duplicates")
-    return out
 
 
 def _one_axis(attrs, name: str, rank: int, default: int | None):
@@ -685,12 +674,6 @@ def _marker(ops, attrs, results):
         raise ShapeError(f"operand must be a tensor or a tuple, got {t}")
     return [t]
 
-
-UNARY = ("negative", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "abs",
-         "relu", "silu", "gelu", "erf", "square")
-BINARY = ("add", "subtract", "multiply", "divide", "power", "maximum", "minimum")
-COMPARE = ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
-REDUCE = ("sum", "mean", "max", "min", "prod", "variance")
 
 INFER: dict[str, Callable] = {
     **{f"rlx.{n}": _unary for n in UNARY},

@@ -24,6 +24,7 @@ from typing import Sequence
 from mlir import ir
 
 from .infer import ATTRS, INFER, ShapeError, _py_value, attributes_of
+from .util import elt_of
 
 __all__ = [
     "ShapeError", "INFER", "attributes_of", "infer_result_types", "build_op", "to_dtype",
@@ -148,10 +149,6 @@ def _axes(axis):
     return [axis] if isinstance(axis, int) else list(axis)
 
 
-def _elt_of(v: ir.Value) -> ir.Type:
-    return v.type.element_type
-
-
 # --- unary -----------------------------------------------------------------
 
 def _unary(opname):
@@ -232,18 +229,18 @@ def _resolve_shape(x: ir.Value, shape: Sequence[int]) -> list[int]:
 
 def reshape(x: ir.Value, shape: Sequence[int], *, loc=None, ip=None) -> ir.Value:
     """Reshape to ``shape`` (one entry may be -1)."""
-    t = ir.RankedTensorType.get(_resolve_shape(x, shape), _elt_of(x))
+    t = ir.RankedTensorType.get(_resolve_shape(x, shape), elt_of(x))
     return _one("rlx.reshape", [x], result=t, loc=loc, ip=ip)
 
 
 def broadcast_to(x: ir.Value, shape: Sequence[int], *, loc=None, ip=None) -> ir.Value:
-    t = ir.RankedTensorType.get(list(shape), _elt_of(x))
+    t = ir.RankedTensorType.get(list(shape), elt_of(x))
     return _one("rlx.broadcast_to", [x], result=t, loc=loc, ip=ip)
 
 
 def collapse_sum_to(x: ir.Value, shape: Sequence[int], *, loc=None, ip=None) -> ir.Value:
     """Sums the axes that broadcasting ``shape`` to ``x``'s shape expanded."""
-    t = ir.RankedTensorType.get(list(shape), _elt_of(x))
+    t = ir.RankedTensorType.get(list(shape), elt_of(x))
     return _one("rlx.collapse_sum_to", [x], result=t, loc=loc, ip=ip)
 
 
@@ -443,7 +440,7 @@ def full(shape: Sequence[int], fill_value, dtype=None, *, loc=None, ip=None) -> 
                   else ir.IntegerAttr.get(elt, int(fill_value)))
         fill_value = arith.ConstantOp(t0, ir.DenseElementsAttr.get_splat(t0, scalar),
                                       loc=loc, ip=ip).result
-    elt = to_dtype(dtype) if dtype is not None else _elt_of(fill_value)
+    elt = to_dtype(dtype) if dtype is not None else elt_of(fill_value)
     t = ir.RankedTensorType.get(list(shape), elt)
     return _one("rlx.full", [fill_value], result=t, loc=loc, ip=ip)
 

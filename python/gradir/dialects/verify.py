@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from mlir import ir
 
+from ..ir import walk
 from .infer import ATTRS, INFER, KIND_SPELLING, ShapeError, attribute_kind_ok
 from .infer import _py_value, raw_attributes
 
@@ -50,15 +51,6 @@ def verify_op(op: ir.Operation) -> list[str]:
     return errors
 
 
-def _walk(op: ir.Operation):
-    for region in op.regions:
-        for block in region:
-            for inner in block:
-                inner = inner.operation
-                yield inner
-                yield from _walk(inner)
-
-
 def verify_module(module_op) -> list[tuple[ir.Location, str]]:
     """Every rlx/grad verification error under ``module_op`` (a Module,
     ModuleOp or Operation), as ``(location, message)`` in IR order."""
@@ -67,7 +59,7 @@ def verify_module(module_op) -> list[tuple[ir.Location, str]]:
     module_op = module_op.operation if hasattr(module_op, "operation") else module_op
     out = []
     with module_op.context, module_op.location:  # inference builds types
-        for op in _walk(module_op):
+        for op in walk(module_op):
             for message in verify_op(op):
                 out.append((op.location, message))
     return out

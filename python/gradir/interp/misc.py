@@ -36,11 +36,6 @@ def _ones_like(ctx, x):
     return np.ones(np.shape(x), dtype=ctx.result_dtype())
 
 
-@register("rlx.full_like")
-def _full_like(ctx, x, fill):
-    return np.full(np.shape(x), np.asarray(fill).reshape(()), dtype=ctx.result_dtype())
-
-
 @register("rlx.astype")
 def _astype(ctx, x):
     # numpy's C casts: float -> int truncates toward zero, nonzero -> true.

@@ -129,11 +129,6 @@ def _triu(ctx, x):
     return np.triu(x, ctx.int("k", 0))
 
 
-@register("rlx.tril")
-def _tril(ctx, x):
-    return np.tril(x, ctx.int("k", 0))
-
-
 def _collapse_sum(x, shape):
     x = np.asarray(x)
     lead = x.ndim - len(shape)
@@ -154,8 +149,3 @@ def _collapse_sum_to(ctx, x, *rest):
     # `shape` to data's shape added or stretched.  The target shape is the
     # result type's.
     return _collapse_sum(x, ctx.result_shape())
-
-
-@register("rlx.collapse_sum_like")
-def _collapse_sum_like(ctx, x, like):
-    return _collapse_sum(x, np.shape(like))

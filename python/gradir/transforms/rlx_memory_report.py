@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from mlir import ir
 
 from ..autodiff.memory import loop_summaries, memory_report
+from ..ir import functions as ir_functions
+from ..ir import symbol_name
 from ..passes.base import ModulePass, option
 
 
@@ -43,10 +45,10 @@ class RlxMemoryReport(ModulePass):
             functions, parent = [module], module.parent
             parent = parent.operation if parent is not None else None
         else:
-            functions, parent = _functions(module), module
+            functions, parent = ir_functions(module), module
         found = False
         for fn in functions:
-            name = ir.StringAttr(fn.attributes["sym_name"]).value
+            name = symbol_name(fn)
             if self.func and name != self.func:
                 continue
             found = True
@@ -69,13 +71,3 @@ class RlxMemoryReport(ModulePass):
         if self.func and not found and module.name != "func.func":
             self.error(module, f"rlx-memory-report: no function named '@{self.func}'")
             raise self.failure()
-
-
-def _functions(module: ir.Operation) -> list:
-    out = []
-    for region in module.regions:
-        for block in region.blocks:
-            for op in block.operations:
-                if op.operation.name == "func.func":
-                    out.append(op.operation)
-    return out

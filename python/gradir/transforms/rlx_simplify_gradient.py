@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from mlir import ir
 
 from ..autodiff.simplify import simplify_function
+from ..ir import functions as ir_functions
+from ..ir import symbol_name
 from ..passes.base import ModulePass, option
 
 
@@ -39,11 +41,9 @@ class RlxSimplifyGradient(ModulePass):
         if module.name == "func.func":   # run on one function (func.func(...) pipeline)
             functions = [module]
         else:
-            functions = [op.operation for op in module.regions[0].blocks[0].operations
-                         if op.operation.name == "func.func"]
+            functions = ir_functions(module)
         if self.func:
-            functions = [f for f in functions
-                         if ir.StringAttr(f.attributes["sym_name"]).value == self.func]
+            functions = [f for f in functions if symbol_name(f) == self.func]
             if not functions:
                 self.error(module, f"rlx-simplify-gradient: no function named '@{self.func}' "
                                    "in the module")

@@ -11,7 +11,8 @@ import itertools
 import gradir
 from gradir import _compat
 from gradir.autodiff import remat
-from gradir.autodiff.gradient import body_of, find_function
+from gradir.autodiff.gradient import body_of
+from gradir.ir import find_function
 from gradir.autodiff.memory import memory_report
 from gradir.testing import gradient_module
 

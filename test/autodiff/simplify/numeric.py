@@ -19,7 +19,7 @@ import numpy as np
 
 import gradir.testing as testing
 from gradir import interpret
-from gradir.autodiff.gradient import find_function
+from gradir.ir import find_function
 from gradir.autodiff.simplify import count_ops
 
 SRC = sys.argv[1]

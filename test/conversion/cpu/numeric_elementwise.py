@@ -11,11 +11,9 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Inputs"))
 from numeric_helpers import FLOATS, Suite, bools, ints, op, rand, run  # noqa: E402
 
-UNARY = ["negative", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "abs",
-         "relu", "silu", "gelu", "erf", "square"]
+from gradir.dialects.ops import BINARY, COMPARE, UNARY  # noqa: E402  (read from the IRDL file)
+
 POSITIVE = {"log", "sqrt", "rsqrt"}
-BINARY = ["add", "subtract", "multiply", "divide", "power", "maximum", "minimum"]
-COMPARE = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal"]
 SHAPES = [((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 1), (1, 4)), ((), (2, 3)),
           ((2, 1, 4), (3, 1)), ((5,), ())]
 

@@ -13,6 +13,8 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Inputs"))
 from numeric_helpers import FLOATS, Suite, ints, op, rand, run  # noqa: E402
 
+from gradir.dialects.ops import BINARY, UNARY  # noqa: E402  (read from the IRDL file)
+
 
 def short(dt):
     return np.dtype(dt).name.replace("float", "f")
@@ -20,11 +22,6 @@ def short(dt):
 
 def target(y):
     return op("rlx.sum", op("rlx.sin", y))
-
-
-UNARY = ["negative", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "abs",
-         "relu", "silu", "gelu", "erf", "square"]
-BINARY = ["add", "subtract", "multiply", "divide", "power", "maximum", "minimum"]
 
 
 def cases(s, dt):

@@ -23,7 +23,8 @@ from typing import Callable, Sequence
 
 from mlir import ir
 
-__all__ = ["VJP_RULES", "NON_DIFFERENTIABLE", "vjp", "get_rule", "is_float_type"]
+__all__ = ["VJP_RULES", "NON_DIFFERENTIABLE", "DIFFERENTIATED_BY_PASS", "WITHOUT_RULE", "vjp",
+           "get_rule", "is_float_type", "differentiable_ops"]
 
 VJP_RULES: dict[str, Callable] = {}
 
@@ -34,6 +35,21 @@ NON_DIFFERENTIABLE = frozenset({
     "rlx.greater_equal", "rlx.zeros", "rlx.ones", "rlx.zeros_like", "rlx.ones_like",
     "arith.constant", "tensor.empty",
 })
+
+# Ops the gradient pass differentiates itself (autodiff/gradient.py): the
+# identity markers of the grad dialect and the tuple ops.
+DIFFERENTIATED_BY_PASS = frozenset({
+    "grad.start_checkpoint", "grad.end_checkpoint", "grad.no_grad", "rlx.tuple",
+    "rlx.tuple_get_item",
+})
+
+# Differentiable ops without a rule, and why: the pass reports "no gradient
+# rule" when one lies on the path to the target (see rules/nn.py).
+WITHOUT_RULE = {
+    "rlx.max_pool2d_backward": "max-pool has no second derivative: the adjoint w.r.t. "
+                               "output_grad gathers each window's arg-max, which no rlx "
+                               "op expresses",
+}
 
 
 def vjp(*op_names: str):

@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Sequence
-
 from mlir import ir
 
 from ...dialects import rlx
+from ...dialects.util import elt_of, reduction_axes, shape_of
 
-__all__ = ["shape_of", "elt_of", "const_like", "unbroadcast", "attrs", "normalize_axes"]
-
-
-def shape_of(v: ir.Value) -> list[int]:
-    return list(ir.RankedTensorType(v.type).shape)
-
-
-def elt_of(v: ir.Value) -> ir.Type:
-    return ir.RankedTensorType(v.type).element_type
+__all__ = ["shape_of", "elt_of", "const_like", "const_scalar", "unbroadcast", "attrs",
+           "reduction_axes"]
 
 
 def const_like(value: float, like: ir.Value) -> ir.Value:
@@ -48,9 +40,3 @@ def attrs(op) -> dict:
     """The op's attributes as Python values (axes as lists of ints)."""
     return rlx.attributes_of(op)
 
-
-def normalize_axes(axes: Sequence[int] | None, rank: int) -> list[int]:
-    """Non-negative, sorted axes; ``None`` means all axes."""
-    if axes is None:
-        return list(range(rank))
-    return sorted(a + rank if a < 0 else a for a in axes)

@@ -21,14 +21,14 @@ from mlir.dialects import arith
 from ...dialects import rlx
 from ...dialects.infer import raw_attributes
 from . import vjp
-from ._helpers import attrs, const_scalar, elt_of, normalize_axes, shape_of
+from ._helpers import attrs, const_scalar, elt_of, reduction_axes, shape_of
 
 
 # ----------------------------------------------------------------------------
 # softmax & losses
 
 def _axis(op, rank):
-    return normalize_axes(attrs(op).get("axis", [-1]), rank)
+    return reduction_axes(attrs(op).get("axis", [-1]), rank)
 
 
 @vjp("rlx.softmax")

@@ -13,7 +13,7 @@ import math
 
 from ...dialects import rlx
 from . import vjp
-from ._helpers import attrs, const_scalar, elt_of, normalize_axes, shape_of
+from ._helpers import attrs, const_scalar, elt_of, reduction_axes, shape_of
 from .shape import flip
 
 
@@ -30,7 +30,7 @@ def _expand_back(g, x, op):
 def _keepdims(v, x, op):
     """A reduced value reshaped to the keepdims=true shape."""
     a = attrs(op)
-    axes = normalize_axes(a.get("axis"), len(shape_of(x)))
+    axes = reduction_axes(a.get("axis"), len(shape_of(x)))
     kept = [1 if i in axes else d for i, d in enumerate(shape_of(x))]
     if shape_of(v) != kept:
         v = rlx.reshape(v, kept)
@@ -39,7 +39,7 @@ def _keepdims(v, x, op):
 
 def _count(x, op):
     xs = shape_of(x)
-    return math.prod(xs[i] for i in normalize_axes(attrs(op).get("axis"), len(xs)))
+    return math.prod(xs[i] for i in reduction_axes(attrs(op).get("axis"), len(xs)))
 
 
 @vjp("rlx.sum")
@@ -59,7 +59,7 @@ def mean(op, grads):
 def _extremum(op, grads):
     (g,) = grads
     x = op.operands[0]
-    axes = normalize_axes(attrs(op).get("axis"), len(shape_of(x)))
+    axes = reduction_axes(attrs(op).get("axis"), len(shape_of(x)))
     y = _expand_back(op.results[0], x, op)
     mask = rlx.equal(x, y)
     ties = rlx.sum(rlx.astype(mask, elt_of(x)), axis=axes, keepdims=True)
@@ -82,7 +82,7 @@ def prod(op, grads):
 def variance(op, grads):
     (g,) = grads
     x = op.operands[0]
-    axes = normalize_axes(attrs(op).get("axis"), len(shape_of(x)))
+    axes = reduction_axes(attrs(op).get("axis"), len(shape_of(x)))
     centered = rlx.subtract(x, rlx.mean(x, axis=axes, keepdims=True))
     scale = const_scalar(2.0 / _count(x, op), elt_of(x))
     return [rlx.multiply(rlx.multiply(_keepdims(g, x, op), scale), centered)]

@@ -21,6 +21,7 @@ from mlir import ir
 from mlir.dialects import arith
 
 from ...dialects import rlx
+from ...dialects.util import elt_of, is_pure, numel, reduction_axes, shape_of  # noqa: F401
 
 # Discardable attributes of the checkpointing passes.  ``grad.recomputed``
 # marks ops rematerialised in the backward: ops built while rewriting one
@@ -48,14 +49,6 @@ def producer(v: ir.Value, *names: str):
     return op
 
 
-def shape_of(v: ir.Value) -> list[int]:
-    return list(ir.RankedTensorType(v.type).shape)
-
-
-def elt_of(v: ir.Value) -> ir.Type:
-    return ir.RankedTensorType(v.type).element_type
-
-
 def is_tensor(v: ir.Value) -> bool:
     return isinstance(v.type, ir.RankedTensorType)
 
@@ -75,12 +68,6 @@ def users(v: ir.Value) -> list[ir.Operation]:
 def only_used_by(v: ir.Value, op: ir.Operation) -> bool:
     us = users(v)
     return bool(us) and all(u == op for u in us)
-
-
-def normalize_axes(axes, rank: int) -> list[int]:
-    if axes is None:
-        return list(range(rank))
-    return sorted({a % rank for a in axes}) if rank else []
 
 
 def broadcasts(src: Sequence[int], dst: Sequence[int]) -> bool:
@@ -210,9 +197,10 @@ def is_one(v: ir.Value) -> bool:
 
 # --- cost ------------------------------------------------------------------------
 
-def _pure(op: ir.Operation) -> bool:
-    return (op.name.startswith("rlx.") or op.name == "arith.constant") and not any(
-        len(r.blocks) for r in op.regions)
+def _counted(op: ir.Operation) -> bool:
+    # A pure op the rewrite may leave dead; the grad markers stay (the
+    # simplifier never removes them).
+    return is_pure(op) and not op.name.startswith("grad.")
 
 
 def removable(root: ir.Operation, keep: Sequence[ir.Value] = ()) -> int:
@@ -227,7 +215,7 @@ def removable(root: ir.Operation, keep: Sequence[ir.Value] = ()) -> int:
         for op in frontier:
             for v in op.operands:
                 p = producer(v)
-                if p is None or p in dying or p in kept or not _pure(p):
+                if p is None or p in dying or p in kept or not _counted(p):
                     continue
                 if all(all(u in dying for u in users(r)) for r in p.results):
                     dying.append(p)
@@ -308,7 +296,3 @@ def fits(v: ir.Value, t: ir.Type) -> int | None:
     if elt_of(v) != ir.RankedTensorType(t).element_type:
         return None
     return 1 if broadcasts(shape_of(v), list(ir.RankedTensorType(t).shape)) else None
-
-
-def numel(v: ir.Value) -> int:
-    return math.prod(shape_of(v))

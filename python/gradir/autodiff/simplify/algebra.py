@@ -34,14 +34,13 @@ import numpy as np
 from mlir import ir
 
 from ...dialects.infer import raw_attributes
+from ...dialects.ops import BINARY, COMPARE
 from ._facts import (Rewrite, convert, elt_of, fits, is_float, is_one, is_tensor, is_zero,
                      leading_ones_reshape, numel, only_used_by, producer, removable,
                      same_phase, shape_of, splat_value)
 
 # Ops whose operands broadcast (numpy rules) to the result.
-_BROADCASTING = ("rlx.add", "rlx.subtract", "rlx.multiply", "rlx.divide", "rlx.power",
-                 "rlx.maximum", "rlx.minimum", "rlx.equal", "rlx.not_equal", "rlx.less",
-                 "rlx.less_equal", "rlx.greater", "rlx.greater_equal", "rlx.where")
+_BROADCASTING = tuple(f"rlx.{n}" for n in BINARY + COMPARE) + ("rlx.where",)
 
 
 # --- neutral elements ------------------------------------------------------------
@@ -337,6 +336,36 @@ def _broadcast_all(shapes):
 FOLDABLE = sorted(set(_UNARY) | set(_BINARY) | _SELECTS | {
     "rlx.concat", "rlx.where", "rlx.sum", "rlx.collapse_sum_to", "rlx.prod", "rlx.variance"})
 
+_CONTRACTION = "its splat value depends on the contraction; zeros go through absorb_zero"
+_NORMALIZATION = "normalizations and losses of splats do not arise in gradients"
+# The ops fold_constants leaves alone, and why; with FOLDABLE they cover the dialects
+# (test/layout/op_tables.py), so a new op cannot silently miss the folder.
+NOT_FOLDED = {
+    "rlx.zeros": "already a constant",
+    "rlx.ones": "already a constant",
+    **{f"rlx.{n}": "i1 result; gradients never compare constants" for n in COMPARE},
+    "rlx.matmul": _CONTRACTION,
+    "rlx.conv2d": _CONTRACTION,
+    "rlx.conv2d_transpose": _CONTRACTION,
+    "rlx.max_pool2d": "window op; zeros go through absorb_zero",
+    "rlx.avg_pool2d": "window op; zeros go through absorb_zero",
+    "rlx.max_pool2d_backward": "window op; zeros go through absorb_zero",
+    "rlx.avg_pool2d_backward": "window op; zeros go through absorb_zero",
+    "rlx.triu": "the result of a splat is not a splat",
+    "rlx.cumsum": "the result of a splat is not a splat",
+    "rlx.softmax": _NORMALIZATION,
+    "rlx.log_softmax": _NORMALIZATION,
+    "rlx.layer_norm": _NORMALIZATION,
+    "rlx.rms_norm": _NORMALIZATION,
+    "rlx.cross_entropy_with_logits": _NORMALIZATION,
+    "rlx.nll_loss": _NORMALIZATION,
+    "rlx.tuple": "tuples are not tensors",
+    "rlx.tuple_get_item": "tuples are not tensors",
+    "grad.start_checkpoint": "checkpoint markers stay for the planner",
+    "grad.end_checkpoint": "checkpoint markers stay for the planner",
+    "grad.no_grad": "a stop-gradient marker, kept",
+}
+
 PATTERNS = (
     [(name, drop_neutral) for name in ("rlx.add", "rlx.subtract", "rlx.multiply",
                                       "rlx.divide", "rlx.power")]
@@ -351,4 +380,4 @@ PATTERNS = (
 
 __all__ = ["PATTERNS", "drop_neutral", "same_branches", "double_negative", "absorb_negative",
            "negative_out_of_reduction", "absorb_zero",
-           "fold_constants", "implicit_broadcast"]
+           "fold_constants", "implicit_broadcast", "FOLDABLE", "NOT_FOLDED"]

@@ -23,8 +23,8 @@ import math
 
 from mlir import ir
 
-from ._facts import (RESHAPES, Rewrite, attrs, elt_of, leading_ones_reshape, normalize_axes,
-                     producer, removable, same_phase, shape_of, splat_value)
+from ._facts import (RESHAPES, Rewrite, attrs, elt_of, leading_ones_reshape, producer,
+                     reduction_axes, removable, same_phase, shape_of, splat_value)
 
 
 def fold_identity(op, rewriter):
@@ -88,7 +88,7 @@ def _reduction(op):
         axes = list(range(lead)) + [lead + i for i, d in enumerate(target)
                                     if d == 1 and shape[lead + i] != 1]
     else:
-        axes = normalize_axes(attrs(op).get("axis"), rank)
+        axes = reduction_axes(attrs(op).get("axis"), rank)
     return axes, [1 if i in axes else d for i, d in enumerate(shape)]
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith
 
+from ...ir import functions
+
 from ..memref_views import (VIEW_OPS, aliases_of, ancestor_in_block,  # noqa: F401
                             walk)  # re-exported
 
@@ -32,12 +34,7 @@ def is_memref(value: ir.Value) -> bool:
 
 def host_functions(module: ir.Operation) -> list[ir.Operation]:
     """``func.func`` ops with a body at the top level of ``module``."""
-    out = []
-    for op in module.regions[0].blocks[0].operations:
-        op = op.operation
-        if op.name == "func.func" and len(op.regions[0].blocks) > 0:
-            out.append(op)
-    return out
+    return [fn for fn in functions(module) if len(fn.regions[0].blocks) > 0]
 
 
 def inside_kernel(op: ir.Operation) -> bool:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 
+from ...ir import symbol_name
 from ...passes.base import ModulePass
 from .gpu_linalg_to_kernels import KERNEL_ATTRIBUTES
 
@@ -48,7 +49,7 @@ class GpuKernelAttributes(ModulePass):
                 fn = fn.operation
                 if fn.name != "gpu.func":
                     continue
-                name = ir.StringAttr(fn.attributes["sym_name"]).value
+                name = symbol_name(fn)
                 attrs = wanted.get(name)
                 if attrs is None:
                     continue

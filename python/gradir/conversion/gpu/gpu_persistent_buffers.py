@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import memref
 
+from ...ir import symbol_name
 from ...passes.base import ModulePass, PassOptionError, option
 from .common import host_functions, index
 from .resident import persistent_buffer
@@ -117,7 +118,7 @@ class GpuPersistentBuffers(ModulePass):
         if not allocs:
             return None
         offsets, total = plan_offsets(intervals, self.alignment)
-        fn_name = ir.StringAttr(fn.attributes["sym_name"]).value
+        fn_name = symbol_name(fn)
         arena_t = ir.MemRefType.get([total], ir.IntegerType.get_signless(8))
         with ir.InsertionPoint(ops[0]), fn.location:
             arena, glob = persistent_buffer(arena_global_name(fn_name), arena_t)

@@ -33,7 +33,7 @@ NVVM/PTX (or cubin) plus host code that calls ``libmlir_cuda_runtime.so``.
 The host side of the result runs where ``libmlir_cuda_runtime.so`` and the
 CUDA driver (``libcuda.so``) are; the kernels are embedded as ``gpu.binary``
 ops that the runtime loads (``mgpuModuleLoad``) from a global constructor.
-The module after ``kernels`` runs in ``gpu_emulator`` (tests without a GPU).
+The module after ``kernels`` runs in ``gradir.testing.gpu_emulator`` (tests without a GPU).
 """
 
 from __future__ import annotations

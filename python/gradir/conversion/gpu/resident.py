@@ -16,6 +16,8 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, builtin, func, gpu, llvm, memref, scf
 
+from ...ir import symbol_name
+
 __all__ = ["resident_global_name", "resident_buffer", "persistent_buffer", "upload_function",
            "UPLOAD_SUFFIX"]
 
@@ -100,7 +102,7 @@ def resident_buffer(fn: ir.Operation, index: int, arg: ir.Value):
     """At the insertion point of ``fn``'s entry: the device buffer of a
     resident argument (uploaded from ``arg`` on the first call).  Returns
     ``(device memref, global op to add to the module)``."""
-    fn_name = ir.StringAttr(fn.attributes["sym_name"]).value
+    fn_name = symbol_name(fn)
     return persistent_buffer(resident_global_name(fn_name, index), arg.type, arg)
 
 
@@ -108,7 +110,7 @@ def upload_function(fn: ir.Operation, indices: list[int]) -> ir.Operation:
     """``@<f>_upload_resident(host memrefs of the resident args)``: copies
     them into the device buffers (allocating them if needed).  Inserted at
     the current insertion point (the module body)."""
-    fn_name = ir.StringAttr(fn.attributes["sym_name"]).value
+    fn_name = symbol_name(fn)
     args = fn.regions[0].blocks[0].arguments
     types = [args[i].type for i in indices]
     new = func.FuncOp(fn_name + UPLOAD_SUFFIX, (types, []))

@@ -14,6 +14,8 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith
 
+from ...ir import function_type, functions
+
 __all__ = ["BOOL_STORAGE_WIDTH", "storage_type", "retype_bools"]
 
 BOOL_STORAGE_WIDTH = 8
@@ -56,16 +58,12 @@ def _bool_constant(op) -> None:
 
 def retype_bools(module: ir.Operation) -> None:
     """Retypes every i1 tensor of every ``func.func`` in ``module`` to i8."""
-    for region in module.regions:
-        for block in region.blocks:
-            for fn in block.operations:
-                fn = fn.operation
-                if fn.name == "func.func":
-                    _retype_function(fn)
+    for fn in functions(module):
+        _retype_function(fn)
 
 
 def _retype_function(fn) -> None:
-    ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+    ftype = function_type(fn)
     inputs = [storage_type(t) for t in ftype.inputs]
     results = [storage_type(t) for t in ftype.results]
     if inputs != list(ftype.inputs) or results != list(ftype.results):

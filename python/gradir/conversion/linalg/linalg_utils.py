@@ -9,19 +9,21 @@ bool, as numpy does).
 
 from __future__ import annotations
 
-import math as _math
 from typing import Callable, Sequence
 
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
+
+from ...dialects.util import (elt_of, normalize_axes, numel, reduction_axes,  # noqa: F401
+                              shape_of)  # re-exported for the patterns
 
 __all__ = [
     "PARALLEL", "REDUCTION", "tensor_type", "shape_of", "elt_of", "is_float", "is_int",
     "is_bool", "is_i1", "to_i1", "from_i1", "is_half", "empty", "scalar_const", "zero", "one", "lowest", "highest",
     "filled", "identity_map", "broadcast_map", "affine_map", "generic", "elementwise",
     "reduce_dims", "reshape", "extract_scalar", "convert_scalar", "index_value",
-    "to_index", "norm_axes", "extract_slice", "insert_slice", "pad", "numel", "broadcast_to",
-    "transpose",
+    "to_index", "normalize_axes", "reduction_axes", "extract_slice", "insert_slice", "pad",
+    "numel", "broadcast_to", "transpose",
 ]
 
 PARALLEL = "parallel"
@@ -32,18 +34,6 @@ REDUCTION = "reduction"
 
 def tensor_type(shape: Sequence[int], elt: ir.Type) -> ir.RankedTensorType:
     return ir.RankedTensorType.get([int(d) for d in shape], elt)
-
-
-def shape_of(v) -> list[int]:
-    t = v.type if isinstance(v, ir.Value) else v
-    return [int(d) for d in ir.RankedTensorType(t).shape]
-
-
-def elt_of(v) -> ir.Type:
-    t = v.type if isinstance(v, ir.Value) else v
-    if isinstance(t, ir.RankedTensorType):
-        return t.element_type
-    return t
 
 
 def is_float(t: ir.Type) -> bool:
@@ -67,14 +57,6 @@ def is_bool(t: ir.Type) -> bool:
 def is_i1(t: ir.Type) -> bool:
     e = elt_of(t)
     return isinstance(e, ir.IntegerType) and e.width == 1
-
-
-def numel(shape: Sequence[int]) -> int:
-    return int(_math.prod(shape))
-
-
-def norm_axes(axes: Sequence[int], rank: int) -> list[int]:
-    return [a % rank if rank else 0 for a in axes]
 
 
 # --- scalars -----------------------------------------------------------------

@@ -27,7 +27,7 @@ from mlir.dialects import arith, linalg, math, tensor
 from ...dialects.infer import attributes_of
 from .linalg_utils import (PARALLEL, REDUCTION, elementwise, elt_of, empty, extract_slice,
                            filled, generic, identity_map, index_value, insert_slice,
-                           norm_axes, numel, pad, reduce_dims, reshape, scalar_const,
+                           normalize_axes, numel, pad, reduce_dims, reshape, scalar_const,
                            shape_of, zero)
 from .reduce import centered_square_sum, divide_by, projected_map, reduce, reduce_sum
 from .registry import lowers
@@ -62,7 +62,7 @@ def _softmax_parts(op):
     shape = shape_of(x)
     rank = len(shape)
     axis = attributes_of(op).get("axis")
-    ax = norm_axes([-1] if axis is None else axis, rank)[0]
+    ax = normalize_axes([-1] if axis is None else axis, rank)[0]
     m = reduce(x, [ax], "max")
     pm = projected_map(rank, [ax])
     e = _maps_generic([x, m], [identity_map(rank), pm], shape, elt_of(x),
@@ -410,7 +410,7 @@ def lower_layer_norm(op):
     attrs = attributes_of(op)
     shape = shape_of(x)
     rank = len(shape)
-    axes = norm_axes(attrs["axes"], rank)
+    axes = normalize_axes(attrs["axes"], rank)
     dims = sorted(set(axes))
     eps = attrs.get("epsilon", 1e-5)
     scale, center = attrs.get("scale", True), attrs.get("center", True)
@@ -437,7 +437,7 @@ def lower_rms_norm(op):
     attrs = attributes_of(op)
     shape = shape_of(x)
     rank = len(shape)
-    axes = norm_axes(attrs.get("axes", [-1]), rank)
+    axes = normalize_axes(attrs.get("axes", [-1]), rank)
     dims = sorted(set(axes))
     eps = attrs.get("epsilon", 1e-5)
     elt = elt_of(x)

@@ -20,8 +20,8 @@ from mlir.dialects import arith, linalg, scf
 from ...dialects.infer import attributes_of
 from .linalg_utils import (PARALLEL, REDUCTION, elementwise, elt_of, empty,
                            extract_slice, filled, generic, highest, identity_map,
-                           index_value, insert_slice, lowest, norm_axes, numel, one,
-                           reduce_dims, reshape, scalar_const, shape_of, zero)
+                           index_value, insert_slice, lowest, normalize_axes, numel, one,
+                           reduce_dims, reduction_axes, reshape, scalar_const, shape_of, zero)
 from .registry import lowers
 
 __all__ = ["reduce", "reduce_sum", "KINDS"]
@@ -66,7 +66,7 @@ def _reduction_spec(op, x):
     rank = len(shape_of(x))
     attrs = attributes_of(op)
     axis = attrs.get("axis")
-    dims = list(range(rank)) if axis is None else sorted(set(norm_axes(axis, rank)))
+    dims = reduction_axes(axis, rank)
     return dims, attrs.get("keepdims", False)
 
 
@@ -154,7 +154,7 @@ def lower_cumsum(op):
         x = reshape(x, [numel(shape_of(x))])
         ax = 0
     else:
-        ax = norm_axes(axis, len(shape_of(x)))[0]
+        ax = normalize_axes(axis, len(shape_of(x)))[0]
     shape = shape_of(x)
     elt = elt_of(x)
     rank = len(shape)

@@ -9,20 +9,13 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import linalg, tensor
 
+from ...ir import walk
+
 __all__ = ["fill_from_elements"]
 
 
-def _walk(op):
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                inner = inner.operation
-                yield inner
-                yield from _walk(inner)
-
-
 def fill_from_elements(module: ir.Operation) -> None:
-    for op in list(_walk(module)):
+    for op in list(walk(module)):
         if op.name != "tensor.from_elements" or len(op.operands) != 1:
             continue
         t = ir.RankedTensorType(op.results[0].type)

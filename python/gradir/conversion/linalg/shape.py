@@ -21,7 +21,7 @@ from mlir.dialects import arith, linalg, tensor
 
 from ...dialects.infer import attributes_of
 from .linalg_utils import (PARALLEL, broadcast_to, elt_of, empty, extract_slice, generic,
-                           identity_map, index_value, insert_slice, norm_axes, numel,
+                           identity_map, index_value, insert_slice, normalize_axes, numel,
                            reshape, shape_of, transpose, zero)
 from .registry import lowers
 
@@ -40,7 +40,7 @@ def lower_permute_dims(op):
     x = op.operands[0]
     rank = len(shape_of(x))
     axes = attributes_of(op).get("axes")
-    perm = list(range(rank))[::-1] if axes is None else norm_axes(axes, rank)
+    perm = list(range(rank))[::-1] if axes is None else normalize_axes(axes, rank)
     return [transpose(x, perm)]
 
 
@@ -51,7 +51,7 @@ def lower_broadcast_to(op):
 
 def _axis(op, rank, default=0):
     axis = attributes_of(op).get("axis")
-    return norm_axes([default] if axis is None else axis, rank)[0]
+    return normalize_axes([default] if axis is None else axis, rank)[0]
 
 
 @lowers("rlx.concat", promote_half=False)
@@ -93,7 +93,7 @@ def lower_strided_slice(op):
     shape = shape_of(x)
     rank = len(shape)
     attrs = attributes_of(op)
-    axes = norm_axes(attrs["axes"], rank)
+    axes = normalize_axes(attrs["axes"], rank)
     strides = attrs.get("strides", [1] * len(axes))
     starts, steps = [0] * rank, [1] * rank
     for a, b, e, s in zip(axes, attrs["begin"], attrs["end"], strides):
@@ -127,7 +127,7 @@ def lower_take(op):
         x = reshape(x, [numel(shape_of(x))])
         axis = 0
     else:
-        axis = norm_axes(axis, len(shape_of(x)))[0]
+        axis = normalize_axes(axis, len(shape_of(x)))[0]
     xs = shape_of(x)
     n = xs[axis]
     ind_rank = len(shape_of(indices))

@@ -17,6 +17,7 @@ from mlir import ir
 from mlir.dialects import func
 
 from ...dialects.infer import raw_attributes
+from ...ir import function_type, functions
 
 __all__ = ["flatten_type", "flatten_tuples", "ORIGINAL_TYPE_ATTR", "TupleError"]
 
@@ -46,21 +47,14 @@ def _has_tuple(types) -> bool:
     return any(isinstance(t, ir.TupleType) for t in types)
 
 
-def _function_type(fn) -> ir.FunctionType:
-    return ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
-
-
 def flatten_tuples(module: ir.Operation) -> None:
     """Flattens the tuples of every ``func.func`` directly in ``module``."""
-    for region in module.regions:
-        for block in region.blocks:
-            for op in block.operations:
-                if op.operation.name == "func.func":
-                    _flatten_function(op.operation)
+    for fn in functions(module):
+        _flatten_function(fn)
 
 
 def _flatten_function(fn: ir.Operation) -> None:
-    ftype = _function_type(fn)
+    ftype = function_type(fn)
     inputs, results = list(ftype.inputs), list(ftype.results)
     fn.attributes[ORIGINAL_TYPE_ATTR] = ir.TypeAttr.get(ftype)
     flat_inputs = [leaf for t in inputs for leaf in flatten_type(t)]

@@ -1,0 +1,183 @@
+"""Host-side ops of the emulator: constants, device allocation and copies,
+the LLVM glue of resident buffers and arenas (globals holding device
+addresses, descriptors built from them), and memref views."""
+
+from __future__ import annotations
+
+import numpy as np
+from mlir import ir
+
+from .values import Alloc, Buf, EmulationError, dtype_of, fresh
+
+__all__ = ["HostOps", "scalar_of"]
+
+
+def scalar_of(attr):
+    if isinstance(attr, ir.FloatAttr):
+        return attr.value
+    return ir.IntegerAttr(attr).value
+
+
+class HostOps:
+    """Host-level op rules (a mixin of ``Emulator``)."""
+
+    def _op_arith_constant(self, op, env, mask):
+        attr = op.attributes["value"]
+        t = op.results[0].type
+        if isinstance(t, (ir.RankedTensorType, ir.VectorType)):
+            raise EmulationError("tensor/vector constants are not supported")
+        if isinstance(attr, ir.FloatAttr):
+            return [dtype_of(t)(attr.value)]
+        if isinstance(attr, ir.BoolAttr):
+            return [np.bool_(attr.value)]
+        v = ir.IntegerAttr(attr).value
+        if str(t) == "i1":
+            return [np.bool_(v & 1)]
+        return [np.array(v).astype(dtype_of(t))[()]]
+
+    def _op_gpu_alloc(self, op, env, mask):
+        self._host_only(op)
+        t = op.results[0].type
+        data = fresh(t.shape, dtype_of(t.element_type))
+        alloc = Alloc(data, device=True)
+        alloc.address = self.next_address
+        self.addresses[alloc.address] = alloc
+        self.next_address += 1 << 32
+        return [Buf(alloc, data, alloc.ids)]
+
+    # LLVM glue of resident buffers and arenas: host globals holding device
+    # addresses, and memref descriptors built from them.
+    def _op_llvm_mlir_addressof(self, op, env, mask):
+        return [("global", ir.FlatSymbolRefAttr(op.attributes["global_name"]).value)]
+
+    def _op_llvm_load(self, op, env, mask):
+        kind, name = env[op.operands[0]]
+        return [self.llvm_globals[name]]
+
+    def _op_llvm_store(self, op, env, mask):
+        kind, name = env[op.operands[1]]
+        self.llvm_globals[name] = np.int64(env[op.operands[0]])
+        return []
+
+    def _op_llvm_mlir_undef(self, op, env, mask):
+        return [{}]
+
+    def _op_llvm_insertvalue(self, op, env, mask):
+        struct = dict(env[op.operands[0]])
+        pos = tuple(ir.DenseI64ArrayAttr(op.attributes["position"]))
+        struct[pos] = env[op.operands[1]]
+        return [struct]
+
+    def _op_llvm_inttoptr(self, op, env, mask):
+        return [np.int64(env[op.operands[0]])]
+
+    def _op_memref_extract_aligned_pointer_as_index(self, op, env, mask):
+        buf = env[op.operands[0]]
+        if not hasattr(buf.alloc, "address"):
+            raise EmulationError(f"{op.location}: address of a buffer that is not a "
+                                 "gpu.alloc")
+        return [np.int64(buf.alloc.address)]
+
+    def _op_builtin_unrealized_conversion_cast(self, op, env, mask):
+        struct = env[op.operands[0]]
+        t = op.results[0].type
+        if not isinstance(struct, dict) or not isinstance(t, ir.MemRefType):
+            raise EmulationError(f"{op.location}: unsupported unrealized_conversion_cast")
+        alloc = self.addresses.get(int(struct.get((1,), -1)))
+        if alloc is None or alloc.freed:
+            raise EmulationError(f"{op.location}: descriptor of an unknown or freed device "
+                                 "address")
+        if int(struct.get((2,), -1)) != 0 or alloc.data.shape != tuple(t.shape):
+            raise EmulationError(f"{op.location}: descriptor does not match its allocation")
+        return [Buf(alloc, alloc.data, alloc.ids)]
+
+    def _op_memref_view(self, op, env, mask):
+        src = env[op.operands[0]]
+        off = int(env[op.operands[1]])
+        t = op.results[0].type
+        dtype = np.dtype(dtype_of(t.element_type))
+        n = int(np.prod(t.shape)) if t.shape else 1
+        nbytes = n * dtype.itemsize
+        if src.data.ndim != 1 or off < 0 or off + nbytes > src.data.size:
+            raise EmulationError(f"{op.location}: memref.view out of the source buffer")
+        if off % dtype.itemsize:
+            raise EmulationError(f"{op.location}: misaligned memref.view")
+        data = src.data[off:off + nbytes].view(dtype).reshape(t.shape)
+        ids = src.ids[off:off + nbytes:dtype.itemsize].reshape(t.shape)
+        return [Buf(src.alloc, data, ids)]
+
+    def _op_gpu_dealloc(self, op, env, mask):
+        self._host_only(op)
+        buf = env[op.operands[0]]
+        if not buf.alloc.device:
+            raise EmulationError(f"{op.location}: gpu.dealloc of host memory")
+        if buf.alloc.freed:
+            raise EmulationError(f"{op.location}: double gpu.dealloc")
+        buf.alloc.freed = True
+        return []
+
+    def _op_gpu_memcpy(self, op, env, mask):
+        self._host_only(op)
+        dst, src = env[op.operands[0]], env[op.operands[1]]
+        for b in (dst, src):
+            if b.alloc.freed:
+                raise EmulationError(f"{op.location}: gpu.memcpy uses a freed buffer")
+        if dst.data.shape != src.data.shape:
+            raise EmulationError(f"{op.location}: gpu.memcpy shape mismatch")
+        np.copyto(dst.data, src.data)
+        return []
+
+    def _op_memref_get_global(self, op, env, mask):
+        name = ir.FlatSymbolRefAttr(op.attributes["name"]).value
+        g = self.globals[name]
+        t = op.results[0].type
+        attr = g.attributes["initial_value"]
+        if getattr(attr, "is_splat", False):
+            value = np.full(t.shape, scalar_of(attr.get_splat_value()), dtype_of(t.element_type))
+        else:
+            value = np.array(attr).astype(dtype_of(t.element_type)).reshape(t.shape)
+        alloc = Alloc(value, device=False)
+        return [Buf(alloc, value, alloc.ids)]
+
+    def _host_only(self, op):
+        if self.kernel is not None:
+            raise EmulationError(f"{op.location}: '{op.name}' inside a kernel")
+
+    # views (host or device)
+    def _op_memref_subview(self, op, env, mask):
+        src = env[op.operands[0]]
+        dyn = iter(int(env[v]) for v in list(op.operands)[1:])
+        dyn_off = ir.ShapedType.get_dynamic_stride_or_offset()
+        dyn_size = ir.ShapedType.get_dynamic_size()
+
+        def static(name, marker):
+            return [next(dyn) if x == marker else x
+                    for x in ir.DenseI64ArrayAttr(op.attributes[name])]
+        offs = static("static_offsets", dyn_off)
+        sizes = static("static_sizes", dyn_size)
+        strides = static("static_strides", dyn_off)
+        out_t = op.results[0].type
+        sl = tuple(slice(o, o + s * st, st) for o, s, st in zip(offs, sizes, strides))
+
+        def view(a):
+            v = a[sl]
+            if v.shape != tuple(sizes):
+                raise EmulationError(f"{op.location}: subview out of bounds")
+            return v.reshape(out_t.shape) if v.shape != tuple(out_t.shape) else v
+        return [src.view(view)]
+
+    def _reshape_view(self, op, env, mask):
+        shape = tuple(op.results[0].type.shape)
+
+        def view(a):
+            try:
+                return a.reshape(shape, copy=False)
+            except (ValueError, TypeError) as err:
+                raise EmulationError(f"{op.location}: reshape needs a copy: {err}") from None
+        return [env[op.operands[0]].view(view)]
+
+    _op_memref_expand_shape = _reshape_view
+    _op_memref_collapse_shape = _reshape_view
+
+    def _op_memref_cast(self, op, env, mask):
+        return [env[op.operands[0]]]
