@@ -171,3 +171,23 @@ def interpreter_control_flow():
     print("interpreter ok")
 # CHECK-LABEL: TEST: interpreter_control_flow
 # CHECK: interpreter ok
+
+
+@run
+def loop_in_branch():
+    # a loop inside each branch; the else loop runs zero trips and yields a
+    # captured value; compiled too
+    path = os.path.join(os.path.dirname(__file__), "Inputs", "loop_in_branch.mlir")
+    text = open(path).read()
+    for taken in (True, False):
+        args = [rng.normal(size=3), rng.normal(size=3), np.array(taken)]
+        check_gradient(text, args, wrt=[0, 1])
+        m = gradient_module(text, wrt=[0, 1])
+        want = interpret(m, "main_adjoint", *args)
+        got = gradir.compile(m)["main_adjoint"](*args)
+        for w, g in zip(want, got):
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-15)
+        print("taken" if taken else "not taken", "ok")
+# CHECK-LABEL: TEST: loop_in_branch
+# CHECK: taken ok
+# CHECK: not taken ok
