@@ -1,5 +1,7 @@
 // RUN: gradir-opt %s --rlx-gradient='remat=auto budget=1.0' | FileCheck %s --check-prefix=ALL
 // RUN: gradir-opt %s --rlx-gradient='remat=auto budget=0.5' | FileCheck %s --check-prefix=SQRT
+// RUN: gradir-opt %s --rlx-gradient='remat=auto budget=0.5 split=true' | FileCheck %s --check-prefix=SPLIT
+// RUN: gradir-opt %s --rlx-gradient='remat=auto budget=0.5 mode=vjp' | FileCheck %s --check-prefix=VJP
 // RUN: gradir-opt %s --rlx-gradient='remat=auto budget=0.5 remarks=true' --verify-diagnostics -o /dev/null
 // remat=auto chooses each loop's checkpointing policy (all, sqrt, revolve;
 // cheapest first) to fit the budget: a 400-step loop stores all 400 states
@@ -17,6 +19,14 @@
 // SQRT:         scf.for
 // SQRT:           tensor.empty() : tensor<20x64xf32>
 // SQRT-NOT:     grad.checkpoint
+
+// SPLIT-LABEL: func.func @main_fwd(
+// SPLIT-SAME:      -> (tensor<f32>, tensor<20x64xf32>, tensor<64xf32>)
+// SPLIT-LABEL: func.func @main_bwd(
+// SPLIT-SAME:      %{{.*}}: tensor<20x64xf32>
+
+// VJP-LABEL: func.func @main_vjp(
+// VJP:         tensor.empty() : tensor<20x64xf32>
 
 // expected-remark @+1 {{rlx-gradient: remat=auto: keeps 5400 bytes, recomputes 0 ops (0 FLOPs); peak 13380 bytes}}
 func.func @main(%h0: tensor<64xf32>, %w: tensor<64xf32>) -> tensor<f32> {

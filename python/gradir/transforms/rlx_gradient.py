@@ -170,7 +170,7 @@ class RlxGradient(ModulePass):
             return []
         trial_pass = RlxGradient(func=self.func, target_index=self.target_index, wrt=self.wrt,
                                  mode=self.mode, simplify=self.simplify)
-        suffix = "vjp" if self.mode == "vjp" or self.split else "adjoint"
+        suffix = "vjp" if self.mode == "vjp" else "adjoint"    # trials never split
 
         def peak_of() -> int:
             scratch = module.clone()
