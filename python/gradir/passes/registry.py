@@ -20,6 +20,8 @@ def _lazy(module: str, cls: str):
 
 PASSES = {
     "gpu-check-host": _lazy("gradir.conversion.gpu.gpu_check_host", "GpuCheckHost"),
+    "gpu-host-conditions": _lazy("gradir.conversion.gpu.gpu_host_conditions",
+                                 "GpuHostConditions"),
     "gpu-device-buffers": _lazy("gradir.conversion.gpu.gpu_device_buffers", "GpuDeviceBuffers"),
     "gpu-fold-transposes": _lazy("gradir.conversion.gpu.gpu_fold_transposes", "GpuFoldTransposes"),
     "gpu-fold-zero-init": _lazy("gradir.conversion.gpu.gpu_fold_zero_init", "GpuFoldZeroInit"),

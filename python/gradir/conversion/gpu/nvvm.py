@@ -95,7 +95,7 @@ def _steps_to_kernels(opt_level: int, keep_resident=(), sm_count: int = 132,
     if opts:
         kernels += "{" + " ".join(opts) + "}"
     steps = [buffers, "linalg-generalize-named-ops", kernels, "canonicalize", "cse",
-             "gpu-check-host"]
+             "gpu-host-conditions", "gpu-check-host"]
     if persistent:
         steps += ["gpu-persistent-buffers", "canonicalize", "cse"]
     return steps
