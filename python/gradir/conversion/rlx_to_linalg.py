@@ -15,6 +15,7 @@ from ..passes.base import ModulePass, PassOptionError, option
 from .linalg import LOWERINGS, TUPLE_OPS, flatten_tuples, flatten_type, patterns
 from .linalg import reduce
 from .linalg.bools import retype_bools
+from .linalg.scalars import fill_from_elements
 from .linalg.tuples import TupleError
 
 __all__ = ["RlxToLinalg", "LAYOUTS"]
@@ -86,6 +87,9 @@ def _op_problems(op) -> list[str]:
             return errors
         if name not in LOWERINGS and name not in TUPLE_OPS:
             return [f"'{name}' has no lowering to linalg"]
+    if name == "arith.constant" and not isinstance(op.results[0].type,
+                                                   (ir.RankedTensorType, ir.TupleType)):
+        return []   # index/integer/float scalars (loop bounds, conditions)
     if name.startswith(("rlx.", "grad.")) or name in ("func.call", "arith.constant"):
         for v in list(op.operands) + list(op.results):
             problem = _type_problem(v.type)
@@ -208,6 +212,7 @@ class RlxToLinalg(ModulePass):
             self.error(err.op, str(err))
             raise self.failure() from None
         retype_bools(module)
+        fill_from_elements(module)      # loop indices as 0-d tensors (scf bodies)
         with reduce.sum_blocks(self.sum_block):
             _compat.apply_patterns(module, patterns())
         for op in walk(module):

@@ -9,6 +9,7 @@ from mlir import ir
 from mlir.dialects import func
 
 from ..autodiff import checkpoint
+from ..autodiff import scf as _scf  # noqa: F401  (registers the control-flow adjoints)
 from ..autodiff.gradient import (GradientError, body_of, clone_function, differentiate,
                                  find_function, function_type, set_function_type)
 from ..autodiff.remat import parse_budget
@@ -116,7 +117,11 @@ class RlxGradient(ModulePass):
             if find_function(module, taken) is not None:
                 raise GradientError(fn, f"rlx-gradient: '@{taken}' already exists")
 
+        object.__setattr__(self, "_loop_budget", None)
+        loop_marks = self._loop_policies(module, fn) if self.remat == "auto" else []
         new = clone_function(fn, new_name)
+        for op in loop_marks:   # @main stays untouched; its clone keeps the choice
+            del op.attributes["grad.checkpoint"]
         block = body_of(new)
         cot_args = []
         if vjp_like:
@@ -149,13 +154,48 @@ class RlxGradient(ModulePass):
             split_forward_backward(module, new, self.func, n_inputs=len(inputs),
                                    n_results=len(outputs))
 
+    # -- loops under remat=auto -------------------------------------------------
+    def _loop_policies(self, module: ir.Operation, fn: ir.Operation) -> list:
+        """Chooses the checkpointing policy of @func's loops for the budget
+        (autodiff/scf/auto.py) by building trial adjoints; marks the loops
+        of ``fn`` and returns the marked ops."""
+        from ..autodiff.memory import memory_report
+        from ..autodiff.scf.auto import choose_loop_policies, _loops
+
+        free = _loops(fn)
+        if not free:
+            return []
+        trial_pass = RlxGradient(func=self.func, target_index=self.target_index, wrt=self.wrt,
+                                 mode=self.mode, simplify=self.simplify)
+        suffix = "vjp" if self.mode == "vjp" else "adjoint"    # trials never split
+
+        def peak_of() -> int:
+            scratch = module.clone()
+            trial_pass._apply(scratch)
+            peak = memory_report(find_function(scratch, f"{self.func}_{suffix}"),
+                                 module=scratch).peak
+            scratch.erase()
+            return peak
+
+        budget = parse_budget(self.budget)
+        chosen, peak, base = choose_loop_policies(fn, peak_of, budget)
+        if budget[0] == "fraction":   # the straight-line planner: same bytes
+            object.__setattr__(self, "_loop_budget", ("bytes", budget[1] * base))
+        if self.remarks:
+            for i, op in enumerate(free):
+                self.remark(op, f"rlx-gradient: remat=auto checkpoints this loop with policy "
+                                f"\"{chosen[i]}\" (adjoint peak {peak} bytes; every state "
+                                f"stored: {base} bytes)")
+        return [op for i, op in enumerate(free) if chosen[i] != "all"]
+
     # -- checkpointing ---------------------------------------------------------
     def _checkpoint(self, module: ir.Operation, fn: ir.Operation, n_results: int) -> None:
         """Keeps or recomputes the forward values the backward uses
         (``checkpoint.plan_checkpoints``) and reports why."""
         plan = checkpoint.plan_checkpoints(
             module, fn, n_results, self.remat,
-            parse_budget(self.budget) if self.remat == "auto" else None, self.remarks)
+            (getattr(self, "_loop_budget", None) or parse_budget(self.budget))
+            if self.remat == "auto" else None, self.remarks)
         if plan is None:
             return
         plan.apply()

@@ -36,7 +36,7 @@ __all__ = ["LINALG_TO_LLVM", "CPU_PIPELINE", "STAGES", "lower_to_llvm", "preload
 # matmuls and transposes).
 SCHEDULE_LIBRARY = Path(__file__).resolve().parent / "cpu_schedule.mlir"
 
-_BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries "
+_BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
               "function-boundary-type-conversion=identity-layout-map}")
 _OUT_PARAMS = "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}"
 
@@ -105,7 +105,7 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
               _OUT_PARAMS, "canonicalize", "cse", "buffer-deallocation-pipeline",
               "convert-bufferization-to-memref"]
     if early_dealloc:
-        steps += ["rlx-early-dealloc"]
+        steps += ["rlx-early-dealloc", "rlx-widen-bool-memrefs"]
     if stage == "bufferized":
         return "builtin.module(" + ",".join(steps) + ")"
     steps += ["func.func(convert-linalg-to-loops)",

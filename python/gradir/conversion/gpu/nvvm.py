@@ -49,7 +49,7 @@ __all__ = ["nvvm_pipeline", "lower_to_nvvm", "NVVM_PIPELINE", "FORMATS", "TO_KER
 
 FORMATS = ("isa", "bin", "fatbin")
 
-_BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries "
+_BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
               "function-boundary-type-conversion=identity-layout-map}")
 _OUT_PARAMS = "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}"
 
@@ -97,7 +97,7 @@ def _steps_to_kernels(opt_level: int, keep_resident=(), sm_count: int = 132,
     if opts:
         kernels += "{" + " ".join(opts) + "}"
     steps = [buffers, "linalg-generalize-named-ops", kernels, "canonicalize", "cse",
-             "gpu-check-host"]
+             "gpu-host-conditions", "gpu-check-host"]
     if persistent:
         steps += ["gpu-persistent-buffers", "canonicalize", "cse"]
     return steps
