@@ -57,19 +57,6 @@ def _type_problem(t: ir.Type) -> str | None:
     return None
 
 
-def _empty_reduced_axis(op) -> int | None:
-    """The first axis of size 0 that ``op`` (max/min) reduces, or None."""
-    from ..dialects.infer import attributes_of
-    t = op.operands[0].type
-    if not isinstance(t, ir.RankedTensorType) and not ir.RankedTensorType.isinstance(t):
-        return None
-    shape = list(ir.RankedTensorType(t).shape)
-    axis = attributes_of(op).get("axis")
-    axes = range(len(shape)) if axis is None else [a % len(shape) for a in axis] \
-        if shape else []
-    return next((a for a in axes if shape[a] == 0), None)
-
-
 def _attr_str(op, name):
     a = op.attributes[name] if name in op.attributes else None
     return ir.StringAttr(a).value if isinstance(a, ir.StringAttr) else None
@@ -95,12 +82,6 @@ def _op_problems(op) -> list[str]:
             problem = _type_problem(v.type)
             if problem:
                 return [f"'{name}' op {problem}"]
-    if name in ("rlx.max", "rlx.min"):
-        empty = _empty_reduced_axis(op)
-        if empty is not None:
-            what = "maximum" if name == "rlx.max" else "minimum"
-            return [f"'{name}' op reduces axis {empty} of size 0: the {what} of no elements "
-                    "is undefined (numpy and the interpreter refuse it too)"]
     if name == "rlx.take" and "mode" in op.attributes:
         mode = _attr_str(op, "mode")
         if mode not in _TAKE_MODES:

@@ -105,12 +105,12 @@ func.func @huge(%x: tensor<f32>) -> tensor<f32> {
 
 // -----
 
-// max/min over an axis of size 0 have no value: refused, as by the
+// max/min over an axis of size 0 have no value: refused (by the verifier), as by the
 // interpreter (softmax over it is an empty result in both).
 func.func @max_of_nothing(%x: tensor<3x0xf32>) -> (tensor<3xf32>, tensor<f32>, tensor<3x0xf32>) {
-  // expected-error @+1 {{'rlx.max' op reduces axis 1 of size 0: the maximum of no elements is undefined}}
+  // expected-error @+1 {{'rlx.max' op reduces axis 1 of size 0: the max or min of nothing has no value}}
   %0 = "rlx.max"(%x) {axis = array<i64: -1>} : (tensor<3x0xf32>) -> tensor<3xf32>
-  // expected-error @+1 {{'rlx.min' op reduces axis 1 of size 0: the minimum of no elements is undefined}}
+  // expected-error @+1 {{'rlx.min' op reduces axis 1 of size 0: the max or min of nothing has no value}}
   %1 = "rlx.min"(%x) : (tensor<3x0xf32>) -> tensor<f32>
   %2 = "rlx.softmax"(%x) {axis = array<i64: 1>} : (tensor<3x0xf32>) -> tensor<3x0xf32>
   return %0, %1, %2 : tensor<3xf32>, tensor<f32>, tensor<3x0xf32>
