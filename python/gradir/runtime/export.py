@@ -57,6 +57,15 @@ void memrefCopy(int64_t elem, unranked_t *src, unranked_t *dst) {
 """
 
 
+def _target_symbol(exe) -> str:
+    """issue 14: the CPU the code was compiled for (``target_check``)."""
+    if exe.options.target != "cpu":
+        return ""
+    from .target_check import TARGET_SYMBOL, target_record
+    return (f"__attribute__((visibility(\"default\"))) const char {TARGET_SYMBOL}[] =\n"
+            f"{c_string(target_record(exe.options.cpu))};\n")
+
+
 def export_library(exe, path: Path) -> Path:
     """Writes ``path`` (a .so) holding exe's functions and signatures, plus
     the MLIR runtime libraries it links against, next to it."""
@@ -81,7 +90,8 @@ def export_library(exe, path: Path) -> Path:
         meta = tmp / "signatures.c"
         meta.write_text(f"__attribute__((visibility(\"default\"))) const char "
                         f"{SIGNATURE_SYMBOL}[] =\n"
-                        f"{c_string(signatures_to_json(exe.signatures))};\n" + _SHIM_C)
+                        f"{c_string(signatures_to_json(exe.signatures))};\n" + _SHIM_C
+                        + _target_symbol(exe))
         tmp_out = tmp / path.name
         # Only the target's device runtime (cuda) is linked; -z defs makes any
         # other unresolved symbol a link error here rather than a load error there.

@@ -53,6 +53,8 @@ class Library(FunctionTable):
             self._dll = ctypes.CDLL(str(path), mode=os.RTLD_LOCAL | os.RTLD_NOW)
         except OSError as err:
             raise OSError(f"cannot load gradir library {path}: {err}") from None
+        from .target_check import check_library_target   # issue 14: CPU features
+        check_library_target(self._dll, path)
         try:
             start = ctypes.c_char.in_dll(self._dll, SIGNATURE_SYMBOL)
         except ValueError:
