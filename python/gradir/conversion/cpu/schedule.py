@@ -15,6 +15,14 @@ on AVX-512, 8x8 / 8x4 on NEON).  16 registers (AVX2): rows of two vectors,
 spill).  The K block keeps the rhs panel (K block x N elements) within 3/4
 of the L1 data cache, at most 256 (measured on AVX-512).
 
+Measurements behind the numbers (AMD EPYC Zen 5, 2 shared cores, one
+thread; test/conversion/Inputs/gemm_bench.py and bench/cpu.py): AVX-512 f32
+6x64 was faster on 512^3 alone but pads M=64/784 (copies); 8x32 divides the
+usual sizes.  AVX2 (cpu=x86-64-v3 on that machine, load average ~9): f32
+rows 4/6/8 gave 106/124/123 GFLOP/s at 512^3 and 24/42/54 at 1024^3 (1024
+is limited by the unpacked rhs, whatever the rows); f64 6 rows 44 against
+33 for 4.  6 rows pads M to a multiple of 6 (a copy) yet won at 512.
+
 Every generated symbol ends in the parameters' ``tag`` ("" for the AVX-512
 instance, which is ``cpu_schedule.mlir`` itself), so schedules for several
 targets can be preloaded into one MLIR context.
