@@ -171,3 +171,26 @@ class RlxToLinalg(ModulePass):
                 failed = True
         if failed:
             raise self.failure()
+        _copy_repeated_results(module)
+
+
+def _copy_repeated_results(module: ir.Operation) -> None:
+    """A value returned twice (two parameters with the same gradient) is
+    returned once as is and then as copies: upstream
+    buffer-results-to-out-params crashes on a buffer returned twice.
+    ``bufferization.alloc_tensor copy(...)`` allocates, so CSE keeps the
+    copies apart."""
+    from mlir.dialects import bufferization
+
+    for fn in _functions(module):
+        for block in fn.regions[0].blocks:
+            ret = list(block.operations)[-1].operation
+            if ret.name != "func.return":
+                continue
+            seen = []
+            for i, v in enumerate(list(ret.operands)):
+                if any(v == s for s in seen):
+                    with ret.location, ir.InsertionPoint(ret):
+                        ret.operands[i] = bufferization.AllocTensorOp(v.type, [], copy=v).result
+                else:
+                    seen.append(v)

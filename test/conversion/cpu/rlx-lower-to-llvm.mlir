@@ -102,3 +102,19 @@ func.func @passthrough(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %0 = call @helper(%x) : (tensor<4xf32>) -> tensor<4xf32>
   return %x, %0 : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A value returned twice (two parameters with one gradient, as the biases of
+// a ResNet block's two BatchNorms) fills both out-params; upstream
+// buffer-results-to-out-params alone crashes on a buffer returned twice.
+// BUF-LABEL: func.func @twice(
+// BUF-SAME: %[[X:[^:]*]]: memref<4xf32>, %[[O1:[^:]*]]: memref<4xf32>, %[[O2:[^:]*]]: memref<4xf32>, %[[O3:[^:]*]]: memref<4xf32>) attributes
+// BUF-DAG: linalg.generic {{.*}} outs(%[[O1]] : memref<4xf32>)
+// BUF-DAG: memref.copy %[[O1]], %[[O2]]
+// BUF-DAG: memref.copy %[[O1]], %[[O3]]
+// LLVM-LABEL: llvm.func @twice(
+func.func @twice(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %0 = "rlx.tanh"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0, %0, %0 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}

@@ -1,0 +1,48 @@
+"""The PyTorch front door: ``torch.nn.Module`` -> rlx through ``torch.export``.
+
+    import gradir
+    from gradir.frontends.torch import import_module
+
+    module = import_module(model, (x, labels))        # builtin.module with @main
+    gradir.run_pipeline(module, "builtin.module(rlx-gradient{func=main})")
+    exe = gradir.compile(module)
+
+``@main`` takes the forward inputs in signature order (integer inputs such as
+token ids and class labels stay integer tensors), then every parameter in
+``model.named_parameters()`` order; it returns the model's outputs flattened
+in order (pytree order, as ``torch.export`` flattens them).  Each argument
+carries its name: a ``gradir.name`` argument attribute and a name location.
+Buffers (BatchNorm statistics, masks) and tensors the forward creates become
+constants.  BatchNorm in training mode normalizes with the batch statistics;
+the running-statistics update of a training step is not imported (it is not
+an output of ``@main``).  The element types follow the model (f32 or f64).
+
+The mapping from aten ops to rlx lives in ``ops/`` (one module per op group,
+one function per aten op in ``ops.OPS``).  An aten op without a mapping, or a
+mapped op used in a way rlx cannot express (dropout in training mode, integer
+arithmetic on run-time tensors, ...), raises ``UnsupportedOpError`` naming the
+op and the model's source line.  PyTorch is imported only when
+``import_module`` is called.
+"""
+
+from __future__ import annotations
+
+from .errors import TorchImportError, UnsupportedOpError
+
+__all__ = ["import_module", "supported_ops", "TorchImportError", "UnsupportedOpError"]
+
+
+def import_module(model, example_args, example_kwargs=None, *, func_name: str = "main",
+                  context=None):
+    """Exports ``model`` with ``torch.export`` on ``example_args`` (a tuple of
+    tensors, or one tensor) and returns an ``mlir.ir.Module`` holding
+    ``@main(inputs..., parameters...)``.  ``context``: an MLIR context with
+    gradir's dialects (default: a new one).  Raises ``UnsupportedOpError``."""
+    from .importer import import_module as _import
+    return _import(model, example_args, example_kwargs, func_name=func_name, context=context)
+
+
+def supported_ops() -> list[str]:
+    """The aten ops (``"aten.linear.default"``) that have a mapping."""
+    from .ops import OPS
+    return sorted(OPS)

@@ -1,0 +1,440 @@
+"""The driver: ``torch.export`` graph -> a function of rlx ops.
+
+``import_module`` exports the model, functionalizes the graph without
+decomposing it (``run_decompositions({})``: in-place ops become functional,
+``nn`` layers stay whole, so ``aten.layer_norm`` becomes ``rlx.layer_norm``
+rather than a dozen arithmetic ops), then walks the nodes that the user
+outputs depend on, in graph order, and calls the mapping of each aten op
+(``ops.OPS``) through an ``Emitter``.
+
+Values in the walk are ``ir.Value`` (run-time tensors: inputs, parameters
+and what depends on them), ``torch.Tensor`` (constants: buffers, lifted
+tensors and everything computed from constants alone, which is folded by
+running the aten op in PyTorch at import time), Python scalars, lists of
+those (multi-result ops), or ``Unavailable`` (a result of a mapped op that
+rlx does not compute, such as the running statistics of a BatchNorm: an error
+if used).  Every mapped result is checked against the shape and dtype that
+``torch.export`` recorded for the node.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import warnings
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import arith, func
+
+from gradir.dialects import ShapeError, rlx
+from gradir.ir import make_context
+
+from .errors import TorchImportError, UnsupportedOpError
+from .ops import OPS
+from .ops._helpers import Unavailable
+
+__all__ = ["import_module", "Emitter", "Unavailable", "IR_DTYPES"]
+
+# torch dtype name -> MLIR element type spelling
+IR_DTYPES = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
+             "int64": "i64", "int32": "i32", "bool": "i1"}
+_FROM_IR = {v: k for k, v in IR_DTYPES.items()}
+
+_GRADIR_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)\n(?P<code>[^\n]*)')
+
+
+def import_module(model, example_args, example_kwargs=None, *, func_name="main", context=None):
+    import torch
+
+    if isinstance(example_args, torch.Tensor):
+        example_args = (example_args,)
+    if not isinstance(model, torch.nn.Module):
+        raise TorchImportError(f"expected a torch.nn.Module, got {type(model).__name__}")
+    with warnings.catch_warnings():
+        # torch.export's own deprecation notices (pytree internals)
+        warnings.filterwarnings("ignore", category=FutureWarning)
+        warnings.filterwarnings("ignore", message=".*were assigned during export")  # nn.RNN
+        try:
+            exported = torch.export.export(model, tuple(example_args), kwargs=example_kwargs)
+        except Exception as err:  # torch's own message says what failed to trace
+            raise TorchImportError(f"torch.export failed: {err}") from err
+        exported = exported.run_decompositions({})
+    return _Importer(torch, model, exported, context or make_context()).run(func_name)
+
+
+def _user_frame(node, torch_dir: str):
+    """(file, line, function, code) of the model's source line for ``node``:
+    the innermost frame of its stack trace outside PyTorch's sources, else
+    the innermost one (a torch.nn layer's).  torch.export also records the
+    frame that called it (in gradir): frames up to it are dropped.  None
+    without a trace."""
+    trace = node.meta.get("stack_trace") or ""
+    frames = [m.groupdict() for m in _FRAME.finditer(trace)]
+    for i in range(len(frames) - 1, -1, -1):
+        if os.path.abspath(frames[i]["file"]).startswith(_GRADIR_DIR):
+            frames = frames[i + 1:]
+            break
+    if not frames:
+        return None
+    outside = [f for f in frames if not os.path.abspath(f["file"]).startswith(torch_dir)]
+    f = (outside or frames)[-1]
+    return f["file"], int(f["line"]), f["fn"], f["code"].strip()
+
+
+def _leaves(x):
+    if isinstance(x, (list, tuple)):
+        for y in x:
+            yield from _leaves(y)
+    elif isinstance(x, dict):
+        for y in x.values():
+            yield from _leaves(y)
+    else:
+        yield x
+
+
+class Emitter:
+    """What an op mapping sees: the node being imported, its expected result
+    (``out``: torch.export's fake tensor), constant and cast helpers, and
+    ``error`` to refuse.  Builders run at the right insertion point and
+    location already."""
+
+    def __init__(self, torch, context):
+        self.torch = torch
+        self.context = context
+        self.node = None
+        self.op = ""
+        self._consts: dict = {}
+        self._torch_dir = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+
+    # --- the node ----------------------------------------------------------
+
+    @property
+    def out(self):
+        return self.node.meta.get("val")
+
+    @property
+    def _first_out(self):
+        out = self.out
+        return out[0] if isinstance(out, (list, tuple)) else out
+
+    @property
+    def out_shape(self) -> list[int]:
+        """The (first) result's shape."""
+        return [int(d) for d in self._first_out.shape]
+
+    @property
+    def out_dtype(self):
+        """The (first) result's torch dtype."""
+        return self._first_out.dtype
+
+    def frame(self, node=None):
+        return _user_frame(node or self.node, self._torch_dir)
+
+    def error(self, reason: str, node=None) -> UnsupportedOpError:
+        node = node or self.node
+        op = str(node.target) if node is not None else "?"
+        frame = self.frame(node) if node is not None else None
+        source = code = None
+        if frame:
+            source, code = f"{frame[0]}:{frame[1]} in {frame[2]}", frame[3]
+        stack = node.meta.get("nn_module_stack") if node is not None else None
+        module_path = None
+        if stack:
+            path, cls = list(stack.values())[-1]
+            if path:
+                module_path = f"{path} ({cls.rsplit('.', 1)[-1]})"
+        return UnsupportedOpError(op, reason, source, code, module_path)
+
+    # --- types -------------------------------------------------------------
+
+    def ir_type(self, dtype) -> ir.Type:
+        name = str(dtype).replace("torch.", "")
+        if name not in IR_DTYPES:
+            raise self.error(f"element type {name} has no rlx equivalent "
+                             f"(rlx: {', '.join(IR_DTYPES)})")
+        return ir.Type.parse(IR_DTYPES[name])
+
+    def tensor_type(self, shape, dtype) -> ir.RankedTensorType:
+        return ir.RankedTensorType.get([int(d) for d in shape], self.ir_type(dtype))
+
+    def dtype(self, x):
+        """The torch dtype of a Value, constant tensor or Python scalar."""
+        if isinstance(x, ir.Value):
+            return getattr(self.torch, _FROM_IR[str(x.type.element_type)])
+        if isinstance(x, self.torch.Tensor):
+            return x.dtype
+        if isinstance(x, bool):
+            return self.torch.bool
+        if isinstance(x, int):
+            return self.torch.int64
+        if isinstance(x, float):
+            return self.torch.get_default_dtype()
+        raise self.error(f"unexpected operand {x!r}")
+
+    def shape(self, x) -> list[int]:
+        if isinstance(x, ir.Value):
+            return [int(d) for d in x.type.shape]
+        if isinstance(x, self.torch.Tensor):
+            return list(x.shape)
+        return []
+
+    def rank(self, x) -> int:
+        return len(self.shape(x))
+
+    def result_type(self, *xs):
+        """torch's type promotion over Values, constants and scalars."""
+        t = self.torch
+        probes = []
+        for x in xs:
+            if isinstance(x, (ir.Value, t.Tensor)):
+                probes.append(t.empty((0,) * self.rank(x), dtype=self.dtype(x)))
+            else:
+                probes.append(x)
+        out = probes[0]
+        dtype = None
+        for p in probes[1:]:
+            dtype = t.result_type(out, p)
+            out = t.empty((0,) * max(getattr(out, "ndim", 0), getattr(p, "ndim", 0)),
+                          dtype=dtype)
+        return dtype if dtype is not None else self.dtype(xs[0])
+
+    @staticmethod
+    def is_value(x) -> bool:
+        return isinstance(x, ir.Value)
+
+    # --- values ------------------------------------------------------------
+
+    def value(self, x, dtype=None) -> ir.Value:
+        """``x`` as an ``ir.Value`` of element type ``dtype`` (default: its
+        own): Values are cast with ``rlx.astype``, constants and scalars
+        become ``arith.constant``s."""
+        t = self.torch
+        if isinstance(x, ir.Value):
+            if dtype is not None and self.dtype(x) != dtype:
+                return rlx.astype(x, self.ir_type(dtype))
+            return x
+        if isinstance(x, t.Tensor):
+            return self.const(x, dtype)
+        if isinstance(x, (bool, int, float)):
+            return self.const(t.tensor(x, dtype=dtype or self.dtype(x)))
+        if isinstance(x, Unavailable):
+            raise self.error(f"uses a result of {x.op} that is not imported: {x.reason}")
+        raise self.error(f"unexpected operand {x!r}")
+
+    def const(self, x, dtype=None) -> ir.Value:
+        """An ``arith.constant`` holding tensor (or array) ``x`` (splats stay
+        small); cached per tensor and dtype."""
+        t = self.torch
+        tensor = x if isinstance(x, t.Tensor) else t.as_tensor(np.asarray(x))
+        if dtype is not None and tensor.dtype != dtype:
+            tensor = tensor.to(dtype)
+        key = (id(x), str(tensor.dtype))
+        hit = self._consts.get(key)
+        if hit is not None and hit[0] is x:
+            return hit[1]
+        ttype = self.tensor_type(tensor.shape, tensor.dtype)
+        arr = tensor.detach().cpu().contiguous().numpy()
+        flat = arr.reshape(-1)
+        if flat.size > 1 and bool((flat == flat[0]).all()):
+            elt = ttype.element_type
+            if arr.dtype.kind == "f":
+                scalar = ir.FloatAttr.get(elt, float(flat[0]))
+            else:
+                scalar = ir.IntegerAttr.get(elt, int(flat[0]))
+            attr = ir.DenseElementsAttr.get_splat(ttype, scalar)
+        elif arr.dtype == np.bool_:
+            attr = ir.DenseElementsAttr.get(np.ascontiguousarray(arr))
+        else:
+            attr = ir.DenseElementsAttr.get(np.ascontiguousarray(arr), type=ttype)
+        value = arith.ConstantOp(ttype, attr).result
+        self._consts[key] = (x, value)
+        return value
+
+    def scalar(self, v, dtype) -> ir.Value:
+        """A 0-d constant of torch dtype ``dtype``."""
+        return self.const(self.torch.tensor(v, dtype=dtype))
+
+
+class _Importer:
+    def __init__(self, torch, model, exported, context):
+        self.torch = torch
+        self.model = model
+        self.ep = exported
+        self.context = context
+        self.cx = Emitter(torch, context)
+        self.env: dict = {}
+
+    # --- signature ---------------------------------------------------------
+
+    def _signature(self):
+        from torch.export.graph_signature import InputKind, TensorArgument
+
+        by_id = {}
+        param_names = []
+        for name, p in self.model.named_parameters():
+            by_id[id(p)] = name
+            param_names.append(name)
+        placeholders = {n.name: n for n in self.ep.graph.nodes if n.op == "placeholder"}
+        users, params = [], {}
+        for spec in self.ep.graph_signature.input_specs:
+            node = placeholders[spec.arg.name]
+            if spec.kind == InputKind.USER_INPUT:
+                if isinstance(spec.arg, TensorArgument):
+                    users.append(node)
+                continue
+            if spec.kind == InputKind.PARAMETER:
+                canonical = by_id.get(id(self.model.get_parameter(spec.target)), spec.target)
+                params.setdefault(canonical, []).append(node)
+            elif spec.kind in (InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
+                value = self.ep.state_dict.get(spec.target)
+                if value is None:
+                    value = self.ep.constants[spec.target]
+                self.env[node] = value.detach()
+            else:
+                raise TorchImportError(f"unsupported input {spec.arg.name} of kind {spec.kind.name}")
+        named = dict(self.model.named_parameters())
+        args = [(n.name, n.meta["val"].shape, n.meta["val"].dtype, [n]) for n in users]
+        args += [(name, named[name].shape, named[name].dtype, params.get(name, []))
+                 for name in param_names]
+        return args
+
+    def _needed(self, outputs):
+        needed, todo = set(), [o for o in outputs if hasattr(o, "op")]
+        while todo:
+            n = todo.pop()
+            if n in needed:
+                continue
+            needed.add(n)
+            todo.extend(n.all_input_nodes)
+        return needed
+
+    # --- the walk ----------------------------------------------------------
+
+    def run(self, func_name: str):
+        from torch.export.graph_signature import OutputKind
+
+        out_node = next(n for n in self.ep.graph.nodes if n.op == "output")
+        out_args = list(out_node.args[0])
+        specs = self.ep.graph_signature.output_specs
+        outputs = [a for a, s in zip(out_args, specs) if s.kind == OutputKind.USER_OUTPUT]
+
+        with self.context, ir.Location.unknown():
+            signature = self._signature()
+            types = [self.cx.tensor_type(shape, dtype) for _, shape, dtype, _ in signature]
+            module = ir.Module.create()
+            with ir.InsertionPoint(module.body):
+                fn = func.FuncOp(func_name, ir.FunctionType.get(types, []))
+            fn.arg_attrs = ir.ArrayAttr.get(
+                [ir.DictAttr.get({"gradir.name": ir.StringAttr.get(name)})
+                 for name, *_ in signature])
+            block = fn.add_entry_block(arg_locs=[ir.Location.name(name)
+                                                 for name, *_ in signature])
+            for (_, _, _, nodes), arg in zip(signature, block.arguments):
+                for n in nodes:
+                    self.env[n] = arg
+            needed = self._needed(outputs)
+            with ir.InsertionPoint(block):
+                for node in self.ep.graph.nodes:
+                    if node in needed and node.op == "call_function":
+                        self._emit(node)
+                    elif node in needed and node.op == "get_attr":
+                        raise self.cx.error("submodules and control-flow operators "
+                                            "(torch.cond, map) are not supported", node)
+                results = [self._result(o) for o in outputs]
+                func.ReturnOp(results)
+            fn.attributes["function_type"] = ir.TypeAttr.get(
+                ir.FunctionType.get(types, [r.type for r in results]))
+        return module
+
+    def _result(self, o):
+        self.cx.node = None
+        v = self.env[o] if hasattr(o, "op") else o
+        if v is None or isinstance(v, (list, tuple)):
+            raise TorchImportError(f"model output {o} is not a tensor")
+        if isinstance(v, Unavailable):
+            raise TorchImportError(f"a model output is a result of {v.op} that is not "
+                                   f"imported: {v.reason}")
+        return self.cx.value(v)
+
+    def _location(self, node):
+        frame = self.cx.frame(node)
+        if frame is None:
+            return ir.Location.name(node.name)
+        return ir.Location.name(node.name, childLoc=ir.Location.file(frame[0], frame[1], 0))
+
+    def _emit(self, node):
+        import torch.fx
+
+        cx = self.cx
+        cx.node, cx.op = node, str(node.target)
+        args = torch.fx.node.map_arg(node.args, lambda n: self.env[n])
+        kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: self.env[n])
+        with self._location(node):
+            if node.target is __import__("operator").getitem:
+                container, index = args
+                self.env[node] = container[index]
+                return
+            leaves = list(_leaves((args, kwargs)))
+            for leaf in leaves:
+                if isinstance(leaf, Unavailable):
+                    raise cx.error(f"uses a result of {leaf.op} that is not imported: "
+                                   f"{leaf.reason}")
+            if not any(isinstance(v, ir.Value) for v in leaves) and self._foldable(node):
+                self.env[node] = self._fold(node, args, kwargs)
+                return
+            fn = OPS.get(cx.op)
+            if fn is None:
+                raise cx.error("no rlx mapping for this aten op (gradir.frontends.torch."
+                               "supported_ops() lists the mapped ones)")
+            try:
+                result = fn(cx, *self._bind(node, args, kwargs))
+            except ShapeError as err:
+                raise cx.error(f"internal error, the mapping built an invalid op: {err}") from err
+            self._check(node, result)
+            self.env[node] = result
+
+    def _foldable(self, node) -> bool:
+        tags = getattr(node.target, "tags", ())
+        return self.torch.Tag.nondeterministic_seeded not in tags
+
+    def _fold(self, node, args, kwargs):
+        try:
+            with self.torch.no_grad():
+                return node.target(*args, **kwargs)
+        except Exception as err:
+            raise self.cx.error(f"could not evaluate this op on constants: {err}") from err
+
+    def _bind(self, node, args, kwargs):
+        """Positional arguments in schema order, defaults filled in."""
+        schema = getattr(node.target, "_schema", None)
+        if schema is None:
+            return list(args) + list(kwargs.values())
+        out = []
+        for i, a in enumerate(schema.arguments):
+            if i < len(args) and not a.kwarg_only:
+                out.append(args[i])
+            elif a.name in kwargs:
+                out.append(kwargs[a.name])
+            elif a.has_default_value():
+                out.append(a.default_value)
+            else:
+                out.append(None)
+        return out
+
+    def _check(self, node, result):
+        val = node.meta.get("val")
+        pairs = []
+        if isinstance(result, (list, tuple)) and isinstance(val, (list, tuple)):
+            pairs = list(zip(result, val))
+        elif not isinstance(result, (list, tuple)):
+            pairs = [(result, val)]
+        for r, v in pairs:
+            if not isinstance(r, ir.Value) or not isinstance(v, self.torch.Tensor):
+                continue
+            want = self.cx.tensor_type(v.shape, v.dtype)
+            if r.type != want:
+                raise TorchImportError(
+                    f"internal error importing {node.target} ({node.name}): rlx computes "
+                    f"{r.type}, torch.export expects {want}")

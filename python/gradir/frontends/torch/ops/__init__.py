@@ -1,0 +1,39 @@
+"""aten -> rlx mappings: one function per aten op, in a table keyed by the
+op's name with its overload (``"aten.linear.default"``).
+
+A mapping receives the ``Emitter`` (``cx``) and the op's arguments in schema
+order with defaults filled in (tensors are ``ir.Value``s or constant
+``torch.Tensor``s) and returns an ``ir.Value``, a constant tensor or a list
+of those (multi-result ops).  It builds rlx ops with the
+``gradir.dialects.rlx`` builders (insertion point and location are set) and
+refuses with ``raise cx.error("...")``.
+
+    @aten("aten.relu.default")
+    def relu(cx, x):
+        return rlx.relu(cx.value(x))
+
+Mappings live in modules by op group (elementwise, shape, reduce, nn, loss,
+attention, rnn); importing this package registers them all.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+__all__ = ["OPS", "aten"]
+
+OPS: dict[str, Callable] = {}
+
+
+def aten(*names: str):
+    """Registers the decorated function as the mapping of ``names``."""
+    def register(fn):
+        for name in names:
+            if name in OPS:
+                raise ValueError(f"two mappings for {name}")
+            OPS[name] = fn
+        return fn
+    return register
+
+
+from . import elementwise, shape, reduce, nn, loss, attention, rnn  # noqa: E402,F401

@@ -1,0 +1,121 @@
+"""Reductions: sum, mean, amax/amin/max/min, prod, var/std, logsumexp, norm,
+softmax/log_softmax, cumsum."""
+
+from __future__ import annotations
+
+from gradir.dialects import rlx
+
+from . import aten
+from ._helpers import Unavailable, float_operands, norm_axes, norm_axis
+
+__all__: list[str] = []
+
+
+def _axes(cx, v, dim):
+    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
+        return None
+    return norm_axes(dim, cx.rank(v))
+
+
+def _reduce(builder):
+    def mapping(cx, x, dim=None, keepdim=False, dtype=None):
+        (v,) = float_operands(cx, x)
+        if cx.rank(v) == 0:
+            return v
+        return builder(v, _axes(cx, v, dim), bool(keepdim))
+    return mapping
+
+
+aten("aten.sum.dim_IntList", "aten.sum.default")(_reduce(rlx.sum_))
+aten("aten.mean.dim", "aten.mean.default")(_reduce(rlx.mean))
+aten("aten.amax.default", "aten.max.default")(_reduce(rlx.max_))
+aten("aten.amin.default", "aten.min.default")(_reduce(rlx.min_))
+
+
+@aten("aten.prod.default", "aten.prod.dim_int")
+def prod(cx, x, *args):
+    (v,) = float_operands(cx, x)
+    if cx.op == "aten.prod.default" or cx.rank(v) == 0:
+        return rlx.prod(v) if cx.rank(v) else v
+    dim, keepdim = args[0], args[1]
+    return rlx.prod(v, [norm_axis(dim, cx.rank(v))], bool(keepdim))
+
+
+@aten("aten.max.dim", "aten.min.dim")
+def max_dim(cx, x, dim, keepdim=False):
+    (v,) = float_operands(cx, x, dtype=cx.out[0].dtype)
+    builder = rlx.max_ if cx.op == "aten.max.dim" else rlx.min_
+    values = builder(v, [norm_axis(dim, cx.rank(v))], bool(keepdim))
+    return [values, Unavailable(cx.op, "the indices (argmax/argmin) have no rlx mapping")]
+
+
+def _variance(cx, v, dim, correction, keepdim):
+    axes = _axes(cx, v, dim)
+    var = rlx.variance(v, axes, bool(keepdim))
+    shape = cx.shape(v)
+    n = 1
+    for a in (axes if axes is not None else range(len(shape))):
+        n *= shape[a]
+    c = 1 if correction is None else correction
+    if c:
+        var = rlx.multiply(var, cx.scalar(n / max(n - c, 0) if n > c else float("inf"),
+                                          cx.dtype(v)))
+    return var
+
+
+@aten("aten.var.correction", "aten.std.correction", "aten.var_mean.correction")
+def var(cx, x, dim=None, correction=None, keepdim=False):
+    out_dtype = cx.out[0].dtype if isinstance(cx.out, (list, tuple)) else cx.out_dtype
+    (v,) = float_operands(cx, x, dtype=out_dtype)
+    result = _variance(cx, v, dim, correction, keepdim)
+    if cx.op == "aten.std.correction":
+        return rlx.sqrt(result)
+    if cx.op == "aten.var_mean.correction":
+        return [result, rlx.mean(v, _axes(cx, v, dim), bool(keepdim))]
+    return result
+
+
+@aten("aten.var.dim", "aten.std.dim")
+def var_dim(cx, x, dim=None, unbiased=True, keepdim=False):
+    (v,) = float_operands(cx, x)
+    result = _variance(cx, v, dim, 1 if unbiased else 0, keepdim)
+    return rlx.sqrt(result) if cx.op == "aten.std.dim" else result
+
+
+@aten("aten.logsumexp.default")
+def logsumexp(cx, x, dim, keepdim=False):
+    # max + log(sum(exp(x - max))): the max cancels in value and gradient.
+    (v,) = float_operands(cx, x)
+    axes = _axes(cx, v, dim)
+    m = rlx.max_(v, axes, True)
+    s = rlx.log(rlx.sum_(rlx.exp(rlx.subtract(v, m)), axes, True))
+    out = rlx.add(m, s)
+    if not keepdim:
+        out = rlx.squeeze(out, axes if axes is not None else list(range(cx.rank(v))))
+    return out
+
+
+@aten("aten.linalg_vector_norm.default")
+def vector_norm(cx, x, ord=2, dim=None, keepdim=False, dtype=None):
+    (v,) = float_operands(cx, x)
+    if ord != 2:
+        raise cx.error(f"vector norms other than ord=2 (got {ord}) have no rlx mapping")
+    return rlx.sqrt(rlx.sum_(rlx.square(v), _axes(cx, v, dim), bool(keepdim)))
+
+
+@aten("aten.softmax.int", "aten._softmax.default", "aten.log_softmax.int",
+      "aten._log_softmax.default")
+def softmax(cx, x, dim, *_):
+    (v,) = float_operands(cx, x)
+    axis = [norm_axis(dim, max(cx.rank(v), 1))]
+    if cx.rank(v) == 0:
+        raise cx.error("softmax of a 0-d tensor has no rlx mapping")
+    if "log_softmax" in cx.op:
+        return rlx.log_softmax(v, axis)
+    return rlx.softmax(v, axis)
+
+
+@aten("aten.cumsum.default")
+def cumsum(cx, x, dim, dtype=None):
+    (v,) = float_operands(cx, x)
+    return rlx.cumsum(v, [norm_axis(dim, cx.rank(v))])

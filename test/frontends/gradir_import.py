@@ -1,0 +1,26 @@
+# gradir-import (python -m gradir.frontends.torch): a model factory to rlx.
+# RUN: gradir-import %S/Inputs/tiny_models.py:mlp --input 3x4xf32 | FileCheck %s --check-prefix=MLP
+# RUN: %PYTHON -m gradir.frontends.torch %S/Inputs/tiny_models.py:classifier_with_args --f64 --gradient -o %t.mlir
+# RUN: FileCheck %s --check-prefix=GRAD < %t.mlir
+# RUN: gradir-opt %t.mlir --rlx-verify | FileCheck %s --check-prefix=GRAD
+# RUN: not gradir-import %S/Inputs/tiny_models.py:cumprod --input 2x3xf32 2>&1 | FileCheck %s --check-prefix=ERR
+# RUN: not gradir-import %S/Inputs/tiny_models.py:mlp 2>&1 | FileCheck %s --check-prefix=NOARGS
+# The package and its op table load without PyTorch (imported only when a model is):
+# RUN: %PYTHON -c "import sys, gradir.frontends.torch as t; assert len(t.supported_ops()) > 150; assert 'torch' not in sys.modules"
+
+# MLP-LABEL: func.func @main(
+# MLP-SAME: tensor<3x4xf32> {gradir.name = "input"}
+# MLP-SAME: tensor<8x4xf32> {gradir.name = "0.weight"}
+# MLP-SAME: tensor<2xf32> {gradir.name = "2.bias"}) -> tensor<3x2xf32>
+# MLP: "rlx.relu"
+
+# GRAD-LABEL: func.func @main(
+# GRAD-SAME: tensor<3x4xf64> {gradir.name = "x"}, %{{.*}}: tensor<3xi64> {gradir.name = "labels"}
+# GRAD-SAME: {gradir.name = "net.0.weight"}
+# GRAD-LABEL: func.func @main_adjoint(
+# GRAD-SAME: -> (tensor<f64>, tensor<8x4xf64>, tensor<8xf64>, tensor<2x8xf64>, tensor<2xf64>)
+
+# ERR: gradir-import: error: aten.cumprod.default: no rlx mapping for this aten op
+# ERR-NEXT: at {{.*}}tiny_models.py:{{[0-9]+}} in forward: return torch.cumprod(x, 1)
+
+# NOARGS: gradir-import: error: the factory returned no example arguments: give --input
