@@ -182,7 +182,7 @@ def _copy_repeated_results(module: ir.Operation) -> None:
     copies apart."""
     from mlir.dialects import bufferization
 
-    for fn in _functions(module):
+    for fn in functions(module):
         for block in fn.regions[0].blocks:
             ret = list(block.operations)[-1].operation
             if ret.name != "func.return":
