@@ -65,7 +65,7 @@ def preload_schedule(context: ir.Context, schedule: str | Path | None = None) ->
 
 def linalg_to_llvm_pipeline(opt_level: int = 2, schedule: str | Path | None = None,
                             stage: str = "llvm", preload: bool = True,
-                            early_dealloc: bool = True, cpu: str = "x86-64-v4") -> str:
+                            early_dealloc: bool = True, cpu=None) -> str:
     """The upstream pipeline from linalg-on-tensors to the LLVM dialect.
 
     ``opt_level`` 0: no fusion, no schedule (fastest to compile); 1:
@@ -81,11 +81,12 @@ def linalg_to_llvm_pipeline(opt_level: int = 2, schedule: str | Path | None = No
     adds gradir's ``rlx-early-dealloc`` after deallocation (free each buffer
     after its last use, not at the function's end); without it the pipeline
     is upstream passes only, for ``mlir-opt``.  ``cpu`` picks the schedule's
-    register tiles (``schedule.schedule_params``; the default is the AVX-512
-    instance, ``SCHEDULE_LIBRARY``); ``schedule`` overrides its file."""
+    register tiles (a cpu name or ``host.CpuTarget``, see
+    ``schedule.schedule_params``; None: the AVX-512 instance,
+    ``SCHEDULE_LIBRARY``); ``schedule`` overrides its file."""
     # --- issue 14: the schedule instance of the target (host.py, schedule.py) ---
-    from .schedule import schedule_params, schedule_path
-    params = schedule_params(cpu)
+    from .schedule import DEFAULT, schedule_params, schedule_path
+    params = DEFAULT if cpu is None else schedule_params(cpu)
     if schedule is None and preload:
         schedule = schedule_path(params)
     # --- end issue 14 ---
