@@ -496,17 +496,17 @@ func.func @sum_of_matmul(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>) -> tensor<f32
 
 // Batched, keepdims: per-batch dot products; the 0-d total broadcast back.
 // CHECK-LABEL: func.func @sum_of_batch_matmul_keepdims
-// CHECK-SAME: (%[[A:.*]]: tensor<2x4x3xf64>, %[[B:.*]]: tensor<2x3x5xf64>)
-// CHECK-NEXT: %[[CA:.*]] = "rlx.sum"(%[[A]]) {axis = array<i64: -2>} : (tensor<2x4x3xf64>) -> tensor<2x3xf64>
-// CHECK-NEXT: %[[RB:.*]] = "rlx.sum"(%[[B]]) {axis = array<i64: -1>} : (tensor<2x3x5xf64>) -> tensor<2x3xf64>
+// CHECK-SAME: (%[[A:.*]]: tensor<2x4x3xf32>, %[[B:.*]]: tensor<2x3x5xf32>)
+// CHECK-NEXT: %[[CA:.*]] = "rlx.sum"(%[[A]]) {axis = array<i64: -2>} : (tensor<2x4x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT: %[[RB:.*]] = "rlx.sum"(%[[B]]) {axis = array<i64: -1>} : (tensor<2x3x5xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT: %[[D:.*]] = "rlx.multiply"(%[[CA]], %[[RB]])
-// CHECK-NEXT: %[[S:.*]] = "rlx.sum"(%[[D]]) : (tensor<2x3xf64>) -> tensor<f64>
-// CHECK-NEXT: %[[R:.*]] = "rlx.{{broadcast_to|reshape}}"(%[[S]]) : (tensor<f64>) -> tensor<1x1x1xf64>
+// CHECK-NEXT: %[[S:.*]] = "rlx.sum"(%[[D]]) : (tensor<2x3xf32>) -> tensor<f32>
+// CHECK-NEXT: %[[R:.*]] = "rlx.{{broadcast_to|reshape}}"(%[[S]]) : (tensor<f32>) -> tensor<1x1x1xf32>
 // CHECK-NEXT: return %[[R]]
-func.func @sum_of_batch_matmul_keepdims(%a: tensor<2x4x3xf64>, %b: tensor<2x3x5xf64>) -> tensor<1x1x1xf64> {
-  %0 = "rlx.matmul"(%a, %b) : (tensor<2x4x3xf64>, tensor<2x3x5xf64>) -> tensor<2x4x5xf64>
-  %1 = "rlx.sum"(%0) {keepdims = true} : (tensor<2x4x5xf64>) -> tensor<1x1x1xf64>
-  return %1 : tensor<1x1x1xf64>
+func.func @sum_of_batch_matmul_keepdims(%a: tensor<2x4x3xf32>, %b: tensor<2x3x5xf32>) -> tensor<1x1x1xf32> {
+  %0 = "rlx.matmul"(%a, %b) : (tensor<2x4x3xf32>, tensor<2x3x5xf32>) -> tensor<2x4x5xf32>
+  %1 = "rlx.sum"(%0) {keepdims = true} : (tensor<2x4x5xf32>) -> tensor<1x1x1xf32>
+  return %1 : tensor<1x1x1xf32>
 }
 
 // A matmul with a splat operand: scaled column sums, broadcast over the rows;
