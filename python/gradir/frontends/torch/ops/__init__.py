@@ -18,22 +18,8 @@ attention, rnn); importing this package registers them all.
 
 from __future__ import annotations
 
-from typing import Callable
+from .registry import OPS, aten
 
 __all__ = ["OPS", "aten"]
-
-OPS: dict[str, Callable] = {}
-
-
-def aten(*names: str):
-    """Registers the decorated function as the mapping of ``names``."""
-    def register(fn):
-        for name in names:
-            if name in OPS:
-                raise ValueError(f"two mappings for {name}")
-            OPS[name] = fn
-        return fn
-    return register
-
 
 from . import elementwise, shape, reduce, nn, loss, attention, rnn  # noqa: E402,F401

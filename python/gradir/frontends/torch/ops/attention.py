@@ -11,7 +11,7 @@ import numpy as np
 
 from gradir.dialects import rlx
 
-from . import aten
+from .registry import aten
 from ._helpers import float_operands, reshape_to
 
 __all__: list[str] = []

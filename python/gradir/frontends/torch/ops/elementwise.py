@@ -8,7 +8,7 @@ import math
 
 from gradir.dialects import rlx
 
-from . import aten
+from .registry import aten
 from ._helpers import FLOATING, float_operands
 
 __all__: list[str] = []

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from gradir.dialects import rlx
 
-from . import aten
+from .registry import aten
 from ._helpers import Unavailable, float_operands
 
 __all__: list[str] = []

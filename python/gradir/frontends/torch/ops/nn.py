@@ -9,7 +9,7 @@ import numpy as np
 
 from gradir.dialects import grad, rlx
 
-from . import aten
+from .registry import aten
 from ._helpers import (Unavailable, bcast_param, concat_many, float_operands, pair,
                        reshape_to)
 

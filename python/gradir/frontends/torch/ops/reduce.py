@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gradir.dialects import rlx
 
-from . import aten
+from .registry import aten
 from ._helpers import Unavailable, float_operands, norm_axes, norm_axis
 
 __all__: list[str] = []

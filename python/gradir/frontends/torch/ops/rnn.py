@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from gradir.dialects import rlx
 
-from . import aten
+from .registry import aten
 from ._helpers import concat_many, float_operands, split_sizes
 
 __all__: list[str] = []

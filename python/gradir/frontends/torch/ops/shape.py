@@ -11,7 +11,7 @@ import numpy as np
 
 from gradir.dialects import rlx
 
-from . import aten
+from .registry import aten
 from ._helpers import concat_many, norm_axes, norm_axis, reshape_to, split_sizes
 
 __all__: list[str] = []
