@@ -1,7 +1,7 @@
 # RUN: rm -rf %t && mkdir -p %t
 # RUN: %PYTHON %s %t | FileCheck %s
 # An exported library records the CPU it was compiled for (symbol
-# gradir_target); gradir.runtime.load refuses it, with an error naming the
+# gradir_cpu_target); gradir.runtime.load refuses it, with an error naming the
 # missing features, on a CPU that lacks them (a library recording a feature
 # no CPU has; a library for AVX-512 checked against an AVX2-only CPU).
 

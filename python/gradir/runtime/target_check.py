@@ -3,7 +3,8 @@ checked where it is loaded.
 
 ``export_library`` writes ``target_record(cpu)`` (JSON: LLVM CPU name,
 architecture, the ISA features the code may use) into the NUL-terminated
-symbol ``gradir_target``; ``gradir.runtime.load`` calls
+symbol ``gradir_cpu_target`` (CUDA libraries have their own
+``gradir_target``, a chip name); ``gradir.runtime.load`` calls
 ``check_library_target`` before it touches a function, so a library built
 for AVX-512 refuses to load on an AVX2-only CPU with an error naming the
 missing features, instead of dying of SIGILL on its first call.  Libraries
@@ -21,7 +22,7 @@ from ..conversion.cpu.host import CpuTarget, detect_host, missing_features, reso
 
 __all__ = ["TARGET_SYMBOL", "TargetMismatchError", "target_record", "check_library_target"]
 
-TARGET_SYMBOL = "gradir_target"
+TARGET_SYMBOL = "gradir_cpu_target"
 
 
 class TargetMismatchError(OSError):
@@ -48,7 +49,10 @@ def read_library_target(dll) -> dict | None:
 def check_library_target(dll, path, host: CpuTarget | None = None) -> None:
     """Raises TargetMismatchError when ``host`` (default: this machine)
     cannot run the code of the loaded library ``dll`` (read from ``path``)."""
-    record = read_library_target(dll)
+    try:
+        record = read_library_target(dll)
+    except ValueError:
+        raise OSError(f"{path} has a corrupt CPU target record ({TARGET_SYMBOL})") from None
     if record is None:
         return
     host = host or detect_host()
