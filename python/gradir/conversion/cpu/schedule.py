@@ -18,10 +18,11 @@ of the L1 data cache, at most 256 (measured on AVX-512).
 Measurements behind the numbers (AMD EPYC Zen 5, 2 shared cores, one
 thread; test/conversion/Inputs/gemm_bench.py and bench/cpu.py): AVX-512 f32
 6x64 was faster on 512^3 alone but pads M=64/784 (copies); 8x32 divides the
-usual sizes.  AVX2 (cpu=x86-64-v3 on that machine, load average ~9): f32
-rows 4/6/8 gave 106/124/123 GFLOP/s at 512^3 and 24/42/54 at 1024^3 (1024
-is limited by the unpacked rhs, whatever the rows); f64 6 rows 44 against
-33 for 4.  6 rows pads M to a multiple of 6 (a copy) yet won at 512.
+usual sizes.  AVX2 (cpu=x86-64-v3 on that machine), median GFLOP/s of
+4 rows / 6 rows, twice each, load average ~5: f32 256^3 98/115, 512^3
+86/114, 1024^3 37/54; f64 256^3 50/58, 512^3 18/23, 1024^3 18/23.  6 rows
+pads M to a multiple of 6 (a copy, whose cost varies from call to call)
+and still wins at every size; 8 rows (spilling) was no better than 6.
 
 Every generated symbol ends in the parameters' ``tag`` ("" for the AVX-512
 instance, which is ``cpu_schedule.mlir`` itself), so schedules for several
