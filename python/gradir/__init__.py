@@ -25,11 +25,16 @@ def run_pipeline(module, pipeline: str):
     """Runs a textual pipeline (gradir and upstream passes mixed) on
     ``module`` in place and returns it.  Raises ``PipelineError`` for a bad
     pipeline and ``mlir.ir.MLIRError`` (with located diagnostics) when a pass
-    fails."""
+    fails; ``TypeError`` when ``module`` is no module or ``pipeline`` no text."""
     from .ir import as_operation
     from .passes.pipeline import build_pass_manager
 
+    if not isinstance(pipeline, str):
+        raise TypeError(f"run_pipeline expects a pipeline string, not "
+                        f"{type(pipeline).__name__}")
     op = as_operation(module)
+    if not hasattr(op, "context") or not hasattr(op, "regions"):
+        raise TypeError(f"run_pipeline expects an MLIR module, not {type(module).__name__}")
     build_pass_manager(pipeline, op.context).run(op)
     return module
 

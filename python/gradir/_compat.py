@@ -317,3 +317,25 @@ def stub_engine_symbols(engine, names) -> list:
         keep.append(cb)
         engine.raw_register_runtime(name, ctypes.cast(cb, ctypes.c_void_p))
     return keep
+
+
+# --- stable op identity (appended for the simplifier's worklist driver) ----------
+
+def _capsule_pointer():
+    import ctypes
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype = ctypes.c_void_p
+    get.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    return get
+
+
+_CAPSULE_POINTER = _capsule_pointer()
+_OP_CAPSULE = b"mlir.ir.Operation._CAPIPtr"
+
+
+def op_key(op) -> int:
+    """The address of ``op`` (an Operation or OpView): a dictionary key that
+    stays valid while the op lives.  MLIR 22's ``Operation.__hash__`` is
+    structural (it changes when an operand is replaced), so the Python
+    objects themselves are no stable keys."""
+    return _CAPSULE_POINTER(op.operation._CAPIPtr, _OP_CAPSULE)

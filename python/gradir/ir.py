@@ -1,9 +1,12 @@
 """Contexts with gradir's dialects loaded; parse and print helpers; the
 IR-generic walks every package shares (functions by name, nested ops and
-blocks, function types).  Nothing here knows a dialect."""
+blocks, function types).  Nothing here knows a dialect, except the
+natural form of rlx's variadic ops (concat, tuple, split), which the reader
+and the printer handle."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from mlir import ir
@@ -12,11 +15,82 @@ from mlir.dialects import builtin, irdl
 from . import _compat
 
 __all__ = ["DIALECT_FILES", "load_dialects", "make_context", "parse", "print_module",
-           "as_operation", "symbol_name", "functions", "find_function", "function_type",
-           "set_function_type", "walk", "blocks_of", "has_uses"]
+           "as_operation", "VARIADIC_OPS", "MAX_RUNS", "segment_sizes", "strip_segments",
+           "symbol_name", "functions", "find_function", "function_type",
+           "set_function_type", "walk", "blocks_of", "has_uses", "MAX_NESTING",
+           "nesting_problem"]
 
 _DIALECT_DIR = Path(__file__).resolve().parent / "dialect"
 DIALECT_FILES = (_DIALECT_DIR / "rlx.irdl.mlir", _DIALECT_DIR / "grad.irdl.mlir")
+
+
+# --- variadic ops ------------------------------------------------------------
+# IRDL binds one type per variadic group, so dialect/rlx.irdl.mlir declares
+# concat/tuple (operands) and split (results) with MAX_RUNS variadic groups,
+# one per run of consecutive values of equal type, sized by a segment
+# attribute.  Users write the natural form without it; the readers add it and
+# the printer leaves it out (``print_module(segments=True)`` keeps it: the
+# form upstream ``mlir-opt --irdl-file=`` reads).
+
+VARIADIC_OPS = {"rlx.concat": "operandSegmentSizes", "rlx.tuple": "operandSegmentSizes",
+                "rlx.split": "resultSegmentSizes"}
+MAX_RUNS = 256
+_VARIADIC_TEXT = re.compile(r'"rlx\.(?:concat|tuple|split)"')
+_SEGMENT_ATTR = re.compile(r"(, )?(?:operand|result)SegmentSizes = array<i32[: 0-9,]*>(, )?")
+_VARIADIC_LINE = re.compile(r'"rlx\.(?:concat|tuple|split)"\(')
+
+
+class TooManyRuns(ValueError):
+    """More runs of differently-typed values than the dialect declares."""
+
+
+def segment_sizes(types, name: str = "rlx.concat") -> ir.Attribute:
+    """The segment attribute for variadic values of ``types``: the lengths of
+    the runs of equal types, padded with zeros to MAX_RUNS entries."""
+    runs: list[int] = []
+    last = None
+    for i, t in enumerate(types):
+        if i and t == last:
+            runs[-1] += 1
+        else:
+            runs.append(1)
+        last = t
+    if len(runs) > MAX_RUNS:
+        raise TooManyRuns(f"'{name}' op has {len(runs)} runs of values of different types; "
+                          f"the dialect holds at most {MAX_RUNS} (consecutive values of one "
+                          "type count once)")
+    return ir.DenseI32ArrayAttr.get(runs + [0] * (MAX_RUNS - len(runs)))
+
+
+def _add_segments(text: str, source_name: str) -> str | None:
+    """``text`` with the segment attributes of every variadic op set, in the
+    generic form with locations; None when ``text`` does not parse without
+    the rlx dialect (the caller's parse then reports why)."""
+    ctx = ir.Context()
+    ctx.allow_unregistered_dialects = True
+    with ctx:
+        try:
+            module = _compat.parse_module(text, source_name, ctx)
+        except (ir.MLIRError, _compat.ParseError):
+            return None
+        errors = []
+
+        def visit(op):
+            key = VARIADIC_OPS.get(op.name)
+            if key is not None:
+                values = op.operands if key.startswith("operand") else op.results
+                try:
+                    op.attributes[key] = segment_sizes([v.type for v in values], op.name)
+                except TooManyRuns as err:
+                    errors.append((op.location, str(err)))
+            return ir.WalkResult.ADVANCE
+
+        module.operation.walk(visit)
+        if errors:
+            loc, msg = errors[0]
+            raise _compat.ParseError(_compat.format_location(loc), msg)
+        return module.operation.get_asm(print_generic_op_form=True, enable_debug_info=True,
+                                        assume_verified=True)
 
 
 def load_dialects(context: ir.Context | None = None) -> ir.Context:
@@ -38,11 +112,50 @@ def make_context() -> ir.Context:
     return ctx
 
 
+# Deepest nesting of brackets ({ ( [ <) the tools accept: MLIR's parser and
+# gradir's passes recurse per level (5000 nested modules overflow the C++
+# stack); real programs stay far below.
+MAX_NESTING = 200
+
+
+_BRACKETS = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|->|[{}()\[\]<>]')
+
+
+def nesting_problem(text: str) -> tuple[int, int] | None:
+    """(line, column) where ``text`` first nests brackets deeper than
+    ``MAX_NESTING`` (strings and ``//`` comments skipped), or None."""
+    depth = 0
+    for m in _BRACKETS.finditer(text):
+        tok = m.group()
+        if tok in "{([<":
+            depth += 1
+            if depth > MAX_NESTING:
+                start = m.start()
+                line = text.count("\n", 0, start) + 1
+                return line, start - (text.rfind("\n", 0, start) + 1) + 1
+        elif tok in "})]>":
+            depth = max(0, depth - 1)
+    return None
+
+
 def parse(text: str, *, source_name: str = "<string>",
           context: ir.Context | None = None) -> builtin.ModuleOp:
     """Parses gradir IR (a module, or several top-level ops) into a module.
 
-    Raises ``mlir.ir.MLIRError`` with located diagnostics on bad input."""
+    Raises ``mlir.ir.MLIRError`` with located diagnostics on bad input,
+    ``TypeError`` when ``text`` is not text (UTF-8 bytes are accepted) and
+    ``ValueError`` when it nests deeper than ``MAX_NESTING`` levels."""
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise TypeError(f"gradir.parse: the bytes are not UTF-8 text ({err})") from None
+    if not isinstance(text, str):
+        raise TypeError(f"gradir.parse expects IR text (str), not {type(text).__name__}")
+    where = nesting_problem(text)
+    if where is not None:
+        raise ValueError(f"{source_name}:{where[0]}:{where[1]}: nesting deeper than "
+                         f"{MAX_NESTING} levels is not supported")
     ctx = context
     if ctx is None:
         try:
@@ -51,7 +164,16 @@ def parse(text: str, *, source_name: str = "<string>",
             ctx = None
         ctx = ctx or make_context()
     load_dialects(ctx)
-    return _compat.parse_module(text, source_name, ctx)
+    if not _VARIADIC_TEXT.search(text):
+        return _compat.parse_module(text, source_name, ctx)
+    try:
+        return _compat.parse_module(text, source_name, ctx)
+    except (ir.MLIRError, _compat.ParseError) as err:
+        first = err
+    segmented = _add_segments(text, source_name)
+    if segmented is None:
+        raise first
+    return _compat.parse_module(segmented, source_name, ctx)
 
 
 def as_operation(module) -> ir.Operation:
@@ -61,11 +183,32 @@ def as_operation(module) -> ir.Operation:
     return module.operation if hasattr(module, "operation") else module
 
 
-def print_module(module, *, generic: bool = False, debug_info: bool = False) -> str:
-    """The textual IR of ``module`` (byte-identical for identical IR)."""
-    return as_operation(module).get_asm(print_generic_op_form=generic,
+def print_module(module, *, generic: bool = False, debug_info: bool = False,
+                 segments: bool = False, elide_elements: int | None = None) -> str:
+    """The textual IR of ``module`` (byte-identical for identical IR).
+
+    Variadic rlx ops print in the natural form, without their segment
+    attribute, unless ``segments`` (the form upstream ``mlir-opt
+    --irdl-file=`` reads).  ``elide_elements``: dense constants with more
+    elements print as ``dense_resource<__elided__>`` (mlir-opt's
+    ``--mlir-elide-elementsattrs-if-larger``)."""
+    text = as_operation(module).get_asm(print_generic_op_form=generic,
                                         enable_debug_info=debug_info,
+                                        large_elements_limit=elide_elements,
                                         assume_verified=True)
+    return text if segments else strip_segments(text)
+
+
+def strip_segments(text: str) -> str:
+    """``text`` with the segment attributes of rlx.concat/tuple/split removed."""
+    if not _VARIADIC_LINE.search(text):
+        return text
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if _VARIADIC_LINE.search(line):
+            line = _SEGMENT_ATTR.sub(lambda m: ", " if m[1] and m[2] else "", line, count=1)
+            lines[i] = line.replace(" {}", "", 1)
+    return "\n".join(lines)
 
 
 # --- walking the IR -----------------------------------------------------------------

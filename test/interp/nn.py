@@ -433,3 +433,16 @@ def test_rms_norm():
     print("rms_norm ok")
 # CHECK-LABEL: TEST: test_rms_norm
 # CHECK: rms_norm ok
+
+
+@run
+def test_softmax_of_empty_axis():
+    # One semantics with compiled code: softmax over an axis of size 0 is an
+    # empty result (max/min over it are refused by both).
+    x = np.zeros((3, 0), np.float32)
+    for name in ("softmax", "log_softmax"):
+        (y,) = run_op(f"rlx.{name}", [x], [((3, 0), np.float32)], "axis = array<i64: 1>")
+        print(name, y.shape, y.dtype)
+# CHECK-LABEL: TEST: test_softmax_of_empty_axis
+# CHECK: softmax (3, 0) float32
+# CHECK: log_softmax (3, 0) float32

@@ -11,7 +11,7 @@
 // WRT-DUP: rlx-gradient-options-invalid.mlir:[[@LINE+7]]:1: error: rlx-gradient: wrt index 0 is given twice
 // WRT-INT: rlx-gradient-options-invalid.mlir:[[@LINE+6]]:1: error: rlx-gradient: wrt argument 2 has type tensor<2xi64>, which is not floating point
 // FUNC: error: rlx-gradient: no function named '@nope' in the module
-// MODE: error: rlx-gradient: unknown mode 'forward'
+// MODE: <pass-pipeline>:1:{{[0-9]+}}: error: option 'mode' of pass 'rlx-gradient' must be one of adjoint, vjp, got 'forward'
 // TYPE: <pass-pipeline>:1:{{[0-9]+}}: error: option 'target-index' of pass 'rlx-gradient' expects int, got 'x'
 // TARGET: rlx-gradient-options-invalid.mlir:[[@LINE+4]]:3: error: unexpected error: rlx-gradient: target-index 2 is out of range: '@main' has 2 results
 // CHECK-NOT: Traceback

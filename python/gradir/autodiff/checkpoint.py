@@ -20,20 +20,26 @@ automatic planner: ``grad.save`` keeps the op's results, ``grad.recompute``
 recomputes them.  A pinned value counts as kept (or not) when rule 3 looks
 at its users.
 
-Malformed markers are refused (``GradientError``): a marker on a constant,
-a ``start_checkpoint`` of a ``start_checkpoint`` or inside a checkpoint that
-is still open (nested), an ``end_checkpoint`` that closes nothing.  An empty
-checkpoint (``end(start(x))``) is allowed: it keeps ``x``.
+A marker on a constant is refused (``GradientError``), as in Relax (its
+operand must be a Var).  Every program Relax's Gradient accepts is accepted
+with Relax's meaning; the suspicious ones get a warning: a
+``start_checkpoint`` of a ``start_checkpoint`` or inside a checkpoint that
+is still open (nested: the inner marker's operand is kept, by rule 2), an
+``end_checkpoint`` that closes nothing (an identity whose value is kept, by
+rule 3).  An empty checkpoint (``end(start(x))``) keeps ``x``.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 from mlir import ir
 
 from .gradient import GradientError
 
 __all__ = ["START", "END", "MARKERS", "SAVE", "RECOMPUTE", "has_markers", "read_pins",
-           "validate_markers", "marker_plan", "strip_markers", "strip_pins"]
+           "validate_markers", "marker_plan", "strip_markers", "strip_pins", "Diagnostic",
+           "CheckpointPlan", "plan_checkpoints"]
 
 START = "grad.start_checkpoint"
 END = "grad.end_checkpoint"
@@ -79,7 +85,9 @@ def read_pins(block: ir.Block) -> tuple[set, set]:
 
 
 def validate_markers(block: ir.Block) -> None:
-    """Refuses malformed checkpoint markers (see the module docstring)."""
+    """Refuses markers on constants and warns about suspicious ones (see the
+    module docstring)."""
+    from .. import _compat
     open_at: dict = {}          # value -> the start markers whose checkpoint it is in
     for op in block.operations:
         op = op.operation
@@ -99,18 +107,21 @@ def validate_markers(block: ir.Block) -> None:
         inside = open_at.get(x, frozenset())
         if name == START:
             if src is not None and src.name == START:
-                raise GradientError(op, f"nested '{START}': its operand already starts "
-                                        "a checkpoint")
-            if inside:
-                raise GradientError(op, f"nested '{START}': its operand is inside the "
-                                        "checkpoint started at "
-                                        f"{_where(min(inside, key=_order(block)))}; "
-                                        f"close that one with '{END}' first")
+                _compat.emit(op.location, "warning",
+                             f"nested '{START}': its operand already starts a checkpoint "
+                             "(kept, as in Relax)")
+            elif inside:
+                _compat.emit(op.location, "warning",
+                             f"nested '{START}': its operand is inside the checkpoint started "
+                             f"at {_where(min(inside, key=_order(block)))}; it is kept, as in "
+                             f"Relax (close that checkpoint with '{END}' first to mean "
+                             "otherwise)")
             open_at[op.results[0]] = frozenset({op})
             continue
         if not inside:
-            raise GradientError(op, f"'{END}' closes no checkpoint: its operand does not "
-                                    f"depend on a '{START}' result")
+            _compat.emit(op.location, "warning",
+                         f"'{END}' closes no checkpoint: its operand does not depend on a "
+                         f"'{START}' result (an identity that keeps its value, as in Relax)")
         open_at[op.results[0]] = frozenset()
 
 
@@ -191,3 +202,166 @@ def strip_pins(block: ir.Block) -> None:
         for p in (SAVE, RECOMPUTE):
             if p in op.attributes:
                 del op.attributes[p]
+
+
+# ----------------------------------------------------------------------------
+# The checkpoint plan of an adjoint: markers, pins or remat=auto
+
+@dataclass
+class Diagnostic:
+    severity: str          # "warning" or "remark"
+    where: object          # an op (or function) whose location it is reported at
+    message: str
+
+
+@dataclass
+class CheckpointPlan:
+    """Which forward values of an adjoint the backward keeps (``kept``: op
+    positions in ``graph``), why, and what to report.  ``apply()`` rewrites
+    the adjoint; ``diagnostics`` then holds every warning and remark, in
+    order, for the caller to emit."""
+    function: object                   # the adjoint func.func
+    graph: object                      # remat.AdjointGraph
+    kept: set
+    remat: str                         # "none" or "auto"
+    save: set
+    recompute: set
+    reasons: dict = field(default_factory=dict)
+    auto: object = None                # remat.Plan, for remat=auto
+    remarks: bool = False
+    diagnostics: list = field(default_factory=list)
+
+    def warn(self, where, message: str) -> None:
+        self.diagnostics.append(Diagnostic("warning", where, message))
+
+    def remark(self, where, message: str) -> None:
+        self.diagnostics.append(Diagnostic("remark", where, message))
+
+    def apply(self) -> dict:
+        """Clones the recomputed ops into the backward, drops the pins, and
+        (with ``remarks``) explains every decision.  Returns the clones."""
+        from .remat import apply_plan
+        graph = self.graph
+        evaluation = graph.evaluate(self.kept) if self.remarks else None
+        baseline = graph.evaluate(graph.full_plan()) if self.remarks else None
+        cloned = apply_plan(graph, self.kept)
+        strip_pins(graph.block)
+        if self.remarks:
+            self._explain(cloned, evaluation, baseline)
+        return cloned
+
+    def _why(self, i: int, cloned, roots) -> str:
+        g = self.graph
+        if i in self.save:
+            return "pinned by grad.save"
+        if i in self.recompute and i not in g.always:
+            return "pinned by grad.recompute"
+        if i in g.always:
+            return g.always[i]
+        if i in self.reasons:
+            return self.reasons[i]
+        if self.remat == "auto" and i in cloned:
+            return "remat=auto recomputes it to fit the budget"
+        if self.remat == "auto" and i in roots:
+            return "remat=auto checkpoint: the backward recomputes values from it"
+        if self.remat == "auto":
+            return "remat=auto keeps it: the budget has room for it"
+        return "no checkpoint covers it"
+
+    def _explain(self, cloned, evaluation, baseline) -> None:
+        from .cost import type_bytes
+        g = self.graph
+        kept_bytes = 0
+        roots = set()
+        for q in cloned:
+            for v in g.ops[q].operands:
+                p = g.producer.get(v)
+                if p is not None and p not in cloned:
+                    roots.add(p)
+        for i in g.forward:
+            if i not in g.used_by_backward and i not in cloned:
+                continue
+            op = g.ir_ops[i]
+            nbytes = sum(type_bytes(r.type) for r in op.results)
+            why = self._why(i, cloned, roots)
+            if i in cloned:
+                self.remark(op, f"rlx-gradient: recomputed in the backward "
+                                f"({g.ops[i].flops} FLOPs, {nbytes} bytes not kept): {why}")
+            else:
+                kept_bytes += nbytes
+                self.remark(op, f"rlx-gradient: kept for the backward ({nbytes} bytes): {why}")
+        what = "remat=auto" if self.remat == "auto" else "checkpoints"
+        n = len(cloned)
+        self.remark(self.function, f"rlx-gradient: {what}: keeps {kept_bytes} bytes, recomputes "
+                                   f"{n} op{'' if n == 1 else 's'} ({evaluation.flops} FLOPs); "
+                                   f"peak {evaluation.peak} bytes (storing everything: "
+                                   f"{baseline.peak} bytes)")
+
+
+def plan_checkpoints(module, fn, n_results: int, remat: str = "none", budget=None,
+                     remarks: bool = False):
+    """The checkpoint plan of adjoint ``fn`` (its first ``n_results``
+    results are the forward's): from the markers, the pins, or remat=auto
+    with ``budget`` (``remat.parse_budget``'s form).  Strips the markers.
+    None when there is nothing to plan (no remat, markers or pins)."""
+    from .remat import AdjointGraph, plan_auto
+    block = fn.regions[0].blocks[0]
+    markers = has_markers(block)
+    save_ops, recompute_ops = read_pins(block)
+    if remat == "none" and not markers and not save_ops and not recompute_ops:
+        return None
+    # Everything is done on op positions: MLIR's Python Operation objects
+    # do not stay usable as dictionary keys once the IR around them changes.
+    graph = AdjointGraph(block, n_results, module)
+    diagnostics: list = []
+    index = {op: i for i, op in enumerate(graph.ir_ops)}
+    save0 = {index[op] for op in save_ops if op in index}
+    recompute0 = {index[op] for op in recompute_ops if op in index}
+    kept0, reasons0 = None, {}
+    if markers and remat == "none":
+        forward = [graph.ir_ops[i] for i in graph.forward]
+        kept_ops, reasons = marker_plan(block, forward, save_ops, recompute_ops)
+        kept0 = {index[op] for op in kept_ops}
+        reasons0 = {index[op]: why for op, why in reasons.items()}
+    elif markers:
+        diagnostics.append(Diagnostic(
+            "warning", fn, "rlx-gradient: remat=auto makes its own plan; the "
+                           "grad.start_checkpoint/grad.end_checkpoint markers are ignored"))
+    if markers:
+        # Positions after the markers are gone.
+        renumber, k = {}, 0
+        for i, op in enumerate(graph.ir_ops):
+            if op.name not in MARKERS:
+                renumber[i] = k
+                k += 1
+        strip_markers(block)
+        graph = AdjointGraph(block, n_results, module)
+    else:
+        renumber = {i: i for i in range(len(graph.ir_ops))}
+    save = {renumber[i] for i in save0 if graph.fwd[renumber[i]]}
+    recompute = {renumber[i] for i in recompute0 if graph.fwd[renumber[i]]}
+    plan = CheckpointPlan(fn, graph, set(), remat, save, recompute,
+                          {renumber[i]: why for i, why in reasons0.items()},
+                          remarks=remarks, diagnostics=diagnostics)
+    if remarks:
+        for i in recompute:
+            if i in graph.always:
+                plan.remark(graph.ir_ops[i], f"rlx-gradient: grad.recompute ignored: the value "
+                                             f"is {graph.always[i]}, so it is live anyway")
+    if remat == "auto":
+        plan.auto = plan_auto(graph, budget, save, recompute)
+        plan.kept = set(plan.auto.kept)
+        if not plan.auto.met:
+            plan.warn(fn, f"rlx-gradient: remat=auto cannot meet the budget of "
+                          f"{plan.auto.budget} bytes: the lowest peak it reaches is "
+                          f"{plan.auto.peak} bytes (storing everything: "
+                          f"{plan.auto.store_all_peak} bytes)")
+    elif kept0 is not None:
+        kept = {renumber[i] for i in kept0}
+        kept |= set(graph.always) | save
+        kept -= {i for i in recompute if i not in graph.always}
+        plan.kept = kept
+    else:   # pins only
+        plan.kept = (set(graph.forward) | save) - {i for i in recompute
+                                                   if i not in graph.always}
+    return plan

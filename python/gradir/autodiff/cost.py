@@ -121,11 +121,57 @@ def op_flops(op, module: ir.Operation | None = None, _depth: int = 0) -> int:
         return numel(op.operands[0].type) * _window(op)
     if name == "func.call":
         return _call_flops(op, module, _depth)
+    if op.regions:
+        return region_flops(op, module, _depth)
     if name in _PER_OUTPUT or name.startswith("rlx."):
         # Elementwise arithmetic, comparisons, where (and an rlx op the model
         # does not know yet): one per result element.
         return sum(numel(r.type) for r in op.results)
     return 0
+
+
+def static_trips(op) -> int | None:
+    """The trip count of an ``scf.for`` with constant bounds, else None."""
+    if op.name != "scf.for":
+        return None
+    vals = [_index_value(v) for v in list(op.operands)[:3]]
+    if None in vals:
+        return None
+    lb, ub, step = vals
+    return max(0, -((lb - ub) // step)) if step > 0 else None
+
+
+_INDEX_ARITH = {
+    "arith.addi": lambda a, b: a + b, "arith.subi": lambda a, b: a - b,
+    "arith.muli": lambda a, b: a * b, "arith.maxsi": max, "arith.minsi": min,
+    "arith.ceildivsi": lambda a, b: -(-a // b) if b else None,
+    "arith.divsi": lambda a, b: int(a / b) if b else None,
+}
+
+
+def _index_value(v, depth: int = 0):
+    """An index computed from constants by arith ops, else None."""
+    owner = getattr(v.owner, "operation", v.owner)
+    if not isinstance(owner, ir.Operation) or depth > 16:
+        return None
+    if owner.name == "arith.constant":
+        attr = owner.attributes["value"]
+        return int(ir.IntegerAttr(attr).value) if isinstance(attr, ir.IntegerAttr) else None
+    fn = _INDEX_ARITH.get(owner.name)
+    if fn is None:
+        return None
+    a, b = (_index_value(x, depth + 1) for x in owner.operands)
+    return None if a is None or b is None else fn(a, b)
+
+
+def region_flops(op, module, depth: int) -> int:
+    """``scf.for``: trips x its body (one trip when the count is not static);
+    ``scf.if``: the costlier branch; ``scf.while``: one trip."""
+    per_region = [sum(block_flops(b, module, depth) for b in r.blocks) for r in op.regions]
+    if op.name == "scf.if":
+        return max(per_region, default=0)
+    trips = static_trips(op)
+    return sum(per_region) * (1 if trips is None else trips)
 
 
 def _call_flops(op, module, depth: int) -> int:

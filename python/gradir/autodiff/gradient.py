@@ -15,6 +15,7 @@ from mlir.dialects import func
 
 from ..dialects import rlx
 from ..ir import find_function, function_type, set_function_type  # noqa: F401  (re-exported)
+from .regions import CHECK, FINISH, PREPARE, REGION_RULES, region_inputs, walk_nested
 from .rules import NON_DIFFERENTIABLE, get_rule, is_float_type
 
 __all__ = ["GradientError", "differentiate", "find_function", "inline_calls",
@@ -58,12 +59,18 @@ def insertion_point_after(op) -> ir.InsertionPoint:
 
 def clone_ops(ops, mapping: dict) -> None:
     """Clones ``ops`` in order at the current insertion point, replacing
-    operands through ``mapping`` and recording each result's clone in it."""
+    operands (also those used inside the ops' regions) through ``mapping`` and
+    recording each result's clone in it."""
     for op in ops:
         new = op.clone()
         for i, v in enumerate(new.operands):
             if v in mapping:
                 new.operands[i] = mapping[v]
+        if new.regions:
+            for inner in walk_nested(new):
+                for i, v in enumerate(inner.operands):
+                    if v in mapping:
+                        inner.operands[i] = mapping[v]
         for old, nv in zip(op.results, new.results):
             mapping[old] = nv
 
@@ -104,11 +111,10 @@ def _calls_itself(module: ir.Operation, name: str) -> bool:
 
 
 def inline_calls(module: ir.Operation, fn: ir.Operation, depth: int = 0) -> None:
-    """Inlines every ``func.call`` in ``fn`` that has no ``grad.vjp``, so the
-    callee is differentiated through."""
+    """Inlines every ``func.call`` in ``fn`` (also in loop and branch bodies)
+    that has no ``grad.vjp``, so the callee is differentiated through."""
     block = body_of(fn)
-    for op in list(block.operations):
-        op = op.operation
+    for op in list(walk_nested(fn)):
         if op.name != "func.call" or "grad.vjp" in op.attributes:
             continue
         callee_name = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
@@ -140,8 +146,8 @@ def inline_calls(module: ir.Operation, fn: ir.Operation, depth: int = 0) -> None
                                 f"makes more than {_MAX_INLINED_OPS} ops (functions called "
                                 "many times over); give the repeated calls grad.vjp functions")
     # Calls brought in by inlining are inlined in turn.
-    if any(o.operation.name == "func.call" and "grad.vjp" not in o.operation.attributes
-           for o in body_of(fn).operations):
+    if any(o.name == "func.call" and "grad.vjp" not in o.attributes
+           for o in walk_nested(fn)):
         inline_calls(module, fn, depth + 1)
 
 
@@ -156,9 +162,10 @@ def check_supported(fn: ir.Operation) -> None:
     if len(region.blocks) != 1:
         raise GradientError(fn, "control flow is not supported: the function must have "
                                 "exactly one block")
-    for op in body_of(fn).operations:
-        op = op.operation
+    for op in walk_nested(fn):
         if op.name.startswith(_ALLOWED_OPS) or op.name in _ALLOWED_EXACT:
+            continue
+        if any(check(op) for check in CHECK):   # control flow (autodiff/scf)
             continue
         if op.regions:
             raise GradientError(op, f"control flow is not supported: '{op.name}' has regions")
@@ -235,7 +242,7 @@ def _active_values(block: ir.Block, wrt_args) -> set:
         op = op.operation
         if op.name in NON_DIFFERENTIABLE or op.name == "grad.no_grad":
             continue
-        if any(v in active for v in op.operands):
+        if any(v in active for v in region_inputs(op)):
             for r in op.results:
                 if is_float_type(r.type):
                     active.add(r)
@@ -256,7 +263,7 @@ def backward(block: ir.Block, forward_ops: list, seeds: dict, wrt_args,
         grads = [adj.get(r) for r in op.results]
         if all(g is None for g in grads):
             continue
-        if not any(v in active for v in op.operands):
+        if not any(v in active for v in region_inputs(op)):
             continue
         with op.location:
             _propagate(op, grads, adj, active, call_vjp)
@@ -270,6 +277,9 @@ def _propagate(op: ir.Operation, grads: list, adj: Adjoints, active: set,
         adj.accumulate(op.operands[0], grads[0])
         return
     if name == "grad.no_grad" or name in NON_DIFFERENTIABLE:
+        return
+    if name in REGION_RULES:   # scf.for / scf.if / scf.while (autodiff/scf)
+        REGION_RULES[name](op, grads, adj, active, call_vjp)
         return
     if name == "rlx.tuple":
         for operand, g in zip(op.operands, fields_of(grads[0], op.results[0].type)):
@@ -340,14 +350,18 @@ def differentiate(module: ir.Operation, fn: ir.Operation, seeds_for: Callable,
     inline_calls(module, fn)
     block = body_of(fn)
     ret = terminator(block)
-    results = list(ret.operands)
-    forward_ops = [o.operation for o in block.operations][:-1]
-    ret.erase()
     args = list(block.arguments)
     wrt_args = [args[i] for i in wrt]
+    forward_ops = [o.operation for o in block.operations][:-1]
+    for prepare in PREPARE:   # loops record what their backward needs
+        forward_ops = prepare(block, forward_ops, _active_values(block, wrt_args))
+    results = list(ret.operands)
+    ret.erase()
     with ir.InsertionPoint(block):
         seeds = seeds_for(results)
         adj = backward(block, forward_ops, seeds, wrt_args, custom_vjp_caller(module))
         with fn.location:
             grads = [materialize(adj.get(a), a.type) for a in wrt_args]
+    for finish in FINISH:
+        finish(fn)
     return results, grads

@@ -92,13 +92,84 @@ def abstract_block(block: ir.Block, module: ir.Operation | None = None):
         index = 0
         if kind == "get":
             index = int(ir.IntegerAttr(op.attributes["index"]).value)
-        ops.append(AbstractOp(op.name, [vid(v) for v in op.operands],
-                              [vid(r) for r in op.results],
-                              [type_bytes(r.type) for r in op.results], kind, index,
+        results = [vid(r) for r in op.results]
+        result_bytes = [type_bytes(r.type) for r in op.results]
+        operands = [vid(v) for v in op.operands]
+        if op.name == "tensor.empty":
+            result_bytes = [0]      # storage a loop fills in place (its result counts)
+        if op.name in ("tensor.insert_slice", "tensor.insert"):
+            # writes its destination (operand 1) in place: the result is that buffer
+            operands = [vid(op.operands[1]), vid(op.operands[0])]
+            ops.append(AbstractOp(op.name, operands, results, result_bytes, "identity"))
+            ir_ops.append(op)
+            continue
+        if op.regions:
+            # A loop or branch: what its bodies capture is used at this step,
+            # and one run of a body needs its own temporaries (a scratch buffer
+            # live at this step only).
+            from .regions import captured_values
+            operands += [vid(v) for v in captured_values(op)]
+            results.append(len(ids) + 1_000_000_000 + len(ops))
+            result_bytes.append(region_scratch(op, module))
+        ops.append(AbstractOp(op.name, operands, results, result_bytes, kind, index,
                               op_flops(op, module)))
         ir_ops.append(op)
     ret = [vid(v) for v in all_ops[-1].operands] if all_ops else []
     return ids, args, ops, ret, ir_ops
+
+
+def region_scratch(op: ir.Operation, module=None) -> int:
+    """Bytes of temporaries one run of ``op``'s largest body needs beyond its
+    block arguments (the peak of the body as a program of its own)."""
+    best = 0
+    for region in op.regions:
+        for block in region.blocks:
+            if not len(list(block.operations)):
+                continue
+            _, args, ops, ret, _ = abstract_block(block, module)
+            p = peak_of(build_program(args, ops, ret))
+            best = max(best, p.bytes - p.arguments)
+    return best
+
+
+def loop_summaries(block: ir.Block) -> list:
+    """``(op, trips or None, carried bytes per iteration, bytes of the
+    results)`` of every ``scf.for``/``scf.while`` in ``block``: a loop that
+    records its iterations for the backward returns stacks of trips x the
+    carried bytes."""
+    from .cost import static_trips
+    out = []
+    for op in block.operations:
+        op = op.operation
+        if op.name not in ("scf.for", "scf.while"):
+            continue
+        carried = [a for a in op.regions[0].blocks[0].arguments]
+        if op.name == "scf.for":
+            carried = carried[1:]
+        stacks = [i for i, a in enumerate(carried) if _is_stack(a)]
+        per_iter = sum(type_bytes(a.type) for i, a in enumerate(carried) if i not in stacks)
+        stored = sum(type_bytes(op.results[i].type) for i in stacks)
+        out.append((op, static_trips(op), per_iter, stored))
+    return out
+
+
+def _is_stack(arg) -> bool:
+    """Whether a loop-carried block argument is a stack the loop records its
+    iterations in (written by tensor.insert_slice/insert as the destination)."""
+    for use in arg.uses:
+        owner = use.owner
+        owner = getattr(owner, "operation", owner)
+        if owner.name in ("tensor.insert_slice", "tensor.insert") and use.operand_number == 1:
+            return True
+        if owner.name == "scf.if" or owner.name == "scf.yield":
+            continue
+    # written inside a nested scf.if (every-k-th recording)
+    return any(_nested_dest(use) for use in arg.uses)
+
+
+def _nested_dest(use) -> bool:
+    owner = getattr(use.owner, "operation", use.owner)
+    return owner.name == "tensor.insert_slice" and use.operand_number == 1
 
 
 def build_program(args, ops, ret) -> Program:

@@ -12,6 +12,7 @@ from mlir.dialects import func
 
 from .gradient import (body_of, clone_ops, insertion_point_after, set_function_type,
                        terminator)
+from .regions import region_inputs
 
 __all__ = ["split_forward_backward"]
 
@@ -21,6 +22,11 @@ def _new_function(after: ir.Operation, name: str, arg_types: list, loc) -> ir.Op
         fop = func.FuncOp(name, ir.FunctionType.get(arg_types, []))
         fop.add_entry_block()
     return fop.operation
+
+
+def _scalar_constant(op) -> bool:
+    return op.name == "arith.constant" and not isinstance(
+        op.results[0].type, (ir.RankedTensorType, ir.TupleType))
 
 
 def split_forward_backward(module: ir.Operation, vjp_fn: ir.Operation, name: str,
@@ -39,12 +45,15 @@ def split_forward_backward(module: ir.Operation, vjp_fn: ir.Operation, name: str
     for op in reversed(ops):
         if any(r in needed for r in op.results):
             forward.add(op)
-            needed.update(op.operands)
+            needed.update(region_inputs(op))   # loop bodies' captures too
+    # Scalar constants (loop bounds) are rebuilt in the backward, not saved.
+    shared = {op for op in forward if _scalar_constant(op)}
     fwd_ops = [op for op in ops if op in forward]
-    bwd_ops = [op for op in ops if op not in forward]
+    bwd_ops = [op for op in ops if op not in forward or op in shared]
     fwd_values = set(inputs)
     for op in fwd_ops:
-        fwd_values.update(op.results)
+        if op not in shared:
+            fwd_values.update(op.results)
 
     saved, seen = [], set()
     def save(v):
@@ -52,7 +61,7 @@ def split_forward_backward(module: ir.Operation, vjp_fn: ir.Operation, name: str
             seen.add(v)
             saved.append(v)
     for op in bwd_ops:
-        for v in op.operands:
+        for v in region_inputs(op):
             save(v)
     for g in grads:  # a gradient may be a forward value itself
         save(g)

@@ -11,9 +11,11 @@ from .. import _compat
 from ..dialects.infer import ALL_ELEMENT_TYPES
 from ..dialects.verify import verify_op
 from ..ir import function_type, functions, symbol_name, walk
-from ..passes.base import ModulePass
+from ..passes.base import ModulePass, PassOptionError, option
 from .linalg import LOWERINGS, TUPLE_OPS, flatten_tuples, flatten_type, patterns
+from .linalg import reduce
 from .linalg.bools import retype_bools
+from .linalg.scalars import fill_from_elements
 from .linalg.tuples import TupleError
 
 __all__ = ["RlxToLinalg", "LAYOUTS"]
@@ -55,6 +57,19 @@ def _type_problem(t: ir.Type) -> str | None:
     return None
 
 
+def _empty_reduced_axis(op) -> int | None:
+    """The first axis of size 0 that ``op`` (max/min) reduces, or None."""
+    from ..dialects.infer import attributes_of
+    t = op.operands[0].type
+    if not isinstance(t, ir.RankedTensorType) and not ir.RankedTensorType.isinstance(t):
+        return None
+    shape = list(ir.RankedTensorType(t).shape)
+    axis = attributes_of(op).get("axis")
+    axes = range(len(shape)) if axis is None else [a % len(shape) for a in axis] \
+        if shape else []
+    return next((a for a in axes if shape[a] == 0), None)
+
+
 def _attr_str(op, name):
     a = op.attributes[name] if name in op.attributes else None
     return ir.StringAttr(a).value if isinstance(a, ir.StringAttr) else None
@@ -72,17 +87,37 @@ def _op_problems(op) -> list[str]:
             return errors
         if name not in LOWERINGS and name not in TUPLE_OPS:
             return [f"'{name}' has no lowering to linalg"]
+    if name == "arith.constant" and not isinstance(op.results[0].type,
+                                                   (ir.RankedTensorType, ir.TupleType)):
+        return []   # index/integer/float scalars (loop bounds, conditions)
     if name.startswith(("rlx.", "grad.")) or name in ("func.call", "arith.constant"):
         for v in list(op.operands) + list(op.results):
             problem = _type_problem(v.type)
             if problem:
                 return [f"'{name}' op {problem}"]
+    if name in ("rlx.max", "rlx.min"):
+        empty = _empty_reduced_axis(op)
+        if empty is not None:
+            what = "maximum" if name == "rlx.max" else "minimum"
+            return [f"'{name}' op reduces axis {empty} of size 0: the {what} of no elements "
+                    "is undefined (numpy and the interpreter refuse it too)"]
     if name == "rlx.take" and "mode" in op.attributes:
         mode = _attr_str(op, "mode")
         if mode not in _TAKE_MODES:
             return [f"'rlx.take' op unknown mode {op.attributes['mode']} (one of "
                     f"{', '.join(_TAKE_MODES)})"]
     return []
+
+
+def _nested_modules_with_rlx(module: ir.Operation) -> list:
+    """Modules directly inside ``module`` that hold rlx or grad ops."""
+    out = []
+    for op in module.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name == "builtin.module" and any(
+                inner.name.startswith(("rlx.", "grad.")) for inner in walk(op)):
+            out.append(op)
+    return out
 
 
 def _recursive_calls(module: ir.Operation) -> list:
@@ -137,9 +172,22 @@ class RlxToLinalg(ModulePass):
 
     name = "rlx-to-linalg"
 
+    sum_block: int = option(0, "sum float reductions longer than this in blocks of it, then "
+                               "the partial sums (pairwise-like accuracy); 0: sequential")
+
+    def __post_init__(self):
+        if self.sum_block < 0 or self.sum_block == 1:
+            raise PassOptionError(f"option 'sum-block' of pass '{self.name}' must be 0 or at "
+                                  f"least 2, got {self.sum_block}")
+
     def apply(self, module: ir.Operation) -> None:
         module = module.operation
         failed = False
+        for nested in _nested_modules_with_rlx(module):
+            self.error(nested, "rlx ops in a nested module are not lowered: rlx-to-linalg "
+                               "(and the CPU pipeline) lower the functions of the module "
+                               "they run on; move them to the top-level module")
+            failed = True
         for call in _recursive_calls(module):
             self.error(call, "recursive calls cannot be compiled (the compiled code has no "
                              "control flow to end the recursion)")
@@ -164,33 +212,12 @@ class RlxToLinalg(ModulePass):
             self.error(err.op, str(err))
             raise self.failure() from None
         retype_bools(module)
-        _compat.apply_patterns(module, patterns())
+        fill_from_elements(module)      # loop indices as 0-d tensors (scf bodies)
+        with reduce.sum_blocks(self.sum_block):
+            _compat.apply_patterns(module, patterns())
         for op in walk(module):
             if op.name.startswith(("rlx.", "grad.")):
                 self.error(op, f"failed to lower '{op.name}'")
                 failed = True
         if failed:
             raise self.failure()
-        _copy_repeated_results(module)
-
-
-def _copy_repeated_results(module: ir.Operation) -> None:
-    """A value returned twice (two parameters with the same gradient) is
-    returned once as is and then as copies: upstream
-    buffer-results-to-out-params crashes on a buffer returned twice.
-    ``bufferization.alloc_tensor copy(...)`` allocates, so CSE keeps the
-    copies apart."""
-    from mlir.dialects import bufferization
-
-    for fn in functions(module):
-        for block in fn.regions[0].blocks:
-            ret = list(block.operations)[-1].operation
-            if ret.name != "func.return":
-                continue
-            seen = []
-            for i, v in enumerate(list(ret.operands)):
-                if any(v == s for s in seen):
-                    with ret.location, ir.InsertionPoint(ret):
-                        ret.operands[i] = bufferization.AllocTensorOp(v.type, [], copy=v).result
-                else:
-                    seen.append(v)

@@ -410,8 +410,6 @@ def _triu(ops, attrs, results):
     x = _any_elt(ops[0], "operand")
     if x.rank < 2:
         raise ShapeError(f"operand must have rank >= 2, got {x.rank}")
-    if "k" not in attrs:
-        raise ShapeError("requires attribute 'k'")
     return [x]
 
 
@@ -427,6 +425,18 @@ def _reduce(ops, attrs, results):
     _count(ops, 1)
     x = _float(ops[0], "operand")
     return [_tensor_type(_reduced_shape(x, attrs), _elt(x))]
+
+
+def _extremum(ops, attrs, results):
+    out = _reduce(ops, attrs, results)
+    x = ops[0]
+    axes = attrs.get("axis")
+    axes = list(range(x.rank)) if axes is None else _norm_axes(axes, x.rank, "axis")
+    empty = [a for a in axes if x.shape[a] == 0]
+    if empty and math.prod(out[0].shape) > 0:
+        raise ShapeError(f"reduces axis {empty[0]} of size 0: the max or min of nothing has "
+                         "no value (numpy refuses it too)")
+    return out
 
 
 def _cumsum(ops, attrs, results):
@@ -477,7 +487,7 @@ def _nll_loss(ops, attrs, results):
         _same_elt(p, w, "predictions and weights")
         if list(w.shape) != [c]:
             raise ShapeError(f"weights must have shape ({c},), got {_fmt(w.shape)}")
-    red = attrs.get("reduction")
+    red = attrs.get("reduction", "mean")
     if red not in ("mean", "sum", "none"):
         raise ShapeError(f"'reduction' must be \"mean\", \"sum\" or \"none\", got {red!r}")
     return [_tensor_type(t if red == "none" else [], _elt(p))]
@@ -493,16 +503,14 @@ def _pair(attrs, name, default=None, n=2):
 
 
 def _conv_attrs(attrs, with_groups=True):
-    strides = _pair(attrs, "strides")
-    padding = _pair(attrs, "padding", n=4)
+    strides = _pair(attrs, "strides", [1, 1])
+    padding = _pair(attrs, "padding", [0, 0, 0, 0], n=4)
     dilation = _pair(attrs, "dilation", [1, 1])
     if any(s <= 0 for s in strides) or any(d <= 0 for d in dilation):
         raise ShapeError("'strides' and 'dilation' must be positive")
     if any(p < 0 for p in padding):
         raise ShapeError("'padding' must be non-negative")
     groups = attrs.get("groups", 1) if with_groups else 1
-    if with_groups and "groups" not in attrs:
-        raise ShapeError("requires attribute 'groups'")
     if groups <= 0:
         raise ShapeError(f"'groups' must be positive, got {groups}")
     return strides, padding, dilation, groups
@@ -693,6 +701,8 @@ INFER: dict[str, Callable] = {
     "rlx.take": _take,
     "rlx.triu": _triu,
     **{f"rlx.{n}": _reduce for n in REDUCE},
+    "rlx.max": _extremum,
+    "rlx.min": _extremum,
     "rlx.cumsum": _cumsum,
     "rlx.softmax": _softmax,
     "rlx.log_softmax": _softmax,
@@ -721,11 +731,11 @@ INFER: dict[str, Callable] = {
 }
 
 _REDUCE_ATTRS = {"axis": ("axes", False), "keepdims": ("bool", False)}
-_POOL_ATTRS = {"pool_size": ("ints", True), "strides": ("ints", True),
-               "padding": ("ints", True), "dilation": ("ints", False),
+_POOL_ATTRS = {"pool_size": ("ints", True), "strides": ("ints", False),
+               "padding": ("ints", False), "dilation": ("ints", False),
                "ceil_mode": ("bool", False)}
-_CONV_ATTRS = {"strides": ("ints", True), "padding": ("ints", True),
-               "dilation": ("ints", True), "groups": ("int", True)}
+_CONV_ATTRS = {"strides": ("ints", False), "padding": ("ints", False),
+               "dilation": ("ints", False), "groups": ("int", False)}
 
 # name -> {attribute: (kind, required)}; ops not listed take no attributes.
 ATTRS: dict[str, dict[str, tuple[str, bool]]] = {
@@ -738,19 +748,49 @@ ATTRS: dict[str, dict[str, tuple[str, bool]]] = {
     "rlx.strided_slice": {"axes": ("axes", True), "begin": ("ints", True),
                           "end": ("ints", True), "strides": ("ints", False)},
     "rlx.take": {"axis": ("axes", False)},
-    "rlx.triu": {"k": ("int", True)},
+    "rlx.triu": {"k": ("int", False)},
     **{f"rlx.{n}": _REDUCE_ATTRS for n in REDUCE},
     "rlx.cumsum": {"axis": ("axes", False)},
     "rlx.softmax": {"axis": ("axes", False)},
     "rlx.log_softmax": {"axis": ("axes", False)},
-    "rlx.nll_loss": {"reduction": ("str", True), "ignore_index": ("int", False)},
+    "rlx.nll_loss": {"reduction": ("str", False), "ignore_index": ("int", False)},
     "rlx.conv2d": _CONV_ATTRS,
     "rlx.conv2d_transpose": {**_CONV_ATTRS, "output_padding": ("ints", False)},
     "rlx.max_pool2d": _POOL_ATTRS,
     "rlx.avg_pool2d": {**_POOL_ATTRS, "count_include_pad": ("bool", False)},
     "rlx.max_pool2d_backward": _POOL_ATTRS,
     "rlx.avg_pool2d_backward": {**_POOL_ATTRS, "count_include_pad": ("bool", False)},
-    "rlx.layer_norm": {"axes": ("axes", True), "epsilon": ("float", True)},
+    "rlx.layer_norm": {"axes": ("axes", True), "epsilon": ("float", False)},
     "rlx.rms_norm": {"axes": ("axes", False), "epsilon": ("float", False)},
     "rlx.tuple_get_item": {"index": ("int", True)},
+}
+
+# What an absent optional attribute means (DESIGN.md: Relax's defaults), for
+# the dialect reference (gradir.dialects.reference); the inference functions
+# above, the interpreter, the VJP rules and the lowering each apply them.
+_CONV_DEFAULTS = {"strides": "1, 1", "padding": "0, 0, 0, 0", "dilation": "1, 1",
+                  "groups": "1"}
+_POOL_DEFAULTS = {"strides": "1, 1", "padding": "0, 0, 0, 0", "dilation": "1, 1",
+                  "ceil_mode": "false"}
+DEFAULTS: dict[str, dict[str, str]] = {
+    "rlx.permute_dims": {"axes": "reversed"},
+    "rlx.squeeze": {"axis": "every size-1 axis"},
+    "rlx.concat": {"axis": "0"},
+    "rlx.split": {"axis": "0"},
+    "rlx.strided_slice": {"strides": "1 per axis"},
+    "rlx.take": {"axis": "the flattened input"},
+    "rlx.triu": {"k": "0"},
+    **{f"rlx.{n}": {"axis": "all axes", "keepdims": "false"} for n in REDUCE},
+    "rlx.cumsum": {"axis": "the flattened input"},
+    "rlx.softmax": {"axis": "-1"},
+    "rlx.log_softmax": {"axis": "-1"},
+    "rlx.nll_loss": {"reduction": '"mean"', "ignore_index": "none"},
+    "rlx.conv2d": _CONV_DEFAULTS,
+    "rlx.conv2d_transpose": {**_CONV_DEFAULTS, "output_padding": "0, 0"},
+    "rlx.max_pool2d": _POOL_DEFAULTS,
+    "rlx.avg_pool2d": {**_POOL_DEFAULTS, "count_include_pad": "false"},
+    "rlx.max_pool2d_backward": _POOL_DEFAULTS,
+    "rlx.avg_pool2d_backward": {**_POOL_DEFAULTS, "count_include_pad": "false"},
+    "rlx.layer_norm": {"epsilon": "1e-5"},
+    "rlx.rms_norm": {"axes": "-1", "epsilon": "1e-5"},
 }

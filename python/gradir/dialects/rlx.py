@@ -23,6 +23,7 @@ from typing import Sequence
 
 from mlir import ir
 
+from ..ir import MAX_RUNS, VARIADIC_OPS, TooManyRuns, segment_sizes
 from .infer import ATTRS, INFER, ShapeError, _py_value, attributes_of
 from .util import elt_of
 
@@ -96,16 +97,10 @@ def _py_attr(op_name: str, name: str, value):
 
 
 # IRDL binds a variadic group to one type, so the variadic ops are declared
-# with MAX_VARIADIC optional operands (results) and carry a segment-size
-# attribute (see dialect/rlx.irdl.mlir).
-MAX_VARIADIC = 16
-SEGMENTED = {"rlx.concat": ("operandSegmentSizes",), "rlx.tuple": ("operandSegmentSizes",),
-             "rlx.split": ("resultSegmentSizes",)}
-
-
-def segment_sizes(count: int) -> ir.Attribute:
-    """``array<i32: 1 x count, 0 ...>`` for the variadic ops."""
-    return ir.DenseI32ArrayAttr.get([1] * count + [0] * (MAX_VARIADIC - count))
+# with MAX_VARIADIC variadic groups (one per run of equal types) and carry a
+# segment-size attribute (see dialect/rlx.irdl.mlir and gradir.ir).
+MAX_VARIADIC = MAX_RUNS
+SEGMENTED = {name: (key,) for name, key in VARIADIC_OPS.items()}
 
 
 def infer_result_types(name: str, operand_types: Sequence[ir.Type], attrs: dict,
@@ -129,12 +124,13 @@ def build_op(name: str, operands: Sequence[ir.Value], attrs: dict | None = None,
     types = infer_result_types(name, [v.type for v in operands], py,
                                None if result is None else [result])
     mlir_attrs = {k: _to_attr(name, k, v) for k, v in attrs.items()}
-    segments = SEGMENTED.get(name)
-    if segments is not None:
-        key, count = segments[0], len(operands) if segments[0].startswith("operand") else len(types)
-        if count > MAX_VARIADIC:
-            raise ShapeError(f"'{name}' op takes at most {MAX_VARIADIC} values, got {count}")
-        mlir_attrs[key] = segment_sizes(count)
+    key = VARIADIC_OPS.get(name)
+    if key is not None:
+        values = [v.type for v in operands] if key.startswith("operand") else types
+        try:
+            mlir_attrs[key] = segment_sizes(values, name)
+        except TooManyRuns as err:
+            raise ShapeError(str(err)) from None
     return ir.Operation.create(name, results=types, operands=list(operands),
                                attributes=mlir_attrs, loc=loc, ip=ip)
 
@@ -214,6 +210,7 @@ def matmul(lhs: ir.Value, rhs: ir.Value, *, loc=None, ip=None) -> ir.Value:
 # --- shape -----------------------------------------------------------------
 
 def permute_dims(x: ir.Value, axes: Sequence[int] | None = None, *, loc=None, ip=None) -> ir.Value:
+    """Permutes the axes (``axes`` None = reversed, as Relax)."""
     return _one("rlx.permute_dims", [x], {"axes": _axes(axes)}, loc=loc, ip=ip)
 
 
@@ -234,6 +231,7 @@ def reshape(x: ir.Value, shape: Sequence[int], *, loc=None, ip=None) -> ir.Value
 
 
 def broadcast_to(x: ir.Value, shape: Sequence[int], *, loc=None, ip=None) -> ir.Value:
+    """numpy broadcasting of ``x`` to ``shape``."""
     t = ir.RankedTensorType.get(list(shape), elt_of(x))
     return _one("rlx.broadcast_to", [x], result=t, loc=loc, ip=ip)
 
@@ -245,18 +243,22 @@ def collapse_sum_to(x: ir.Value, shape: Sequence[int], *, loc=None, ip=None) -> 
 
 
 def expand_dims(x: ir.Value, axis, *, loc=None, ip=None) -> ir.Value:
+    """Inserts size-1 axes at ``axis`` (positions in the result)."""
     return _one("rlx.expand_dims", [x], {"axis": _axes(axis)}, loc=loc, ip=ip)
 
 
 def squeeze(x: ir.Value, axis=None, *, loc=None, ip=None) -> ir.Value:
+    """Removes size-1 axes (``axis`` None = every size-1 axis)."""
     return _one("rlx.squeeze", [x], {"axis": _axes(axis)}, loc=loc, ip=ip)
 
 
 def flatten(x: ir.Value, *, loc=None, ip=None) -> ir.Value:
+    """Flattens to a 1-D tensor (Relax; PyTorch keeps the batch axis)."""
     return _one("rlx.flatten", [x], loc=loc, ip=ip)
 
 
 def concat(xs: Sequence[ir.Value], axis=0, *, loc=None, ip=None) -> ir.Value:
+    """Joins ``xs`` (any number, shapes equal outside ``axis``) along ``axis`` (default 0)."""
     return _one("rlx.concat", list(xs), {"axis": _axes(axis)}, loc=loc, ip=ip)
 
 
@@ -273,16 +275,20 @@ def split(x: ir.Value, indices_or_sections, axis=0, *, loc=None, ip=None) -> lis
 
 def strided_slice(x: ir.Value, axes: Sequence[int], begin: Sequence[int], end: Sequence[int],
                   strides: Sequence[int] | None = None, *, loc=None, ip=None) -> ir.Value:
+    """Slices ``axes`` from ``begin`` to ``end`` (exclusive, Python semantics) by ``strides``
+    (default 1)."""
     attrs = {"axes": list(axes), "begin": list(begin), "end": list(end),
              "strides": None if strides is None else list(strides)}
     return _one("rlx.strided_slice", [x], attrs, loc=loc, ip=ip)
 
 
 def take(x: ir.Value, indices: ir.Value, axis=None, *, loc=None, ip=None) -> ir.Value:
+    """numpy ``take`` of ``indices`` (i32/i64) along ``axis`` (None = flattened input)."""
     return _one("rlx.take", [x, indices], {"axis": _axes(axis)}, loc=loc, ip=ip)
 
 
 def triu(x: ir.Value, k: int = 0, *, loc=None, ip=None) -> ir.Value:
+    """Upper triangle of the last two axes, keeping diagonals >= ``k`` (default 0)."""
     return _one("rlx.triu", [x], {"k": int(k)}, loc=loc, ip=ip)
 
 
@@ -313,21 +319,28 @@ def cumsum(x: ir.Value, axis=None, *, loc=None, ip=None) -> ir.Value:
 # --- nn --------------------------------------------------------------------
 
 def softmax(x: ir.Value, axis=-1, *, loc=None, ip=None) -> ir.Value:
+    """Softmax along ``axis`` (default: the last)."""
     return _one("rlx.softmax", [x], {"axis": _axes(axis)}, loc=loc, ip=ip)
 
 
 def log_softmax(x: ir.Value, axis=-1, *, loc=None, ip=None) -> ir.Value:
+    """Log-softmax along ``axis`` (default: the last)."""
     return _one("rlx.log_softmax", [x], {"axis": _axes(axis)}, loc=loc, ip=ip)
 
 
 def cross_entropy_with_logits(predictions: ir.Value, labels: ir.Value, *, loc=None,
                               ip=None) -> ir.Value:
+    """Relax ``cross_entropy_with_logits``: ``-sum(predictions * labels)``, divided by the
+    batch size for 2-D inputs (no softmax inside, unlike PyTorch)."""
     return _one("rlx.cross_entropy_with_logits", [predictions, labels], loc=loc, ip=ip)
 
 
 def nll_loss(predictions: ir.Value, targets: ir.Value, weights: ir.Value | None = None,
              reduction: str = "mean", ignore_index: int | None = None, *, loc=None,
              ip=None) -> ir.Value:
+    """Negative log likelihood of ``targets`` (i32/i64) under ``predictions`` (log-
+    probabilities); ``reduction`` "mean" (default), "sum" or "none"; optional ``weights``
+    and ``ignore_index``."""
     operands = [predictions, targets] + ([] if weights is None else [weights])
     attrs = {"reduction": reduction, "ignore_index": ignore_index}
     return _one("rlx.nll_loss", operands, attrs, loc=loc, ip=ip)
@@ -378,6 +391,8 @@ def _pool_attrs(pool_size, strides, padding, dilation, ceil_mode, count_include_
 
 def max_pool2d(data: ir.Value, pool_size=(1, 1), strides=(1, 1), padding=(0, 0, 0, 0),
                dilation=None, ceil_mode: bool = False, *, loc=None, ip=None) -> ir.Value:
+    """NCHW max pooling; ``strides`` default 1 (Relax; PyTorch defaults to ``pool_size``),
+    padding (top, left, bottom, right)."""
     attrs = _pool_attrs(pool_size, strides, padding, dilation, ceil_mode)
     return _one("rlx.max_pool2d", [data], attrs, loc=loc, ip=ip)
 
@@ -385,6 +400,8 @@ def max_pool2d(data: ir.Value, pool_size=(1, 1), strides=(1, 1), padding=(0, 0, 
 def avg_pool2d(data: ir.Value, pool_size=(1, 1), strides=(1, 1), padding=(0, 0, 0, 0),
                dilation=None, ceil_mode: bool = False, count_include_pad: bool = False, *,
                loc=None, ip=None) -> ir.Value:
+    """NCHW average pooling; ``strides`` default 1 (Relax; PyTorch defaults to ``pool_size``),
+    padding (top, left, bottom, right)."""
     attrs = _pool_attrs(pool_size, strides, padding, dilation, ceil_mode, count_include_pad)
     return _one("rlx.avg_pool2d", [data], attrs, loc=loc, ip=ip)
 
@@ -392,6 +409,7 @@ def avg_pool2d(data: ir.Value, pool_size=(1, 1), strides=(1, 1), padding=(0, 0, 
 def max_pool2d_backward(output_grad: ir.Value, data: ir.Value, pool_size=(1, 1),
                         strides=(1, 1), padding=(0, 0, 0, 0), dilation=None,
                         ceil_mode: bool = False, *, loc=None, ip=None) -> ir.Value:
+    """Gradient of ``max_pool2d``: routes ``output_grad`` to each window's arg-max in ``data``."""
     attrs = _pool_attrs(pool_size, strides, padding, dilation, ceil_mode)
     return _one("rlx.max_pool2d_backward", [output_grad, data], attrs, loc=loc, ip=ip)
 
@@ -400,18 +418,22 @@ def avg_pool2d_backward(output_grad: ir.Value, data: ir.Value, pool_size=(1, 1),
                         strides=(1, 1), padding=(0, 0, 0, 0), dilation=None,
                         ceil_mode: bool = False, count_include_pad: bool = False, *,
                         loc=None, ip=None) -> ir.Value:
+    """Gradient of ``avg_pool2d``: spreads ``output_grad`` evenly over each window."""
     attrs = _pool_attrs(pool_size, strides, padding, dilation, ceil_mode, count_include_pad)
     return _one("rlx.avg_pool2d_backward", [output_grad, data], attrs, loc=loc, ip=ip)
 
 
 def layer_norm(data: ir.Value, gamma: ir.Value, beta: ir.Value, axes=-1,
                epsilon: float = 1e-5, *, loc=None, ip=None) -> ir.Value:
+    """``(x - mean) / sqrt(var + epsilon) * gamma + beta`` over ``axes`` (epsilon default 1e-5)."""
     attrs = {"axes": _axes(axes), "epsilon": float(epsilon)}
     return _one("rlx.layer_norm", [data, gamma, beta], attrs, loc=loc, ip=ip)
 
 
 def rms_norm(data: ir.Value, weight: ir.Value, axes=None, epsilon: float | None = None, *,
              loc=None, ip=None) -> ir.Value:
+    """``x / sqrt(mean(x^2) + epsilon) * weight`` over ``axes`` (default: the last; epsilon
+    1e-5)."""
     attrs = {"axes": _axes(axes), "epsilon": None if epsilon is None else float(epsilon)}
     return _one("rlx.rms_norm", [data, weight], attrs, loc=loc, ip=ip)
 
@@ -419,11 +441,13 @@ def rms_norm(data: ir.Value, weight: ir.Value, axes=None, epsilon: float | None 
 # --- create, type, tuple ----------------------------------------------------
 
 def zeros(shape: Sequence[int], dtype="f32", *, loc=None, ip=None) -> ir.Value:
+    """A tensor of zeros of ``shape`` and ``dtype``."""
     t = ir.RankedTensorType.get(list(shape), to_dtype(dtype))
     return _one("rlx.zeros", [], result=t, loc=loc, ip=ip)
 
 
 def ones(shape: Sequence[int], dtype="f32", *, loc=None, ip=None) -> ir.Value:
+    """A tensor of ones of ``shape`` and ``dtype``."""
     t = ir.RankedTensorType.get(list(shape), to_dtype(dtype))
     return _one("rlx.ones", [], result=t, loc=loc, ip=ip)
 
@@ -446,14 +470,17 @@ def full(shape: Sequence[int], fill_value, dtype=None, *, loc=None, ip=None) -> 
 
 
 def zeros_like(x: ir.Value, *, loc=None, ip=None) -> ir.Value:
+    """Zeros with ``x``'s type."""
     return _one("rlx.zeros_like", [x], loc=loc, ip=ip)
 
 
 def ones_like(x: ir.Value, *, loc=None, ip=None) -> ir.Value:
+    """Ones with ``x``'s type."""
     return _one("rlx.ones_like", [x], loc=loc, ip=ip)
 
 
 def astype(x: ir.Value, dtype, *, loc=None, ip=None) -> ir.Value:
+    """Converts ``x``'s elements to ``dtype`` (same shape)."""
     t = ir.RankedTensorType.get(list(x.type.shape), to_dtype(dtype))
     return _one("rlx.astype", [x], result=t, loc=loc, ip=ip)
 
@@ -467,6 +494,7 @@ make_tuple = tuple_
 
 
 def tuple_get_item(t: ir.Value, index: int, *, loc=None, ip=None) -> ir.Value:
+    """Field ``index`` of a tuple value."""
     return _one("rlx.tuple_get_item", [t], {"index": int(index)}, loc=loc, ip=ip)
 
 

@@ -7,6 +7,6 @@ independently in numpy, one small rule per op name (see ``supported_ops()``).
 """
 
 from .core import InterpreterError, interpret, supported_ops
-from . import elementwise, shape, reduce, nn, misc  # noqa: F401  (register rules)
+from . import elementwise, shape, reduce, nn, misc, scf  # noqa: F401  (register rules)
 
 __all__ = ["interpret", "InterpreterError", "supported_ops"]

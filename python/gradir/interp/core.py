@@ -14,6 +14,7 @@ and rounded to bf16 precision (round to nearest even) after every op.
 from __future__ import annotations
 
 import re
+from collections import ChainMap
 from typing import Callable
 
 import numpy as np
@@ -185,6 +186,7 @@ class OpCtx:
 
     def __init__(self, op: ir.Operation, interp: "Interpreter"):
         self.op = op
+        self.env = None     # the values visible at the op (region ops read their bodies' captures)
         self.interp = interp
         self.name = op.name
 
@@ -290,6 +292,10 @@ class OpCtx:
 # ----------------------------------------------------------------------------
 # Functions
 
+# Ops that end a block: their operands are the block's values.
+_TERMINATORS = frozenset({"func.return", "scf.yield", "scf.condition"})
+
+
 class Interpreter:
     """Evaluates the functions of one module."""
 
@@ -348,19 +354,25 @@ class Interpreter:
         return tuple(_conform(v, t, f"@{name} result #{i}")
                      for i, (v, t) in enumerate(zip(outs, results)))
 
-    def _run_block(self, block, args):
-        env = {}
+    def run_region_block(self, block, args, outer) -> list:
+        """Runs a nested block (an ``scf`` body) that sees ``outer``'s values;
+        returns its terminator's operand values."""
+        return self._run_block(block, args, outer)
+
+    def _run_block(self, block, args, outer=None):
+        env = {} if outer is None else ChainMap({}, outer)
         for barg, val in zip(block.arguments, args):
             env[barg] = val
         for op in block.operations:
             op = op.operation
             name = op.name
             ctx = OpCtx(op, self)
+            ctx.env = env
             try:
                 ins = [env[v] for v in op.operands]
             except KeyError:
                 raise ctx.error("uses a value defined outside the function body") from None
-            if name == "func.return":
+            if name in _TERMINATORS:
                 return ins
             if op.regions and len(op.regions) and name not in _OPS:
                 raise ctx.error("ops with regions are not supported by the interpreter")
@@ -382,7 +394,7 @@ class Interpreter:
                     raise ctx.error(f"computed {len(out)} results, the op has {n}")
             for i, (res, val) in enumerate(zip(op.results, out)):
                 env[res] = _conform(val, res.type, f"{ctx.loc}: '{name}' result #{i}")
-        raise InterpreterError("function body has no func.return")
+        raise InterpreterError("block has no terminator (func.return / scf.yield)")
 
 
 def interpret(module, fn: str, *args) -> tuple:

@@ -28,6 +28,8 @@ def _one_axis(ctx, default=-1):
 @register("rlx.softmax")
 def _softmax(ctx, x):
     ax = _one_axis(ctx)
+    if x.size == 0:                      # nothing to normalize
+        return x.copy()
     e = np.exp(x - np.max(x, axis=ax, keepdims=True))
     return e / np.sum(e, axis=ax, keepdims=True, dtype=x.dtype)
 
@@ -35,6 +37,8 @@ def _softmax(ctx, x):
 @register("rlx.log_softmax")
 def _log_softmax(ctx, x):
     ax = _one_axis(ctx)
+    if x.size == 0:                      # nothing to normalize
+        return x.copy()
     s = x - np.max(x, axis=ax, keepdims=True)
     return s - np.log(np.sum(np.exp(s), axis=ax, keepdims=True, dtype=x.dtype))
 

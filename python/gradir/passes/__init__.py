@@ -50,7 +50,7 @@ def add(pm: PassManager, name_or_pipeline: str, **options) -> None:
     upstream passes (``"rlx-dce,canonicalize"``)."""
     if options or name_or_pipeline in PASSES:
         instance = create(name_or_pipeline, **options)
-        expanded = instance.expand() if hasattr(instance, "expand") else None
+        expanded = instance.expand()
         if expanded is not None:                 # e.g. gpu-rlx-to-nvvm{stage=nvvm}
             add_to_pass_manager(pm, parse_pipeline(expanded))
             return
@@ -67,6 +67,13 @@ def describe() -> str:
         cls = get_pass_class(name)
         lines.append(f"  --{name}  -  {cls.description()}")
         for opt, tname, default, help_ in cls.options():
-            shown = ",".join(map(str, default)) if isinstance(default, tuple) else default
-            lines.append(f"      {opt}=<{tname}>  -  {help_} (default: {shown})")
+            if isinstance(default, bool):
+                shown = "true" if default else "false"
+            elif isinstance(default, tuple):
+                shown = ",".join(map(str, default))
+            else:
+                shown = str(default)
+            if "(default:" not in help_ and shown:
+                help_ += f" (default: {shown})"
+            lines.append(f"      {opt}=<{tname}>  -  {help_}")
     return "\n".join(lines)

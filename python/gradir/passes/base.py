@@ -39,10 +39,25 @@ class ModulePass:
     """Base of gradir passes; subclasses set ``name`` and implement ``apply``."""
 
     name: ClassVar[str] = ""
+    #: The op the pass must run on ("builtin.module": it needs the whole
+    #: module, e.g. to find or add functions), or None: any op, nested
+    #: anywhere (``func.func(rlx-dce)``).
+    anchor: ClassVar[str | None] = "builtin.module"
 
     # -- to implement -------------------------------------------------------
     def apply(self, module: ir.Operation) -> None:  # pragma: no cover
         raise NotImplementedError
+
+    def expand(self) -> str | None:
+        """The pipeline text this pass stands for, when it must not run as one
+        Python pass (e.g. it loads dialects, which a running pass manager
+        forbids); None (the default): it runs as itself.  Called when the
+        pipeline is built; raise ``PassOptionError`` for bad options."""
+        return None
+
+    def check_options(self) -> None:
+        """Checks option values beyond their types (ranges, combinations);
+        raises ``PassOptionError``.  Called when the pass is built."""
 
     # -- diagnostics --------------------------------------------------------
     def error(self, where, message: str) -> None:
@@ -82,8 +97,12 @@ class ModulePass:
                 known = ", ".join(o[0] for o in cls.options()) or "none"
                 raise PassOptionError(
                     f"no such option '{key}' for pass '{cls.name}' (options: {known})")
+            if attr in kwargs:
+                raise PassOptionError(f"option '{key}' of pass '{cls.name}' is given twice")
             kwargs[attr] = _convert(hints[attr], text, key, cls.name)
-        return cls(**kwargs)
+        instance = cls(**kwargs)
+        instance.check_options()
+        return instance
 
     @classmethod
     def description(cls) -> str:
@@ -114,6 +133,8 @@ def option(default, help: str = ""):  # noqa: A002
 
 def _type_name(tp) -> str:
     origin = typing.get_origin(tp)
+    if origin is typing.Literal:
+        return "|".join(str(c) for c in typing.get_args(tp))
     if origin is tuple:
         return f"list<{_type_name(typing.get_args(tp)[0])}>"
     if origin is typing.Union:
@@ -129,10 +150,18 @@ def _convert(tp, text: str, key: str, pass_name: str):
         if text in ("", "none", "None"):
             return None
         return _convert(args[0], text, key, pass_name)
+    if origin is typing.Literal:
+        allowed = typing.get_args(tp)
+        if text not in allowed:
+            raise PassOptionError(f"option '{key}' of pass '{pass_name}' must be one of "
+                                  f"{', '.join(allowed)}, got '{text}'")
+        return text
     try:
         if origin is tuple:
             elem = typing.get_args(tp)[0]
-            items = [t.strip() for t in text.split(",") if t.strip()]
+            items = [t.strip() for t in text.split(",")] if text.strip() else []
+            if any(not t for t in items):
+                raise ValueError(text)       # an empty element: '0,,1'
             return tuple(_convert(elem, t, key, pass_name) for t in items)
         if tp is bool:
             low = text.lower()

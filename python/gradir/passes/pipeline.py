@@ -20,7 +20,7 @@ from .. import _compat
 from .base import PassFailure, PassOptionError
 from .registry import PASSES, get_pass_class
 
-__all__ = ["PipelineError", "Element", "parse_pipeline", "parse_options",
+__all__ = ["PipelineError", "Element", "IrPrinting", "parse_pipeline", "parse_options",
            "build_pass_manager", "add_to_pass_manager"]
 
 
@@ -49,6 +49,22 @@ class Element:
         if self.children is None:
             return self.name in PASSES
         return any(c.has_gradir_pass() for c in self.children)
+
+    def pass_names(self) -> set[str]:
+        if self.children is None:
+            return {self.name}
+        return set().union(*(c.pass_names() for c in self.children))
+
+
+@dataclass
+class IrPrinting:
+    """``--mlir-print-ir-before=<pass>`` / ``--mlir-print-ir-after=<pass>``:
+    the module is printed to stderr around every pipeline element that runs a
+    pass of these names (around the whole ``func.func(...)`` group for a
+    nested upstream pass)."""
+    before: frozenset = frozenset()
+    after: frozenset = frozenset()
+    print_ir = None          # fn(op) -> str
 
 
 def parse_pipeline(text: str) -> list[Element]:
@@ -125,8 +141,9 @@ def _matching(text: str, pos: int, open_: str, close: str) -> int:
     raise PipelineError(f"missing '{close}' for '{open_}'", pos + 1)
 
 
-def parse_options(text: str | None) -> dict[str, str]:
-    """``"func=main target-index=0 wrt=0,2"`` -> ``{"func": "main", ...}``."""
+def parse_options(text: str | None, pass_name: str = "") -> dict[str, str]:
+    """``"func=main target-index=0 wrt=0,2"`` -> ``{"func": "main", ...}``;
+    an option given twice is a ``PassOptionError``."""
     out: dict[str, str] = {}
     if not text:
         return out
@@ -155,13 +172,44 @@ def parse_options(text: str | None) -> dict[str, str]:
         key, eq, value = token.partition("=")
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
             value = value[1:-1]
+        if key in out:
+            raise PassOptionError(f"option '{key}' of pass '{pass_name}' is given twice")
         out[key] = value if eq else "true"
 
 
 def _instantiate(elem: Element):
     cls = get_pass_class(elem.name)
     try:
-        return cls.from_options(parse_options(elem.options))
+        return cls.from_options(parse_options(elem.options, elem.name))
+    except PassOptionError as err:
+        raise PipelineError(str(err), elem.column) from None
+
+
+def _check_anchor(elem: Element, context: ir.Context | None) -> None:
+    """A nested pipeline's anchor must name a registered op (mlir-opt runs
+    nothing, silently, under a misspelt one)."""
+    if context is not None and not context.is_registered_operation(elem.name):
+        raise PipelineError(f"'{elem.name}' does not name a registered operation, so the "
+                            f"pipeline nested under it would never run", elem.column)
+
+
+def _check_level(instance, elem: Element, scope: tuple[str, ...]) -> None:
+    anchor = type(instance).anchor
+    where = scope[-1] if scope else "builtin.module"
+    if anchor is not None and where != anchor:
+        raise PipelineError(f"'{elem.name}' runs on '{anchor}' (it needs the whole module), "
+                            f"not on each '{where}': put it at the top level of the pipeline, "
+                            f"outside '{where}(...)'", elem.column)
+
+
+def _check_upstream_options(elem: Element) -> None:
+    """Upstream MLIR takes the last of repeated options; gradir refuses them."""
+    if elem.children is not None:
+        for child in elem.children:
+            _check_upstream_options(child)
+        return
+    try:
+        parse_options(elem.options, elem.name)
     except PassOptionError as err:
         raise PipelineError(str(err), elem.column) from None
 
@@ -169,11 +217,8 @@ def _instantiate(elem: Element):
 def _expansion(instance, elem: Element) -> str | None:
     """A pass may stand for a whole pipeline (``expand()``): one that loads
     dialects, which a pass must not do while the pass manager runs."""
-    expand = getattr(instance, "expand", None)
-    if expand is None:
-        return None
     try:
-        return expand()
+        return instance.expand()
     except PassOptionError as err:
         raise PipelineError(str(err), elem.column) from None
 
@@ -217,19 +262,45 @@ def _wrap(scope: tuple[str, ...], text: str) -> str:
     return text
 
 
+def _printer(pm: PassManager, printing: IrPrinting | None, elem: Element, when: str) -> None:
+    if printing is None:
+        return
+    names = sorted(elem.pass_names() & (printing.before if when == "Before" else printing.after))
+    for name in names:
+        header = f"// -----// IR Dump {when} {name} ({name}) //----- //"
+
+        def run(op, header=header):
+            print(header, file=sys.stderr)
+            print(printing.print_ir(op), file=sys.stderr)
+        _compat.add_python_pass(pm, run, f"print-ir-{when.lower()}-{name}",
+                                "prints the IR (--mlir-print-ir-before/after)")
+
+
 def add_to_pass_manager(pm: PassManager, elements: list[Element],
-                        scope: tuple[str, ...] = ()) -> None:
+                        scope: tuple[str, ...] = (), context: ir.Context | None = None,
+                        printing: IrPrinting | None = None) -> None:
     """Adds parsed pipeline elements to ``pm`` (anchored on builtin.module)."""
+    if context is None:
+        try:
+            context = ir.Context.current
+        except ValueError:
+            context = None
     for elem in elements:
         if elem.children is not None:
+            _check_anchor(elem, context)
             if elem.name == "builtin.module" and not scope:
                 # The pass manager is anchored on the module itself: its
                 # passes go in directly, not in a nested builtin.module.
-                add_to_pass_manager(pm, elem.children, scope)
+                add_to_pass_manager(pm, elem.children, scope, context, printing)
             elif not elem.has_gradir_pass():
+                _check_nested_anchors(elem.children, context)
+                _check_upstream_options(elem)
+                _printer(pm, printing, elem, "Before")
                 _add_upstream(pm, _wrap(scope, elem.text), elem)
+                _printer(pm, printing, elem, "After")
             else:
-                add_to_pass_manager(pm, elem.children, scope + (elem.name,))
+                add_to_pass_manager(pm, elem.children, scope + (elem.name,), context,
+                                    printing)
             continue
         if elem.name in PASSES:
             instance = _instantiate(elem)
@@ -239,12 +310,27 @@ def add_to_pass_manager(pm: PassManager, elements: list[Element],
                     raise PipelineError(f"'{elem.name}' with these options expands into a "
                                         "module-level pipeline; put it at the top level",
                                         elem.column)
-                add_to_pass_manager(pm, parse_pipeline(expanded), scope)
+                _printer(pm, printing, elem, "Before")
+                add_to_pass_manager(pm, parse_pipeline(expanded), scope, context, printing)
+                _printer(pm, printing, elem, "After")
                 continue
+            _check_level(instance, elem, scope)
+            _printer(pm, printing, elem, "Before")
             _compat.add_python_pass(pm, _make_runner(instance, scope), instance.name,
                                     instance.description())
+            _printer(pm, printing, elem, "After")
             continue
+        _check_upstream_options(elem)
+        _printer(pm, printing, elem, "Before")
         _add_upstream(pm, _wrap(scope, elem.text), elem)
+        _printer(pm, printing, elem, "After")
+
+
+def _check_nested_anchors(elements: list[Element], context: ir.Context) -> None:
+    for elem in elements:
+        if elem.children is not None:
+            _check_anchor(elem, context)
+            _check_nested_anchors(elem.children, context)
 
 
 def _add_upstream(pm: PassManager, text: str, elem: Element) -> None:
@@ -258,10 +344,25 @@ def _add_upstream(pm: PassManager, text: str, elem: Element) -> None:
         raise PipelineError(msg, elem.column) from None
 
 
-def build_pass_manager(pipeline: str, context: ir.Context) -> PassManager:
+def build_pass_manager(pipeline: str, context: ir.Context,
+                       printing: IrPrinting | None = None) -> PassManager:
     """A PassManager on ``builtin.module`` running ``pipeline``."""
     text = pipeline.strip()
     pm = PassManager("builtin.module", context=context)
-    if text:
-        add_to_pass_manager(pm, parse_pipeline(text))
+    if not text:
+        return pm
+    elements = parse_pipeline(text)
+    for elem in elements:
+        if elem.children is None:
+            continue                # a bare list of passes runs on the module
+        if elem.name not in ("builtin.module", "any"):
+            raise PipelineError(f"can't run '{elem.name}' pass manager on 'builtin.module' "
+                                "op", elem.column)
+        if len(elements) != 1:
+            raise PipelineError(f"'{elem.name}(...)' must be the whole pipeline",
+                                elem.column)
+    if len(elements) == 1 and elements[0].name == "any" and elements[0].children is not None:
+        top = elements[0]
+        elements = [Element("builtin.module", top.options, top.children, top.column, top.text)]
+    add_to_pass_manager(pm, elements, context=context, printing=printing)
     return pm

@@ -20,6 +20,8 @@ def _lazy(module: str, cls: str):
 
 PASSES = {
     "gpu-check-host": _lazy("gradir.conversion.gpu.gpu_check_host", "GpuCheckHost"),
+    "gpu-host-conditions": _lazy("gradir.conversion.gpu.gpu_host_conditions",
+                                 "GpuHostConditions"),
     "gpu-device-buffers": _lazy("gradir.conversion.gpu.gpu_device_buffers", "GpuDeviceBuffers"),
     "gpu-fold-transposes": _lazy("gradir.conversion.gpu.gpu_fold_transposes", "GpuFoldTransposes"),
     "gpu-fold-zero-init": _lazy("gradir.conversion.gpu.gpu_fold_zero_init", "GpuFoldZeroInit"),
@@ -29,7 +31,10 @@ PASSES = {
     "gpu-rlx-to-nvvm": _lazy("gradir.conversion.gpu.gpu_rlx_to_nvvm", "GpuRlxToNvvm"),
     "rlx-cse": _lazy("gradir.transforms.rlx_cse", "RlxCse"),
     "rlx-dce": _lazy("gradir.transforms.rlx_dce", "RlxDce"),
+    "rlx-distinct-results": _lazy("gradir.conversion.cpu.rlx_distinct_results", "RlxDistinctResults"),
     "rlx-early-dealloc": _lazy("gradir.conversion.cpu.rlx_early_dealloc", "RlxEarlyDealloc"),
+    "rlx-widen-bool-memrefs": _lazy("gradir.conversion.cpu.rlx_widen_bool_memrefs",
+                                    "RlxWidenBoolMemrefs"),
     "rlx-gradient": _lazy("gradir.transforms.rlx_gradient", "RlxGradient"),
     "rlx-lower-to-llvm": _lazy("gradir.conversion.cpu.rlx_lower_to_llvm", "RlxLowerToLlvm"),
     "rlx-memory-report": _lazy("gradir.transforms.rlx_memory_report", "RlxMemoryReport"),

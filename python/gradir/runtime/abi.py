@@ -56,13 +56,15 @@ class Signature:
     input_tree: tuple                   # one tree per argument
     outputs: tuple[TensorSpec, ...]     # flat
     output_tree: tuple                  # one tree per result
+    largest_buffer: int = 0             # bytes of the largest tensor a call makes
 
     def to_json(self) -> dict:
         return {"name": self.name,
                 "inputs": [[list(s.shape), s.dtype] for s in self.inputs],
                 "input_tree": _tree_to_json(self.input_tree),
                 "outputs": [[list(s.shape), s.dtype] for s in self.outputs],
-                "output_tree": _tree_to_json(self.output_tree)}
+                "output_tree": _tree_to_json(self.output_tree),
+                "largest_buffer": self.largest_buffer}
 
     @staticmethod
     def from_json(d: dict) -> "Signature":
@@ -70,7 +72,8 @@ class Signature:
                          tuple(TensorSpec(tuple(s), t) for s, t in d["inputs"]),
                          _tree_from_json(d["input_tree"]),
                          tuple(TensorSpec(tuple(s), t) for s, t in d["outputs"]),
-                         _tree_from_json(d["output_tree"]))
+                         _tree_from_json(d["output_tree"]),
+                         int(d.get("largest_buffer", 0)))
 
 
 def _tree_to_json(tree):
@@ -186,6 +189,7 @@ class Function:
     def __call__(self, *args):
         sig = self.signature
         arrays = self._check(args)
+        check_memory(sig)
         outs = [np.empty(s.shape, dtype=s.dtype) for s in sig.outputs]
         descs = [descriptor(a) for a in arrays + outs]
         self._call([ctypes.addressof(d) for d in descs])
@@ -193,24 +197,82 @@ class Function:
         return results[0] if len(results) == 1 else results
 
 
+def _machine_memory() -> int | None:
+    """RAM + swap in bytes (Linux), or None when unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            fields = dict(line.split(":", 1) for line in f if ":" in line)
+        return sum(int(fields[k].split()[0]) * 1024 for k in ("MemTotal", "SwapTotal"))
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+def check_memory(sig: Signature) -> None:
+    """Raises MemoryError before a call whose largest buffer is more than
+    the machine's RAM + swap: compiled code has no way to report a failed
+    allocation (malloc's NULL would crash it), so it must not start."""
+    if not sig.largest_buffer:
+        return
+    total = _machine_memory()
+    if total is not None and sig.largest_buffer > total:
+        raise MemoryError(f"@{sig.name} needs a buffer of {sig.largest_buffer / 2**30:.1f} "
+                          f"GiB; this machine has {total / 2**30:.1f} GiB of memory and swap")
+
+
 def _as_array(value, spec: TensorSpec, where: str) -> np.ndarray:
+    """``value`` as a C-contiguous array of ``spec``, or ArgumentError.
+
+    numpy arrays must have the exact dtype; Python scalars and lists are
+    converted only when nothing is lost: no floats into integer or bool
+    arguments, no integers outside the dtype's range, no masked arrays (the
+    mask would be dropped)."""
     want = np.dtype(spec.dtype)
+    if isinstance(value, np.ma.MaskedArray):
+        raise ArgumentError(f"{where} must be a {spec.describe()}, got a masked array (its "
+                            "mask would be lost; pass value.filled(...) or value.data)")
     if isinstance(value, np.ndarray):
         if value.dtype != want:
             raise ArgumentError(f"{where} must be a {spec.describe()}, got a {value.dtype} "
                                 f"array (convert it with .astype(np.{want.name}))")
         array = value
     elif isinstance(value, (bool, int, float, np.generic, list, tuple)):
-        try:
-            array = np.asarray(value, dtype=want)
-        except (TypeError, ValueError) as err:
-            raise ArgumentError(f"{where} must be a {spec.describe()}: {err}") from None
+        array = _convert(value, want, spec, where)
     else:
         raise ArgumentError(f"{where} must be a {spec.describe()}, got "
                             f"{type(value).__name__}")
     if array.shape != spec.shape:
         raise ArgumentError(f"{where} must be a {spec.describe()}, got shape {array.shape}")
     return np.ascontiguousarray(array)
+
+
+def _convert(value, want: np.dtype, spec: TensorSpec, where: str) -> np.ndarray:
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError, OverflowError) as err:
+        raise ArgumentError(f"{where} must be a {spec.describe()}: {err}") from None
+    if raw.dtype.kind not in "biuf":
+        if raw.dtype.kind == "O" and want.kind in "iu":
+            raise ArgumentError(f"{where} must be a {spec.describe()}: a value is out of "
+                                f"range for {want.name}")
+        raise ArgumentError(f"{where} must be a {spec.describe()}, got values of type "
+                            f"{raw.dtype}")
+    if not np.can_cast(raw.dtype, want, casting="same_kind") or \
+            (want.kind == "b" and raw.dtype.kind != "b"):
+        raise ArgumentError(f"{where} must be a {spec.describe()}, got {raw.dtype.name} "
+                            "values (nothing is converted silently)")
+    if want.kind in "iu" and raw.size:
+        info = np.iinfo(want)
+        if raw.min() < info.min or raw.max() > info.max:
+            raise ArgumentError(f"{where} must be a {spec.describe()}: a value is out of "
+                                f"range for {want.name}")
+    if want.kind == "f" and raw.dtype.kind == "f" and raw.size:
+        with np.errstate(over="ignore"):
+            conv = raw.astype(want)
+        if np.isinf(conv).any() and not np.isinf(raw).any():
+            raise ArgumentError(f"{where} must be a {spec.describe()}: a value is out of "
+                                f"range for {want.name}")
+        return conv
+    return raw.astype(want)
 
 
 class FunctionTable:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
 import tempfile
+import uuid
 from pathlib import Path
 
 from .. import _compat
@@ -14,10 +16,11 @@ from .abi import signatures_to_json
 from .signature import CompileError
 from .toolchain import c_string, compiler, runtime_libraries
 
-__all__ = ["export_library", "SIGNATURE_SYMBOL"]
+__all__ = ["export_library", "SIGNATURE_SYMBOL", "DIGEST_SYMBOL"]
 
 # The library exports this NUL-terminated JSON string (see abi.Signature).
 SIGNATURE_SYMBOL = "gradir_signatures"
+DIGEST_SYMBOL = "gradir_signatures_sha256"   # hex SHA-256 of the signatures' JSON
 
 
 # The one MLIR runtime function lowered code calls (memref.copy between
@@ -88,11 +91,16 @@ def export_library(exe, path: Path) -> Path:
         if not obj.exists() or obj.stat().st_size == 0:
             raise CompileError("ExecutionEngine produced no object file to export")
         meta = tmp / "signatures.c"
+        sig_json = signatures_to_json(exe.signatures)
+        digest = hashlib.sha256(sig_json.encode()).hexdigest()
         meta.write_text(f"__attribute__((visibility(\"default\"))) const char "
-                        f"{SIGNATURE_SYMBOL}[] =\n"
-                        f"{c_string(signatures_to_json(exe.signatures))};\n" + _SHIM_C
+                        f"{SIGNATURE_SYMBOL}[] =\n{c_string(sig_json)};\n"
+                        f"__attribute__((visibility(\"default\"))) const char "
+                        f"{DIGEST_SYMBOL}[] = \"{digest}\";\n" + _SHIM_C
                         + _target_symbol(exe))
-        tmp_out = tmp / path.name
+        # Linked next to its destination (same filesystem: the rename is atomic
+        # and never crosses devices, e.g. /tmp on tmpfs).
+        tmp_out = path.parent / f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
         # Only the target's device runtime (cuda) is linked; -z defs makes any
         # other unresolved symbol a link error here rather than a load error there.
         device_libs = [lib for lib in libs if lib.name != "libmlir_c_runner_utils.so"]
@@ -102,11 +110,15 @@ def export_library(exe, path: Path) -> Path:
                "-Wl,-rpath,$ORIGIN", "-Wl,-z,defs", "-lm", "-lc"]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
+            tmp_out.unlink(missing_ok=True)
             raise CompileError("linking the exported library failed:\n" + " ".join(cmd) +
                                "\n" + proc.stderr)
         for lib in device_libs:
             dest = path.parent / lib.name
             if not dest.exists() or dest.stat().st_size != lib.stat().st_size:
                 shutil.copy2(lib, dest)
-        os.replace(tmp_out, path)   # atomic: no half-written library
+        try:
+            os.replace(tmp_out, path)   # atomic: no half-written library
+        finally:
+            tmp_out.unlink(missing_ok=True)
     return path

@@ -59,7 +59,7 @@ def lower(module, options: CompileOptions) -> tuple[ir.Module, dict]:
     src = as_operation(module)
     ctx = make_context()
     with ctx:
-        copy = ir.Module.parse(print_module(src, debug_info=True))
+        copy = ir.Module.parse(print_module(src, debug_info=True, segments=True))
         sigs = {}
         for fn in public_functions(copy.operation):
             sig = signature_of(fn)

@@ -58,4 +58,48 @@ def signature_of(fn: ir.Operation) -> Signature:
     outputs: list = []
     out_tree = tuple(_flatten_type(t, fn, f"result {i}", outputs)
                      for i, t in enumerate(ftype.results))
-    return Signature(_name(fn), tuple(inputs), in_tree, tuple(outputs), out_tree)
+    return Signature(_name(fn), tuple(inputs), in_tree, tuple(outputs), out_tree,
+                     largest_buffer_bytes(fn))
+
+
+def _bytes(t) -> int:
+    if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape:
+        return 0
+    width = t.element_type.width if hasattr(t.element_type, "width") else 64
+    count = 1
+    for d in t.shape:
+        count *= d
+    return count * max(1, (width + 7) // 8)
+
+
+def largest_buffer_bytes(fn: ir.Operation) -> int:
+    """Bytes of the largest tensor an op of ``fn`` (or of a function it
+    calls) produces: a lower bound of what one call must allocate."""
+    table = fn.parent if fn.parent is not None else None
+    callees = {}
+    if table is not None:
+        for op in table.regions[0].blocks[0].operations if table.regions else []:
+            op = op.operation
+            if op.name == "func.func":
+                callees[_name(op)] = op
+    seen, todo, largest = set(), [fn], 0
+    while todo:
+        f = todo.pop()
+        if id(f) in seen:
+            continue
+        seen.add(id(f))
+        stack = [f]
+        while stack:
+            op = stack.pop()
+            for region in op.regions:
+                for block in region.blocks:
+                    for inner in block.operations:
+                        inner = inner.operation
+                        for r in inner.results:
+                            largest = max(largest, _bytes(r.type))
+                        if inner.name == "func.call":
+                            callee = ir.FlatSymbolRefAttr(inner.attributes["callee"]).value
+                            if callee in callees:
+                                todo.append(callees[callee])
+                        stack.append(inner)
+    return largest

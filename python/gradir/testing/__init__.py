@@ -6,6 +6,9 @@
 runs ``rlx-gradient`` (options as keyword arguments), evaluates
 ``@main_adjoint`` with the reference interpreter and compares every gradient
 with central differences of ``@main`` (also through the interpreter).
+Every adjoint it checks is also kept for the compiled-code oracle
+(``gradir.testing.oracle``): at exit the process compiles them all and
+compares them with the interpreter.
 """
 
 from __future__ import annotations
@@ -70,6 +73,8 @@ def check_gradient(text: str, args, wrt=None, func: str = "main", target_index: 
     module = gradient_module(text, func=func, target_index=target_index,
                              wrt=list(wrt), **options)
     outs = interpret(module, f"{func}_adjoint", *args)
+    from . import oracle
+    oracle.record(module, f"{func}_adjoint", args)
     n_results = len(outs) - len(wrt)
     original = interpret(module, func, *args)
     assert n_results == len(original), (n_results, len(original))

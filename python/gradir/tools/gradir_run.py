@@ -8,15 +8,15 @@ Inputs come from .npy files (one per argument, flattened tuples in order) or
 are generated from a seed (floats uniform in [-1, 1), integers in [0, 3),
 booleans).  Passes given as flags run before compilation, as in gradir-opt.
 Results are printed (or saved to an .npz with -o, written only on success).
+``--split-input-file`` runs each chunk of the input on its own, printing
+the chunks' results separated by the marker.
 ``--interpret`` runs the reference interpreter instead of compiled code.
 Every failure is a diagnostic (``file:line:col: error: ...``) and exit code 1.
 """
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from dataclasses import dataclass, field
 
 from . import driver
@@ -96,20 +96,139 @@ def parse_args(argv: list[str]) -> tuple[RunOptions, driver.Options]:
     return ro, driver.parse_args(rest)
 
 
-def _random_inputs(sig, seed: int):
+class _Refused(Exception):
+    """A step of ``run`` cannot go on; carries the diagnostic to print."""
+
+    def __init__(self, where: str, message: str):
+        super().__init__(message)
+        self.diag = Diag("error", where, message)
+
+
+@dataclass
+class Entry:
+    """The function to run: its IR op, signature and location text."""
+    fn: object
+    sig: object
+    where: str
+
+
+@dataclass
+class Results:
+    """One run's results in flat order (tuples flattened depth first)."""
+    arrays: list
+
+    def text(self, precision: int) -> str:
+        import numpy as np
+        out = []
+        with np.printoptions(precision=precision, threshold=64, edgeitems=3):
+            for i, a in enumerate(self.arrays):
+                a = np.asarray(a)
+                out.append(f"result {i}: {a.dtype} {tuple(a.shape)}\n{a}\n")
+        return "".join(out)
+
+
+def find_entry(module, name: str) -> Entry:
+    """Step 1: the public function ``@name`` and its signature."""
+    from mlir import ir
+
+    from .. import _compat
+    from ..runtime.signature import CompileError, public_functions, signature_of
+
+    op = module.operation
+    fns = {ir.StringAttr(f.attributes["sym_name"]).value: f for f in public_functions(op)}
+    fn = fns.get(name)
+    if fn is None:
+        raise _Refused(_compat.format_location(op.location),
+                       f"no public function @{name} to run (public functions: "
+                       f"{', '.join(sorted(fns)) or 'none'})")
+    where = _compat.format_location(fn.location)
+    try:
+        sig = signature_of(fn)
+    except CompileError as err:
+        raise _Refused(where, str(err)) from None
+    return Entry(fn, sig, where)
+
+
+def random_inputs(sig, seed: int, where: str) -> list:
+    """Step 2a: inputs from a seed (floats uniform in [-1, 1), integers in
+    [0, 3), booleans)."""
     import numpy as np
     rng = np.random.default_rng(seed)
     out = []
-    for spec in sig.inputs:
-        dt = np.dtype(spec.dtype)
-        if dt.kind == "f":
-            gen = dt if dt in (np.float32, np.float64) else np.float32
-            out.append((rng.random(spec.shape, dtype=gen) * 2 - 1).astype(dt, copy=False))
-        elif dt.kind == "b":
-            out.append(rng.integers(0, 2, spec.shape).astype(bool))
-        else:
-            out.append(rng.integers(0, 3, spec.shape).astype(dt))
+    try:
+        for spec in sig.inputs:
+            dt = np.dtype(spec.dtype)
+            if dt.kind == "f":
+                gen = dt if dt in (np.float32, np.float64) else np.float32
+                out.append((rng.random(spec.shape, dtype=gen) * 2 - 1).astype(dt, copy=False))
+            elif dt.kind == "b":
+                out.append(rng.integers(0, 2, spec.shape).astype(bool))
+            else:
+                out.append(rng.integers(0, 3, spec.shape).astype(dt))
+    except (MemoryError, ValueError) as err:    # ValueError: array is too big
+        raise _Refused(where, f"not enough memory for @{sig.name}'s random inputs "
+                              f"({err or 'MemoryError'})") from None
     return out
+
+
+def file_inputs(paths: list[str], sig, where: str) -> list:
+    """Step 2b: inputs from .npy files, one per flattened tensor."""
+    import numpy as np
+    flat = []
+    for path in paths:
+        try:
+            flat.append(np.load(path, allow_pickle=False))
+        except (OSError, ValueError, EOFError) as err:
+            raise _Refused(where, f"could not read input '{path}': {err}") from None
+    if len(flat) != len(sig.inputs):
+        n = len(sig.inputs)
+        raise _Refused(where, f"@{sig.name} takes {n} input tensor{'s' if n != 1 else ''}, "
+                              f"got {len(flat)} (--input FILE.npy once per tensor, or "
+                              "--random-inputs SEED)")
+    return flat
+
+
+def execute(module, entry: Entry, flat: list, ro: RunOptions) -> Results:
+    """Step 3: runs the entry (compiled, or interpreted with --interpret) on
+    the flat inputs."""
+    from ..runtime.abi import ArgumentError, Function
+    from ..runtime.signature import CompileError
+
+    sig, where = entry.sig, entry.where
+    args = [_nest(flat, t) for t in sig.input_tree]
+    try:
+        if ro.interpret:
+            from ..interp import InterpreterError, interpret
+            Function(sig, lambda ptrs: None)._check(args)
+            try:
+                results = tuple(interpret(module, ro.entry, *args))
+            except InterpreterError as err:
+                raise _Refused(where, f"interpreter: {err}") from None
+        else:
+            from ..runtime.jit import compile as compile_module
+            exe = compile_module(module, ro.target)
+            results = exe[ro.entry](*args)
+            if len(sig.output_tree) == 1:
+                results = (results,)
+    except ArgumentError as err:
+        raise _Refused(where, str(err)) from None
+    except CompileError as err:
+        raise _Refused(where, f"compilation failed:\n{err}") from None
+    except MemoryError as err:
+        raise _Refused(where, f"not enough memory to run @{ro.entry}: {err}") from None
+    except RuntimeError as err:     # e.g. target=cuda on a machine without a GPU
+        raise _Refused(where, f"cannot run @{ro.entry} on target '{ro.target}': {err}") from None
+    return Results(_flat_results(results, sig.output_tree))
+
+
+def run_module(module, ro: RunOptions) -> Results:
+    """Steps 1-3 on one parsed (and transformed) module."""
+    entry = find_entry(module, ro.entry)
+    if ro.seed is not None:
+        flat = random_inputs(entry.sig, ro.seed, entry.where)
+    else:
+        flat = file_inputs(ro.inputs, entry.sig, entry.where)
+    return execute(module, entry, flat, ro)
 
 
 def _nest(flat, tree):
@@ -133,28 +252,24 @@ def _flat_results(results: tuple, tree) -> list:
     return flat
 
 
-def _save_npz(path: str, arrays: list) -> None:
+def npz_bytes(runs: list[Results]) -> bytes:
+    """Step 4 (-o): the results as an .npz (``result_<i>``; with
+    --split-input-file ``chunk_<c>_result_<i>``)."""
+    import io
+
     import numpy as np
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".gradir-run-", suffix=".npz", dir=directory)
-    os.close(fd)
-    try:
-        np.savez(tmp, **{f"result_{i}": a for i, a in enumerate(arrays)})
-        os.chmod(tmp, 0o666 & ~driver.umask())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    named = {}
+    for c, res in enumerate(runs):
+        prefix = f"chunk_{c}_" if len(runs) > 1 else ""
+        for i, a in enumerate(res.arrays):
+            named[f"{prefix}result_{i}"] = a
+    buf = io.BytesIO()
+    np.savez(buf, **named)
+    return buf.getvalue()
 
 
 def run(ro: RunOptions, opts: driver.Options) -> int:
-    import numpy as np
-
-    from .. import _compat
     from ..ir import make_context
-    from ..runtime.abi import ArgumentError, Function
-    from ..runtime.signature import CompileError, public_functions, signature_of
 
     source = driver.read_input("gradir-run", opts.input)
     if source is None:
@@ -163,102 +278,42 @@ def run(ro: RunOptions, opts: driver.Options) -> int:
     context = make_context()
     context.enable_multithreading(False)   # Python passes; see gradir-opt
     pipeline = driver.flags_to_pipeline(opts, context)
-    printed: list[str] = []
-    saved: list = []
-
-    def execute(module, report) -> bool:
-        op = module.operation
-        loc_of = _compat.format_location
-        fns = {ir_name(f): f for f in public_functions(op)}
-        fn = fns.get(ro.entry)
-        if fn is None:
-            report(Diag("error", loc_of(op.location),
-                        f"no public function @{ro.entry} to run (public functions: "
-                        f"{', '.join(sorted(fns)) or 'none'})"))
-            return True
-        try:
-            sig = signature_of(fn)
-        except CompileError as err:
-            report(Diag("error", loc_of(fn.location), str(err)))
-            return True
-        where = loc_of(fn.location)
-        if ro.seed is not None:
-            try:
-                flat = _random_inputs(sig, ro.seed)
-            except MemoryError:
-                report(Diag("error", where, f"not enough memory for @{ro.entry}'s random "
-                                            "inputs"))
-                return True
-        else:
-            flat = []
-            for path in ro.inputs:
-                try:
-                    flat.append(np.load(path, allow_pickle=False))
-                except (OSError, ValueError) as err:
-                    report(Diag("error", where, f"could not read input '{path}': {err}"))
-                    return True
-            if len(flat) != len(sig.inputs):
-                report(Diag("error", where,
-                            f"@{ro.entry} takes {len(sig.inputs)} input tensor"
-                            f"{'s' if len(sig.inputs) != 1 else ''}, got {len(flat)} "
-                            "(--input FILE.npy once per tensor, or --random-inputs SEED)"))
-                return True
-        args = [_nest(flat, t) for t in sig.input_tree]
-        try:
-            if ro.interpret:
-                from ..interp import InterpreterError, interpret
-                checker = Function(sig, lambda ptrs: None)
-                checker._check(args)
-                try:
-                    results = tuple(interpret(module, ro.entry, *args))
-                except InterpreterError as err:
-                    report(Diag("error", where, f"interpreter: {err}"))
-                    return True
-                flat_out = _flat_results(results, sig.output_tree)
-            else:
-                from ..runtime.jit import compile as compile_module
-                exe = compile_module(module, ro.target)
-                results = exe[ro.entry](*args)
-                if len(sig.output_tree) == 1:
-                    results = (results,)
-                flat_out = _flat_results(results, sig.output_tree)
-        except ArgumentError as err:
-            report(Diag("error", where, str(err)))
-            return True
-        except CompileError as err:
-            report(Diag("error", where, f"compilation failed:\n{err}"))
-            return True
-        except RuntimeError as err:     # e.g. target=cuda on a machine without a GPU
-            report(Diag("error", where, f"cannot run @{ro.entry} on target "
-                                        f"'{ro.target}': {err}"))
-            return True
-        saved.extend(flat_out)
-        with np.printoptions(precision=ro.precision, threshold=64, edgeitems=3):
-            for i, a in enumerate(flat_out):
-                a = np.asarray(a)
-                printed.append(f"result {i}: {a.dtype} {tuple(a.shape)}\n{a}\n")
-        return False
-
-    def ir_name(f):
-        from mlir import ir
-        return ir.StringAttr(f.attributes["sym_name"]).value
-
-    result = driver.process_chunk(text, source_name, opts, context, pipeline,
-                                      on_module=execute)
+    chunks = (driver.split_buffer(text, opts.split_marker) if opts.split_input_file
+              else [(text, 0)])
     lines = text.split("\n")
-    for d in result.diags:
-        print(driver.render(d, source_name, lines), file=sys.stderr)
-    if result.failed:
+    runs: list[Results] = []
+    failed = False
+    for chunk_text, _ in chunks:
+        done: list[Results] = []
+
+        def on_module(module, report):
+            try:
+                done.append(run_module(module, ro))
+            except _Refused as refusal:
+                report(refusal.diag)
+                return True
+            return False
+
+        result = driver.process_chunk(chunk_text, source_name, opts, context, pipeline,
+                                      on_module=on_module)
+        for d in result.diags:
+            print(driver.render(d, source_name, lines), file=sys.stderr)
+        failed = failed or result.failed
+        runs.extend(done)
+    if failed:
         return 1
     if ro.output:
-        try:
-            _save_npz(ro.output, saved)
-        except OSError as err:
-            print(f"gradir-run: error: could not write output file '{ro.output}': "
-                  f"{err.strerror or err}", file=sys.stderr)
-            return 1
+        data = npz_bytes(runs)
     else:
-        sys.stdout.write("".join(printed))
+        sep = "\n" + opts.split_marker + "\n"
+        data = sep.join(r.text(ro.precision) for r in runs)
+    try:
+        driver.write_output(ro.output, data)
+    except OSError as err:
+        if isinstance(err, BrokenPipeError):
+            raise
+        driver.report_write_error("gradir-run", ro.output, err)
+        return 1
     return 0
 
 

@@ -30,6 +30,7 @@ class RlxCse(ModulePass):
     """
 
     name = "rlx-cse"
+    anchor = None
 
     def apply(self, module: ir.Operation) -> None:
         cse(module)

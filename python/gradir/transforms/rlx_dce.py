@@ -25,6 +25,7 @@ class RlxDce(ModulePass):
     """
 
     name = "rlx-dce"
+    anchor = None
 
     def apply(self, module: ir.Operation) -> None:
         dce(module)

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from mlir import ir
 from mlir.dialects import func
 
 from ..autodiff import checkpoint
+from ..autodiff import scf as _scf  # noqa: F401  (registers the control-flow adjoints)
 from ..autodiff.gradient import (GradientError, body_of, clone_function, differentiate,
                                  find_function, function_type, set_function_type)
-from ..autodiff.remat import AdjointGraph, apply_plan, parse_budget, plan_auto
+from ..autodiff.remat import parse_budget
 from ..autodiff.rules import is_float_type
-from ..autodiff.simplify import simplify_function
+from ..autodiff.simplify import paused_gc, simplify_function
 from ..autodiff.split import split_forward_backward
 from ..dialects import rlx
 from ..passes.base import ModulePass, PassOptionError, option
@@ -59,22 +61,19 @@ class RlxGradient(ModulePass):
     target_index: int = option(0, "which result is the scalar target (mode=adjoint)")
     wrt: tuple[int, ...] = option((), "argument indices to differentiate with respect to "
                                       "(default: every floating-point argument)")
-    mode: str = option("adjoint", "adjoint (scalar target) or vjp (cotangent per result)")
+    mode: Literal["adjoint", "vjp"] = option("adjoint", "adjoint (scalar target) or vjp (cotangent per result)")
     split: bool = option(False, "emit @<func>_fwd (results + saved values) and "
                                 "@<func>_bwd (saved values + cotangents -> gradients)")
     simplify: bool = option(True, "run rlx-simplify-gradient's patterns on the generated "
                                   "function (as TVM's gradient simplifier does)")
-    remat: str = option("none", "none: keep what the grad checkpoint markers keep (everything "
+    remat: Literal["none", "auto"] = option("none", "none: keep what the grad checkpoint markers keep (everything "
                                 "without markers); auto: choose what to recompute to fit "
                                 "'budget' with the fewest recomputed FLOPs")
     budget: str = option("", "remat=auto's limit on the adjoint's peak: bytes (1048576, "
                              "64MiB) or a fraction of the store-everything peak (0.25, 25%)")
     remarks: bool = option(False, "explain each keep/recompute decision with a remark")
 
-    def __post_init__(self):
-        if self.remat not in ("none", "auto"):
-            raise PassOptionError(f"option 'remat' of pass 'rlx-gradient' must be 'none' or "
-                                  f"'auto', got '{self.remat}'")
+    def check_options(self):
         if self.remat == "auto" and not self.budget:
             raise PassOptionError("remat=auto needs a budget (bytes, or a fraction of the "
                                   "store-everything peak), e.g. budget=0.5")
@@ -91,15 +90,13 @@ class RlxGradient(ModulePass):
 
     def apply(self, module: ir.Operation) -> None:
         try:
-            self._apply(module)
+            with paused_gc():
+                self._apply(module)
         except GradientError as err:
             self.error(err.where, err.message)
             raise self.failure() from None
 
     def _apply(self, module: ir.Operation) -> None:
-        if self.mode not in ("adjoint", "vjp"):
-            raise GradientError(module, f"rlx-gradient: unknown mode '{self.mode}' "
-                                        "(expected 'adjoint' or 'vjp')")
         fn = find_function(module, self.func)
         if fn is None:
             raise GradientError(module, f"rlx-gradient: no function named '@{self.func}' "
@@ -120,7 +117,11 @@ class RlxGradient(ModulePass):
             if find_function(module, taken) is not None:
                 raise GradientError(fn, f"rlx-gradient: '@{taken}' already exists")
 
+        object.__setattr__(self, "_loop_budget", None)
+        loop_marks = self._loop_policies(module, fn) if self.remat == "auto" else []
         new = clone_function(fn, new_name)
+        for op in loop_marks:   # @main stays untouched; its clone keeps the choice
+            del op.attributes["grad.checkpoint"]
         block = body_of(new)
         cot_args = []
         if vjp_like:
@@ -144,117 +145,62 @@ class RlxGradient(ModulePass):
                           [v.type for v in results + grads])
         # Rules build adjoints for every operand; those of operands outside
         # `wrt` (and forward values nothing uses) are dead.
-        erase_dead_ops(block)
         if self.simplify:
-            simplify_function(new)
+            simplify_function(new, dce_first=True)
+        else:
+            erase_dead_ops(block)
         self._checkpoint(module, new, len(outputs))
         if self.split:
             split_forward_backward(module, new, self.func, n_inputs=len(inputs),
                                    n_results=len(outputs))
 
+    # -- loops under remat=auto -------------------------------------------------
+    def _loop_policies(self, module: ir.Operation, fn: ir.Operation) -> list:
+        """Chooses the checkpointing policy of @func's loops for the budget
+        (autodiff/scf/auto.py) by building trial adjoints; marks the loops
+        of ``fn`` and returns the marked ops."""
+        from ..autodiff.memory import memory_report
+        from ..autodiff.scf.auto import choose_loop_policies, _loops
+
+        free = _loops(fn)
+        if not free:
+            return []
+        trial_pass = RlxGradient(func=self.func, target_index=self.target_index, wrt=self.wrt,
+                                 mode=self.mode, simplify=self.simplify)
+        suffix = "vjp" if self.mode == "vjp" else "adjoint"    # trials never split
+
+        def peak_of() -> int:
+            scratch = module.clone()
+            trial_pass._apply(scratch)
+            peak = memory_report(find_function(scratch, f"{self.func}_{suffix}"),
+                                 module=scratch).peak
+            scratch.erase()
+            return peak
+
+        budget = parse_budget(self.budget)
+        chosen, peak, base = choose_loop_policies(fn, peak_of, budget)
+        if budget[0] == "fraction":   # the straight-line planner: same bytes
+            object.__setattr__(self, "_loop_budget", ("bytes", budget[1] * base))
+        if self.remarks:
+            for i, op in enumerate(free):
+                self.remark(op, f"rlx-gradient: remat=auto checkpoints this loop with policy "
+                                f"\"{chosen[i]}\" (adjoint peak {peak} bytes; every state "
+                                f"stored: {base} bytes)")
+        return [op for i, op in enumerate(free) if chosen[i] != "all"]
+
     # -- checkpointing ---------------------------------------------------------
     def _checkpoint(self, module: ir.Operation, fn: ir.Operation, n_results: int) -> None:
-        """Keeps or recomputes the forward values the backward uses."""
-        block = body_of(fn)
-        markers = checkpoint.has_markers(block)
-        save_ops, recompute_ops = checkpoint.read_pins(block)
-        if self.remat == "none" and not markers and not save_ops and not recompute_ops:
+        """Keeps or recomputes the forward values the backward uses
+        (``checkpoint.plan_checkpoints``) and reports why."""
+        plan = checkpoint.plan_checkpoints(
+            module, fn, n_results, self.remat,
+            (getattr(self, "_loop_budget", None) or parse_budget(self.budget))
+            if self.remat == "auto" else None, self.remarks)
+        if plan is None:
             return
-        # Everything is done on op positions: MLIR's Python Operation objects
-        # do not stay usable as dictionary keys once the IR around them changes.
-        graph = AdjointGraph(block, n_results, module)
-        index = {op: i for i, op in enumerate(graph.ir_ops)}
-        save0 = {index[op] for op in save_ops if op in index}
-        recompute0 = {index[op] for op in recompute_ops if op in index}
-        kept0, reasons0 = None, {}
-        if markers and self.remat == "none":
-            forward = [graph.ir_ops[i] for i in graph.forward]
-            kept_ops, reasons = checkpoint.marker_plan(block, forward, save_ops, recompute_ops)
-            kept0 = {index[op] for op in kept_ops}
-            reasons0 = {index[op]: why for op, why in reasons.items()}
-        elif markers:
-            self.warning(fn, "rlx-gradient: remat=auto makes its own plan; the "
-                             "grad.start_checkpoint/grad.end_checkpoint markers are ignored")
-        # Positions after the markers are gone.
-        renumber, k = {}, 0
-        for i, op in enumerate(graph.ir_ops):
-            if op.name not in checkpoint.MARKERS:
-                renumber[i] = k
-                k += 1
-        checkpoint.strip_markers(block)
-        graph = AdjointGraph(block, n_results, module)
-        save = {renumber[i] for i in save0 if graph.fwd[renumber[i]]}
-        recompute = {renumber[i] for i in recompute0 if graph.fwd[renumber[i]]}
-        reasons = {renumber[i]: why for i, why in reasons0.items()}
-        for i in recompute:
-            if i in graph.always and self.remarks:
-                self.remark(graph.ir_ops[i], f"rlx-gradient: grad.recompute ignored: the value "
-                                             f"is {graph.always[i]}, so it is live anyway")
-        if self.remat == "auto":
-            plan = plan_auto(graph, parse_budget(self.budget), save, recompute)
-            kept = set(plan.kept)
-            if not plan.met:
-                self.warning(fn, f"rlx-gradient: remat=auto cannot meet the budget of "
-                                 f"{plan.budget} bytes: the lowest peak it reaches is "
-                                 f"{plan.peak} bytes (storing everything: "
-                                 f"{plan.store_all_peak} bytes)")
-        elif kept0 is not None:
-            kept = {renumber[i] for i in kept0}
-            kept |= set(graph.always) | save
-            kept -= {i for i in recompute if i not in graph.always}
-        else:   # pins only
-            kept = (set(graph.forward) | save) - {i for i in recompute
-                                                   if i not in graph.always}
-        evaluation = graph.evaluate(kept) if self.remarks else None
-        baseline = graph.evaluate(graph.full_plan()) if self.remarks else None
-        cloned = apply_plan(graph, kept)
-        checkpoint.strip_pins(block)
-        if self.remarks:
-            self._explain(fn, graph, kept, cloned, reasons, save, recompute,
-                          evaluation, baseline)
-
-    def _explain(self, fn, graph, kept, cloned, reasons, save, recompute, evaluation,
-                 baseline) -> None:
-        from ..autodiff.cost import type_bytes
-        kept_bytes = 0
-        roots = set()
-        for q in cloned:
-            for v in graph.ops[q].operands:
-                p = graph.producer.get(v)
-                if p is not None and p not in cloned:
-                    roots.add(p)
-        for i in graph.forward:
-            if i not in graph.used_by_backward and i not in cloned:
-                continue
-            op = graph.ir_ops[i]
-            nbytes = sum(type_bytes(r.type) for r in op.results)
-            if i in save:
-                why = "pinned by grad.save"
-            elif i in recompute and i not in graph.always:
-                why = "pinned by grad.recompute"
-            elif i in graph.always:
-                why = graph.always[i]
-            elif i in reasons:
-                why = reasons[i]
-            elif self.remat == "auto" and i in cloned:
-                why = "remat=auto recomputes it to fit the budget"
-            elif self.remat == "auto" and i in roots:
-                why = "remat=auto checkpoint: the backward recomputes values from it"
-            elif self.remat == "auto":
-                why = "remat=auto keeps it: the budget has room for it"
-            else:
-                why = "no checkpoint covers it"
-            if i in cloned:
-                self.remark(op, f"rlx-gradient: recomputed in the backward "
-                                f"({graph.ops[i].flops} FLOPs, {nbytes} bytes not kept): {why}")
-            else:
-                kept_bytes += nbytes
-                self.remark(op, f"rlx-gradient: kept for the backward ({nbytes} bytes): {why}")
-        self.remark(fn, f"rlx-gradient: {'remat=auto' if self.remat == 'auto' else 'checkpoints'}"
-                        f": keeps {kept_bytes} bytes, recomputes {len(cloned)} "
-                        f"op{'' if len(cloned) == 1 else 's'} "
-                        f"({evaluation.flops} FLOPs); peak {evaluation.peak} bytes "
-                        f"(storing everything: {baseline.peak} bytes)")
+        plan.apply()
+        for d in plan.diagnostics:
+            (self.warning if d.severity == "warning" else self.remark)(d.where, d.message)
 
     def _check_wrt(self, fn: ir.Operation, inputs: list) -> list[int]:
         if not self.wrt:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from ..autodiff.memory import memory_report
+from ..autodiff.memory import loop_summaries, memory_report
 from ..ir import functions as ir_functions
 from ..ir import symbol_name
 from ..passes.base import ModulePass, option
@@ -35,6 +35,7 @@ class RlxMemoryReport(ModulePass):
     """
 
     name = "rlx-memory-report"
+    anchor = None
     func: str = option("", "the function to report (default: every function with a body)")
     forward_results: int = option(-1, "how many leading results the forward part computes "
                                       "(default: @f's results for @f_adjoint/_vjp/_fwd, "
@@ -61,6 +62,13 @@ class RlxMemoryReport(ModulePass):
             n = None if self.forward_results < 0 else self.forward_results
             report = memory_report(fn, n, parent)
             self.remark(fn, f"@{name}: {report.summary()}")
+            for loop, trips, per_iter, stored in loop_summaries(fn.regions[0].blocks[0]):
+                count = f"{trips} trips" if trips is not None else "a dynamic trip count"
+                total = f" = {per_iter * trips}" if trips is not None else ""
+                self.remark(loop, f"@{name}: '{loop.name}' with {count}: carries {per_iter} "
+                                  f"bytes per iteration (storing every iteration: "
+                                  f"{per_iter} x trips{total} bytes); stores {stored} bytes "
+                                  "for the backward")
         if self.func and not found and module.name != "func.func":
             self.error(module, f"rlx-memory-report: no function named '@{self.func}'")
             raise self.failure()

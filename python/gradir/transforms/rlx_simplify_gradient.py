@@ -34,6 +34,7 @@ class RlxSimplifyGradient(ModulePass):
     """
 
     name = "rlx-simplify-gradient"
+    anchor = None
     func: str = option("", "simplify only this function (default: every function)")
 
     def apply(self, module: ir.Operation) -> None:

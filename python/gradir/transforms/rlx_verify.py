@@ -30,6 +30,7 @@ class RlxVerify(ModulePass):
     """
 
     name = "rlx-verify"
+    anchor = None
 
     def apply(self, module) -> None:
         errors = verify_module(module)

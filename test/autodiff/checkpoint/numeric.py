@@ -15,7 +15,7 @@ from mlir.dialects import func
 import gradir
 from gradir import _compat, interpret
 from gradir.dialects import grad, rlx
-from gradir.testing import check_gradient, gradient_module
+from gradir.testing import check_gradient, gradient_module, oracle
 
 rng = np.random.default_rng(0)
 HERE = Path(__file__).resolve().parent
@@ -49,6 +49,7 @@ class Diagnostics:
 def adjoint_outputs(text, args, fn="main_adjoint", **options):
     with Diagnostics():
         module = gradient_module(text, **options)
+    oracle.record(module, fn, args, name=f"{fn} {options}")    # compiled too, at exit
     return module, interpret(module, fn, *args)
 
 

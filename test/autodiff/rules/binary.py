@@ -137,3 +137,25 @@ def test_matmul():
 # CHECK: matmul (1, 2, 3, 4, 5) x (2, 1, 5, 3) ok
 # CHECK: matmul (2, 1, 1, 2, 3) x (3, 1, 3, 2) ok
 # CHECK: matmul (2, 1, 4, 2, 3) x (3, 1, 3, 2) ok
+
+
+@run
+def test_power_at_zero():
+    # d/dw x^w at x = 0 is 0 for w > 0 (JAX, PyTorch), not 0 * log 0 = NaN;
+    # compiled code agrees (the adjoint joins the compiled-code oracle).
+    from gradir import interpret
+    from gradir.testing import gradient_module, oracle
+    t = ttype((3,))
+    text = f"""
+func.func @main(%x: {t}, %w: {t}) -> tensor<f64> {{
+  %y = "rlx.power"(%x, %w) : ({t}, {t}) -> {t}
+  %s = "rlx.sum"(%y) : ({t}) -> tensor<f64>
+  return %s : tensor<f64>
+}}"""
+    x, w = np.array([0.0, 0.0, 2.0]), np.array([2.0, 0.5, 3.0])
+    module = gradient_module(text)
+    _, gx, gw = interpret(module, "main_adjoint", x, w)
+    oracle.record(module, "main_adjoint", [x, w], name="power at x = 0")
+    print("d/dw:", gw.tolist(), "d/dx:", gx.tolist())
+# CHECK-LABEL: TEST: test_power_at_zero
+# CHECK: d/dw: [0.0, 0.0, 5.545177444479562] d/dx: [0.0, inf, 12.0]

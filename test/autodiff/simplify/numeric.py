@@ -18,6 +18,7 @@ import sys
 import numpy as np
 
 import gradir.testing as testing
+import gradir.testing.oracle  # noqa: F401  (compiled-code oracle)
 from gradir import interpret
 from gradir.ir import find_function
 from gradir.autodiff.simplify import count_ops
@@ -49,6 +50,7 @@ def compare(text, args, wrt=None, func="main", target_index=0, rtol=None, atol=N
     assert n_simple <= n_raw, f"simplified adjoint has {n_simple} ops > {n_raw}:\n{text}"
     want = interpret(raw, name, *args)
     got = interpret(simplified, name, *args)
+    testing.oracle.record(simplified, name, args)     # compiled too, at exit
     assert len(want) == len(got)
     for k, (g, w) in enumerate(zip(got, want)):
         assert np.shape(g) == np.shape(w), (k, np.shape(g), np.shape(w))

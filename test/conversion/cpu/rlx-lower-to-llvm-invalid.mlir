@@ -3,7 +3,8 @@
 // RUN: not gradir-opt %s --split-input-file --rlx-lower-to-llvm='stage=objects' 2>&1 | FileCheck %s --check-prefix=STAGE
 // Refusals of the CPU pipeline surface at the offending op.
 
-// STAGE: error: unknown stage 'objects' (one of bufferized, llvm)
+// STAGE: <pass-pipeline>:1:16: error: option 'stage' of pass 'rlx-lower-to-llvm' must be one of bufferized, llvm, got 'objects'
+// STAGE-NOT: rlx.exp
 
 func.func @dynamic(%x: tensor<4xf32>) -> tensor<4xf32> {
   %c = tensor.cast %x : tensor<4xf32> to tensor<?xf32>

@@ -25,7 +25,8 @@ shim.__dict__.update({k: getattr(gradir, k) for k in ("interpret", "make_context
 shim.compile = lambda module, opt_level=3, **_: Emulated(module, opt_level=opt_level)
 numeric_helpers.gradir = shim
 
-for suite in ("numeric_elementwise", "numeric_shape_reduce", "numeric_nn", "numeric_gradient"):
+for suite in ("numeric_elementwise", "numeric_shape_reduce", "numeric_nn", "numeric_gradient",
+              "numeric_edge_cases"):
     print(f"SUITE: {suite}")
     runpy.run_path(os.path.join(HERE, "..", "cpu", f"{suite}.py"), run_name="__main__")
 
@@ -43,3 +44,7 @@ for suite in ("numeric_elementwise", "numeric_shape_reduce", "numeric_nn", "nume
 # CHECK: norm: all {{[0-9]+}} cases match the interpreter
 # CHECK-LABEL: SUITE: numeric_gradient
 # CHECK: gradients: all {{[0-9]+}} cases match the interpreter
+# CHECK-LABEL: SUITE: numeric_edge_cases
+# CHECK: result shapes: all {{[0-9]+}} cases match the interpreter
+# CHECK: adjoints: all {{[0-9]+}} cases match the interpreter
+# CHECK: zero-size matmul: all {{[0-9]+}} cases match the interpreter

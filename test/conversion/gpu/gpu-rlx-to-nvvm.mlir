@@ -26,7 +26,7 @@
 // BUFFERS:      linalg.generic
 // BUFFERS-NOT:  gpu.
 
-// STAGE: error: unknown stage 'binary' (one of rlx-to-linalg, bufferize, kernels, nvvm; nvvm gives host LLVM and the GPU binary)
+// STAGE: <pass-pipeline>:1:{{[0-9]+}}: error: option 'stage' of pass 'gpu-rlx-to-nvvm' must be one of rlx-to-linalg, bufferize, kernels, nvvm, got 'binary'
 
 func.func @main(%x: tensor<8x4xf32>) -> tensor<8xf32> {
   %t = "rlx.tanh"(%x) : (tensor<8x4xf32>) -> tensor<8x4xf32>

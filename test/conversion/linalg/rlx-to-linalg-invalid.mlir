@@ -102,3 +102,30 @@ func.func @huge(%x: tensor<f32>) -> tensor<f32> {
   %1 = "rlx.sum"(%0) : (tensor<1000000x1000000xf32>) -> tensor<f32>
   return %1 : tensor<f32>
 }
+
+// -----
+
+// max/min over an axis of size 0 have no value: refused, as by the
+// interpreter (softmax over it is an empty result in both).
+func.func @max_of_nothing(%x: tensor<3x0xf32>) -> (tensor<3xf32>, tensor<f32>, tensor<3x0xf32>) {
+  // expected-error @+1 {{'rlx.max' op reduces axis 1 of size 0: the maximum of no elements is undefined}}
+  %0 = "rlx.max"(%x) {axis = array<i64: -1>} : (tensor<3x0xf32>) -> tensor<3xf32>
+  // expected-error @+1 {{'rlx.min' op reduces axis 1 of size 0: the minimum of no elements is undefined}}
+  %1 = "rlx.min"(%x) : (tensor<3x0xf32>) -> tensor<f32>
+  %2 = "rlx.softmax"(%x) {axis = array<i64: 1>} : (tensor<3x0xf32>) -> tensor<3x0xf32>
+  return %0, %1, %2 : tensor<3xf32>, tensor<f32>, tensor<3x0xf32>
+}
+
+// -----
+
+// Functions of a nested module are not lowered: said at the module, not as
+// "ops with unknown memory side effects" later in bufferization.
+module {
+  // expected-error @+1 {{rlx ops in a nested module are not lowered}}
+  module {
+    func.func @inner(%x: tensor<3xf32>) -> tensor<3xf32> {
+      %0 = "rlx.exp"(%x) : (tensor<3xf32>) -> tensor<3xf32>
+      return %0 : tensor<3xf32>
+    }
+  }
+}

@@ -25,9 +25,9 @@ func.func @not_a_tensor(%a: f32, %b: f32) {
 
 // -----
 
-func.func @missing_required_attribute(%a: tensor<2x3xf32>) {
-  // expected-error @+1 {{attribute "k" is expected but not provided}}
-  %0 = "rlx.triu"(%a) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+func.func @missing_required_attribute(%a: tuple<tensor<2x3xf32>>) {
+  // expected-error @+1 {{attribute "index" is expected but not provided}}
+  %0 = "rlx.tuple_get_item"(%a) : (tuple<tensor<2x3xf32>>) -> tensor<2x3xf32>
   return
 }
 

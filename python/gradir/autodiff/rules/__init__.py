@@ -33,7 +33,7 @@ VJP_RULES: dict[str, Callable] = {}
 NON_DIFFERENTIABLE = frozenset({
     "rlx.equal", "rlx.not_equal", "rlx.less", "rlx.less_equal", "rlx.greater",
     "rlx.greater_equal", "rlx.zeros", "rlx.ones", "rlx.zeros_like", "rlx.ones_like",
-    "arith.constant",
+    "arith.constant", "tensor.empty",
 })
 
 # Ops the gradient pass differentiates itself (autodiff/gradient.py): the

@@ -4,8 +4,10 @@ Broadcasting is undone with ``unbroadcast`` (``rlx.collapse_sum_to``).
 Ties: ``maximum`` sends the gradient to lhs where lhs >= rhs, ``minimum`` to
 lhs where lhs <= rhs (rhs gets it elsewhere) -- Relax's convention, so the
 two adjoints always sum to the incoming gradient.  ``power``: d/da = b a^(b-1),
-d/db = log(a) a^b (real only for a > 0); the rhs adjoint is skipped when rhs
-is an ``arith.constant`` (no log of a constant's negative base is built).
+d/db = log(a) a^b (real only for a > 0; at a = 0 it is 0, as in JAX and PyTorch:
+log is taken of where(a == 0, 1, a), so 0 * log 0 never makes a NaN); the rhs
+adjoint is skipped when rhs is an ``arith.constant`` (no log of a constant's
+negative base is built).
 """
 from ...dialects import rlx
 from . import vjp
@@ -63,7 +65,8 @@ def power(op, grads):
     ga = rlx.multiply(g, rlx.multiply(b, rlx.power(a, rlx.subtract(b, one))))
     gb = None
     if not _is_constant(b):
-        gb = unbroadcast(rlx.multiply(g, rlx.multiply(y, rlx.log(a))), b)
+        safe = rlx.where(rlx.equal(a, _zero(a)), one, a)
+        gb = unbroadcast(rlx.multiply(g, rlx.multiply(y, rlx.log(safe))), b)
     return [unbroadcast(ga, a), gb]
 
 

@@ -52,6 +52,8 @@ def sum_(op, grads):
 def mean(op, grads):
     (g,) = grads
     x = op.operands[0]
+    if _count(x, op) == 0:       # a mean of nothing: x is empty, so is its gradient
+        return [rlx.zeros_like(x)]
     scale = const_scalar(1.0 / _count(x, op), elt_of(x))
     return [_expand_back(rlx.multiply(g, scale), x, op)]
 
@@ -82,6 +84,8 @@ def prod(op, grads):
 def variance(op, grads):
     (g,) = grads
     x = op.operands[0]
+    if _count(x, op) == 0:       # a variance of nothing: x is empty, so is its gradient
+        return [rlx.zeros_like(x)]
     axes = reduction_axes(attrs(op).get("axis"), len(shape_of(x)))
     centered = rlx.subtract(x, rlx.mean(x, axis=axes, keepdims=True))
     scale = const_scalar(2.0 / _count(x, op), elt_of(x))

@@ -30,13 +30,18 @@ rematerialised values) unmerged with forward ones.
 
 from __future__ import annotations
 
+import contextlib
+import gc
+
 from mlir import ir
 
 from ... import _compat
 from ..cleanup import cse, erase_dead_ops
 from . import algebra, shape, transpose
+from ._driver import simplify_block
+from ._mirror import Mirror, Unsupported
 
-__all__ = ["simplify_function", "PATTERNS", "count_ops"]
+__all__ = ["simplify_function", "PATTERNS", "count_ops", "paused_gc"]
 
 # The patterns wrap many ops (``value.owner``): make that cheap.
 _compat.skip_dialect_module_lookup(("rlx", "grad"))
@@ -53,9 +58,52 @@ def count_ops(fn: ir.Operation) -> int:
                for region in fn.regions for block in region.blocks)
 
 
-def simplify_function(fn: ir.Operation, patterns=None) -> None:
-    """Simplifies one func.func in place (see the module docstring)."""
+@contextlib.contextmanager
+def paused_gc():
+    """Pauses Python's cyclic garbage collector: its full collections walk
+    every live object, so a pass that builds tens of thousands of objects
+    (the mirror, the adjoint tables) would pay for them again and again
+    (time per op growing with the function).  Refcounting still frees
+    everything acyclic; the collector runs again afterwards."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def simplify_function(fn: ir.Operation, patterns=None, *, engine: str = "auto",
+                      dce_first: bool = False) -> None:
+    """Simplifies one func.func in place (see the module docstring).
+
+    ``engine``: ``"worklist"`` (gradir's own driver, ``_driver``: the same
+    rewrites in the same order as MLIR's greedy driver, without retrying ops
+    nothing changed around), ``"greedy"`` (MLIR's greedy driver, then rlx-cse
+    and rlx-dce over the function), or ``"auto"``: the worklist driver for a
+    straight-line body of rlx/grad ops with the default patterns, else greedy.
+    The worklist driver mirrors the ops patterns build through
+    ``_facts.Rewrite`` only: other patterns need ``engine="greedy"``.
+    ``dce_first``: first erase the dead ops (``cleanup.erase_dead_ops``), as
+    rlx-gradient does before simplifying."""
     fn = fn.operation
+    if engine not in ("auto", "worklist", "greedy"):
+        raise ValueError(f"unknown simplifier engine '{engine}'")
+    worklist = engine == "worklist" or (engine == "auto" and patterns is None)
+    if worklist and len(fn.regions) == 1 and len(fn.regions[0].blocks) == 1:
+        try:
+            mirror = Mirror(fn.regions[0].blocks[0])
+        except Unsupported:
+            mirror = None
+        if mirror is not None:
+            with fn.context, fn.location, paused_gc():
+                simplify_block(mirror, PATTERNS if patterns is None else patterns, MAX_ROUNDS,
+                               dce_first=dce_first)
+            return
+    if engine == "worklist":
+        raise ValueError("the worklist driver needs one block of rlx, grad, arith.constant, "
+                         "func.call and func.return ops")
     fired = [0]
 
     def counted(pattern):
@@ -66,6 +114,10 @@ def simplify_function(fn: ir.Operation, patterns=None) -> None:
             return failed
         return run
 
+    if dce_first:
+        for region in fn.regions:
+            for block in region.blocks:
+                erase_dead_ops(block)
     table = [(root, counted(p)) for root, p in (PATTERNS if patterns is None else patterns)]
     with fn.context, fn.location:
         for _ in range(MAX_ROUNDS):

@@ -283,6 +283,9 @@ class Rewrite:
             for pin in PINS:
                 if pin in self.op.attributes:
                     owner.attributes[pin] = self.op.attributes[pin]
+        record = getattr(self.rewriter, "record_created", None)
+        if record is not None:     # the simplifier's own driver mirrors the block
+            record(self.created)
         self.rewriter.replace_op(self.op, list(values))
 
 

@@ -36,12 +36,15 @@ __all__ = ["LINALG_TO_LLVM", "CPU_PIPELINE", "STAGES", "lower_to_llvm", "preload
 # matmuls and transposes).
 SCHEDULE_LIBRARY = Path(__file__).resolve().parent / "cpu_schedule.mlir"
 
-_BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries "
+_BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
               "function-boundary-type-conversion=identity-layout-map}")
 _OUT_PARAMS = "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}"
 
 
 STAGES = ("bufferized", "llvm")
+
+# Float sums longer than 256 elements are blocked (pairwise-like accuracy).
+RLX_TO_LINALG = "rlx-to-linalg{sum-block=256}"
 
 
 def _preload_step(schedule: str | Path | None) -> str:
@@ -63,7 +66,7 @@ def preload_schedule(context: ir.Context, schedule: str | Path | None = None) ->
                 raise
 
 
-def linalg_to_llvm_pipeline(opt_level: int = 2, schedule: str | Path | None = None,
+def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = None,
                             stage: str = "llvm", preload: bool = True,
                             early_dealloc: bool = True, cpu=None) -> str:
     """The upstream pipeline from linalg-on-tensors to the LLVM dialect.
@@ -79,9 +82,12 @@ def linalg_to_llvm_pipeline(opt_level: int = 2, schedule: str | Path | None = No
     False leaves out ``transform-preload-library`` (the schedule must then be
     loaded in the context already, see ``preload_schedule``).  ``early_dealloc``
     adds gradir's ``rlx-early-dealloc`` after deallocation (free each buffer
-    after its last use, not at the function's end); without it the pipeline
-    is upstream passes only, for ``mlir-opt``.  ``cpu`` picks the schedule's
-    register tiles (a cpu name or ``host.CpuTarget``, see
+    after its last use, not at the function's end) and ``rlx-distinct-results``
+    before bufferization (each returned value its own buffer: upstream
+    ``buffer-results-to-out-params`` crashes on a function that returns one
+    value twice); without them the pipeline is upstream passes only, for
+    ``mlir-opt``, and must not be fed such functions.  ``cpu`` picks the
+    schedule's register tiles (a cpu name or ``host.CpuTarget``, see
     ``schedule.schedule_params``; None: the AVX-512 instance,
     ``SCHEDULE_LIBRARY``); ``schedule`` overrides its file."""
     # --- issue 14: the schedule instance of the target (host.py, schedule.py) ---
@@ -104,11 +110,12 @@ def linalg_to_llvm_pipeline(opt_level: int = 2, schedule: str | Path | None = No
     # Tensors -> buffers: every public function gets identity-layout memref
     # arguments, its results become out-params written in place (static
     # allocations hoisted to the caller), intermediates are freed.
-    steps += ["eliminate-empty-tensors", "empty-tensor-to-alloc-tensor", _BUFFERIZE,
+    steps += ["eliminate-empty-tensors", "empty-tensor-to-alloc-tensor", *(["rlx-distinct-results"] if early_dealloc else []),
+              _BUFFERIZE,
               _OUT_PARAMS, "canonicalize", "cse", "buffer-deallocation-pipeline",
               "convert-bufferization-to-memref"]
     if early_dealloc:
-        steps += ["rlx-early-dealloc"]
+        steps += ["rlx-early-dealloc", "rlx-widen-bool-memrefs"]
     if stage == "bufferized":
         return "builtin.module(" + ",".join(steps) + ")"
     steps += ["func.func(convert-linalg-to-loops)",
@@ -122,15 +129,16 @@ def linalg_to_llvm_pipeline(opt_level: int = 2, schedule: str | Path | None = No
     return "builtin.module(" + ",".join(steps) + ")"
 
 
-# Upstream passes only (mlir-opt): buffers are freed at the end of each block.
+# Upstream passes only (mlir-opt): buffers are freed at the end of each block;
+# functions returning one value twice crash buffer-results-to-out-params there.
 LINALG_TO_LLVM = linalg_to_llvm_pipeline(2, early_dealloc=False)
 
 # The whole CPU pipeline in gradir-opt syntax.
-CPU_PIPELINE = ("builtin.module(rlx-to-linalg,"
+CPU_PIPELINE = (f"builtin.module({RLX_TO_LINALG},"
                 + linalg_to_llvm_pipeline(2)[len("builtin.module("):])
 
 
-def lower_to_llvm(module, *, opt_level: int = 2, stage: str = "llvm", cpu: str = "host") -> None:
+def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str = "host") -> None:
     """Lowers ``module`` (rlx functions; mutated in place) to the LLVM
     dialect with the ABI described in this module's docstring, for the CPU
     ``cpu`` ("host" or a name of ``host.NAMED_TARGETS``: the schedule's
@@ -143,11 +151,11 @@ def lower_to_llvm(module, *, opt_level: int = 2, stage: str = "llvm", cpu: str =
 
     op = module.operation if hasattr(module, "operation") else module
     with op.context:
-        pm = build_pass_manager("builtin.module(rlx-to-linalg)", op.context)
+        pm = build_pass_manager(f"builtin.module({RLX_TO_LINALG})", op.context)
         try:
             pm.run(op)
         except ir.MLIRError as err:
-            err.add_note("reproduce with: gradir-opt --rlx-to-linalg input.mlir")
+            err.add_note(f"reproduce with: gradir-opt --rlx-to-linalg=sum-block=256 input.mlir")
             raise
         # --- issue 14: per-target schedule and LLVM target attributes ---
         from .codegen import set_llvm_target
@@ -164,6 +172,6 @@ def lower_to_llvm(module, *, opt_level: int = 2, stage: str = "llvm", cpu: str =
                 set_llvm_target(op, target)
         except ir.MLIRError as err:
             full = linalg_to_llvm_pipeline(opt_level, stage=stage, cpu=target)
-            err.add_note(f"reproduce with: gradir-opt --rlx-to-linalg input.mlir | "
+            err.add_note(f"reproduce with: gradir-opt --rlx-to-linalg=sum-block=256 input.mlir | "
                          f"gradir-opt --pass-pipeline='{full}'")
             raise

@@ -4,11 +4,12 @@ gradir pass."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from mlir import ir
 
 from ...passes.base import ModulePass, PassOptionError, option
-from .pipeline import STAGES, lower_to_llvm
+from .pipeline import lower_to_llvm
 
 __all__ = ["RlxLowerToLlvm"]
 
@@ -34,13 +35,15 @@ class RlxLowerToLlvm(ModulePass):
 
     name = "rlx-lower-to-llvm"
 
-    opt_level: int = option(2, "0: no fusion or schedule; 1: elementwise fusion; "
-                               "2 and 3: also the transform-dialect schedule")
-    stage: str = option("llvm", "where to stop: bufferized (memrefs) or llvm")
+    opt_level: int = option(3, "0: no fusion or schedule; 1: elementwise fusion; "
+                               "2 and 3: also the transform-dialect schedule (3 is "
+                               "gradir.compile's default too)")
+    stage: Literal["bufferized", "llvm"] = option("llvm", "where to stop: bufferized "
+                                                          "(memrefs) or llvm")
     cpu: str = option("host", "the CPU to generate code for: host or an LLVM CPU name "
                               "(x86-64-v3, x86-64-v4, skylake-avx512, ...)")
 
-    def __post_init__(self):
+    def check_options(self):
         if not 0 <= self.opt_level <= 3:
             raise PassOptionError(f"option 'opt-level' of pass '{self.name}' must be from 0 "
                                   f"to 3, got {self.opt_level}")
@@ -50,9 +53,6 @@ class RlxLowerToLlvm(ModulePass):
                                   f"{', '.join(sorted(NAMED_TARGETS))}, got '{self.cpu}'")
 
     def apply(self, module: ir.Operation) -> None:
-        if self.stage not in STAGES:
-            self.error(module, f"unknown stage '{self.stage}' (one of {', '.join(STAGES)})")
-            raise self.failure()
         try:
             lower_to_llvm(module, opt_level=self.opt_level, stage=self.stage, cpu=self.cpu)
         except ir.MLIRError as err:

@@ -14,13 +14,13 @@ __all__ = ["GpuCheckHost", "host_problem"]
 # Host ops that may take device buffers: allocation, copies, launches, views.
 _BUFFER_OPS = frozenset({
     "gpu.alloc", "gpu.dealloc", "gpu.memcpy", "gpu.memset", "gpu.launch", "gpu.launch_func",
-    "gpu.wait", "func.return", "scf.yield", "scf.if", "scf.for",
+    "gpu.wait", "func.return", "scf.yield", "scf.if", "scf.for", "scf.while", "scf.condition",
     "memref.extract_aligned_pointer_as_index", "memref.extract_strided_metadata",
     "builtin.unrealized_conversion_cast", *VIEW_OPS,
 })
 # Dialects whose ops are computation and belong in kernels.
 _COMPUTE_DIALECTS = ("linalg.", "math.", "tensor.", "vector.", "bufferization.", "affine.for",
-                     "affine.parallel", "scf.parallel", "scf.forall", "scf.while")
+                     "affine.parallel", "scf.parallel", "scf.forall")
 _FLOAT_ARITH = frozenset({
     "arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.remf", "arith.negf",
     "arith.maximumf", "arith.minimumf", "arith.maxnumf", "arith.minnumf", "arith.cmpf",
@@ -42,10 +42,18 @@ def host_problem(op: ir.Operation) -> str | None:
                 "kernel")
     if name in _BUFFER_OPS:
         return None
+    if name in ("memref.alloca", "memref.load") and _host_scalar(op):
+        return None     # a condition copied to the host (gpu-host-conditions)
     if any(is_memref(v) for v in list(op.operands) + list(op.results)):
         return (f"'{name}' touches a device buffer on the host; only gpu.alloc, "
                 "gpu.dealloc, gpu.memcpy and kernel launches may")
     return None
+
+
+def _host_scalar(op: ir.Operation) -> bool:
+    buf = op.results[0] if op.name == "memref.alloca" else op.operands[0]
+    owner = getattr(buf.owner, "operation", buf.owner)
+    return isinstance(owner, ir.Operation) and "gradir.host_scalar" in owner.attributes
 
 
 @dataclass(frozen=True)

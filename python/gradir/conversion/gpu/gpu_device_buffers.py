@@ -17,7 +17,7 @@ __all__ = ["GpuDeviceBuffers", "written_values"]
 # Operand positions an op writes through (besides linalg outs).
 _WRITES = {"memref.store": (1,), "memref.copy": (1,), "gpu.memcpy": (0,), "memref.copy_to": (1,)}
 # Uses through which a buffer escapes the function (no dealloc can be placed).
-_ESCAPES = frozenset({"func.return", "scf.yield", "func.call", "memref.store",
+_ESCAPES = frozenset({"func.return", "scf.yield", "scf.condition", "func.call", "memref.store",
                       "cf.br", "cf.cond_br"})
 
 

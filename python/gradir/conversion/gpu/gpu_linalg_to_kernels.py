@@ -64,7 +64,7 @@ class GpuLinalgToKernels(ModulePass):
     gemm_min_blocks: int = option(2, "blocks per multiprocessor the GEMM kernels are "
                                      "compiled for (nvvm.minctasm; 0: no limit)")
 
-    def __post_init__(self):
+    def check_options(self):
         if not 32 <= self.block_size <= 1024 or self.block_size % 32:
             raise PassOptionError(f"option 'block-size' of pass '{self.name}' must be a "
                                   f"multiple of 32 from 32 to 1024, got {self.block_size}")

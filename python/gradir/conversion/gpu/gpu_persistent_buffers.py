@@ -80,7 +80,7 @@ class GpuPersistentBuffers(ModulePass):
     name = "gpu-persistent-buffers"
     alignment: int = option(256, "byte alignment of every buffer in the arena")
 
-    def __post_init__(self):
+    def check_options(self):
         if self.alignment < 16 or self.alignment & (self.alignment - 1):
             raise PassOptionError(f"option 'alignment' of pass '{self.name}' must be a power "
                                   f"of two of at least 16, got {self.alignment}")

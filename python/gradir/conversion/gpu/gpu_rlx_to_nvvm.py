@@ -4,6 +4,7 @@ kernels as one gradir pass."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from mlir import ir
 
@@ -12,7 +13,8 @@ from .nvvm import lower_to_nvvm
 
 __all__ = ["GpuRlxToNvvm", "STAGES"]
 
-STAGES = ("rlx-to-linalg", "bufferize", "kernels", "nvvm")
+Stage = Literal["rlx-to-linalg", "bufferize", "kernels", "nvvm"]
+STAGES = get_args(Stage)
 
 
 @dataclass(frozen=True)
@@ -41,13 +43,13 @@ class GpuRlxToNvvm(ModulePass):
     keep_resident: tuple[int, ...] = option((), "argument indices kept on the device "
                                                 "across calls")
     sm_count: int = option(132, "multiprocessors of the target (GEMM tile choice)")
-    stage: str = option("kernels", "where to stop: rlx-to-linalg, bufferize, kernels or "
+    stage: Stage = option("kernels", "where to stop: rlx-to-linalg, bufferize, kernels or "
                                    "nvvm (host LLVM + GPU binary)")
     chip: str = option("sm_90", "the GPU architecture (stage=nvvm)")
-    format: str = option("isa", "GPU binary format for stage=nvvm: isa (PTX), bin (cubin, "
+    format: Literal["isa", "bin", "fatbin"] = option("isa", "GPU binary format for stage=nvvm: isa (PTX), bin (cubin, "
                                 "needs ptxas) or fatbin")
 
-    def __post_init__(self):
+    def check_options(self):
         if not 0 <= self.opt_level <= 3:
             raise PassOptionError(f"option 'opt-level' of pass '{self.name}' must be from 0 "
                                   f"to 3, got {self.opt_level}")
@@ -59,18 +61,11 @@ class GpuRlxToNvvm(ModulePass):
         """The pipeline this pass stands for when it must not run nested."""
         if self.stage != "nvvm":
             return None
-        from .nvvm import FORMATS, nvvm_pipeline
-        if self.format not in FORMATS:
-            raise PassOptionError(f"option 'format' of pass '{self.name}' must be one of "
-                                  f"{', '.join(FORMATS)}, got '{self.format}'")
+        from .nvvm import nvvm_pipeline
         return nvvm_pipeline(self.chip, self.opt_level, self.format, self.keep_resident,
                              self.sm_count)
 
     def apply(self, module: ir.Operation) -> None:
-        if self.stage not in STAGES:
-            self.error(module, f"unknown stage '{self.stage}' (one of {', '.join(STAGES)}; "
-                               "nvvm gives host LLVM and the GPU binary)")
-            raise self.failure()
         try:
             lower_to_nvvm(module, opt_level=self.opt_level, keep_resident=self.keep_resident,
                           sm_count=self.sm_count, stop_after=self.stage)

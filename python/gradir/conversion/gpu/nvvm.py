@@ -49,7 +49,7 @@ __all__ = ["nvvm_pipeline", "lower_to_nvvm", "NVVM_PIPELINE", "FORMATS", "TO_KER
 
 FORMATS = ("isa", "bin", "fatbin")
 
-_BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries "
+_BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
               "function-boundary-type-conversion=identity-layout-map}")
 _OUT_PARAMS = "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}"
 
@@ -76,8 +76,10 @@ def _steps_to_memrefs(opt_level: int) -> list[str]:
     if opt_level >= 1:
         steps += ["gpu-fold-transposes", "canonicalize", "cse", "gpu-fold-zero-init",
                   "canonicalize", "cse"]
-    steps += ["eliminate-empty-tensors", "empty-tensor-to-alloc-tensor", _BUFFERIZE,
-              _OUT_PARAMS, "canonicalize", "cse"]
+    # rlx-distinct-results: each result its own buffer (out-params crash on a
+    # value returned twice; see gradir.conversion.cpu.rlx_distinct_results).
+    steps += ["eliminate-empty-tensors", "empty-tensor-to-alloc-tensor",
+              "rlx-distinct-results", _BUFFERIZE, _OUT_PARAMS, "canonicalize", "cse"]
     return steps
 
 
@@ -95,7 +97,7 @@ def _steps_to_kernels(opt_level: int, keep_resident=(), sm_count: int = 132,
     if opts:
         kernels += "{" + " ".join(opts) + "}"
     steps = [buffers, "linalg-generalize-named-ops", kernels, "canonicalize", "cse",
-             "gpu-check-host"]
+             "gpu-host-conditions", "gpu-check-host"]
     if persistent:
         steps += ["gpu-persistent-buffers", "canonicalize", "cse"]
     return steps

@@ -68,7 +68,14 @@ def _retype_function(fn) -> None:
     results = [storage_type(t) for t in ftype.results]
     if inputs != list(ftype.inputs) or results != list(ftype.results):
         fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, results))
-    for block in fn.regions[0].blocks:
+    _retype_region(fn.regions[0])
+
+
+def _retype_region(region) -> None:
+    """Retypes a region's block arguments and op results, loop and branch
+    bodies included; ``tensor.extract`` of a bool tensor reads the i8 and
+    compares it with 0 (scf.if / scf.condition take an i1)."""
+    for block in region.blocks:
         for arg in block.arguments:
             _retype(arg)
         for op in list(block.operations):
@@ -77,5 +84,24 @@ def _retype_function(fn) -> None:
                     and _is_i1(op.results[0].type.element_type)):
                 _bool_constant(op)
                 continue
+            if op.name == "tensor.extract" and _is_i1(op.results[0].type):
+                _bool_extract(op)
+                continue
             for r in op.results:
                 _retype(r)
+            for inner in op.regions:
+                _retype_region(inner)
+
+
+def _bool_extract(op) -> None:
+    src = op.operands[0]
+    _retype(src)
+    old = op.results[0]
+    with ir.InsertionPoint(op), op.location:
+        byte = ir.IntegerType.get_signless(BOOL_STORAGE_WIDTH)
+        from mlir.dialects import tensor
+        read = tensor.ExtractOp(src, list(op.operands)[1:]).result
+        zero = arith.ConstantOp(byte, 0).result
+        flag = arith.CmpIOp(arith.CmpIPredicate.ne, read, zero).result
+    old.replace_all_uses_with(flag)
+    op.erase()

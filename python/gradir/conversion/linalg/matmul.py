@@ -27,6 +27,10 @@ def lower_matmul(op):
     elt = elt_of(op.results[0].type)
     out_shape = shape_of(op.results[0].type)
     sa, sb = shape_of(a), shape_of(b)
+    if numel(out_shape) == 0 or 0 in sa or 0 in sb:
+        # Nothing to multiply (a sum over an empty K is 0): no matmul, whose
+        # tiling upstream does not expect zero-size dimensions.
+        return [filled(out_shape, elt, 0)]
     if len(sa) == 1:
         sa = [1] + sa
         a = reshape(a, sa)
@@ -35,6 +39,8 @@ def lower_matmul(op):
         b = reshape(b, sb)
     m, k = sa[-2:]
     n = sb[-1]
+    if k == 0 or numel(out_shape) == 0:
+        return [filled(out_shape, elt, 0)]
     if all(d == 1 for d in sb[:-2]):  # rhs without (real) batch dims
         b = reshape(b, [k, n])
         batch = sa[:-2]

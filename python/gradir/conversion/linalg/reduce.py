@@ -2,9 +2,14 @@
 mean and collapse_sum_to) or a reduction ``linalg.generic`` (variance);
 cumsum -> an ``scf.for`` over the scanned axis adding one slice at a time.
 
-``keepdims`` is a ``tensor.expand_shape`` of the reduced tensor.  Sums are
-sequential in the element type (numpy sums pairwise: results agree to
-rounding).  max/min propagate NaN, as numpy.
+``keepdims`` is a ``tensor.expand_shape`` of the reduced tensor.  With
+``rlx-to-linalg{sum-block=B}`` (the CPU pipeline uses 256), a float
+sum of more than ``B`` elements is *blocked*, as numpy's pairwise
+sum: each reduced axis longer than the block is cut into blocks of
+``SUM_BLOCK`` that are summed first, then their partial sums are summed
+(recursively), plus the tail; so the rounding error grows with the log of
+the length, not the length (2e7 x 0.1f sums to 2e6, not 2,097,152), and the
+order is fixed (deterministic).  max/min propagate NaN, as numpy.
 
     %0 = "rlx.sum"(%x) {axis = array<i64: 1>} : (tensor<4x3xf32>) -> tensor<4xf32>
 becomes
@@ -14,12 +19,14 @@ becomes
 
 from __future__ import annotations
 
+import contextlib
+
 from mlir import ir
 from mlir.dialects import arith, linalg, scf
 
 from ...dialects.infer import attributes_of
 from .linalg_utils import (PARALLEL, REDUCTION, elementwise, elt_of, empty,
-                           extract_slice, filled, generic, highest, identity_map,
+                           extract_slice, filled, generic, highest, identity_map, is_float,
                            index_value, insert_slice, lowest, normalize_axes, numel, one,
                            reduce_dims, reduction_axes, reshape, scalar_const, shape_of, zero)
 from .registry import lowers
@@ -52,8 +59,56 @@ def reduce(x: ir.Value, dims, kind: str) -> ir.Value:
     return op.results[0]
 
 
+# Elements summed sequentially before partial sums take over (0: never;
+# set for one rlx-to-linalg run by ``sum_blocks``, its ``sum-block`` option).
+SUM_BLOCK = 0
+
+
+@contextlib.contextmanager
+def sum_blocks(block: int):
+    global SUM_BLOCK
+    saved, SUM_BLOCK = SUM_BLOCK, block
+    try:
+        yield
+    finally:
+        SUM_BLOCK = saved
+
+
 def reduce_sum(x: ir.Value, dims) -> ir.Value:
-    return reduce(x, dims, "sum")
+    """Sum over ``dims``: one ``linalg.reduce`` when at most ``SUM_BLOCK``
+    elements meet, else blocked axis by axis (``_blocked_sum``)."""
+    dims = sorted(set(dims))
+    shape = shape_of(x)
+    if not SUM_BLOCK or _count(shape, dims) <= SUM_BLOCK or not is_float(elt_of(x)):
+        return reduce(x, dims, "sum")
+    for d in reversed(dims):                  # innermost first; indices stay valid
+        x = _blocked_sum(x, d)
+    return x
+
+
+def _blocked_sum(x: ir.Value, d: int) -> ir.Value:
+    """Sum over axis ``d``: blocks of ``SUM_BLOCK`` summed first, their
+    partial sums summed recursively, plus the tail."""
+    shape = shape_of(x)
+    n = shape[d]
+    if n <= SUM_BLOCK:
+        return reduce(x, [d], "sum")
+    q, r = divmod(n, SUM_BLOCK)
+    head = x
+    if r:
+        sizes = list(shape)
+        sizes[d] = q * SUM_BLOCK
+        head = extract_slice(x, [0] * len(shape), sizes)
+    blocks = reshape(head, shape[:d] + [q, SUM_BLOCK] + shape[d + 1:])
+    partial = _blocked_sum(reduce(blocks, [d + 1], "sum"), d)
+    if not r:
+        return partial
+    offsets = [0] * len(shape)
+    offsets[d] = q * SUM_BLOCK
+    sizes = list(shape)
+    sizes[d] = r
+    tail = reduce(extract_slice(x, offsets, sizes), [d], "sum")
+    return elementwise([partial, tail], shape_of(partial), elt_of(x), arith.addf)
 
 
 def projected_map(rank: int, dims) -> ir.AffineMap:
@@ -79,6 +134,8 @@ def _simple(kind):
     def lower(op):
         x = op.operands[0]
         dims, _ = _reduction_spec(op, x)
+        if kind == "sum":
+            return [_finish(op, reduce_sum(x, dims))]
         return [_finish(op, reduce(x, dims, kind))]
     return lower
 

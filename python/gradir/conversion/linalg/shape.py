@@ -164,7 +164,7 @@ def lower_triu(op):
     x = op.operands[0]
     shape = shape_of(x)
     rank = len(shape)
-    k = attributes_of(op)["k"]
+    k = attributes_of(op).get("k", 0)
     elt = elt_of(x)
 
     def body(v, _out):

@@ -57,7 +57,8 @@ class Emulator(HostOps, MemoryOps):
         for op in block.operations:
             op = as_op(op)
             name = op.name
-            if name in ("scf.yield", "func.return", "gpu.terminator", "gpu.yield", "gpu.return"):
+            if name in ("scf.yield", "scf.condition", "func.return", "gpu.terminator",
+                        "gpu.yield", "gpu.return"):
                 return [env[v] for v in op.operands]
             handler = getattr(self, "_op_" + name.replace(".", "_"), None)
             if handler is None:
@@ -111,6 +112,21 @@ class Emulator(HostOps, MemoryOps):
             iv = iv + step
             active = active & (iv < ub)
         return iters
+
+    def _op_scf_while(self, op, env, mask):
+        """Host loops only (kernels have no scf.while)."""
+        self._host_only(op)
+        before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
+        vals = [env[v] for v in op.operands]
+        while True:
+            for a, v in zip(before.arguments, vals):
+                env[a] = v
+            cond, *passed = self._block(before, env, None)
+            if not bool(cond):
+                return passed
+            for a, v in zip(after.arguments, passed):
+                env[a] = v
+            vals = self._block(after, env, None)
 
     def _op_scf_if(self, op, env, mask):
         cond = env[op.operands[0]]

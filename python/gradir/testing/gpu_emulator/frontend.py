@@ -67,7 +67,7 @@ class Emulated:
         src = as_operation(module)
         self.context = make_context()
         with self.context:
-            self.lowered = ir.Module.parse(print_module(src, debug_info=True))
+            self.lowered = ir.Module.parse(print_module(src, debug_info=True, segments=True))
             self.signatures = {}
             for fn in public_functions(self.lowered.operation):
                 sig = signature_of(fn)

@@ -38,11 +38,21 @@ class HostOps:
     def _op_gpu_alloc(self, op, env, mask):
         self._host_only(op)
         t = op.results[0].type
-        data = fresh(t.shape, dtype_of(t.element_type))
+        dyn = iter(int(env[v]) for v in op.operands if isinstance(v.type, ir.IndexType))
+        shape = [next(dyn) if d == ir.ShapedType.get_dynamic_size() else d for d in t.shape]
+        data = fresh(shape, dtype_of(t.element_type))
         alloc = Alloc(data, device=True)
         alloc.address = self.next_address
         self.addresses[alloc.address] = alloc
         self.next_address += 1 << 32
+        return [Buf(alloc, data, alloc.ids)]
+
+    def _op_memref_alloca(self, op, env, mask):
+        """A host buffer (a condition copied from the device)."""
+        self._host_only(op)
+        t = op.results[0].type
+        data = fresh(t.shape, dtype_of(t.element_type))
+        alloc = Alloc(data, device=False)
         return [Buf(alloc, data, alloc.ids)]
 
     # LLVM glue of resident buffers and arenas: host globals holding device

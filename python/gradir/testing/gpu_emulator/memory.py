@@ -63,6 +63,8 @@ class MemoryOps:
     def _op_memref_load(self, op, env, mask):
         buf = env[op.operands[0]]
         idx = [env[v] for v in list(op.operands)[1:]]
+        if self.kernel is None and not buf.alloc.device and not buf.alloc.freed:
+            return [buf.data[tuple(int(i) for i in idx)]]   # a host copy of a condition
         key, flat, active = self._addresses(op, buf, idx, mask)
         k = self.kernel
         out = np.zeros(k.n, buf.data.dtype)

@@ -1,0 +1,158 @@
+"""Helpers of the control-flow adjoints: index arithmetic, trip counts, and
+per-iteration stacks (``tensor<T x ...>`` written with ``tensor.insert_slice``
+in the forward loop, read with ``tensor.extract_slice`` in the reverse one)."""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, tensor
+
+from ..gradient import GradientError, terminator
+from ..regions import PREPARE, captured_values
+from ..rules import is_float_type
+
+__all__ = ["index_const", "static_index", "trip_count", "new_stack", "stack_push",
+           "stack_get", "mark", "is_marked", "body_ops", "STACK_MARK", "RECORDED",
+           "prepare_ops", "active_captured"]
+
+# Unit attribute on the bookkeeping ops the recording loops add (stack writes,
+# trip counters); dropped when the gradient is done.
+STACK_MARK = "grad.stack"
+# On a recording loop: how many of its results are the original loop's.
+RECORDED = "grad.recorded"
+
+
+def index_const(n: int) -> ir.Value:
+    return arith.ConstantOp(ir.IndexType.get(), n).result
+
+
+def static_index(v: ir.Value) -> int | None:
+    """The value of an ``arith.constant`` index/integer, else None."""
+    owner = v.owner
+    if not isinstance(owner, ir.Operation):
+        owner = getattr(owner, "operation", None)
+    if owner is None or not isinstance(owner, ir.Operation) or owner.name != "arith.constant":
+        return None
+    attr = owner.attributes["value"]
+    return int(ir.IntegerAttr(attr).value) if isinstance(attr, ir.IntegerAttr) else None
+
+
+def mark(v_or_op) -> None:
+    op = v_or_op.owner if isinstance(v_or_op, ir.Value) else v_or_op
+    op = op.operation if hasattr(op, "operation") else op
+    op.attributes[STACK_MARK] = ir.UnitAttr.get()
+
+
+def is_marked(op: ir.Operation) -> bool:
+    return STACK_MARK in op.attributes
+
+
+def body_ops(block: ir.Block) -> list:
+    """The ops of a loop/branch body without its terminator and bookkeeping."""
+    ops = [o.operation for o in block.operations][:-1]
+    return [o for o in ops if not is_marked(o)]
+
+
+def trip_count(lb: ir.Value, ub: ir.Value, step: ir.Value):
+    """(trips as an index Value, trips as an int or None) of ``scf.for``."""
+    slb, sub, sst = static_index(lb), static_index(ub), static_index(step)
+    if None not in (slb, sub, sst) and sst > 0:
+        n = max(0, -((slb - sub) // sst))
+        return index_const(n), n
+    diff = arith.SubIOp(ub, lb).result
+    n = arith.CeilDivSIOp(diff, step).result
+    n = arith.MaxSIOp(n, index_const(0)).result
+    return n, None
+
+
+def iteration_index(iv: ir.Value, lb: ir.Value, step: ir.Value) -> ir.Value:
+    """(iv - lb) / step, folded where lb = 0 and step = 1."""
+    k = iv
+    if static_index(lb) != 0:
+        k = arith.SubIOp(k, lb).result
+        mark(k)
+    if static_index(step) != 1:
+        k = arith.DivSIOp(k, step).result
+        mark(k)
+    return k
+
+
+def _stack_type(t: ir.Type, n: int | None) -> ir.RankedTensorType:
+    dyn = ir.ShapedType.get_dynamic_size()
+    lead = dyn if n is None else n
+    if isinstance(t, ir.RankedTensorType):
+        return ir.RankedTensorType.get([lead] + list(t.shape), t.element_type)
+    return ir.RankedTensorType.get([lead], t)
+
+
+def check_storable(where, t: ir.Type) -> None:
+    if isinstance(t, ir.RankedTensorType) and t.has_static_shape:
+        return
+    if isinstance(t, (ir.IndexType, ir.IntegerType, ir.F32Type, ir.F64Type)):
+        return
+    raise GradientError(where, f"cannot store loop-carried values of type {t} for the "
+                               "backward (static-shape tensors and scalars only)")
+
+
+def new_stack(t: ir.Type, trips: ir.Value, static: int | None) -> ir.Value:
+    """An uninitialized ``tensor<rows x ...>`` (``static`` rows, else ``trips``)."""
+    st = _stack_type(t, static)
+    shape = list(t.shape) if isinstance(t, ir.RankedTensorType) else []
+    return tensor.EmptyOp([trips if static is None else static] + shape,
+                          st.element_type).result
+
+
+def _slice_attrs(t: ir.RankedTensorType):
+    dyn = ir.ShapedType.get_dynamic_size()
+    rank = t.rank
+    return ([dyn] + [0] * rank, [1] + list(t.shape), [1] * (rank + 1))
+
+
+def stack_push(stack: ir.Value, v: ir.Value, k: ir.Value) -> ir.Value:
+    """``stack`` with row ``k`` set to ``v``."""
+    t = v.type
+    if isinstance(t, ir.RankedTensorType):
+        offs, sizes, strides = _slice_attrs(ir.RankedTensorType(t))
+        out = tensor.InsertSliceOp(v, stack, [k], [], [], offs, sizes, strides).result
+    else:
+        out = tensor.InsertOp(v, stack, [k]).result
+    mark(out)
+    return out
+
+
+def stack_get(stack: ir.Value, k: ir.Value, t: ir.Type) -> ir.Value:
+    """Row ``k`` of ``stack`` as a value of type ``t``."""
+    if isinstance(t, ir.RankedTensorType):
+        offs, sizes, strides = _slice_attrs(ir.RankedTensorType(t))
+        return tensor.ExtractSliceOp(t, stack, [k], [], [], offs, sizes, strides).result
+    return tensor.ExtractOp(stack, [k]).result
+
+
+def terminator_of(block: ir.Block) -> ir.Operation:
+    return terminator(block)
+
+
+def prepare_ops(block: ir.Block, ops: list, active: set, values=None):
+    """Runs the PREPARE hooks (loops among ``ops`` start recording).  With
+    ``values``: also returns them with every result of a replaced op swapped
+    for the replacement's (positions are found before anything is erased)."""
+    where = None
+    if values is not None:
+        where = []
+        for v in values:
+            pos = None
+            for i, op in enumerate(ops):
+                res = list(op.results)
+                if v in res:
+                    pos = (i, res.index(v))
+                    break
+            where.append(pos)
+    for prepare in PREPARE:
+        ops = prepare(block, ops, active)
+    if values is None:
+        return ops
+    return ops, [v if p is None else ops[p[0]].results[p[1]] for v, p in zip(values, where)]
+
+
+def active_captured(op: ir.Operation, active: set) -> list:
+    return [v for v in captured_values(op) if v in active and is_float_type(v.type)]

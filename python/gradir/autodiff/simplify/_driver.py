@@ -1,0 +1,379 @@
+"""The simplifier's worklist driver: MLIR's greedy driver, in Python, on a mirror.
+
+``run_patterns`` applies the patterns exactly as ``_compat.apply_patterns_configured``
+(MLIR 22's greedy driver: folding, constant CSE and region simplification
+off) would, with the same worklist: every iteration starts from all ops in
+block order, popped from the back; a matched op's replaced results push
+their users, and its erasure pushes the producers of its operands that are
+left with at most one other user; ops a Python pattern creates are not
+pushed (they are met in the next iteration); a dead ``arith.constant`` is
+erased when popped; iterations repeat while anything changed, 16 at most.
+So the result is the same IR, in the same order.
+
+What makes it fast: an op whose patterns all failed is not tried again
+until something they read changed (``Mirror.touch_*`` keeps a ``dirty``
+bit per op), and a *gate* per pattern, a necessary condition checked on
+the mirror, skips the Python patterns that cannot match (most ops of a
+gradient match none).  ``cse``/``dce`` are rlx-cse and rlx-dce on the
+mirror, with each op's key read once.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+
+from . import algebra, shape, transpose
+from ..._compat import op_key
+from ._mirror import SPLAT_THROUGH, Mirror, Node, is_pure_name, pure_for_cse
+
+MAX_ITERATIONS = 16
+
+_SPLAT_SOURCES = frozenset({"rlx.zeros", "rlx.zeros_like", "rlx.ones", "rlx.ones_like",
+                            "arith.constant"})
+
+
+# --- gates: necessary conditions of the patterns, on the mirror ---------------
+
+def _maybe_splat(m: Mirror, v, depth: int = 8) -> bool:
+    """False only when ``_facts.splat_value(v)`` is None."""
+    while depth > 0:
+        p = m.producer(v)
+        if p is None:
+            return False
+        if p.name in _SPLAT_SOURCES:
+            if p.name != "arith.constant":
+                return True
+            if p.const is None:
+                attr = p.op.attributes["value"]
+                p.const = isinstance(attr, ir.DenseElementsAttr) and attr.is_splat
+            return p.const
+        if p.name not in SPLAT_THROUGH:
+            return False
+        v = m.operands(p)[0]
+        depth -= 1
+    return False
+
+
+def _any_splat(m, n):
+    return any(_maybe_splat(m, v) for v in m.operands(n))
+
+
+def _all_splat(m, n):
+    return all(_maybe_splat(m, v) for v in m.operands(n))
+
+
+def _op0_from(*names):
+    def gate(m, n):
+        ops = m.operands(n)
+        return bool(ops) and m.producer_name(ops[0]) in names
+    return gate
+
+
+def _any_from(*names):
+    def gate(m, n):
+        return any(m.producer_name(v) in names for v in m.operands(n))
+    return gate
+
+
+def _fold_constants(m, n):
+    if n.name in ("rlx.zeros_like", "rlx.ones_like"):
+        return True
+    if n.name in algebra._BINARY:
+        return _all_splat(m, n)
+    return _any_splat(m, n)
+
+
+def _implicit_broadcast(m, n):
+    for v in m.operands(n):
+        s = m.value_shape(v)
+        if not s:
+            continue
+        if m.producer_name(v) in ("rlx.broadcast_to", "rlx.full", "rlx.reshape",
+                                  "rlx.expand_dims") or _maybe_splat(m, v):
+            return True
+    return False
+
+
+def _fold_identity(m, n):
+    ops = m.operands(n)
+    return bool(ops) and m.value_type(ops[0]) == n.types[0]
+
+
+def _attrs(n: Node) -> dict:
+    if n.pyattrs is None:
+        from ._facts import attrs
+        n.pyattrs = attrs(n.op)
+    return n.pyattrs
+
+
+def _identity_reduction(m, n):
+    s = m.value_shape(m.operands(n)[0])
+    if s is None:
+        return True
+    if n.name == "rlx.collapse_sum_to":
+        target = m.shape(n.types[0])
+        if target is None:
+            return True
+        lead = len(s) - len(target)
+        axes = list(range(lead)) + [lead + i for i, d in enumerate(target)
+                                    if d == 1 and s[lead + i] != 1]
+    else:
+        axis = _attrs(n).get("axis")
+        rank = len(s)
+        axes = range(rank) if axis is None else [a % rank for a in axis] if rank else []
+    return all(s[i] == 1 for i in axes)
+
+
+def _trivial_permute(m, n):
+    s = m.value_shape(m.operands(n)[0])
+    if s is None:
+        return True
+    axes = _attrs(n).get("axes")
+    rank = len(s)
+    perm = list(range(rank))[::-1] if axes is None else [a % rank for a in axes]
+    moved = [i for i in perm if s[i] != 1]
+    return moved == sorted(moved)
+
+
+def _same_branches(m, n):
+    ops = m.operands(n)
+    return ops[1] == ops[2]
+
+
+GATES = {
+    transpose.fold_trivial_permute: _trivial_permute,
+    transpose.fold_permute_permute: _op0_from("rlx.permute_dims"),
+    transpose.swap_matmul_transpose: _op0_from("rlx.matmul"),
+    shape.fold_identity: _fold_identity,
+    shape.merge_reshapes: _op0_from(*sorted(shape.RESHAPES)),
+    shape.merge_broadcasts: _op0_from("rlx.broadcast_to", "rlx.reshape", "rlx.expand_dims"),
+    shape.move_broadcast: _op0_from("rlx.broadcast_to"),
+    shape.reduce_of_broadcast: _op0_from("rlx.broadcast_to"),
+    shape.identity_reduction: _identity_reduction,
+    algebra.drop_neutral: _any_splat,
+    algebra.same_branches: _same_branches,
+    algebra.double_negative: _op0_from("rlx.negative"),
+    algebra.absorb_negative: _any_from("rlx.negative"),
+    algebra.negative_out_of_reduction: _op0_from("rlx.negative"),
+    algebra.absorb_zero: _any_splat,
+    algebra.fold_constants: _fold_constants,
+    algebra.implicit_broadcast: _implicit_broadcast,
+}
+
+
+def _always(m, n):
+    return True
+
+
+# --- the greedy driver ----------------------------------------------------------
+
+class _Rewriter:
+    """What the patterns see of MLIR's PatternRewriter (``ip``,
+    ``replace_op``); ``_facts.Rewrite`` reports the ops it built."""
+
+    def __init__(self, driver: "_Driver"):
+        self.driver = driver
+        self.node: Node | None = None
+        self.created: list = []
+
+    @property
+    def ip(self) -> ir.InsertionPoint:
+        return ir.InsertionPoint(self.node.op)
+
+    def record_created(self, ops) -> None:
+        self.created = list(ops)
+
+    def replace_op(self, op, values) -> None:
+        self.driver.replace(self.node, list(values), self.created)
+        self.created = []
+
+
+class _Driver:
+    def __init__(self, mirror: Mirror, patterns):
+        self.m = mirror
+        self.table: dict[str, list] = {}
+        for root, fn in patterns:
+            self.table.setdefault(root, []).append((fn, GATES.get(fn, _always)))
+        self.rewriter = _Rewriter(self)
+        self.stack: list = []
+        self.cursor: Node | None = None
+        self.iteration = 0
+        self.iteration_start = 0
+        self.fired = 0
+
+    # -- worklist -----------------------------------------------------------------
+    # MLIR's Worklist holds, at the start of an iteration, every op in block
+    # order, and appends what is pushed later (a push of an op already in it
+    # does nothing); ops are popped from the back.  Here the initial part is
+    # a cursor walking the mirror backwards over the ops born before the
+    # iteration (``Node.stamp``), and the appended part a stack: an op the
+    # cursor has not passed yet is still in the initial part.
+    def push(self, node: Node) -> None:
+        if not node.alive or node.queued:
+            return
+        if node.stamp < self.iteration_start and node.passed != self.iteration:
+            return
+        node.queued = True
+        self.stack.append(node)
+
+    def remove(self, node: Node) -> None:
+        node.queued = False
+
+    def _pop(self):
+        stack = self.stack
+        while stack:
+            node = stack.pop()
+            if node.queued:
+                node.queued = False
+                return node
+        cur = self.cursor
+        start = self.iteration_start
+        while cur is not None and cur.stamp >= start:
+            cur = cur.prev
+        if cur is None:
+            return None
+        self.cursor = cur.prev
+        cur.passed = self.iteration
+        return cur
+
+    def push_operands(self, node: Node) -> None:
+        """MLIR's addOperandsToWorklist before ``node`` is erased."""
+        m = self.m
+        for v in m.operands(node):
+            p = m.producer(v)
+            if p is None:
+                continue
+            other = None
+            more = False
+            for u in v.uses:
+                user = m.of_op.get(op_key(u.owner))
+                if user is node or user is other:
+                    continue
+                if other is None:
+                    other = user
+                    continue
+                more = True
+                break
+            if not more:
+                self.push(p)
+
+    # -- rewriting ----------------------------------------------------------------
+    def replace(self, node: Node, values: list, created: list) -> None:
+        m = self.m
+        new_nodes = m.insert_before(created, node)
+        for n in new_nodes:
+            if n.name == "rlx.permute_dims":
+                m.touch_transpose_user(m.operands(n)[0])
+        for old, new in zip(node.results, values):
+            users = [op_key(u.owner) for u in old.uses]
+            for user in users:
+                un = m.of_op.get(user)
+                if un is not None:
+                    self.push(un)
+            old.replace_all_uses_with(new)
+            m.replace_value(old, new, users)
+        self.erase(node)
+
+    def erase(self, node: Node) -> None:
+        self.push_operands(node)
+        self.remove(node)
+        if node.name == "rlx.permute_dims":
+            self.m.touch_transpose_user(self.m.operands(node)[0])
+        self.m.erase(node)
+
+    # -- one greedy run ---------------------------------------------------------
+    def run(self) -> bool:
+        """Returns whether the patterns reached a fixpoint."""
+        m = self.m
+        rewriter = self.rewriter
+        for _ in range(MAX_ITERATIONS):
+            self.iteration += 1
+            self.iteration_start = m.stamp
+            self.cursor = m.tail
+            self.stack = []
+            changed = False
+            while True:
+                node = self._pop()
+                if node is None:
+                    break
+                if not node.dirty:
+                    continue
+                if node.name == "arith.constant" and not m.result_uses(node):
+                    self.erase(node)
+                    changed = True
+                    continue
+                matched = False
+                for fn, gate in self.table.get(node.name, ()):
+                    if not gate(m, node):
+                        continue
+                    rewriter.node = node
+                    rewriter.created = []
+                    if not fn(node.op, rewriter):
+                        matched = True
+                        break
+                if matched:
+                    self.fired += 1
+                    changed = True
+                else:
+                    node.dirty = False
+            if not changed:
+                return True
+        return False
+
+
+# --- rlx-cse and rlx-dce on the mirror ---------------------------------------------
+
+def cse(m: Mirror, driver: _Driver) -> int:
+    """``cleanup.cse_block`` on the mirror: merges each pure op into the first
+    identical one before it.  Returns how many ops it erased."""
+    seen = {}
+    erased = 0
+    n = m.head
+    while n is not None:
+        nxt = n.next
+        if pure_for_cse(n):
+            key = (n.static_key, tuple(m.operands(n)))
+            first = seen.get(key)
+            if first is None:
+                seen[key] = n
+            else:
+                for old, new in zip(n.results, first.results):
+                    users = [op_key(u.owner) for u in old.uses]
+                    old.replace_all_uses_with(new)
+                    m.replace_value(old, new, users)
+                if n.name == "rlx.permute_dims":
+                    m.touch_transpose_user(m.operands(n)[0])
+                m.erase(n)
+                erased += 1
+        n = nxt
+    return erased
+
+
+def dce(m: Mirror) -> int:
+    """``cleanup.erase_dead_ops`` on the mirror (reverse order)."""
+    erased = 0
+    for n in reversed(m.nodes()):
+        if not n.alive or not is_pure_name(n.name):
+            continue
+        if not m.result_uses(n):
+            if n.name == "rlx.permute_dims":
+                m.touch_transpose_user(m.operands(n)[0])
+            m.erase(n)
+            erased += 1
+    return erased
+
+
+def simplify_block(m: Mirror, patterns, max_rounds: int, dce_first: bool = False) -> None:
+    """``simplify_function``'s rounds (patterns, cse, dce) on a mirrored block."""
+    if dce_first:
+        dce(m)
+    driver = _Driver(m, patterns)
+    for _ in range(max_rounds):
+        driver.fired = 0
+        before = m.size
+        driver.run()
+        cse(m, driver)
+        dce(m)
+        if not driver.fired and m.size == before:
+            break
+    m.release()

@@ -1,0 +1,329 @@
+"""A Python mirror of one straight-line block, for the simplifier's driver.
+
+Every Python<->C++ crossing of MLIR's bindings costs about a microsecond,
+and walking a block (``list(block.operations)``), listing uses or printing
+types costs several per op.  The driver reads each op once into a ``Node``
+(name, operands, results, result types, use counts, position) and keeps the
+mirror in step with every change it makes itself: ops the patterns create,
+replacements, erasures by the patterns, CSE and DCE.  Nothing else may touch
+the block while a mirror is in use.
+
+Each node also carries a ``dirty`` bit: set while some pattern of the op
+could match because something the patterns read changed since it last
+failed them all (``touch_value``/``touch_op`` say what the patterns read).
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+
+from ..._compat import op_key
+
+# Ops a straight-line gradient may hold.  The mirror refuses anything else
+# (the caller falls back to MLIR's greedy driver).
+_KNOWN_EXACT = frozenset({"arith.constant", "func.call", "func.return"})
+
+# Ops through which ``_facts.splat_value`` looks at its operand.
+SPLAT_THROUGH = frozenset({"rlx.reshape", "rlx.expand_dims", "rlx.squeeze", "rlx.flatten",
+                           "rlx.broadcast_to", "rlx.permute_dims", "rlx.full", "rlx.astype"})
+
+
+
+class Unsupported(Exception):
+    """The block holds an op the mirror does not model."""
+
+
+class Node:
+    __slots__ = ("op", "name", "prev", "next", "alive", "dirty", "_operands", "results",
+                 "types", "static_key", "pyattrs", "recomputed", "const", "stamp", "queued",
+                 "passed")
+
+    def __init__(self, op: ir.Operation, name: str):
+        self.op = op
+        self.name = name
+        self.prev = self.next = None
+        self.alive = True
+        self.dirty = True
+        self._operands = None
+        self.results: list = []
+        self.types: list = []
+        self.static_key = None
+        self.pyattrs = None
+        self.recomputed = False
+        self.const = None
+        self.stamp = 0          # creation order (the driver's worklist)
+        self.queued = False     # on the driver's worklist stack
+        self.passed = 0         # the last iteration whose sweep passed it
+
+    def __repr__(self):     # pragma: no cover - debugging aid
+        return f"<Node {self.name}>"
+
+
+class Mirror:
+    """The nodes of ``block`` in order, their results and use counts."""
+
+    def __init__(self, block: ir.Block):
+        """Raises ``Unsupported`` when ``block`` holds an op with regions or
+        of another dialect (the caller then uses MLIR's greedy driver)."""
+        self.block = block
+        self.head: Node | None = None
+        self.tail: Node | None = None
+        self.size = 0
+        self.of_op: dict = {}        # op_key(op) -> Node
+        self.of_value: dict = {}     # result ir.Value -> (Node, index)
+        self.uses: dict = {}         # ir.Value -> number of uses (block arguments too)
+        self.type_info: dict = {}    # ir.Type -> shape tuple (None: not a ranked tensor)
+        self.stamp = 0
+        self.max_operands = 1        # of the ops other than the terminator
+        self.terminator_uses: dict = {}
+        for op in block.operations:
+            self._link(self._make(op.operation, check=True), None)
+
+    # -- reading ---------------------------------------------------------------
+    def _make(self, op: ir.Operation, check: bool = False) -> Node:
+        name = op.name
+        if check and not (name.startswith(("rlx.", "grad.")) or name in _KNOWN_EXACT):
+            raise Unsupported(name)
+        node = Node(op, name)
+        self.of_op[op_key(op)] = node
+        results = list(op.results)
+        node.results = results
+        node.types = [r.type for r in results]
+        for i, r in enumerate(results):
+            self.of_value[r] = (node, i)
+            self.uses.setdefault(r, 0)
+        uses = self.uses
+        operands = self.operands(node)
+        for v in operands:
+            uses[v] = uses.get(v, 0) + 1
+        if node.name == "func.return":
+            self.terminator_uses = {}
+            for v in operands:
+                self.terminator_uses[v] = self.terminator_uses.get(v, 0) + 1
+        elif len(operands) > self.max_operands:
+            self.max_operands = len(operands)
+        attrs = op.attributes
+        named = sorted((attrs[i].name, attrs[i].attr) for i in range(len(attrs))) \
+            if len(attrs) else ()
+        node.recomputed = any(a == "grad.recomputed" for a, _ in named)
+        # rlx-cse's key, less the operands (attributes and types are uniqued:
+        # equal objects print alike).
+        node.static_key = (name, tuple(named), tuple(node.types))
+        node.stamp = self.stamp
+        self.stamp += 1
+        return node
+
+    def operands(self, node: Node) -> list:
+        ops = node._operands
+        if ops is None:
+            ops = node._operands = list(node.op.operands)
+        return ops
+
+    def producer(self, v: ir.Value):
+        """The node defining ``v``; None for block arguments."""
+        hit = self.of_value.get(v)
+        return None if hit is None else hit[0]
+
+    def producer_name(self, v: ir.Value) -> str:
+        hit = self.of_value.get(v)
+        return "" if hit is None else hit[0].name
+
+    def shape(self, t: ir.Type):
+        """The shape tuple of a ranked tensor type, None for other types."""
+        info = self.type_info.get(t)
+        if info is None:
+            info = tuple(ir.RankedTensorType(t).shape) if isinstance(t, ir.RankedTensorType) \
+                else None
+            self.type_info[t] = info
+        return info
+
+    def value_shape(self, v: ir.Value):
+        hit = self.of_value.get(v)
+        if hit is not None:
+            return self.shape(hit[0].types[hit[1]])
+        return self.shape(v.type)
+
+    def value_type(self, v: ir.Value) -> ir.Type:
+        hit = self.of_value.get(v)
+        return v.type if hit is None else hit[0].types[hit[1]]
+
+    def result_uses(self, node: Node) -> int:
+        uses = self.uses
+        return sum(uses[r] for r in node.results)
+
+    def nodes(self) -> list:
+        out = []
+        n = self.head
+        while n is not None:
+            out.append(n)
+            n = n.next
+        return out
+
+    # -- changing ----------------------------------------------------------------
+    def _link(self, node: Node, before: Node | None) -> None:
+        if before is None:
+            node.prev, node.next = self.tail, None
+            if self.tail is None:
+                self.head = node
+            else:
+                self.tail.next = node
+            self.tail = node
+        else:
+            node.prev, node.next = before.prev, before
+            if before.prev is None:
+                self.head = node
+            else:
+                before.prev.next = node
+            before.prev = node
+        self.size += 1
+
+    def insert_before(self, ops, before: Node) -> list:
+        """Mirrors ops just created (in order) right before ``before``."""
+        made = []
+        for op in ops:
+            node = self._make(op.operation)
+            self._link(node, before)
+            made.append(node)
+            for v in self.operands(node):
+                self.touch_value(v)
+            self.touch_op(node)
+        return made
+
+    def modified(self, node: Node) -> None:
+        """``node``'s operands changed (the caller fixed the use counts)."""
+        node._operands = None
+        if node.name == "func.return":
+            self.terminator_uses = {}
+            for v in self.operands(node):
+                self.terminator_uses[v] = self.terminator_uses.get(v, 0) + 1
+        self.touch_op(node)
+
+    def replace_value(self, old: ir.Value, new: ir.Value, users: list) -> None:
+        """Mirrors ``old.replace_all_uses_with(new)``; ``users``: the ops
+        that used ``old`` (as MLIR listed them before the replacement)."""
+        # Called after the replacement: ``users`` hold op_key()s, taken before.
+        n = self.uses.get(old, 0)
+        self.uses[old] = 0
+        self.uses[new] = self.uses.get(new, 0) + n
+        transposed = False
+        for user in users:
+            node = self.of_op.get(user)
+            if node is not None and node.alive:
+                self.modified(node)
+                transposed |= node.name == "rlx.permute_dims"
+        self.touch_value(new)
+        if transposed:
+            self.touch_transpose_user(new)
+
+    def erase(self, node: Node) -> None:
+        """Erases ``node``'s op (its results must be unused)."""
+        operands = self.operands(node)
+        for r in node.results:
+            self.of_value.pop(r, None)
+            self.uses.pop(r, None)
+        self.of_op.pop(op_key(node.op), None)
+        node.op.erase()
+        node.alive = False
+        if node.prev is None:
+            self.head = node.next
+        else:
+            node.prev.next = node.next
+        if node.next is None:
+            self.tail = node.prev
+        else:
+            node.next.prev = node.prev
+        self.size -= 1
+        uses = self.uses
+        for v in operands:
+            uses[v] -= 1
+        for v in operands:
+            self.touch_value(v)
+        node.op = None
+
+    def release(self) -> None:
+        """Unlinks the nodes (reference cycles) so refcounting frees them."""
+        n = self.head
+        while n is not None:
+            nxt = n.next
+            n.prev = n.next = None
+            n = nxt
+        self.head = self.tail = None
+
+    # -- what the patterns read ---------------------------------------------------
+    def touch_op(self, node: Node) -> None:
+        """``node`` is new or its operands changed: it, and the ops whose
+        patterns look at it (two levels of users, and chains of shape ops
+        of it that ``splat_value`` follows), may match now."""
+        node.dirty = True
+        self._down(node, 2, 8)
+
+    def _down(self, node: Node, hops: int, splat_hops: int) -> None:
+        stack = [(node, hops, splat_hops)]
+        seen = set()
+        while stack:
+            n, h, s = stack.pop()
+            for r in n.results:
+                for user in self._users(r):
+                    user.dirty = True
+                    nh, ns = h - 1, (s - 1 if user.name in SPLAT_THROUGH else 0)
+                    if (nh > 0 or ns > 0) and (id(user), nh, ns) not in seen:
+                        seen.add((id(user), nh, ns))
+                        stack.append((user, max(nh, 0), ns))
+
+    def touch_value(self, v: ir.Value) -> None:
+        """``v`` gained or lost a user: the ops that read its users
+        (``only_used_by``, ``removable``, ``existing_transpose``) may match."""
+        p = self.producer(v)
+        values = p.results if p is not None else [v]
+        if self.uses.get(v, 0) - self.terminator_uses.get(v, 0) > self._wide():
+            return
+        if p is not None:
+            p.dirty = True
+        for r in values:
+            for user in self._users(r):
+                user.dirty = True
+                for r2 in user.results:
+                    for u2 in self._users(r2):
+                        u2.dirty = True
+
+    def touch_transpose_user(self, v: ir.Value) -> None:
+        """A transpose of ``v`` appeared or went: ``existing_transpose(v)``
+        of transposes of matmuls of ``v`` may change."""
+        for user in self._users(v):
+            if user.name == "rlx.matmul":
+                for r in user.results:
+                    for u2 in self._users(r):
+                        u2.dirty = True
+
+    def _wide(self) -> int:
+        """Uses (the terminator's aside) above which a value has more
+        distinct users (at least uses / m, m: the most operands of an op)
+        than any pattern's single-use or all-users-dying test can see:
+        ``removable`` lets at most 1 + m + m * m ops die, one more or one
+        fewer user included."""
+        m = self.max_operands
+        return m * (m * m + m + 2)
+
+    def _users(self, v: ir.Value) -> list:
+        if not self.uses.get(v, 0):
+            return []
+        out = []
+        of_op = self.of_op
+        for u in v.uses:
+            node = of_op.get(op_key(u.owner))
+            if node is not None:
+                out.append(node)
+        return out
+
+
+def is_pure_name(name: str) -> bool:
+    """``dialects.util.is_pure`` by name."""
+    return name.startswith(("rlx.", "grad.")) or name == "arith.constant"
+
+
+def pure_for_cse(node: Node) -> bool:
+    """What ``cleanup.cse_block`` merges: pure ops, not grad markers, not
+    checkpointing's recomputed ops."""
+    if node.recomputed:
+        return False
+    return node.name.startswith("rlx.") or node.name == "arith.constant"
