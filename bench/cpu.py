@@ -10,7 +10,13 @@ Workloads, all in float32, each run side by side in one process:
     in {64, 256}; numpy runs a hand-written backward (examples/mlp.py);
   * seed{N}: TVM Relax's seed example, sum(matmul(x^T, y^T)) and its two
     gradients, N in {3, 512};
-  * gemm{N}: an N^3 matmul, N in {512, 1024} (GFLOP/s printed too).
+  * lenet{B}: one LeNet-5 gradient step (bench/lenet.py: conv 5x5 relu
+    max-pool 2, twice, dense 256-120-84-10, log_softmax + nll_loss; loss and
+    the ten parameter gradients), batch 64; no numpy version;
+  * gemm{N}: an N^3 matmul, N in {512, 1024} (GFLOP/s printed too);
+  * gradir's GEMM compiled for this host (cpu="host") and for AVX2 only
+    (cpu="x86-64-v3": its register tiles, 256-bit vectors), in a second table.
+The header names the CPU model and its vector ISA (gradir's host detection).
 For each thread count a fresh process is pinned to that many cores
 (sched_setaffinity) and sets OMP/OpenBLAS/MKL threads,
 torch.set_num_threads and XLA's Eigen threading before importing anything.
@@ -30,6 +36,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "examples"))
+sys.path.insert(0, HERE)
 
 
 def timeit(fn, min_time=0.3, max_runs=200):
@@ -177,6 +184,8 @@ def run_workloads(threads: int, quick: bool) -> list[dict]:
             ja, jb = jax.numpy.asarray(xs), jax.numpy.asarray(ys)
             record(wl, "jax", timeit(lambda: jax.block_until_ready(f(ja, jb))))
 
+    lenet_rows(rows, record, have, 64)
+
     for n in ([512] if quick else [512, 1024]):
         wl = f"gemm{n}"
         a = rng.standard_normal((n, n)).astype(np.float32)
@@ -195,7 +204,43 @@ def run_workloads(threads: int, quick: bool) -> list[dict]:
             f = jax.jit(lambda u, v: u @ v)
             ja, jb = jax.numpy.asarray(a), jax.numpy.asarray(b)
             record(wl, "jax", timeit(lambda: jax.block_until_ready(f(ja, jb))), flops)
+        for cpu in ("x86-64-v3",):
+            mt = gradir.compile(gemm_module(n), cpu=cpu)["main"]
+            np.testing.assert_allclose(mt(a, b), a @ b, rtol=1e-3, atol=1e-2)
+            record(wl, f"gradir:{cpu}", timeit(lambda: mt(a, b)), flops)
     return rows
+
+
+def lenet_rows(rows, record, have, batch):
+    """LeNet-5 gradient step: gradir (checked against the interpreter), torch, jax."""
+    import numpy as np
+
+    import gradir
+    from lenet import lenet_inputs, lenet_module, torch_step, jax_step
+
+    wl = f"lenet{batch}"
+    module = lenet_module(batch)
+    x, y, params = lenet_inputs(batch)
+    step = gradir.compile(module)["main_adjoint"]
+    got = step(x, y, *params)
+    want = gradir.interpret(module, "main_adjoint", x, y, *params)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=2e-3, atol=2e-5)
+    record(wl, "gradir", timeit(lambda: step(x, y, *params)))
+    if "torch" in have:
+        torch = have["torch"]
+        tx, ty = torch.from_numpy(x), torch.from_numpy(y)
+        tp = [torch.from_numpy(p.copy()).requires_grad_() for p in params]
+        tstep = torch_step(torch)
+        for g, w in zip(tstep(tx, ty, tp), want):
+            np.testing.assert_allclose(g.detach().numpy(), w, rtol=2e-3, atol=2e-5)
+        record(wl, "torch", timeit(lambda: tstep(tx, ty, tp)))
+    if "jax" in have:
+        jax = have["jax"]
+        jstep = jax_step(jax)
+        jp = [jax.numpy.asarray(p) for p in params]
+        jx, jy = jax.numpy.asarray(x), jax.numpy.asarray(y)
+        record(wl, "jax", timeit(lambda: jax.block_until_ready(jstep(jp, jx, jy))))
 
 
 def child_env(threads: int) -> dict:
@@ -210,8 +255,10 @@ def child_env(threads: int) -> dict:
 
 def print_table(rows: list[dict]) -> None:
     order = ["gradir", "numpy", "torch", "jax"]
+    targets = [r for r in rows if ":" in r["impl"]]
+    rows = [r for r in rows if ":" not in r["impl"]]
     keys = sorted({(r["workload"], r["threads"]) for r in rows},
-                  key=lambda k: (k[1], ["mlp", "seed", "gemm"].index(k[0].rstrip("0123456789")),
+                  key=lambda k: (k[1], ["mlp", "seed", "lenet", "gemm"].index(k[0].rstrip("0123456789")),
                                  int(k[0].lstrip("abcdefghijklmnopqrstuvwxyz"))))
     print(f"{'workload':<10}{'thr':>4}  " + "".join(f"{n + ' ms':>12}" for n in order)
           + "  " + "".join(f"{n + '/gradir':>13}" for n in order[1:]) + "  gradir GFLOP/s")
@@ -225,6 +272,16 @@ def print_table(rows: list[dict]) -> None:
         if g and g["gflops"]:
             line += f"  {g['gflops']:.1f} (numpy {by['numpy']['gflops']:.1f})"
         print(line)
+    if targets:
+        print()
+        print(f"{'workload':<10}{'thr':>4}  {'cpu':<12}{'ms':>10}{'GFLOP/s':>10}"
+              f"{'host ms':>10}{'host GFLOP/s':>14}{'  ms / host ms':>15}")
+    for t in targets:
+        host = next(r for r in rows if r["workload"] == t["workload"] and
+                    r["threads"] == t["threads"] and r["impl"] == "gradir")
+        print(f"{t['workload']:<10}{t['threads']:>4}  {t['impl'].split(':')[1]:<12}"
+              f"{t['ms']:>10.3f}{t['gflops']:>10.1f}{host['ms']:>10.3f}{host['gflops']:>14.1f}"
+              f"{t['ms'] / host['ms']:>15.2f}")
 
 
 def main(argv: list[str]) -> int:
@@ -254,8 +311,14 @@ def main(argv: list[str]) -> int:
             if line.startswith("ROWS "):
                 rows += json.loads(line[5:])
     import platform
-    print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
-          f"python {platform.python_version()}")
+    from gradir.conversion.cpu.host import detect_host
+    host = detect_host()
+    print(f"# {host.model or platform.machine()}, {os.cpu_count()} cores, vector ISA "
+          f"{host.isa} ({host.vector_bits}-bit x {host.vector_registers} registers; "
+          f"{', '.join(f for f in host.features if f.startswith(('avx', 'fma')))}); "
+          f"L1d {host.l1d // 1024} KiB, L2 {host.l2 // 1024} KiB; "
+          f"python {platform.python_version()}; load average {os.getloadavg()[0]:.1f} "
+          f"at the end")
     print_table(rows)
     return 0
 

@@ -26,19 +26,19 @@
 // CHECK: "rlx.matmul"({{.*}}, %[[G]])
 // CHECK: return %[[LOSS]], %{{.*}}, %{{.*}} : tensor<f32>, tensor<3x3xf32>, tensor<3x3xf32>
 
-// Simplified (rlx-gradient's default): the seed's forms
-// grad_x = matmul(transpose(y), transpose(g)), grad_y = matmul(transpose(g),
-// transpose(x)), reusing the forward's transposes; transpose(g) of the
-// broadcast seed is a constant of ones.
+// Simplified (rlx-gradient's default): no GEMM and no transpose is left.
+// The loss sum(x^T y^T) is the dot product of x's row sums and y's column
+// sums; the gradients, matmuls with the all-ones adjoint, are those sums
+// broadcast: grad_x[i, j] = colsum(y)[i], grad_y[i, j] = rowsum(x)[j].
 // SIMPLIFY-LABEL: func.func @main_adjoint(
 // SIMPLIFY-SAME: %[[X:.*]]: tensor<3x3xf32>, %[[Y:.*]]: tensor<3x3xf32>)
-// SIMPLIFY-NEXT: %[[XT:.*]] = "rlx.permute_dims"(%[[X]])
-// SIMPLIFY-NEXT: %[[YT:.*]] = "rlx.permute_dims"(%[[Y]])
-// SIMPLIFY-NEXT: %[[MM:.*]] = "rlx.matmul"(%[[XT]], %[[YT]])
-// SIMPLIFY-NEXT: %[[LOSS:.*]] = "rlx.sum"(%[[MM]])
-// SIMPLIFY-NEXT: %[[ONES:.*]] = "rlx.ones"() : () -> tensor<3x3xf32>
-// SIMPLIFY-NEXT: %[[GY:.*]] = "rlx.matmul"(%[[ONES]], %[[XT]])
-// SIMPLIFY-NEXT: %[[GX:.*]] = "rlx.matmul"(%[[YT]], %[[ONES]])
+// SIMPLIFY-NEXT: %[[RX:.*]] = "rlx.sum"(%[[X]]) {axis = array<i64: -1>} : (tensor<3x3xf32>) -> tensor<3xf32>
+// SIMPLIFY-NEXT: %[[CY:.*]] = "rlx.sum"(%[[Y]]) {axis = array<i64: -2>} : (tensor<3x3xf32>) -> tensor<3xf32>
+// SIMPLIFY-NEXT: %[[DOT:.*]] = "rlx.multiply"(%[[RX]], %[[CY]])
+// SIMPLIFY-NEXT: %[[LOSS:.*]] = "rlx.sum"(%[[DOT]]) : (tensor<3xf32>) -> tensor<f32>
+// SIMPLIFY-NEXT: %[[GY:.*]] = "rlx.broadcast_to"(%[[RX]]) : (tensor<3xf32>) -> tensor<3x3xf32>
+// SIMPLIFY-NEXT: %[[CY1:.*]] = "rlx.expand_dims"(%[[CY]]) {axis = array<i64: -1>} : (tensor<3xf32>) -> tensor<3x1xf32>
+// SIMPLIFY-NEXT: %[[GX:.*]] = "rlx.broadcast_to"(%[[CY1]]) : (tensor<3x1xf32>) -> tensor<3x3xf32>
 // SIMPLIFY-NEXT: return %[[LOSS]], %[[GX]], %[[GY]]
 
 // VJP-LABEL: func.func @main_vjp(

@@ -477,3 +477,73 @@ func.func @marks(%a: tensor<2x3x4xf32>, %s: tensor<f32>) -> (tensor<2x3x4xf32>, 
   %7 = "rlx.multiply"(%6, %a) {grad.recomputed} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   return %1, %3, %5, %7 : tensor<2x3x4xf32>, tensor<4x3x2xf32>, tensor<24xf32>, tensor<2x3x4xf32>
 }
+
+// --- contractions reduced to vector products --------------------------------------
+
+// The total of a product: column sums of a dotted with row sums of b.
+// CHECK-LABEL: func.func @sum_of_matmul
+// CHECK-SAME: (%[[A:.*]]: tensor<4x3xf32>, %[[B:.*]]: tensor<3x5xf32>)
+// CHECK-NEXT: %[[CA:.*]] = "rlx.sum"(%[[A]]) {axis = array<i64: -2>} : (tensor<4x3xf32>) -> tensor<3xf32>
+// CHECK-NEXT: %[[RB:.*]] = "rlx.sum"(%[[B]]) {axis = array<i64: -1>} : (tensor<3x5xf32>) -> tensor<3xf32>
+// CHECK-NEXT: %[[D:.*]] = "rlx.multiply"(%[[CA]], %[[RB]])
+// CHECK-NEXT: %[[S:.*]] = "rlx.sum"(%[[D]]) : (tensor<3xf32>) -> tensor<f32>
+// CHECK-NEXT: return %[[S]]
+func.func @sum_of_matmul(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>) -> tensor<f32> {
+  %0 = "rlx.matmul"(%a, %b) : (tensor<4x3xf32>, tensor<3x5xf32>) -> tensor<4x5xf32>
+  %1 = "rlx.sum"(%0) : (tensor<4x5xf32>) -> tensor<f32>
+  return %1 : tensor<f32>
+}
+
+// Batched, keepdims: per-batch dot products; the 0-d total broadcast back.
+// CHECK-LABEL: func.func @sum_of_batch_matmul_keepdims
+// CHECK-SAME: (%[[A:.*]]: tensor<2x4x3xf32>, %[[B:.*]]: tensor<2x3x5xf32>)
+// CHECK-NEXT: %[[CA:.*]] = "rlx.sum"(%[[A]]) {axis = array<i64: -2>} : (tensor<2x4x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT: %[[RB:.*]] = "rlx.sum"(%[[B]]) {axis = array<i64: -1>} : (tensor<2x3x5xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT: %[[D:.*]] = "rlx.multiply"(%[[CA]], %[[RB]])
+// CHECK-NEXT: %[[S:.*]] = "rlx.sum"(%[[D]]) : (tensor<2x3xf32>) -> tensor<f32>
+// CHECK-NEXT: %[[R:.*]] = "rlx.{{broadcast_to|reshape}}"(%[[S]]) : (tensor<f32>) -> tensor<1x1x1xf32>
+// CHECK-NEXT: return %[[R]]
+func.func @sum_of_batch_matmul_keepdims(%a: tensor<2x4x3xf32>, %b: tensor<2x3x5xf32>) -> tensor<1x1x1xf32> {
+  %0 = "rlx.matmul"(%a, %b) : (tensor<2x4x3xf32>, tensor<2x3x5xf32>) -> tensor<2x4x5xf32>
+  %1 = "rlx.sum"(%0) {keepdims = true} : (tensor<2x4x5xf32>) -> tensor<1x1x1xf32>
+  return %1 : tensor<1x1x1xf32>
+}
+
+// A matmul with a splat operand: scaled column sums, broadcast over the rows;
+// with the splat on the right, row sums (read through a's transpose).
+// CHECK-LABEL: func.func @matmul_of_splat
+// CHECK-SAME: (%[[B:.*]]: tensor<4x3xf32>, %[[X:.*]]: tensor<3x6xf32>)
+// CHECK-DAG: %[[CB:.*]] = "rlx.sum"(%[[B]]) {axis = array<i64: -2>} : (tensor<4x3xf32>) -> tensor<3xf32>
+// CHECK-DAG: %[[L:.*]] = "rlx.broadcast_to"(%[[CB]]) : (tensor<3xf32>) -> tensor<5x3xf32>
+// CHECK-DAG: %[[RX:.*]] = "rlx.sum"(%[[X]]) {axis = array<i64: -2>} : (tensor<3x6xf32>) -> tensor<6xf32>
+// CHECK-DAG: %[[E:.*]] = "rlx.expand_dims"(%[[RX]]) {axis = array<i64: -1>} : (tensor<6xf32>) -> tensor<6x1xf32>
+// CHECK-DAG: %[[SC:.*]] = "rlx.multiply"(%[[E]], %{{.*}}) : (tensor<6x1xf32>, tensor<f32>) -> tensor<6x1xf32>
+// CHECK-DAG: %[[R:.*]] = "rlx.broadcast_to"(%[[SC]]) : (tensor<6x1xf32>) -> tensor<6x2xf32>
+// CHECK-NOT: rlx.matmul
+// CHECK: return %[[L]], %[[R]]
+func.func @matmul_of_splat(%b: tensor<4x3xf32>, %x: tensor<3x6xf32>) -> (tensor<5x3xf32>, tensor<6x2xf32>) {
+  %ones = "rlx.ones"() : () -> tensor<5x4xf32>
+  %0 = "rlx.matmul"(%ones, %b) : (tensor<5x4xf32>, tensor<4x3xf32>) -> tensor<5x3xf32>
+  %c = arith.constant dense<2.0> : tensor<3x2xf32>
+  %xt = "rlx.permute_dims"(%x) : (tensor<3x6xf32>) -> tensor<6x3xf32>
+  %1 = "rlx.matmul"(%xt, %c) : (tensor<6x3xf32>, tensor<3x2xf32>) -> tensor<6x2xf32>
+  return %0, %1 : tensor<5x3xf32>, tensor<6x2xf32>
+}
+
+// Not rewritten: the product is used besides the sum, the sum is partial,
+// a 1-D operand, broadcast batch dimensions.
+// CHECK-LABEL: func.func @sum_of_matmul_not
+// CHECK-COUNT-4: "rlx.matmul"
+// CHECK-NOT: "rlx.matmul"
+// CHECK: return
+func.func @sum_of_matmul_not(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>, %v: tensor<3xf32>, %c: tensor<2x4x3xf32>) -> (tensor<f32>, tensor<4x5xf32>, tensor<5xf32>, tensor<f32>, tensor<f32>) {
+  %0 = "rlx.matmul"(%a, %b) : (tensor<4x3xf32>, tensor<3x5xf32>) -> tensor<4x5xf32>
+  %1 = "rlx.sum"(%0) : (tensor<4x5xf32>) -> tensor<f32>
+  %2 = "rlx.matmul"(%a, %b) {grad.save} : (tensor<4x3xf32>, tensor<3x5xf32>) -> tensor<4x5xf32>
+  %3 = "rlx.sum"(%2) {axis = array<i64: 0>} : (tensor<4x5xf32>) -> tensor<5xf32>
+  %4 = "rlx.matmul"(%v, %b) : (tensor<3xf32>, tensor<3x5xf32>) -> tensor<5xf32>
+  %5 = "rlx.sum"(%4) : (tensor<5xf32>) -> tensor<f32>
+  %6 = "rlx.matmul"(%c, %b) : (tensor<2x4x3xf32>, tensor<3x5xf32>) -> tensor<2x4x5xf32>
+  %7 = "rlx.sum"(%6) : (tensor<2x4x5xf32>) -> tensor<f32>
+  return %1, %0, %3, %5, %7 : tensor<f32>, tensor<4x5xf32>, tensor<5xf32>, tensor<f32>, tensor<f32>
+}

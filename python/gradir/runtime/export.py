@@ -60,6 +60,15 @@ void memrefCopy(int64_t elem, unranked_t *src, unranked_t *dst) {
 """
 
 
+def _target_symbol(exe) -> str:
+    """issue 14: the CPU the code was compiled for (``target_check``)."""
+    if exe.options.target != "cpu":
+        return ""
+    from .target_check import TARGET_SYMBOL, target_record
+    return (f"__attribute__((visibility(\"default\"))) const char {TARGET_SYMBOL}[] =\n"
+            f"{c_string(target_record(exe.options.cpu))};\n")
+
+
 def export_library(exe, path: Path) -> Path:
     """Writes ``path`` (a .so) holding exe's functions and signatures, plus
     the MLIR runtime libraries it links against, next to it."""
@@ -87,7 +96,8 @@ def export_library(exe, path: Path) -> Path:
         meta.write_text(f"__attribute__((visibility(\"default\"))) const char "
                         f"{SIGNATURE_SYMBOL}[] =\n{c_string(sig_json)};\n"
                         f"__attribute__((visibility(\"default\"))) const char "
-                        f"{DIGEST_SYMBOL}[] = \"{digest}\";\n" + _SHIM_C)
+                        f"{DIGEST_SYMBOL}[] = \"{digest}\";\n" + _SHIM_C
+                        + _target_symbol(exe))
         # Linked next to its destination (same filesystem: the rename is atomic
         # and never crosses devices, e.g. /tmp on tmpfs).
         tmp_out = path.parent / f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"

@@ -69,7 +69,7 @@ def lower(module, options: CompileOptions) -> tuple[ir.Module, dict]:
         try:
             if options.target == "cpu":
                 from ..conversion.cpu.pipeline import lower_to_llvm
-                lower_to_llvm(copy.operation, opt_level=options.opt_level)
+                lower_to_llvm(copy.operation, opt_level=options.opt_level, cpu=options.cpu)
             else:
                 from ..conversion.gpu.nvvm import lower_to_nvvm
                 lower_to_nvvm(copy.operation, chip=options.chip, opt_level=options.opt_level)
@@ -79,18 +79,27 @@ def lower(module, options: CompileOptions) -> tuple[ir.Module, dict]:
 
 
 def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_90",
-            keep_resident=()) -> Executable:
+            keep_resident=(), cpu: str = "host") -> Executable:
     """Compiles every public function of an rlx module for ``target``.
 
         exe = gradir.compile(module)
         loss, gx, gw = exe["main_adjoint"](x, w)
+
+    ``cpu`` (target "cpu"): the CPU to generate code for, "host" (this
+    machine) or an LLVM CPU name of ``gradir.conversion.cpu.host.NAMED_TARGETS``
+    ("x86-64-v3" for AVX2, "x86-64-v4", "skylake-avx512", ...); the schedule's
+    register tiles and LLVM's target-cpu/features follow it.
     """
     if not hasattr(module, "operation") and not isinstance(module, ir.Operation):
         raise TypeError(f"gradir.compile expects an MLIR module (gradir.parse(text)), "
                         f"not {type(module).__name__}")
     if isinstance(opt_level, bool) or not isinstance(opt_level, int) or not 0 <= opt_level <= 3:
         raise CompileError(f"opt_level must be an integer from 0 to 3, not {opt_level!r}")
-    options = CompileOptions(target, opt_level, chip, tuple(keep_resident))
+    from ..conversion.cpu.host import NAMED_TARGETS
+    if cpu != "host" and cpu not in NAMED_TARGETS:
+        raise CompileError(f"unknown cpu '{cpu}' (expected host or one of: "
+                           f"{', '.join(sorted(NAMED_TARGETS))})")
+    options = CompileOptions(target, opt_level, chip, tuple(keep_resident), cpu)
     if target == "cuda":
         from .cuda import compile_cuda
         return compile_cuda(module, options)

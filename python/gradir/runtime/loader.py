@@ -148,6 +148,8 @@ class Library(FunctionTable):
             copy.unlink(missing_ok=True)      # the mapping stays; the name goes
             if directory is not None:
                 shutil.rmtree(directory, ignore_errors=True)
+        from .target_check import check_library_target   # issue 14: CPU features
+        check_library_target(self._dll, path)
         self._functions = {}
         for name, sig in self.signatures.items():
             cfn = getattr(self._dll, "_mlir_ciface_" + name)

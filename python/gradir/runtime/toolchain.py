@@ -25,6 +25,7 @@ class CompileOptions:
     opt_level: int = 3
     chip: str = "sm_90"          # cuda only
     keep_resident: tuple = ()    # cuda only: argument indices kept on the device
+    cpu: str = "host"            # cpu only: "host" or a name of conversion.cpu.host.NAMED_TARGETS
 
 
 def runtime_library_dir() -> Path:

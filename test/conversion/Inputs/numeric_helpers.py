@@ -97,13 +97,15 @@ def _close(got, want, what, rtol=None, atol=None):
 class Suite:
     """Cases compiled together in one module."""
 
-    def __init__(self, title: str, opt_level: int | None = None, gradient: bool = False):
+    def __init__(self, title: str, opt_level: int | None = None, gradient: bool = False,
+                 cpu: str | None = None):
         """``gradient``: each case must return a 0-d float (the target);
         rlx-gradient adds ``@case<i>_adjoint`` for every case, and the suite
         compares the adjoints (value and gradients) instead."""
         self.title = title
         self.opt_level = opt_level
         self.gradient = gradient
+        self.cpu = cpu          # gradir.compile's cpu= (None: its default, the host)
         self.cases = []
 
     def case(self, name, build, *inputs, rtol=None, atol=None):
@@ -138,6 +140,8 @@ class Suite:
         if level is None and os.environ.get("GRADIR_TEST_OPT_LEVEL"):
             level = int(os.environ["GRADIR_TEST_OPT_LEVEL"])
         options = {} if level is None else {"opt_level": level}
+        if self.cpu is not None:
+            options["cpu"] = self.cpu
         exe = gradir.compile(module, **options)
         failures = []
         for i, (name, _, inputs, rtol, atol) in enumerate(self.cases):

@@ -18,10 +18,13 @@ The patterns, by module:
   broadcast axes, reductions of size-1 axes;
 - ``algebra``: ``x * 1``, ``x + 0``, ``x - 0``, ``0 - x``, negations,
   symbolic zeros, constant folding of zeros/ones/full, implicit
-  broadcasting of operands.
+  broadcasting of operands; ``sum(matmul(a, b))`` and matmuls with a splat
+  operand as row/column sums (no GEMM).
 
 Every pattern keeps the types of the values it replaces, creates no more
-ops than it removes, and leaves ``grad.recomputed`` ops (checkpointing's
+ops than it removes (except ``algebra.sum_of_matmul`` and
+``algebra.matmul_of_splat``, which trade a contraction for a few O(n^2)
+reductions), and leaves ``grad.recomputed`` ops (checkpointing's
 rematerialised values) unmerged with forward ones.
 """
 

@@ -8,7 +8,13 @@ A value is a *splat* when every element is known to hold one number
   ``add(x, zeros)``, ``subtract(x, zeros)`` -> ``x``; ``subtract(zeros, x)``
   -> ``negative(x)``; ``where(c, x, x)`` -> ``x``; ``negative(negative(x))``
   -> ``x``; ``x + (-y)`` -> ``x - y``, ``x - (-y)`` -> ``x + y``;
-  ``sum(-x)`` -> ``-sum(x)`` (the negation on the smaller tensor).  When the result type is not ``x``'s (broadcasting), ``x`` is
+  ``sum(-x)`` -> ``-sum(x)`` (the negation on the smaller tensor).
+- Contractions that reduce to vector products: ``sum(matmul(a, b))`` over
+  every axis -> ``sum(sum(a, -2) * sum(b, -1))`` (O(n^2), not a GEMM);
+  ``matmul(c, b)`` / ``matmul(a, c)`` with a splat ``c`` (the gradients of
+  such a sum, whose adjoint is all ones) -> ``c`` times column / row sums,
+  broadcast; both read through transposed operands, so TVM's seed
+  ``sum(matmul(x^T, y^T))`` and its gradients need no GEMM and no transpose.  When the result type is not ``x``'s (broadcasting), ``x`` is
   broadcast to it, or the op stays.
 - Symbolic zeros: ``multiply``/``matmul``/``conv2d``/``conv2d_transpose``
   with a zero operand, ``divide`` of zeros, pooling backwards of a zero
@@ -35,9 +41,9 @@ from mlir import ir
 
 from ...dialects.infer import raw_attributes
 from ...dialects.ops import BINARY, COMPARE
-from ._facts import (Rewrite, convert, elt_of, fits, is_float, is_one, is_tensor, is_zero,
-                     leading_ones_reshape, numel, only_used_by, producer, removable,
-                     same_phase, shape_of, splat_value)
+from ._facts import (Rewrite, convert, elt_of, fits, is_float, is_one, is_tensor,
+                     is_transpose, is_zero, leading_ones_reshape, numel, only_used_by,
+                     producer, removable, same_phase, shape_of, splat_value)
 
 # Ops whose operands broadcast (numpy rules) to the result.
 _BROADCASTING = tuple(f"rlx.{n}" for n in BINARY + COMPARE) + ("rlx.where",)
@@ -170,6 +176,83 @@ def absorb_zero(op, rewriter):
         return True
     rw = Rewrite(op, rewriter)
     rw.replace(rw.constant(0.0, t))
+    return None
+
+
+# --- contractions that reduce to vector products ------------------------------------
+
+def _reduced(rw, v: ir.Value, axis: int, root) -> ir.Value:
+    """``sum(v, axis)`` for ``axis`` -1 or -2 of a rank >= 2 ``v``, reading
+    through a transpose of the last two axes (``sum(x^T, -2) = sum(x, -1)``),
+    so the transpose need not be materialized."""
+    t = producer(v, "rlx.permute_dims")
+    if is_transpose(t) and same_phase(t, root):
+        v, axis = t.operands[0], -3 - axis
+    return rw.build("rlx.sum", [v], {"axis": [axis]})
+
+
+def _plain_operands(op):
+    """``op``'s operands when it is a float matmul of two rank >= 2 tensors
+    with equal batch shapes (no 1-D or broadcast batch cases), else None."""
+    a, b = op.operands
+    sa, sb = shape_of(a), shape_of(b)
+    if len(sa) < 2 or len(sa) != len(sb) or sa[:-2] != sb[:-2]:
+        return None
+    if not is_float(elt_of(op.results[0])) or elt_of(a) != elt_of(b):
+        return None
+    return a, b
+
+
+def sum_of_matmul(op, rewriter):
+    """``sum(matmul(a, b))`` over every axis -> ``sum(sum(a, -2) * sum(b, -1))``:
+    the total of a product is the dot product of a's column sums with b's
+    row sums, O(MK + KN) instead of a GEMM's O(MKN); through transposed
+    operands, ``sum(matmul(x^T, y^T))`` (TVM's seed) -> ``sum(sum(x, -1) *
+    sum(y, -2))``.  The only pattern that may add ops (two): it trades a
+    contraction for reductions."""
+    op = op.operation
+    x = op.operands[0]
+    mm = producer(x, "rlx.matmul")
+    if mm is None or not same_phase(mm, op) or not only_used_by(x, op):
+        return True
+    if numel(op.results[0]) != 1 or shape_of(x) == []:
+        return True
+    operands = _plain_operands(mm)
+    if operands is None:
+        return True
+    a, b = operands
+    rw = Rewrite(op, rewriter)
+    dot = rw.build("rlx.multiply", [_reduced(rw, a, -2, op), _reduced(rw, b, -1, op)])
+    total = rw.build("rlx.sum", [dot])            # 0-d; broadcast_to a keepdims result
+    rw.replace(rw.to_type(total, op.results[0].type))
+    return None
+
+
+def matmul_of_splat(op, rewriter):
+    """``matmul(c, b)`` with ``c`` a splat -> ``c * sum(b, -2)`` broadcast over
+    the rows; ``matmul(a, c)`` -> ``c * sum(a, -1)`` broadcast over the
+    columns (reading through transposes).  The gradients of a sum of a matmul
+    are such products with an all-ones adjoint: row and column sums instead
+    of GEMMs."""
+    op = op.operation
+    operands = _plain_operands(op)
+    if operands is None:
+        return True
+    a, b = operands
+    ca, cb = splat_value(a), splat_value(b)
+    if (ca is None) == (cb is None) or 0 in (ca, cb):    # zeros: absorb_zero
+        return True
+    t = op.results[0].type
+    rw = Rewrite(op, rewriter)
+    if ca is not None:
+        c, s = ca, _reduced(rw, b, -2, op)                       # batch + [N]
+        s = rw.build("rlx.expand_dims", [s], {"axis": [-2]})     # batch + [1, N]
+    else:
+        c, s = cb, _reduced(rw, a, -1, op)                       # batch + [M]
+        s = rw.build("rlx.expand_dims", [s], {"axis": [-1]})     # batch + [M, 1]
+    if c != 1:
+        s = rw.build("rlx.multiply", [s, rw.scalar(c, elt_of(s))])
+    rw.replace(rw.to_type(s, t))
     return None
 
 
@@ -374,10 +457,11 @@ PATTERNS = (
     + [(name, negative_out_of_reduction) for name in ("rlx.sum", "rlx.mean",
                                                       "rlx.collapse_sum_to")]
     + [(name, absorb_zero) for name in sorted(_ZERO_IF_ANY)]
+    + [("rlx.sum", sum_of_matmul), ("rlx.matmul", matmul_of_splat)]
     + [(name, fold_constants) for name in FOLDABLE]
     + [(name, implicit_broadcast) for name in _BROADCASTING]
 )
 
 __all__ = ["PATTERNS", "drop_neutral", "same_branches", "double_negative", "absorb_negative",
-           "negative_out_of_reduction", "absorb_zero",
+           "negative_out_of_reduction", "absorb_zero", "sum_of_matmul", "matmul_of_splat",
            "fold_constants", "implicit_broadcast", "FOLDABLE", "NOT_FOLDED"]

@@ -68,7 +68,7 @@ def preload_schedule(context: ir.Context, schedule: str | Path | None = None) ->
 
 def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = None,
                             stage: str = "llvm", preload: bool = True,
-                            early_dealloc: bool = True) -> str:
+                            early_dealloc: bool = True, cpu=None) -> str:
     """The upstream pipeline from linalg-on-tensors to the LLVM dialect.
 
     ``opt_level`` 0: no fusion, no schedule (fastest to compile); 1:
@@ -86,17 +86,27 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
     before bufferization (each returned value its own buffer: upstream
     ``buffer-results-to-out-params`` crashes on a function that returns one
     value twice); without them the pipeline is upstream passes only, for
-    ``mlir-opt``, and must not be fed such functions."""
+    ``mlir-opt``, and must not be fed such functions.  ``cpu`` picks the
+    schedule's register tiles (a cpu name or ``host.CpuTarget``, see
+    ``schedule.schedule_params``; None: the AVX-512 instance,
+    ``SCHEDULE_LIBRARY``); ``schedule`` overrides its file."""
+    # --- issue 14: the schedule instance of the target (host.py, schedule.py) ---
+    from .schedule import DEFAULT, schedule_params, schedule_path
+    params = DEFAULT if cpu is None else schedule_params(cpu)
+    if schedule is None and preload:
+        schedule = schedule_path(params)
+    # --- end issue 14 ---
     if stage not in STAGES:
         raise ValueError(f"unknown stage {stage!r} (one of {', '.join(STAGES)})")
     steps = ["inline", "symbol-dce", "canonicalize", "cse"]
     if opt_level >= 1:
         if preload:
             steps += [_preload_step(schedule)]
-        steps += ["transform-interpreter{entry-point=gradir_cpu_generalize}",
+        steps += [f"transform-interpreter{{entry-point={params.generalize_entry_point}}}",
                   "linalg-fuse-elementwise-ops", "canonicalize", "cse"]
     if opt_level >= 2:
-        steps += ["transform-interpreter{entry-point=gradir_cpu_tensor}", "canonicalize", "cse"]
+        steps += [f"transform-interpreter{{entry-point={params.entry_point}}}", "canonicalize",
+                  "cse"]
     # Tensors -> buffers: every public function gets identity-layout memref
     # arguments, its results become out-params written in place (static
     # allocations hoisted to the caller), intermediates are freed.
@@ -128,9 +138,11 @@ CPU_PIPELINE = (f"builtin.module({RLX_TO_LINALG},"
                 + linalg_to_llvm_pipeline(2)[len("builtin.module("):])
 
 
-def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm") -> None:
+def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str = "host") -> None:
     """Lowers ``module`` (rlx functions; mutated in place) to the LLVM
-    dialect with the ABI described in this module's docstring.
+    dialect with the ABI described in this module's docstring, for the CPU
+    ``cpu`` ("host" or a name of ``host.NAMED_TARGETS``: the schedule's
+    register tiles and LLVM's target-cpu/target-features follow it).
 
     Raises ``mlir.ir.MLIRError`` with the diagnostics of the failing pass
     (rlx-to-linalg reports refusals at the offending op) and a note naming a
@@ -145,13 +157,21 @@ def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm") -> None:
         except ir.MLIRError as err:
             err.add_note(f"reproduce with: gradir-opt --rlx-to-linalg=sum-block=256 input.mlir")
             raise
+        # --- issue 14: per-target schedule and LLVM target attributes ---
+        from .codegen import set_llvm_target
+        from .host import resolve
+        from .schedule import schedule_params, schedule_path
+        target = resolve(cpu)
         if opt_level >= 1:
-            preload_schedule(op.context)
-        text = linalg_to_llvm_pipeline(opt_level, stage=stage, preload=False)
+            preload_schedule(op.context, schedule_path(schedule_params(target)))
+        text = linalg_to_llvm_pipeline(opt_level, stage=stage, preload=False, cpu=target)
+        # --- end issue 14 ---
         try:
             build_pass_manager(text, op.context).run(op)
+            if stage == "llvm":
+                set_llvm_target(op, target)
         except ir.MLIRError as err:
-            full = linalg_to_llvm_pipeline(opt_level, stage=stage)
+            full = linalg_to_llvm_pipeline(opt_level, stage=stage, cpu=target)
             err.add_note(f"reproduce with: gradir-opt --rlx-to-linalg=sum-block=256 input.mlir | "
                          f"gradir-opt --pass-pipeline='{full}'")
             raise

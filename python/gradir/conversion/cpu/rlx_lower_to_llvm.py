@@ -40,15 +40,21 @@ class RlxLowerToLlvm(ModulePass):
                                "gradir.compile's default too)")
     stage: Literal["bufferized", "llvm"] = option("llvm", "where to stop: bufferized "
                                                           "(memrefs) or llvm")
+    cpu: str = option("host", "the CPU to generate code for: host or an LLVM CPU name "
+                              "(x86-64-v3, x86-64-v4, skylake-avx512, ...)")
 
     def check_options(self):
         if not 0 <= self.opt_level <= 3:
             raise PassOptionError(f"option 'opt-level' of pass '{self.name}' must be from 0 "
                                   f"to 3, got {self.opt_level}")
+        from .host import NAMED_TARGETS
+        if self.cpu != "host" and self.cpu not in NAMED_TARGETS:
+            raise PassOptionError(f"option 'cpu' of pass '{self.name}' must be host or one of "
+                                  f"{', '.join(sorted(NAMED_TARGETS))}, got '{self.cpu}'")
 
     def apply(self, module: ir.Operation) -> None:
         try:
-            lower_to_llvm(module, opt_level=self.opt_level, stage=self.stage)
+            lower_to_llvm(module, opt_level=self.opt_level, stage=self.stage, cpu=self.cpu)
         except ir.MLIRError as err:
             if not err.error_diagnostics:
                 self.error(module, f"{self.name}: {err}")

@@ -1,0 +1,163 @@
+"""The CPU schedule for a target: register tiles, K blocks and vector widths
+derived from a ``CpuTarget``, instantiated from ``cpu_schedule.mlir.in``.
+
+    params = schedule_params(resolve("x86-64-v3"))   # f32 6x16 (AVX2: 16 ymm)
+    text = schedule_text(params)                      # a transform-dialect module
+    path = schedule_path(params)                      # that text as a file, for
+                                                      # transform-preload-library
+
+Register tiles (M x N, N a multiple of the vector lanes): the accumulator
+tile is ``M * N / lanes`` vector registers, one row of the rhs ``N / lanes``
+more, plus one broadcast lhs element, and must fit the register file.
+32 registers (AVX-512, NEON): 8 rows of two vectors (f32 8x32 / f64 8x16
+on AVX-512, 8x8 / 8x4 on NEON).  16 registers (AVX2): rows of two vectors,
+``AVX2_ROWS`` of them (measured with bench/cpu.py's GEMM comparison: 8 rows
+spill).  The K block keeps the rhs panel (K block x N elements) within 3/4
+of the L1 data cache, at most 256 (measured on AVX-512).
+
+Measurements behind the numbers (AMD EPYC Zen 5, 2 shared cores, one
+thread; test/conversion/Inputs/gemm_bench.py and bench/cpu.py): AVX-512 f32
+6x64 was faster on 512^3 alone but pads M=64/784 (copies); 8x32 divides the
+usual sizes.  AVX2 (cpu=x86-64-v3 on that machine), median GFLOP/s of
+4 rows / 6 rows, twice each, load average ~5: f32 256^3 98/115, 512^3
+86/114, 1024^3 37/54; f64 256^3 50/58, 512^3 18/23, 1024^3 18/23.  6 rows
+pads M to a multiple of 6 (a copy, whose cost varies from call to call)
+and still wins at every size; 8 rows (spilling) was no better than 6.
+
+Every generated symbol ends in the parameters' ``tag`` ("" for the AVX-512
+instance, which is ``cpu_schedule.mlir`` itself), so schedules for several
+targets can be preloaded into one MLIR context.
+"""
+
+from __future__ import annotations
+
+import os
+import string
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .host import CpuTarget, resolve
+
+__all__ = ["ScheduleParams", "AVX2_ROWS", "DEFAULT", "SCHEDULE_LIBRARY", "TEMPLATE",
+           "schedule_params", "schedule_text", "schedule_path"]
+
+_HERE = Path(__file__).resolve().parent
+TEMPLATE = _HERE / "cpu_schedule.mlir.in"
+SCHEDULE_LIBRARY = _HERE / "cpu_schedule.mlir"
+
+# Rows of the register tile with 16 vector registers (two vectors per row:
+# 2 * rows accumulators + 2 rhs vectors + 1 broadcast <= 16).
+AVX2_ROWS = 6
+
+
+@dataclass(frozen=True)
+class ScheduleParams:
+    f32_m: int = 8
+    f32_n: int = 32
+    f32_k: int = 256
+    f64_m: int = 8
+    f64_n: int = 16
+    f64_k: int = 256
+    transpose: int = 16
+    registers: int = 32
+    bits: int = 512
+    target: str = "AVX-512 (x86-64-v4 and later)"
+
+    @property
+    def tag(self) -> str:
+        """Suffix of every symbol of the schedule ("" for the AVX-512 instance)."""
+        if self.tiles == DEFAULT.tiles:
+            return ""
+        return (f"_f32_{self.f32_m}x{self.f32_n}k{self.f32_k}"
+                f"_f64_{self.f64_m}x{self.f64_n}k{self.f64_k}_t{self.transpose}")
+
+    @property
+    def tiles(self) -> tuple:
+        return (self.f32_m, self.f32_n, self.f32_k, self.f64_m, self.f64_n, self.f64_k,
+                self.transpose)
+
+    @property
+    def entry_point(self) -> str:
+        return "gradir_cpu_tensor" + self.tag
+
+    @property
+    def generalize_entry_point(self) -> str:
+        return "gradir_cpu_generalize" + self.tag
+
+
+DEFAULT = ScheduleParams()
+
+
+def _k_block(l1d: int, n: int, elt_bytes: int) -> int:
+    k = 256
+    while k > 32 and k * n * elt_bytes > 3 * l1d // 4:
+        k //= 2
+    return k
+
+
+def _tile(target: CpuTarget, bits: int) -> tuple[int, int]:
+    lanes = max(target.lanes(bits), 1)
+    vectors = 2
+    rows = 8 if target.vector_registers >= 32 else AVX2_ROWS
+    while rows > 1 and rows * vectors + vectors + 1 > target.vector_registers:
+        rows -= 1
+    return rows, vectors * lanes
+
+
+def schedule_params(target: CpuTarget | str = "host") -> ScheduleParams:
+    """The schedule's parameters for ``target`` (a CpuTarget or a cpu name)."""
+    target = resolve(target)
+    m32, n32 = _tile(target, 32)
+    m64, n64 = _tile(target, 64)
+    transpose = 16 if target.lanes(32) >= 16 else max(target.lanes(32), 4)
+    return ScheduleParams(m32, n32, _k_block(target.l1d, n32, 4), m64, n64,
+                          _k_block(target.l1d, n64, 8), transpose, target.vector_registers,
+                          target.vector_bits, f"{target.name} ({target.isa})")
+
+
+def schedule_text(params: ScheduleParams) -> str:
+    """The transform-dialect schedule for ``params``, as MLIR text."""
+    strategy = "shuffle_16x16" if params.transpose == 16 else "shuffle_1d"
+    values = dict(tag=params.tag, f32_m=params.f32_m, f32_n=params.f32_n, f32_k=params.f32_k,
+                  f64_m=params.f64_m, f64_n=params.f64_n, f64_k=params.f64_k,
+                  tr=params.transpose, tr_strategy=strategy, regs=params.registers,
+                  bits=params.bits, target=params.target)
+    return string.Template(TEMPLATE.read_text()).substitute(values)
+
+
+def _cache_dir() -> Path:
+    root = os.environ.get("GRADIR_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "gradir")
+    return Path(root) / "schedules"
+
+
+def schedule_path(params: ScheduleParams) -> Path:
+    """A file holding ``schedule_text(params)`` (the package's
+    ``cpu_schedule.mlir`` for the AVX-512 instance; otherwise written once
+    under $GRADIR_CACHE_DIR or ~/.cache/gradir, a temporary directory when
+    neither is writable)."""
+    if params.tag == "":
+        return SCHEDULE_LIBRARY
+    text = schedule_text(params)
+    name = f"cpu_schedule{params.tag or '_avx512'}.mlir"
+    for folder in (_cache_dir(), Path(tempfile.gettempdir()) / f"gradir-{os.getuid()}"):
+        path = folder / name
+        try:
+            if path.exists() and path.read_text() == text:
+                return path
+            folder.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+            os.replace(tmp, path)
+            return path
+        except OSError:
+            continue
+    raise OSError(f"cannot write the CPU schedule {name} to any cache directory")
+
+
+if __name__ == "__main__":     # python -m gradir.conversion.cpu.schedule x86-64-v3
+    sys.stdout.write(schedule_text(schedule_params(sys.argv[1] if len(sys.argv) > 1
+                                                   else "host")))

@@ -1,0 +1,105 @@
+# RUN: %PYTHON %s %S/Inputs | FileCheck %s
+# Host detection from /proc/cpuinfo text (an AVX2-only AMD EPYC, an AVX-512
+# Xeon, an aarch64 Neoverse N1), sysfs cache sizes, named targets, the
+# schedule parameters each gets, and the packaged cpu_schedule.mlir being the
+# template's AVX-512 instance.
+
+import dataclasses
+import os
+import sys
+import tempfile
+
+from gradir.conversion.cpu import schedule
+from gradir.conversion.cpu.host import (missing_features, parse_cpuinfo, read_cache_sizes,
+                                        resolve)
+
+INPUTS = sys.argv[1]
+
+
+def run(f):
+    print(f"TEST: {f.__name__}")
+    f()
+    return f
+
+
+def fixture(name, machine):
+    with open(os.path.join(INPUTS, f"cpuinfo_{name}.txt")) as f:
+        return parse_cpuinfo(f.read(), machine, caches=(32 * 1024, 512 * 1024))
+
+
+def show(t):
+    p = schedule.schedule_params(t)
+    print(f"{t.model}: {t.arch} {t.isa} {t.vector_bits}x{t.vector_registers} "
+          f"f32 {p.f32_m}x{p.f32_n}/k{p.f32_k} f64 {p.f64_m}x{p.f64_n}/k{p.f64_k} "
+          f"tag '{p.tag}'")
+
+
+@run
+def test_cpuinfo():
+    avx2 = fixture("avx2", "x86_64")
+    show(avx2)
+    # only the first processor's flags count; pni/abm are sse3/lzcnt
+    print("avx512f" in avx2.features, "sse3" in avx2.features, "lzcnt" in avx2.features)
+    avx512 = fixture("avx512", "x86_64")
+    show(avx512)
+    arm = fixture("aarch64", "aarch64")
+    show(arm)
+    print("missing on the EPYC:", missing_features(avx512.features, avx2))
+    print("missing on the Xeon:", missing_features(resolve("x86-64-v3").features, avx512))
+# CHECK-LABEL: TEST: test_cpuinfo
+# CHECK-NEXT: AMD EPYC 7B12: x86_64 avx2 256x16 f32 6x16/k256 f64 6x8/k256 tag '_f32_6x16k256_f64_6x8k256_t8'
+# CHECK-NEXT: False True True
+# CHECK-NEXT: Intel(R) Xeon(R) Platinum 8175M CPU @ 2.50GHz: x86_64 avx512 512x32 f32 8x32/k128 f64 8x16/k128 tag '_f32_8x32k128_f64_8x16k128_t16'
+# CHECK-NEXT: aarch64 neon 128x32 f32 8x8/k256 f64 8x4/k256 tag '_f32_8x8k256_f64_8x4k256_t4'
+# CHECK-NEXT: missing on the EPYC: ['avx512bw', 'avx512cd', 'avx512dq', 'avx512f', 'avx512vl']
+# CHECK-NEXT: missing on the Xeon: []
+
+
+@run
+def test_llvm_features():
+    v3 = resolve("x86-64-v3")
+    feats = v3.llvm_features
+    print(v3.llvm_cpu, "+avx2" in feats, "+fma" in feats, "-avx512f" in feats,
+          "+sse4.2" in feats, "+bmi" in feats)
+    print(resolve("host").llvm_cpu, resolve("host").llvm_features)
+    try:
+        resolve("pentium-mmx")
+    except ValueError as e:
+        print("error:", str(e).split(" (")[0])
+# CHECK-LABEL: TEST: test_llvm_features
+# CHECK-NEXT: x86-64-v3 True True True True True
+# CHECK-NEXT: None ()
+# CHECK-NEXT: error: unknown cpu 'pentium-mmx'
+
+
+@run
+def test_cache_sizes():
+    with tempfile.TemporaryDirectory() as root:
+        for i, (level, kind, size) in enumerate([("1", "Data", "48K"), ("1", "Instruction",
+                                                  "32K"), ("2", "Unified", "1024K")]):
+            d = os.path.join(root, f"index{i}")
+            os.mkdir(d)
+            for name, value in (("level", level), ("type", kind), ("size", size)):
+                with open(os.path.join(d, name), "w") as f:
+                    f.write(value + "\n")
+        print(read_cache_sizes(root), read_cache_sizes(os.path.join(root, "none")))
+# CHECK-LABEL: TEST: test_cache_sizes
+# CHECK-NEXT: (49152, 1048576) (32768, 1048576)
+
+
+@run
+def test_packaged_schedule():
+    # cpu_schedule.mlir (for mlir-opt users) is the template's AVX-512 instance
+    text = schedule.schedule_text(schedule.DEFAULT)
+    print(text == schedule.SCHEDULE_LIBRARY.read_text(),
+          schedule.schedule_path(schedule.schedule_params(
+              dataclasses.replace(resolve("x86-64-v4"), l1d=48 * 1024))) ==
+          schedule.SCHEDULE_LIBRARY)
+    v3 = schedule.schedule_params("x86-64-v3")
+    path = schedule.schedule_path(v3)
+    body = path.read_text()
+    print(path.name, f"@{v3.entry_point}(" in body, "tile_sizes [6, 16, 1]" in body,
+          "shuffle_1d" in body, "$" in body)
+# CHECK-LABEL: TEST: test_packaged_schedule
+# CHECK-NEXT: True True
+# CHECK-NEXT: cpu_schedule_f32_6x16k256_f64_6x8k256_t8.mlir True True True False

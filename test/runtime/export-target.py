@@ -1,0 +1,77 @@
+# RUN: rm -rf %t && mkdir -p %t
+# RUN: %PYTHON %s %t | FileCheck %s
+# An exported library records the CPU it was compiled for (symbol
+# gradir_cpu_target); gradir.runtime.load refuses it, with an error naming the
+# missing features, on a CPU that lacks them (a library recording a feature
+# no CPU has; a library for AVX-512 checked against an AVX2-only CPU).
+
+import ctypes
+import dataclasses
+import json
+import os
+import sys
+
+import numpy as np
+
+import gradir
+import gradir.runtime as rt
+from gradir.conversion.cpu.host import parse_cpuinfo, resolve
+from gradir.runtime.target_check import (TargetMismatchError, check_library_target,
+                                         read_library_target)
+
+out = sys.argv[1]
+module = gradir.parse("""
+func.func @main(%x: tensor<16x24xf32>, %w: tensor<24x8xf32>) -> tensor<16x8xf32> {
+  %m = "rlx.matmul"(%x, %w) : (tensor<16x24xf32>, tensor<24x8xf32>) -> tensor<16x8xf32>
+  return %m : tensor<16x8xf32>
+}""")
+rng = np.random.default_rng(0)
+x = rng.standard_normal((16, 24)).astype(np.float32)
+w = rng.standard_normal((24, 8)).astype(np.float32)
+want = gradir.interpret(module, "main", x, w)[0]
+
+# A library for x86-64-v3 records exactly that CPU's features and runs here.
+exe = gradir.compile(module, cpu="x86-64-v3")
+v3 = rt.load(exe.export_library(os.path.join(out, "v3.so")))
+record = read_library_target(v3._dll)
+print(record["cpu"], record["arch"], "avx2" in record["features"],
+      "avx512f" in record["features"], record["features"] == list(resolve("x86-64-v3").features))
+print("v3 matches the interpreter:", np.allclose(v3["main"](x, w), want, rtol=1e-5, atol=1e-5))
+# CHECK: x86-64-v3 x86_64 True False True
+# CHECK-NEXT: v3 matches the interpreter: True
+
+# A library claiming a feature no CPU has is refused by load.
+fake = dataclasses.replace(resolve("x86-64-v3"), name="x86-64-v3",
+                           features=resolve("x86-64-v3").features + ("avx1024_fake",))
+exe_fake = gradir.compile(module, cpu="x86-64-v3")
+object.__setattr__(exe_fake, "options", dataclasses.replace(exe_fake.options, cpu=fake))
+path = exe_fake.export_library(os.path.join(out, "fake.so"))
+try:
+    rt.load(path)
+    print("loaded (wrong)")
+except TargetMismatchError as err:
+    print("refused:", str(err).replace(str(path), "fake.so"))
+# CHECK-NEXT: refused: fake.so was compiled for cpu x86-64-v3 and needs CPU features this machine ({{.*}}) lacks: avx1024_fake; re-export it with gradir.compile(..., cpu='x86-64-v3') or another cpu this machine has
+
+# An AVX-512 library on an AVX2-only EPYC (its /proc/cpuinfo), and on aarch64.
+exe4 = gradir.compile(module, cpu="x86-64-v4")
+path4 = exe4.export_library(os.path.join(out, "v4.so"))
+dll = ctypes.CDLL(str(path4))
+with open(os.path.join(os.path.dirname(__file__), "..", "conversion", "cpu", "Inputs",
+                       "cpuinfo_avx2.txt")) as f:
+    epyc = parse_cpuinfo(f.read(), "x86_64")
+for host in (epyc, parse_cpuinfo("Features: fp asimd\n", "aarch64")):
+    try:
+        check_library_target(dll, "v4.so", host)
+    except TargetMismatchError as err:
+        print("refused:", err)
+check_library_target(dll, "v4.so", resolve("x86-64-v4"))
+print("accepted on x86-64-v4")
+# CHECK-NEXT: refused: v4.so was compiled for cpu x86-64-v4 and needs CPU features this machine (AMD EPYC 7B12) lacks: avx512bw, avx512cd, avx512dq, avx512f, avx512vl;
+# CHECK-NEXT: refused: v4.so was compiled for x86_64 (cpu x86-64-v4), this machine is aarch64
+# CHECK-NEXT: accepted on x86-64-v4
+
+# The host build records the host's model and features.
+host_rec = json.loads(rt.target_check.target_record("host"))
+print(host_rec["cpu"].startswith("host:"), host_rec["arch"])
+# CHECK-NEXT: True x86_64
