@@ -12,26 +12,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "Inputs"))
-from torch_helpers import check, check_forward, check_gradients, run  # noqa: E402
+from torch_helpers import Fn, check, check_forward, check_gradients, randn, run  # noqa: E402,F401
 
 torch.set_default_dtype(torch.float64)
-
-
-def randn(*shape):
-    return torch.randn(*shape)
-
-
-class Fn(nn.Module):
-    """A module around a function of the inputs (and optional parameters)."""
-
-    def __init__(self, fn, **params):
-        super().__init__()
-        self.fn = fn
-        for k, v in params.items():
-            setattr(self, k, nn.Parameter(v))
-
-    def forward(self, *args):
-        return self.fn(self, *args)
 
 
 @run

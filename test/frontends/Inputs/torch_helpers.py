@@ -100,3 +100,20 @@ def check_compiled(module, model, args, fn="main", rtol=1e-9):
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=rtol, atol=1e-10)
     return exe
+
+
+def randn(*shape):
+    return torch.randn(*shape)
+
+
+class Fn(torch.nn.Module):
+    """A module around a function of the inputs (and optional parameters)."""
+
+    def __init__(self, fn, **params):
+        super().__init__()
+        self.fn = fn
+        for k, v in params.items():
+            setattr(self, k, torch.nn.Parameter(v))
+
+    def forward(self, *args):
+        return self.fn(self, *args)
