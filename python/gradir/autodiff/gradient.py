@@ -353,8 +353,9 @@ def differentiate(module: ir.Operation, fn: ir.Operation, seeds_for: Callable,
     args = list(block.arguments)
     wrt_args = [args[i] for i in wrt]
     forward_ops = [o.operation for o in block.operations][:-1]
-    for prepare in PREPARE:   # loops record what their backward needs
-        forward_ops = prepare(block, forward_ops, _active_values(block, wrt_args))
+    if any(len(op.regions) for op in forward_ops):
+        for prepare in PREPARE:   # loops record what their backward needs
+            forward_ops = prepare(block, forward_ops, _active_values(block, wrt_args))
     results = list(ret.operands)
     ret.erase()
     with ir.InsertionPoint(block):

@@ -158,6 +158,8 @@ GATES = {
     algebra.absorb_zero: _any_splat,
     algebra.fold_constants: _fold_constants,
     algebra.implicit_broadcast: _implicit_broadcast,
+    algebra.sum_of_matmul: _op0_from("rlx.matmul"),
+    algebra.matmul_of_splat: _any_splat,
 }
 
 
@@ -368,12 +370,20 @@ def simplify_block(m: Mirror, patterns, max_rounds: int, dce_first: bool = False
     if dce_first:
         dce(m)
     driver = _Driver(m, patterns)
-    for _ in range(max_rounds):
+    for round_ in range(max_rounds):
         driver.fired = 0
         before = m.size
         driver.run()
+        if round_ and not driver.fired:
+            # The last round's cse and dce left a fixpoint of both, and no
+            # pattern changed anything since (a dead constant the driver
+            # erased changes neither): they would erase nothing.
+            if m.size == before:
+                break
+            continue
         cse(m, driver)
         dce(m)
         if not driver.fired and m.size == before:
             break
+    driver.rewriter.driver = None     # the driver <-> rewriter cycle
     m.release()

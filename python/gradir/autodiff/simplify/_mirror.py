@@ -241,13 +241,20 @@ class Mirror:
         node.op = None
 
     def release(self) -> None:
-        """Unlinks the nodes (reference cycles) so refcounting frees them."""
+        """Unlinks the nodes (reference cycles) and drops the tables, so
+        refcounting frees everything now: left to Python's cyclic collector,
+        the mirror's objects (about 30 per op) cost a collection that walks
+        them all once the pass re-enables it."""
         n = self.head
         while n is not None:
             nxt = n.next
             n.prev = n.next = None
             n = nxt
         self.head = self.tail = None
+        self.of_op = {}
+        self.of_value = {}
+        self.uses = {}
+        self.terminator_uses = {}
 
     # -- what the patterns read ---------------------------------------------------
     def touch_op(self, node: Node) -> None:
