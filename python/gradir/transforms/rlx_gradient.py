@@ -90,7 +90,7 @@ class RlxGradient(ModulePass):
 
     def apply(self, module: ir.Operation) -> None:
         try:
-            with paused_gc():
+            with paused_gc(), rlx.inference_memo():
                 self._apply(module)
         except GradientError as err:
             self.error(err.where, err.message)
