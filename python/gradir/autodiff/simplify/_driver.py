@@ -54,12 +54,22 @@ def _maybe_splat(m: Mirror, v, depth: int = 8) -> bool:
     return False
 
 
+def _splat_flags(m, n) -> list:
+    """``_maybe_splat`` of each operand of ``n``, read once per visit of
+    ``n`` (several gates ask; nothing changes between them: a pattern that
+    does not match changes nothing, one that matches ends the visit)."""
+    if n.splat_visit != m.visit:
+        n.splat_visit = m.visit
+        n.splat_flags = [_maybe_splat(m, v) for v in m.operands(n)]
+    return n.splat_flags
+
+
 def _any_splat(m, n):
-    return any(_maybe_splat(m, v) for v in m.operands(n))
+    return True in _splat_flags(m, n)
 
 
 def _all_splat(m, n):
-    return all(_maybe_splat(m, v) for v in m.operands(n))
+    return False not in _splat_flags(m, n)
 
 
 def _op0_from(*names):
@@ -84,12 +94,13 @@ def _fold_constants(m, n):
 
 
 def _implicit_broadcast(m, n):
-    for v in m.operands(n):
+    flags = _splat_flags(m, n)
+    for i, v in enumerate(m.operands(n)):
         s = m.value_shape(v)
         if not s:
             continue
         if m.producer_name(v) in ("rlx.broadcast_to", "rlx.full", "rlx.reshape",
-                                  "rlx.expand_dims") or _maybe_splat(m, v):
+                                  "rlx.expand_dims") or flags[i]:
             return True
     return False
 
@@ -190,12 +201,28 @@ class _Rewriter:
         self.created = []
 
 
+_TABLES: dict = {}     # id(patterns) -> (the patterns, as a tuple; their table)
+
+
+def _table(patterns) -> dict:
+    """Root op name -> [(pattern, gate)], built once per pattern list."""
+    key = tuple(patterns)
+    hit = _TABLES.get(id(patterns))
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    table: dict[str, list] = {}
+    for root, fn in key:
+        table.setdefault(root, []).append((fn, GATES.get(fn, _always)))
+    if len(_TABLES) > 16:
+        _TABLES.clear()
+    _TABLES[id(patterns)] = (key, table)
+    return table
+
+
 class _Driver:
     def __init__(self, mirror: Mirror, patterns):
         self.m = mirror
-        self.table: dict[str, list] = {}
-        for root, fn in patterns:
-            self.table.setdefault(root, []).append((fn, GATES.get(fn, _always)))
+        self.table: dict[str, list] = _table(patterns)
         self.rewriter = _Rewriter(self)
         self.stack: list = []
         self.cursor: Node | None = None
@@ -305,6 +332,7 @@ class _Driver:
                     changed = True
                     continue
                 matched = False
+                m.visit += 1
                 for fn, gate in self.table.get(node.name, ()):
                     if not gate(m, node):
                         continue

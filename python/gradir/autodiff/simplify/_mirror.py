@@ -36,7 +36,7 @@ class Unsupported(Exception):
 class Node:
     __slots__ = ("op", "name", "prev", "next", "alive", "dirty", "_operands", "results",
                  "types", "static_key", "pyattrs", "recomputed", "const", "stamp", "queued",
-                 "passed")
+                 "passed", "splat_visit", "splat_flags")
 
     def __init__(self, op: ir.Operation, name: str):
         self.op = op
@@ -54,6 +54,8 @@ class Node:
         self.stamp = 0          # creation order (the driver's worklist)
         self.queued = False     # on the driver's worklist stack
         self.passed = 0         # the last iteration whose sweep passed it
+        self.splat_visit = -1   # the driver's visit its splat_flags are from
+        self.splat_flags = None
 
     def __repr__(self):     # pragma: no cover - debugging aid
         return f"<Node {self.name}>"
@@ -74,6 +76,7 @@ class Mirror:
         self.uses: dict = {}         # ir.Value -> number of uses (block arguments too)
         self.type_info: dict = {}    # ir.Type -> shape tuple (None: not a ranked tensor)
         self.stamp = 0
+        self.visit = 0               # the driver's count of op visits
         self.max_operands = 1        # of the ops other than the terminator
         self.terminator_uses: dict = {}
         for op in block.operations:
