@@ -31,7 +31,7 @@ from .util import elt_of
 
 __all__ = [
     "ShapeError", "INFER", "attributes_of", "infer_result_types", "build_op", "to_dtype",
-    "inference_memo",
+    "inference_memo", "recording",
     "MAX_VARIADIC", "SEGMENTED", "segment_sizes",
     # unary
     "negative", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "abs", "abs_",
@@ -140,6 +140,26 @@ def inference_memo():
             _MEMO = None
 
 
+# While ``recording()`` is open: one ``(op, operands, result types, sorted
+# (name, attribute) pairs)`` per op ``build_op`` creates with the memo on.
+_RECORD: list | None = None
+
+
+@_contextlib.contextmanager
+def recording():
+    """Yields a list that receives, for each op ``build_op`` creates (with
+    an ``inference_memo()`` open), ``(op, operands, result types, sorted
+    (name, attribute) pairs)``: what a reader of the block would otherwise
+    fetch back from MLIR op by op (the simplifier's mirror takes it)."""
+    global _RECORD
+    outer = _RECORD
+    _RECORD = []
+    try:
+        yield _RECORD
+    finally:
+        _RECORD = outer
+
+
 def _frozen(attrs: dict):
     """A hashable form of builder attributes (None entries dropped; a
     value's type kept, so ``True`` and ``1`` differ)."""
@@ -169,13 +189,21 @@ def build_op(name: str, operands: Sequence[ir.Value], attrs: dict | None = None,
         except TypeError:           # an unhashable attribute value
             key = hit = None
         if hit is not None:
-            return ir.Operation.create(name, results=hit[0], operands=list(operands),
-                                       attributes=hit[1], loc=loc, ip=ip)
+            operands = list(operands)
+            op = ir.Operation.create(name, results=hit[0], operands=operands,
+                                     attributes=hit[1], loc=loc, ip=ip)
+            if _RECORD is not None:
+                _RECORD.append((op, operands, hit[0], hit[2]))
+            return op
         op = _build_op(name, operands, attrs, result, loc, ip)
         if key is not None:
             attributes = op.attributes
             named = [attributes[i] for i in range(len(attributes))]
-            memo[key] = ([r.type for r in op.results], {a.name: a.attr for a in named})
+            pairs = _tuple(sorted((a.name, a.attr) for a in named))
+            types = [r.type for r in op.results]
+            memo[key] = (types, dict(pairs), pairs)
+            if _RECORD is not None:
+                _RECORD.append((op, list(operands), types, pairs))
         return op
     return _build_op(name, operands, attrs, result, loc, ip)
 

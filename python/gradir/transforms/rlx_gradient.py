@@ -136,7 +136,8 @@ class RlxGradient(ModulePass):
             with new.location:
                 return {target: rlx.ones([], rt.element_type)}
 
-        results, grads = differentiate(module, new, seeds_for, wrt)
+        with rlx.recording() as records:    # the simplifier reads the new ops from it
+            results, grads = differentiate(module, new, seeds_for, wrt)
         if checkpoint.has_markers(block):
             checkpoint.validate_markers(block)
         with ir.InsertionPoint(block), new.location:
@@ -146,7 +147,7 @@ class RlxGradient(ModulePass):
         # Rules build adjoints for every operand; those of operands outside
         # `wrt` (and forward values nothing uses) are dead.
         if self.simplify:
-            simplify_function(new, dce_first=True)
+            simplify_function(new, dce_first=True, records=records)
         else:
             erase_dead_ops(block)
         self._checkpoint(module, new, len(outputs))

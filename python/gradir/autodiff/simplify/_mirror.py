@@ -64,9 +64,16 @@ class Node:
 class Mirror:
     """The nodes of ``block`` in order, their results and use counts."""
 
-    def __init__(self, block: ir.Block):
+    def __init__(self, block: ir.Block, records=None):
         """Raises ``Unsupported`` when ``block`` holds an op with regions or
-        of another dialect (the caller then uses MLIR's greedy driver)."""
+        of another dialect (the caller then uses MLIR's greedy driver).
+
+        ``records``: what ``rlx.recording()`` gathered while ops of the
+        block were built, in creation order; an op met in the block that is
+        the next record's is read from the record instead of from MLIR.
+        The recorded ops must be in the block, unchanged since they were
+        built (an op that is not where the records expect it is read
+        from MLIR)."""
         self.block = block
         self.head: Node | None = None
         self.tail: Node | None = None
@@ -79,11 +86,35 @@ class Mirror:
         self.visit = 0               # the driver's count of op visits
         self.max_operands = 1        # of the ops other than the terminator
         self.terminator_uses: dict = {}
-        for op in block.operations:
-            self._link(self._make(op.operation, check=True), None)
+        make = self._make
+        prev = None
+        size = 0
+        records = records or ()
+        n_records = len(records)
+        j = 0
+        pending = records[0][0] if n_records else None
+        for op in block.operations:      # (``_link`` at the tail, inlined)
+            op = op.operation
+            if pending is not None and op == pending:
+                node = self._make_recorded(op, records[j])
+                j += 1
+                pending = records[j][0] if j < n_records else None
+            else:
+                node = make(op, check=True)
+            node.prev = prev
+            if prev is None:
+                self.head = node
+            else:
+                prev.next = node
+            prev = node
+            size += 1
+        self.tail = prev
+        self.size = size
 
     # -- reading ---------------------------------------------------------------
     def _make(self, op: ir.Operation, check: bool = False) -> Node:
+        # The hot loop of reading a block: every line is a crossing into the
+        # bindings or a dictionary update, so it is written flat.
         name = op.name
         if check and not (name.startswith(("rlx.", "grad.")) or name in _KNOWN_EXACT):
             raise Unsupported(name)
@@ -91,27 +122,72 @@ class Mirror:
         self.of_op[op_key(op)] = node
         results = list(op.results)
         node.results = results
-        node.types = [r.type for r in results]
-        for i, r in enumerate(results):
-            self.of_value[r] = (node, i)
-            self.uses.setdefault(r, 0)
+        types = [r.type for r in results]
+        node.types = types
+        of_value = self.of_value
         uses = self.uses
-        operands = self.operands(node)
+        i = 0
+        for r in results:
+            of_value[r] = (node, i)
+            uses[r] = 0
+            i += 1
+        operands = node._operands = list(op.operands)
+        get = uses.get
         for v in operands:
-            uses[v] = uses.get(v, 0) + 1
-        if node.name == "func.return":
-            self.terminator_uses = {}
+            uses[v] = get(v, 0) + 1
+        if name == "func.return":
+            terminator_uses = self.terminator_uses = {}
             for v in operands:
-                self.terminator_uses[v] = self.terminator_uses.get(v, 0) + 1
+                terminator_uses[v] = terminator_uses.get(v, 0) + 1
         elif len(operands) > self.max_operands:
             self.max_operands = len(operands)
         attrs = op.attributes
-        named = sorted((attrs[i].name, attrs[i].attr) for i in range(len(attrs))) \
-            if len(attrs) else ()
-        node.recomputed = any(a == "grad.recomputed" for a, _ in named)
+        n_attrs = len(attrs)
+        if n_attrs:
+            named = []
+            for k in range(n_attrs):
+                a = attrs[k]
+                named.append((a.name, a.attr))
+            named.sort()
+            named = tuple(named)
+            for a, _ in named:
+                if a == "grad.recomputed":
+                    node.recomputed = True
+        else:
+            named = ()
         # rlx-cse's key, less the operands (attributes and types are uniqued:
         # equal objects print alike).
-        node.static_key = (name, tuple(named), tuple(node.types))
+        node.static_key = (name, named, tuple(types))
+        node.stamp = self.stamp
+        self.stamp += 1
+        return node
+
+    def _make_recorded(self, op: ir.Operation, record) -> Node:
+        """``_make`` from what ``build_op`` recorded (an rlx op)."""
+        _, operands, types, named = record
+        name = op.name
+        node = Node(op, name)
+        self.of_op[op_key(op)] = node
+        results = list(op.results)
+        node.results = results
+        node.types = types
+        of_value = self.of_value
+        uses = self.uses
+        i = 0
+        for r in results:
+            of_value[r] = (node, i)
+            uses[r] = 0
+            i += 1
+        node._operands = list(operands)
+        get = uses.get
+        for v in operands:
+            uses[v] = get(v, 0) + 1
+        if len(operands) > self.max_operands:
+            self.max_operands = len(operands)
+        for a, _ in named:
+            if a == "grad.recomputed":
+                node.recomputed = True
+        node.static_key = (name, named, tuple(types))
         node.stamp = self.stamp
         self.stamp += 1
         return node
