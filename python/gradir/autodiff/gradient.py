@@ -225,27 +225,44 @@ def materialize(adj, t: ir.Type) -> ir.Value:
 class Adjoints:
     """Accumulated adjoints keyed by forward value."""
     table: dict = field(default_factory=dict)
+    _float: dict = field(default_factory=dict)     # type -> is_float_type(type)
 
     def get(self, v):
         return self.table.get(v)
 
     def accumulate(self, v: ir.Value, adj) -> None:
-        if adj is None or not is_float_type(v.type):
+        if adj is None:
             return
-        self.table[v] = add_adjoints(self.table.get(v), adj, v.type)
+        t = v.type
+        is_float = self._float.get(t)
+        if is_float is None:
+            is_float = self._float[t] = is_float_type(t)
+        if not is_float:
+            return
+        self.table[v] = add_adjoints(self.table.get(v), adj, t)
 
 
 def _active_values(block: ir.Block, wrt_args) -> set:
     """Values that depend differentiably on the ``wrt`` arguments."""
     active = set(wrt_args)
+    floats: dict = {}       # type -> is_float_type(type)
     for op in block.operations:
         op = op.operation
-        if op.name in NON_DIFFERENTIABLE or op.name == "grad.no_grad":
+        name = op.name
+        if name in NON_DIFFERENTIABLE or name == "grad.no_grad":
             continue
-        if any(v in active for v in region_inputs(op)):
-            for r in op.results:
-                if is_float_type(r.type):
-                    active.add(r)
+        for v in (region_inputs(op) if len(op.regions) else op.operands):
+            if v in active:
+                break
+        else:
+            continue
+        for r in op.results:
+            t = r.type
+            is_float = floats.get(t)
+            if is_float is None:
+                is_float = floats[t] = is_float_type(t)
+            if is_float:
+                active.add(r)
     return active
 
 

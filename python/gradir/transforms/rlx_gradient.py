@@ -123,6 +123,7 @@ class RlxGradient(ModulePass):
         for op in loop_marks:   # @main stays untouched; its clone keeps the choice
             del op.attributes["grad.checkpoint"]
         block = body_of(new)
+        marked = checkpoint.may_be_marked(block)
         cot_args = []
         if vjp_like:
             for t in outputs:
@@ -138,7 +139,7 @@ class RlxGradient(ModulePass):
 
         with rlx.recording() as records:    # the simplifier reads the new ops from it
             results, grads = differentiate(module, new, seeds_for, wrt)
-        if checkpoint.has_markers(block):
+        if marked and checkpoint.has_markers(block):
             checkpoint.validate_markers(block)
         with ir.InsertionPoint(block), new.location:
             func.ReturnOp(results + grads)
@@ -150,7 +151,7 @@ class RlxGradient(ModulePass):
             simplify_function(new, dce_first=True, records=records)
         else:
             erase_dead_ops(block)
-        self._checkpoint(module, new, len(outputs))
+        self._checkpoint(module, new, len(outputs), unmarked=not marked)
         if self.split:
             split_forward_backward(module, new, self.func, n_inputs=len(inputs),
                                    n_results=len(outputs))
@@ -190,13 +191,14 @@ class RlxGradient(ModulePass):
         return [op for i, op in enumerate(free) if chosen[i] != "all"]
 
     # -- checkpointing ---------------------------------------------------------
-    def _checkpoint(self, module: ir.Operation, fn: ir.Operation, n_results: int) -> None:
+    def _checkpoint(self, module: ir.Operation, fn: ir.Operation, n_results: int,
+                    unmarked: bool = False) -> None:
         """Keeps or recomputes the forward values the backward uses
         (``checkpoint.plan_checkpoints``) and reports why."""
         plan = checkpoint.plan_checkpoints(
             module, fn, n_results, self.remat,
             (getattr(self, "_loop_budget", None) or parse_budget(self.budget))
-            if self.remat == "auto" else None, self.remarks)
+            if self.remat == "auto" else None, self.remarks, unmarked=unmarked)
         if plan is None:
             return
         plan.apply()
