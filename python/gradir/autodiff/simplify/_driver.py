@@ -255,14 +255,21 @@ class _Driver:
             if node.queued:
                 node.queued = False
                 return node
+        # The cursor passes the ops that nothing changed around (``dirty``
+        # unset) here: ``run`` would pop and skip them one by one.
         cur = self.cursor
         start = self.iteration_start
-        while cur is not None and cur.stamp >= start:
+        iteration = self.iteration
+        while cur is not None:
+            if cur.stamp < start:
+                cur.passed = iteration
+                if cur.dirty:
+                    break
             cur = cur.prev
         if cur is None:
+            self.cursor = None
             return None
         self.cursor = cur.prev
-        cur.passed = self.iteration
         return cur
 
     def push_operands(self, node: Node) -> None:
@@ -359,10 +366,13 @@ def cse(m: Mirror, driver: _Driver) -> int:
     seen = {}
     erased = 0
     n = m.head
+    operands = m.operands
     while n is not None:
         nxt = n.next
-        if pure_for_cse(n):
-            key = (n.static_key, tuple(m.operands(n)))
+        name = n.name
+        if (name.startswith("rlx.") or name == "arith.constant") and not n.recomputed:
+            # (``pure_for_cse``, inlined)
+            key = (n.static_key, tuple(n._operands or operands(n)))
             first = seen.get(key)
             if first is None:
                 seen[key] = n
@@ -379,17 +389,31 @@ def cse(m: Mirror, driver: _Driver) -> int:
     return erased
 
 
+_PURE: dict = {}      # op name -> is_pure_name(name)
+
+
 def dce(m: Mirror) -> int:
     """``cleanup.erase_dead_ops`` on the mirror (reverse order)."""
     erased = 0
-    for n in reversed(m.nodes()):
-        if not n.alive or not is_pure_name(n.name):
-            continue
-        if not m.result_uses(n):
-            if n.name == "rlx.permute_dims":
-                m.touch_transpose_user(m.operands(n)[0])
-            m.erase(n)
-            erased += 1
+    uses = m.uses
+    pure = _PURE
+    n = m.tail
+    while n is not None:
+        prev = n.prev           # (erasing ``n`` leaves ``prev`` in place)
+        name = n.name
+        is_pure = pure.get(name)
+        if is_pure is None:
+            is_pure = pure[name] = is_pure_name(name)
+        if is_pure:
+            for r in n.results:
+                if uses[r]:
+                    break
+            else:
+                if name == "rlx.permute_dims":
+                    m.touch_transpose_user(m.operands(n)[0])
+                m.erase(n)
+                erased += 1
+        n = prev
     return erased
 
 
