@@ -76,7 +76,7 @@ def clone_ops(ops, mapping: dict) -> None:
 
 
 def terminator(block: ir.Block) -> ir.Operation:
-    return list(block.operations)[-1].operation
+    return block.operations[-1].operation
 
 
 # ----------------------------------------------------------------------------

@@ -222,7 +222,7 @@ class RlxGradient(ModulePass):
         return list(self.wrt)
 
     def _check_target(self, fn: ir.Operation, outputs: list) -> None:
-        ret = list(body_of(fn).operations)[-1].operation
+        ret = body_of(fn).operations[-1].operation
         if not 0 <= self.target_index < len(outputs):
             raise GradientError(ret, f"rlx-gradient: target-index {self.target_index} is out "
                                      f"of range: '@{self.func}' has {len(outputs)} results")

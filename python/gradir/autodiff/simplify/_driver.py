@@ -54,14 +54,33 @@ def _maybe_splat(m: Mirror, v, depth: int = 8) -> bool:
     return False
 
 
+_STATIC_FLAGS = -2     # Node.splat_visit: the flags hold until n's operands change
+
+
 def _splat_flags(m, n) -> list:
     """``_maybe_splat`` of each operand of ``n``, read once per visit of
     ``n`` (several gates ask; nothing changes between them: a pattern that
-    does not match changes nothing, one that matches ends the visit)."""
-    if n.splat_visit != m.visit:
-        n.splat_visit = m.visit
-        n.splat_flags = [_maybe_splat(m, v) for v in m.operands(n)]
-    return n.splat_flags
+    does not match changes nothing, one that matches ends the visit).
+    When no operand is made by a shape-only op (``SPLAT_THROUGH``), the
+    flags depend only on which ops make the operands, so they hold until
+    ``n``'s operands change (``Mirror.modified`` resets them)."""
+    visit = n.splat_visit
+    if visit == m.visit or visit == _STATIC_FLAGS:
+        return n.splat_flags
+    flags = []
+    static = True
+    of_value = m.of_value
+    for v in m.operands(n):
+        hit = of_value.get(v)
+        if hit is None:                 # a block argument
+            flags.append(False)
+            continue
+        if hit[0].name in SPLAT_THROUGH:
+            static = False
+        flags.append(_maybe_splat(m, v))
+    n.splat_flags = flags
+    n.splat_visit = _STATIC_FLAGS if static else m.visit
+    return flags
 
 
 def _any_splat(m, n):
@@ -93,14 +112,13 @@ def _fold_constants(m, n):
     return _any_splat(m, n)
 
 
+_WIDENING = frozenset({"rlx.broadcast_to", "rlx.full", "rlx.reshape", "rlx.expand_dims"})
+
+
 def _implicit_broadcast(m, n):
     flags = _splat_flags(m, n)
     for i, v in enumerate(m.operands(n)):
-        s = m.value_shape(v)
-        if not s:
-            continue
-        if m.producer_name(v) in ("rlx.broadcast_to", "rlx.full", "rlx.reshape",
-                                  "rlx.expand_dims") or flags[i]:
+        if (flags[i] or m.producer_name(v) in _WIDENING) and m.value_shape(v):
             return True
     return False
 
@@ -176,6 +194,25 @@ GATES = {
 
 def _always(m, n):
     return True
+
+
+# Gates that read only the op's own attributes and result types and its
+# operands' types: none of these changes while the op lives (every rewrite
+# replaces a value by one of the same type), so each is asked once per op.
+_STATIC_GATES = frozenset({_trivial_permute, _identity_reduction, _fold_identity})
+
+
+def _candidates(m, node, table) -> list:
+    """``node``'s (pattern, gate) pairs less those a static gate rules out
+    (and with the static gates that pass dropped)."""
+    out = []
+    for fn, gate in table.get(node.name, ()):
+        if gate in _STATIC_GATES:
+            if not gate(m, node):
+                continue
+            gate = _always
+        out.append((fn, gate))
+    return out
 
 
 # --- the greedy driver ----------------------------------------------------------
@@ -340,7 +377,10 @@ class _Driver:
                     continue
                 matched = False
                 m.visit += 1
-                for fn, gate in self.table.get(node.name, ()):
+                candidates = node.candidates
+                if candidates is None:
+                    candidates = node.candidates = _candidates(m, node, self.table)
+                for fn, gate in candidates:
                     if not gate(m, node):
                         continue
                     rewriter.node = node

@@ -36,7 +36,7 @@ class Unsupported(Exception):
 class Node:
     __slots__ = ("op", "name", "prev", "next", "alive", "dirty", "_operands", "results",
                  "types", "static_key", "pyattrs", "recomputed", "const", "stamp", "queued",
-                 "passed", "splat_visit", "splat_flags")
+                 "passed", "splat_visit", "splat_flags", "candidates")
 
     def __init__(self, op: ir.Operation, name: str):
         self.op = op
@@ -56,6 +56,7 @@ class Node:
         self.passed = 0         # the last iteration whose sweep passed it
         self.splat_visit = -1   # the driver's visit its splat_flags are from
         self.splat_flags = None
+        self.candidates = None  # the driver's patterns for it (static gates applied)
 
     def __repr__(self):     # pragma: no cover - debugging aid
         return f"<Node {self.name}>"
@@ -271,6 +272,7 @@ class Mirror:
     def modified(self, node: Node) -> None:
         """``node``'s operands changed (the caller fixed the use counts)."""
         node._operands = None
+        node.splat_visit = -1
         if node.name == "func.return":
             self.terminator_uses = {}
             for v in self.operands(node):
