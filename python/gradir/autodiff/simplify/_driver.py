@@ -312,22 +312,14 @@ class _Driver:
     def push_operands(self, node: Node) -> None:
         """MLIR's addOperandsToWorklist before ``node`` is erased."""
         m = self.m
+        users_of = m.users_of
         for v in m.operands(node):
             p = m.producer(v)
             if p is None:
                 continue
-            other = None
-            more = False
-            for u in v.uses:
-                user = m.of_op.get(op_key(u.owner))
-                if user is node or user is other:
-                    continue
-                if other is None:
-                    other = user
-                    continue
-                more = True
-                break
-            if not more:
+            # pushed unless two users other than ``node`` remain
+            by = users_of.get(v) or ()
+            if len(by) - (node in by) < 2:
                 self.push(p)
 
     # -- rewriting ----------------------------------------------------------------
@@ -338,13 +330,14 @@ class _Driver:
             if n.name == "rlx.permute_dims":
                 m.touch_transpose_user(m.operands(n)[0])
         for old, new in zip(node.results, values):
-            users = [op_key(u.owner) for u in old.uses]
-            for user in users:
-                un = m.of_op.get(user)
-                if un is not None:
-                    self.push(un)
+            if m.uses.get(old):
+                # (MLIR's use-list order: the order of the pushes)
+                for u in old.uses:
+                    un = m.of_op.get(op_key(u.owner))
+                    if un is not None:
+                        self.push(un)
             old.replace_all_uses_with(new)
-            m.replace_value(old, new, users)
+            m.replace_value(old, new)
         self.erase(node)
 
     def erase(self, node: Node) -> None:
@@ -418,9 +411,8 @@ def cse(m: Mirror, driver: _Driver) -> int:
                 seen[key] = n
             else:
                 for old, new in zip(n.results, first.results):
-                    users = [op_key(u.owner) for u in old.uses]
                     old.replace_all_uses_with(new)
-                    m.replace_value(old, new, users)
+                    m.replace_value(old, new)
                 if n.name == "rlx.permute_dims":
                     m.touch_transpose_user(m.operands(n)[0])
                 m.erase(n)

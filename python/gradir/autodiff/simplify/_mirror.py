@@ -82,6 +82,7 @@ class Mirror:
         self.of_op: dict = {}        # op_key(op) -> Node
         self.of_value: dict = {}     # result ir.Value -> (Node, index)
         self.uses: dict = {}         # ir.Value -> number of uses (block arguments too)
+        self.users_of: dict = {}     # ir.Value -> {user Node: uses by it}
         self.type_info: dict = {}    # ir.Type -> shape tuple (None: not a ranked tensor)
         self.stamp = 0
         self.visit = 0               # the driver's count of op visits
@@ -134,8 +135,14 @@ class Mirror:
             i += 1
         operands = node._operands = list(op.operands)
         get = uses.get
+        users_of = self.users_of
         for v in operands:
             uses[v] = get(v, 0) + 1
+            by = users_of.get(v)
+            if by is None:
+                users_of[v] = {node: 1}
+            else:
+                by[node] = by.get(node, 0) + 1
         if name == "func.return":
             terminator_uses = self.terminator_uses = {}
             for v in operands:
@@ -181,8 +188,14 @@ class Mirror:
             i += 1
         node._operands = list(operands)
         get = uses.get
+        users_of = self.users_of
         for v in operands:
             uses[v] = get(v, 0) + 1
+            by = users_of.get(v)
+            if by is None:
+                users_of[v] = {node: 1}
+            else:
+                by[node] = by.get(node, 0) + 1
         if len(operands) > self.max_operands:
             self.max_operands = len(operands)
         for a, _ in named:
@@ -279,17 +292,21 @@ class Mirror:
                 self.terminator_uses[v] = self.terminator_uses.get(v, 0) + 1
         self.touch_op(node)
 
-    def replace_value(self, old: ir.Value, new: ir.Value, users: list) -> None:
-        """Mirrors ``old.replace_all_uses_with(new)``; ``users``: the ops
-        that used ``old`` (as MLIR listed them before the replacement)."""
-        # Called after the replacement: ``users`` hold op_key()s, taken before.
+    def replace_value(self, old: ir.Value, new: ir.Value) -> None:
+        """Mirrors ``old.replace_all_uses_with(new)`` (called after it)."""
         n = self.uses.get(old, 0)
         self.uses[old] = 0
         self.uses[new] = self.uses.get(new, 0) + n
+        moved = self.users_of.pop(old, None) or {}
+        if moved:
+            by = self.users_of.get(new)
+            if by is None:
+                by = self.users_of[new] = {}
+            for node, k in moved.items():
+                by[node] = by.get(node, 0) + k
         transposed = False
-        for user in users:
-            node = self.of_op.get(user)
-            if node is not None and node.alive:
+        for node in moved:
+            if node.alive:
                 self.modified(node)
                 transposed |= node.name == "rlx.permute_dims"
         self.touch_value(new)
@@ -302,6 +319,7 @@ class Mirror:
         for r in node.results:
             self.of_value.pop(r, None)
             self.uses.pop(r, None)
+            self.users_of.pop(r, None)
         self.of_op.pop(op_key(node.op), None)
         node.op.erase()
         node.alive = False
@@ -315,8 +333,15 @@ class Mirror:
             node.next.prev = node.prev
         self.size -= 1
         uses = self.uses
+        users_of = self.users_of
         for v in operands:
             uses[v] -= 1
+            by = users_of[v]
+            k = by[node] - 1
+            if k:
+                by[node] = k
+            else:
+                del by[node]
         for v in operands:
             self.touch_value(v)
         node.op = None
@@ -335,6 +360,7 @@ class Mirror:
         self.of_op = {}
         self.of_value = {}
         self.uses = {}
+        self.users_of = {}
         self.terminator_uses = {}
 
     # -- what the patterns read ---------------------------------------------------
@@ -393,15 +419,10 @@ class Mirror:
         return m * (m * m + m + 2)
 
     def _users(self, v: ir.Value) -> list:
-        if not self.uses.get(v, 0):
-            return []
-        out = []
-        of_op = self.of_op
-        for u in v.uses:
-            node = of_op.get(op_key(u.owner))
-            if node is not None:
-                out.append(node)
-        return out
+        """The nodes using ``v`` (from the mirror's own index: asking MLIR
+        for a use list costs a crossing per use)."""
+        by = self.users_of.get(v)
+        return list(by) if by else []
 
 
 def is_pure_name(name: str) -> bool:
