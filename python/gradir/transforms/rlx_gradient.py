@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Literal
 
@@ -14,6 +15,7 @@ from ..autodiff.gradient import (GradientError, body_of, clone_function, differe
                                  find_function, function_type, set_function_type)
 from ..autodiff.remat import parse_budget
 from ..autodiff.rules import is_float_type
+from ..autodiff.rules._helpers import shared_scalars
 from ..autodiff.simplify import paused_gc, simplify_function
 from ..autodiff.split import split_forward_backward
 from ..dialects import rlx
@@ -137,7 +139,14 @@ class RlxGradient(ModulePass):
             with new.location:
                 return {target: rlx.ones([], rt.element_type)}
 
-        with rlx.recording() as records:    # the simplifier reads the new ops from it
+        # A straight-line body (no region ops, no calls to inline) is
+        # differentiated at the end of its one block: there the rules may
+        # share their scalar constants, which rlx-cse would merge anyway.
+        share = self.simplify and not any(
+            len(op.regions) or op.name == "func.call" for op in block.operations)
+        with rlx.recording() as records, \
+                (shared_scalars() if share else contextlib.nullcontext()):
+            # (the simplifier reads the new ops from ``records``)
             results, grads = differentiate(module, new, seeds_for, wrt)
         if marked and checkpoint.has_markers(block):
             checkpoint.validate_markers(block)
