@@ -130,8 +130,11 @@ def _fold_identity(m, n):
 
 def _attrs(n: Node) -> dict:
     if n.pyattrs is None:
-        from ._facts import attrs
-        n.pyattrs = attrs(n.op)
+        # ``_facts.attrs(n.op)`` from the attributes the mirror read (its
+        # static key's sorted (name, attribute) pairs: the op's attributes
+        # never change while it lives)
+        from ...dialects.infer import _py_value
+        n.pyattrs = {name: _py_value(attr) for name, attr in n.static_key[1]}
     return n.pyattrs
 
 
