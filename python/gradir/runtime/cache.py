@@ -13,7 +13,8 @@ the cache directory before it lowers anything.  The key is the SHA-256 of
     versions and this file's ``FORMAT``.
 
 A hit loads the library with ``gradir.runtime.load`` (its ELF, signature
-digest and CPU-feature checks apply) and returns an ``Executable`` whose
+digest and CPU-feature checks apply) and ``compile`` returns a
+``jit.CachedExecutable`` (an ``Executable``) whose
 functions run the cached code; nothing is lowered and LLVM is not invoked
 (``exe.cache_hit`` is True, ``stats.hits`` counts it).  A miss compiles as
 usual (the JIT), then writes the library in a background thread (the object
@@ -57,7 +58,7 @@ import uuid
 import warnings
 from pathlib import Path
 
-__all__ = ["CachedExecutable", "CacheWarning", "CacheStats", "stats", "cache_dir", "cache_key", "lookup",
+__all__ = ["CacheWarning", "CacheStats", "stats", "cache_dir", "cache_key", "lookup",
            "store", "wait", "clear", "FORMAT", "MAGIC"]
 
 FORMAT = 1
@@ -353,53 +354,3 @@ def clear(cache=None) -> int:
             count += 1
     return count
 
-
-# --- what a hit returns -------------------------------------------------------------
-
-from .jit import Executable  # noqa: E402  (jit imports this module only inside compile)
-
-
-class CachedExecutable(Executable):
-    """An ``Executable`` whose functions run a cached library (no MLIR
-    lowering, no LLVM).  ``llvm_ir`` lowers the module again on first use;
-    ``export_library`` copies the cached library."""
-
-    cache_hit = True
-
-    def __init__(self, library, module_text: str, options, functions=None):
-        self.options = options
-        self.signatures = library.signatures
-        self._library = library
-        self._functions = dict(library._functions)
-        self._module_text = module_text
-        self._requested = functions
-        self._lowered = None
-        self.cache_path = library.path
-
-    def _where(self) -> str:
-        return "compiled functions (from the compile cache)"
-
-    @property
-    def llvm_ir(self) -> str:
-        if self._lowered is None:
-            from ..ir import make_context, print_module
-            from .jit import lower
-            from mlir import ir
-            with make_context():
-                module = ir.Module.parse(self._module_text)
-                lowered, _ = lower(module, self.options, self._requested)
-                with lowered.context:
-                    self._lowered = print_module(lowered)
-        return self._lowered
-
-    def export_library(self, path) -> Path:
-        import shutil
-        path = Path(path).resolve()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.parent / f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
-        try:
-            shutil.copyfile(self._library.path, tmp)
-            os.replace(tmp, path)
-        finally:
-            tmp.unlink(missing_ok=True)
-        return path

@@ -15,7 +15,7 @@ from .export import export_library
 from .toolchain import (TARGETS, CompileOptions, llvm_opt_level, packed_caller,
                         runtime_libraries, runtime_library_dir)
 
-__all__ = ["CompileOptions", "Executable", "compile", "runtime_library_dir"]
+__all__ = ["CachedExecutable", "CompileOptions", "Executable", "compile", "runtime_library_dir"]
 
 
 class Executable(FunctionTable):
@@ -62,6 +62,53 @@ class Executable(FunctionTable):
                 self._engine.dump_to_object_file(str(obj))
                 return export_library(self, Path(path), object_file=obj)
         return export_library(self, Path(path))
+
+
+# --- issue 14: what a compile-cache hit returns (runtime/cache.py) ---
+
+
+class CachedExecutable(Executable):
+    """An ``Executable`` whose functions run a cached library (no MLIR
+    lowering, no LLVM).  ``llvm_ir`` lowers the module again on first use;
+    ``export_library`` copies the cached library."""
+
+    cache_hit = True
+
+    def __init__(self, library, module_text: str, options, functions=None):
+        self.options = options
+        self.signatures = library.signatures
+        self._library = library
+        self._functions = dict(library._functions)
+        self._module_text = module_text
+        self._requested = functions
+        self._lowered = None
+        self.cache_path = library.path
+
+    def _where(self) -> str:
+        return "compiled functions (from the compile cache)"
+
+    @property
+    def llvm_ir(self) -> str:
+        if self._lowered is None:
+            with make_context():
+                module = ir.Module.parse(self._module_text)
+                lowered, _ = lower(module, self.options, self._requested)
+                with lowered.context:
+                    self._lowered = print_module(lowered)
+        return self._lowered
+
+    def export_library(self, path) -> Path:
+        import shutil
+        import uuid
+        path = Path(path).resolve()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.parent / f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
+        try:
+            shutil.copyfile(self._library.path, tmp)
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+        return path
 
 
 def lower(module, options: CompileOptions, functions=None) -> tuple[ir.Module, dict]:
@@ -145,7 +192,7 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
         key = _cache.cache_key(text, options, functions)
         lib = _cache.lookup(directory, key)
         if lib is not None:
-            return _cache.CachedExecutable(lib, text, options, functions)
+            return CachedExecutable(lib, text, options, functions)
     # --- end issue 14 ---
     lowered, sigs = lower(module, options, functions)
     with lowered.context:
