@@ -274,6 +274,12 @@ def _cleanup(work: Path) -> None:
 def _link(directory: Path, key: str, exe, obj: Path, work: Path) -> None:
     from .export import export_library
     try:
+        # This thread and the linker it starts yield to the caller's first run
+        # (Linux: a thread's priority is its own, and children inherit it).
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+    except (AttributeError, OSError):
+        pass
+    try:
         built = export_library(exe, work / "lib.so", object_file=obj)
         data = built.read_bytes()
         tmp = directory / f".{key}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
