@@ -196,7 +196,10 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
     # --- end issue 14 ---
     lowered, sigs = lower(module, options, functions)
     with lowered.context:
-        exe = Executable(lowered, sigs, options, pic=directory is not None)
+        # PIC: the object the JIT compiled can be linked into a library (the
+        # cache entry, export_library) without running LLVM again; no run-time
+        # cost measured (bench/compile_time.py --llvm-levels runs PIC code).
+        exe = Executable(lowered, sigs, options, pic=True)
     if directory is not None:
         exe.cache_hit = False
         exe.cache_path = directory / f"{key}.so"
