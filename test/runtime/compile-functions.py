@@ -43,3 +43,11 @@ try:
 except CompileError as err:
     print("CompileError:", err)
 # CHECK-NEXT: CompileError: no public function @nope to compile; the module has: main, main_adjoint
+for bad in (dict(functions=[]), dict(functions=[3]), dict(cache=3)):
+    try:
+        gradir.compile(m, **bad)
+    except TypeError as err:
+        print("TypeError:", err)
+# CHECK-NEXT: TypeError: functions must name at least one function, not ()
+# CHECK-NEXT: TypeError: functions must name at least one function, not (3,)
+# CHECK-NEXT: TypeError: cache must be None, True, False or a directory, not 3

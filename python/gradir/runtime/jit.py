@@ -150,7 +150,8 @@ def lower(module, options: CompileOptions, functions=None) -> tuple[ir.Module, d
 
 def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_90",
             keep_resident=(), cpu: str = "host", cache=None, functions=None) -> Executable:
-    """Compiles every public function of an rlx module for ``target``.
+    """Compiles every public function (or those of ``functions``) of an rlx
+    module for ``target``.
 
         exe = gradir.compile(module)
         loss, gx, gw = exe["main_adjoint"](x, w)
@@ -176,10 +177,14 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
         raise CompileError(f"unknown cpu '{cpu}' (expected host or one of: "
                            f"{', '.join(sorted(NAMED_TARGETS))})")
     options = CompileOptions(target, opt_level, chip, tuple(keep_resident), cpu)
+    if cache is not None and not isinstance(cache, (bool, str, os.PathLike)):
+        raise TypeError(f"cache must be None, True, False or a directory, not {cache!r}")
     if functions is not None:
         if isinstance(functions, str):
             functions = (functions,)
         functions = tuple(dict.fromkeys(functions))
+        if not functions or not all(isinstance(f, str) for f in functions):
+            raise TypeError(f"functions must name at least one function, not {functions!r}")
     if target == "cuda":
         from .cuda import compile_cuda
         return compile_cuda(module, options)
