@@ -3,6 +3,7 @@
     build/venv/bin/pip install jax torch==2.13.0    # peers (once; not in CI)
     build/venv/bin/python bench/compile_time.py     # lenet64 and mlp64, 3 rounds
     build/venv/bin/python bench/compile_time.py --rounds 5 --workloads lenet64
+    build/venv/bin/python bench/compile_time.py --cpu x86-64-v3  # gradir's code for AVX2 (JAX: host)
     build/venv/bin/python bench/compile_time.py --breakdown      # gradir's first call, stage by stage
     build/venv/bin/python bench/compile_time.py --llvm-levels --workloads lenet64,mlp64,gemm512
                                                     # LLVM O3 vs O2: compile and run time
@@ -94,7 +95,7 @@ def child_gradir(workload: str, functions) -> dict:
     x, y, params = _inputs(workload)
     m, t0 = _gradir_module(workload, times)
     t2 = time.perf_counter()
-    exe = gradir.compile(m, functions=functions)
+    exe = gradir.compile(m, functions=functions, cpu=os.environ.get("BENCH_GRADIR_CPU", "host"))
     t3 = time.perf_counter()
     exe["main_adjoint"](x, y, *params)
     t4 = time.perf_counter()
@@ -352,9 +353,12 @@ def main(argv: list[str]) -> int:
         print("RESULT " + json.dumps(result))
         return 0
     rounds = int(argv[argv.index("--rounds") + 1]) if "--rounds" in argv else 3
+    if "--cpu" in argv:     # gradir compiles for this CPU (x86-64-v3: AVX2 code); JAX for the host
+        os.environ["BENCH_GRADIR_CPU"] = argv[argv.index("--cpu") + 1]
     workloads = (argv[argv.index("--workloads") + 1].split(",") if "--workloads" in argv
                  else list(WORKLOADS))
-    print(header() + " at the start")
+    print(header() + " at the start" + (f"; gradir compiles for cpu={os.environ['BENCH_GRADIR_CPU']}"
+                                        if "BENCH_GRADIR_CPU" in os.environ else ""))
     if "--breakdown" in argv:
         for wl in workloads:
             stages, wall = _run_child(["breakdown", wl], _env(None))
