@@ -3,7 +3,7 @@
 ``gradir.compile(module)`` (target "cpu") looks up a shared library under
 the cache directory before it lowers anything.  The key is the SHA-256 of
 
-  * the printed module (generic-free pretty form, without locations),
+  * the printed module (pretty form, locations left out),
   * every ``CompileOptions`` field (target, opt_level, cpu, ... and any field
     added later) and the functions asked for,
   * the CPU the code is generated for (``host.resolve(cpu)``: LLVM CPU name,
