@@ -209,6 +209,9 @@ def lookup(directory: Path, key: str):
             stats.misses += 1
             return None
         ok = _verify(path)
+    except FileNotFoundError:               # evicted by another process meanwhile
+        stats.misses += 1
+        return None
     except OSError as err:
         stats.errors += 1
         stats.misses += 1
@@ -220,6 +223,9 @@ def lookup(directory: Path, key: str):
         return None
     try:
         lib = load(path)
+    except FileNotFoundError:
+        stats.misses += 1
+        return None
     except TargetMismatchError as err:      # the key names the CPU: should not happen
         _discard(path, f"does not fit this CPU ({err})")
         stats.misses += 1
