@@ -95,6 +95,13 @@ def same(a, b):
     return all(np.array_equal(x[k], y[k]) for k in x.files)
 
 
+# lit.cfg.py: the suite runs with the compile cache off and schedules under
+# build/test, never in the user's ~/.cache.
+home = os.path.expanduser("~")
+print("suite: GRADIR_CACHE =", os.environ.get("GRADIR_CACHE"), "| dir in home:",
+      os.path.abspath(os.environ.get("GRADIR_CACHE_DIR", home)).startswith(home + os.sep + "."))
+# CHECK: suite: GRADIR_CACHE = 0 | dir in home: False
+
 print("TEST: cold then warm")
 child("cold")
 # CHECK-LABEL: TEST: cold then warm
