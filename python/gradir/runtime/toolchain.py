@@ -13,8 +13,8 @@ from pathlib import Path
 
 from .signature import CompileError
 
-__all__ = ["TARGETS", "CompileOptions", "llvm_opt_level", "runtime_library_dir", "runtime_libraries", "compiler",
-           "c_string", "packed_caller"]
+__all__ = ["TARGETS", "CompileOptions", "runtime_library_dir", "runtime_libraries", "compiler",
+           "c_string", "packed_caller", "llvm_opt_level"]
 
 TARGETS = ("cpu", "cuda")
 
@@ -31,9 +31,9 @@ class CompileOptions:
 def llvm_opt_level(opt_level: int) -> int:
     """The level LLVM (ExecutionEngine: IR optimization and code generation)
     runs at for gradir's ``opt_level``.  3 maps to 2: on gradir's lowered
-    code LLVM's O3 costs about 25% more LLVM time (LeNet step: 1.65 s vs
-    1.27 s) for no measurable run-time gain (bench/compile_time.py
-    --llvm-levels prints both)."""
+    code LLVM's O3 costs 18-30% more LLVM time (LeNet step: 1.65 s vs
+    1.27 s) for no measurable run-time gain on the LeNet and MLP steps and
+    GEMM (bench/compile_time.py --llvm-levels prints both)."""
     return min(opt_level, 2)
 
 
