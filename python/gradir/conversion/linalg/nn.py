@@ -25,7 +25,8 @@ from mlir import ir
 from mlir.dialects import arith, linalg, math, tensor
 
 from ...dialects.infer import attributes_of
-from .linalg_utils import (PARALLEL, REDUCTION, elementwise, elt_of, empty, extract_slice,
+from .linalg_utils import (PARALLEL, REDUCTION, affine_map, elementwise, elt_of, empty,
+                           extract_slice,
                            filled, generic, identity_map, index_value, insert_slice,
                            normalize_axes, numel, pad, reduce_dims, reshape, scalar_const,
                            shape_of, zero)
@@ -160,21 +161,112 @@ def _conv_geometry(op):
             _ints(attrs, "dilation", [1, 1]), attrs.get("groups", 1))
 
 
+# Convolutions are GEMMs over packed operands (the CPU schedule tiles and
+# vectorizes linalg.matmul / linalg.batch_matmul; nothing conv-specific is
+# left for convert-linalg-to-loops but the packing copies).  The packed
+# matrices' column count is rounded up to a multiple of PACK_COLUMNS with zero
+# columns, so the schedule's pad-to-register-tile step is a no-op on them
+# (no copy of the large operand); 32 covers every register tile's N (AVX-512
+# f32 32, f64 16; AVX2 16 / 8).
+PACK_COLUMNS = 32
+
+
+def _round_up(v, m):
+    return -(-v // m) * m
+
+
+def _d(i):
+    return ir.AffineDimExpr.get(i)
+
+
+def _k(v):
+    return ir.AffineConstantExpr.get(v)
+
+
+def _packed(elt, shape, cols, build):
+    """A ``shape[:-1] + [cols]`` tensor whose first ``shape[-1]`` columns
+    ``build(dest)`` writes (``dest`` the ``shape`` slice) and whose other
+    columns are zero; bufferized in place (one buffer, no copy)."""
+    full = list(shape[:-1]) + [cols]
+    dest = empty(full, elt)
+    extra = cols - shape[-1]
+    if extra:
+        zeros = filled(list(shape[:-1]) + [extra], elt, 0)
+        dest = insert_slice(zeros, dest, [0] * (len(shape) - 1) + [shape[-1]])
+    part = build(empty(shape, elt))
+    return insert_slice(part, dest, [0] * len(shape))
+
+
+def _group_index(g, per_group, e):
+    """The (group, index in group) exprs of the flat channel ``e``; just
+    the index when there is one group (the packed tensors drop the G dim)."""
+    if g == 1:
+        return [e]
+    return [ir.AffineExpr.get_floor_div(e, per_group), e % per_group]
+
+
+def _regroup(src, out_shape, exprs, elt):
+    """``out[exprs(i)] = src[i]``: a copy over ``src``'s own index space into
+    ``out_shape`` (the packing of weights; every output element is written)."""
+    rank = len(shape_of(src))
+    return generic([src], [empty(out_shape, elt)], [identity_map(rank), affine_map(rank, exprs)],
+                   [PARALLEL] * rank, lambda v, _o: v)[0]
+
+
+def _gemm(a, b, elt):
+    """(M, K) x (K, N), or per group (G, M, K) x (G, K, N).  The operands come
+    straight from packing generics: a reshape next to the matmul would be
+    folded into it by linalg-fuse-elementwise-ops (a generic contraction the
+    schedule does not match)."""
+    sa, sb = shape_of(a), shape_of(b)
+    out = sa[:-1] + sb[-1:]
+    if len(sa) == 2:
+        return linalg.matmul(a, b, outs=[filled(out, elt, 0)])
+    return linalg.batch_matmul(a, b, outs=[filled(out, elt, 0)])
+
+
 def _conv(xp, w, out_shape, strides, dilation, groups):
-    """NCHW x OIHW convolution of the padded input ``xp`` (no padding left)."""
+    """NCHW x OIHW convolution of the padded input ``xp`` (no padding left),
+    as a GEMM per group over the im2col matrix:
+
+        col[g, (c, ky, kx), (n, oy, ox)] = xp[n, g*Cg + c, oy*sh + ky*dh, ox*sw + kx*dw]
+        y[g, o, (n, oy, ox)] = sum_k w[g*Og + o, k] * col[g, k, (n, oy, ox)]
+
+    (G dims dropped for one group), then ``y`` read back as NCHW (a copy that
+    elementwise consumers fuse into)."""
     elt = elt_of(xp)
-    n, c, hp, wp = shape_of(xp)
+    n = shape_of(xp)[0]
     o, cg, kh, kw = shape_of(w)
-    if groups == 1:
-        return linalg.conv_2d_nchw_fchw(xp, w, outs=[filled(out_shape, elt, 0)],
-                                        strides=strides, dilations=dilation)
     g = groups
-    x5 = reshape(xp, [n, g, c // g, hp, wp])
-    w5 = reshape(w, [g, o // g, cg, kh, kw])
-    out5 = [out_shape[0], g, o // g, out_shape[2], out_shape[3]]
-    y5 = linalg.conv_2d_ngchw_gfchw(x5, w5, outs=[filled(out5, elt, 0)],
-                                    strides=strides, dilations=dilation)
-    return reshape(y5, out_shape)
+    og = o // g
+    _, _, oh, ow = out_shape
+    (sh, sw), (dh, dw) = strides, dilation
+    kk = cg * kh * kw
+    npix = n * oh * ow
+    if npix == 0 or kk == 0:
+        return filled(out_shape, elt, 0)
+    gdim = [g] if g > 1 else []
+
+    # d: (g, c, ky, kx, n, oy, ox); the two unread shape operands give the
+    # loops their extents (the maps below are not projections).
+    def build(dest):
+        xmap = affine_map(7, [_d(4), _d(0) * cg + _d(1), _d(5) * sh + _d(2) * dh,
+                              _d(6) * sw + _d(3) * dw])
+        kmap = affine_map(7, [0, 1, 2, 3])
+        pmap = affine_map(7, [4, 5, 6])
+        omap = affine_map(7, [_d(0)] * (g > 1) + [_d(1) * (kh * kw) + _d(2) * kw + _d(3),
+                                                  (_d(4) * oh + _d(5)) * ow + _d(6)])
+        return generic([xp, empty([g, cg, kh, kw], elt), empty([n, oh, ow], elt)], [dest],
+                       [xmap, kmap, pmap, omap], [PARALLEL] * 7, lambda v, _a, _b, _o: v)[0]
+
+    col = _packed(elt, gdim + [kk, npix], _round_up(npix, PACK_COLUMNS), build)
+    wm = _regroup(w, gdim + [og, kk], _group_index(g, og, _d(0))
+                  + [_d(1) * (kh * kw) + _d(2) * kw + _d(3)], elt)
+    y = _gemm(wm, col, elt)                                            # ([G,] Og, cols)
+    # out[n, co, oy, ox] = y[co / Og, co % Og, (n*OH + oy)*OW + ox]
+    pix = (_d(0) * oh + _d(2)) * ow + _d(3)
+    ymap = affine_map(4, _group_index(g, og, _d(1)) + [pix])
+    return _maps_generic([y], [ymap], out_shape, elt, lambda v: v)
 
 
 @lowers("rlx.conv2d")
@@ -185,43 +277,57 @@ def lower_conv2d(op):
     return [_conv(xp, w, shape_of(op.results[0].type), strides, dilation, groups)]
 
 
-def _scatter_range(base, size, stride, limit):
-    """Indices ``i`` in [0, size) whose position ``base + i*stride`` lies in
-    [0, limit): (first, count)."""
-    first = 0 if base >= 0 else -(-(-base) // stride)
-    last = min(size - 1, (limit - 1 - base) // stride) if limit - 1 - base >= 0 else -1
-    return first, max(0, last - first + 1)
-
-
 @lowers("rlx.conv2d_transpose")
 def lower_conv2d_transpose(op):
+    """A GEMM per group, then col2im:
+
+        cols[g, (o, ky, kx), (n, y, x)] = sum_c w[g*Cg + c, o, ky, kx] * x[n, g*Cg + c, y, x]
+        out_p[n, g*Og + o, y*sh + ky*dh, x*sw + kx*dw] += cols[g, (o, ky, kx), (n, y, x)]
+
+    (one strided slice update of the padded output per kernel offset), then
+    the padding cropped; output_padding rows/columns no window reaches stay 0."""
     x, w = op.operands
     (sh, sw), (pt, pl, pb, pr), (dh, dw), groups = _conv_geometry(op)
     n, cin, h, wd = shape_of(x)
     _, og, kh, kw = shape_of(w)
     out_shape = shape_of(op.results[0].type)
-    ho, wo = out_shape[2], out_shape[3]
+    cout = out_shape[1]
     elt = elt_of(x)
-    hp, wp = ho + dh * (kh - 1), wo + dw * (kw - 1)
-    base_h, base_w = dh * (kh - 1) - pt, dw * (kw - 1) - pl
-    ih, ch = _scatter_range(base_h, h, sh, hp)
-    iw, cw = _scatter_range(base_w, wd, sw, wp)
-    padded = filled([n, cin, hp, wp], elt, 0)
-    if ch and cw:
-        xs = extract_slice(x, [0, 0, ih, iw], [n, cin, ch, cw])
-        padded = insert_slice(xs, padded, [0, 0, base_h + ih * sh, base_w + iw * sw],
-                              [1, 1, sh, sw])
-    # Flipped kernel with in/out channels swapped, per group:
-    # wf[g*og + o, c, y, x] = w[g*cg + c, o, kh-1-y, kw-1-x]  (OIHW, I = cin/groups)
-    cg = cin // groups
-    w5 = reshape(w, [groups, cg, og, kh, kw])
-    d = [ir.AffineDimExpr.get(i) for i in range(5)]
-    flip = ir.AffineMap.get(5, 0, [d[0], d[2], d[1],
-                                   ir.AffineConstantExpr.get(kh - 1) - d[3],
-                                   ir.AffineConstantExpr.get(kw - 1) - d[4]])
-    wf5 = _maps_generic([w5], [flip], [groups, og, cg, kh, kw], elt, lambda v: v)
-    wf = reshape(wf5, [groups * og, cg, kh, kw])
-    return [_conv(padded, wf, out_shape, [1, 1], [dh, dw], groups)]
+    g = groups
+    cg = cin // g
+    kk = og * kh * kw
+    npix = n * h * wd
+    hf, wf = (h - 1) * sh + dh * (kh - 1) + 1, (wd - 1) * sw + dw * (kw - 1) + 1
+    hp, wp = max(hf, pt + out_shape[2]), max(wf, pl + out_shape[3])
+    if npix == 0 or cg == 0 or kk == 0:
+        return [filled(out_shape, elt, 0)]
+    gdim = [g] if g > 1 else []
+
+    # xm[g, c, (n, y, x)] = x[n, g*Cg + c, y, x]; d: (n, ci, y, x)
+    def build_x(dest):
+        omap = affine_map(4, _group_index(g, cg, _d(1)) + [(_d(0) * h + _d(2)) * wd + _d(3)])
+        return generic([x], [dest], [identity_map(4), omap], [PARALLEL] * 4,
+                       lambda v, _o: v)[0]
+
+    xm = _packed(elt, gdim + [cg, npix], _round_up(npix, PACK_COLUMNS), build_x)
+    # wm[g, (o, ky, kx), c] = w[g*Cg + c, o, ky, kx]; d: (ci, o, ky, kx)
+    gi = _group_index(g, cg, _d(0))
+    wm = _regroup(w, gdim + [kk, cg], gi[:-1] + [_d(1) * (kh * kw) + _d(2) * kw + _d(3), gi[-1]],
+                  elt)
+    cols = _gemm(wm, xm, elt)                                      # ([G,] Og*KH*KW, cols)
+
+    out_p = filled([n, cout, hp, wp], elt, 0)
+    pix = (_d(0) * h + _d(2)) * wd + _d(3)
+    for ky in range(kh):
+        for kx in range(kw):
+            go = _group_index(g, og, _d(1))
+            cmap = affine_map(4, go[:-1] + [go[-1] * (kh * kw) + ky * kw + kx, pix])
+            offsets = [0, 0, ky * dh, kx * dw]
+            dest = extract_slice(out_p, offsets, [n, cout, h, wd], [1, 1, sh, sw])
+            upd = generic([cols], [dest], [cmap, identity_map(4)], [PARALLEL] * 4,
+                          lambda v, acc: [arith.addf(acc, v)])[0]
+            out_p = insert_slice(upd, out_p, offsets, [1, 1, sh, sw])
+    return [extract_slice(out_p, [0, 0, pt, pl], out_shape)]
 
 
 # --- pooling -------------------------------------------------------------------------
