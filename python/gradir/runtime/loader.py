@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .abi import DTYPES, Function, FunctionTable, signatures_from_json
 from .elf import STT_FUNC, ElfError, ElfImage, read_elf
+from .heap import keep_freed_memory
 
 __all__ = ["Library", "LibraryError", "load", "read_signatures"]
 
@@ -179,4 +180,5 @@ def load(path) -> Library:
     path = Path(path).resolve()
     if not path.exists():
         raise FileNotFoundError(f"no gradir library at {path}")
+    keep_freed_memory()
     return Library(path)
