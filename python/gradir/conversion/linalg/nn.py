@@ -395,6 +395,33 @@ def _divide_by_counts(v, p):
     return _maps_generic([v, counts], [identity_map(4), hw], shape, elt, arith.divf)
 
 
+# Windows of at most this many elements are read as that many operands of
+# one all-parallel generic (vectorizable loops over the output); larger ones
+# use linalg's pooling ops (a reduction loop per window).
+UNROLLED_WINDOW = 16
+
+
+def _unrolled(p):
+    return p.kernel[0] * p.kernel[1] <= UNROLLED_WINDOW
+
+
+def _window_views(xp, p):
+    """Per kernel offset (row-major window order), the strided view
+    ``xp[:, :, ky*dh :: sh, kx*dw :: sw]`` of the output's size (no copy)."""
+    n, c = p.shape[:2]
+    (sh, sw), (dh, dw) = p.strides, p.dilation
+    return [extract_slice(xp, [0, 0, ky * dh, kx * dw], [n, c] + list(p.out), [1, 1, sh, sw])
+            for ky in range(p.kernel[0]) for kx in range(p.kernel[1])]
+
+
+def _exact(p):
+    """Windows that tile the input exactly (stride = window, no dilation, no
+    padding): each input element lies in one window."""
+    _, _, h, w = p.shape
+    return (p.strides == p.kernel and p.dilation == [1, 1] and not any(p.pad)
+            and h == p.out[0] * p.kernel[0] and w == p.out[1] * p.kernel[1])
+
+
 @lowers("rlx.max_pool2d")
 def lower_max_pool2d(op):
     x = op.operands[0]
@@ -402,6 +429,16 @@ def lower_max_pool2d(op):
     p = _Pool(op, shape_of(x), out_shape[2:])
     elt = elt_of(x)
     xp = p.padded(x, float("-inf"))
+    if _unrolled(p):
+        views = _window_views(xp, p)
+
+        def body(*vals):
+            m = vals[0]
+            for v in vals[1:]:
+                m = arith.maximumf(m, v)
+            return m
+
+        return [_maps_generic(views, [identity_map(4)] * len(views), out_shape, elt, body)]
     init = filled(out_shape, elt, float("-inf"))
     return [linalg.pooling_nchw_max(xp, p.window(elt), outs=[init], strides=p.strides,
                                     dilations=p.dilation)]
@@ -413,10 +450,42 @@ def lower_avg_pool2d(op):
     out_shape = shape_of(op.results[0].type)
     p = _Pool(op, shape_of(x), out_shape[2:])
     elt = elt_of(x)
+    if _unrolled(p):
+        views = _window_views(p.padded(x, 0), p)
+        counts = _dense(p.counts(), elt)
+        hw = affine_map(4, [2, 3])
+
+        def body(count, *vals):
+            acc = vals[0]
+            for v in vals[1:]:
+                acc = arith.addf(acc, v)
+            return arith.divf(acc, count)
+
+        return [_maps_generic([counts] + views, [hw] + [identity_map(4)] * len(views),
+                              out_shape, elt, body)]
     s = linalg.pooling_nchw_sum(p.padded(x, 0), p.window(elt),
                                 outs=[filled(out_shape, elt, 0)], strides=p.strides,
                                 dilations=p.dilation)
     return [_divide_by_counts(s, p)]
+
+
+def _exact_backward(p, grad, x, elt, pick):
+    """The gradient of exactly tiling windows: for each kernel offset, one
+    all-parallel generic over the output positions writes the strided view of
+    the input gradient it owns, ``pick(g, window values, offset)`` with ``g``
+    the window's output gradient (each element written once: no zero fill,
+    no read-modify-write scatter)."""
+    views = _window_views(x, p) if x is not None else []
+    out = empty(p.shape, elt)
+    n, c = p.shape[:2]
+    kh, kw = p.kernel
+    for ky in range(kh):
+        for kx in range(kw):
+            part = _maps_generic([grad] + views, [identity_map(4)] * (1 + len(views)),
+                                 [n, c] + list(p.out), elt,
+                                 lambda g, *vals, pos=ky * kw + kx: pick(g, vals, pos))
+            out = insert_slice(part, out, [0, 0, ky, kx], [1, 1, kh, kw])
+    return out
 
 
 def _window_map(p):
@@ -473,6 +542,18 @@ def lower_max_pool2d_backward(op):
     gshape = shape_of(grad)
     p = _Pool(op, shape, gshape[2:])
     elt = elt_of(x)
+    if _exact(p) and _unrolled(p):
+        def pick(g, vals, own):
+            # The first maximum in row-major window order, as _argmax.
+            m, arg = scalar_const(elt, float("-inf")), index_value(0)
+            for pos, v in enumerate(vals):
+                greater = arith.cmpf(arith.CmpFPredicate.OGT, v, m)
+                m = arith.select(greater, v, m)
+                arg = arith.select(greater, index_value(pos), arg)
+            hit = arith.cmpi(arith.CmpIPredicate.eq, arg, index_value(own))
+            return arith.select(hit, g, zero(elt))
+
+        return [_exact_backward(p, grad, x, elt, pick)]
     arg = _argmax(p.padded(x, float("-inf")), p, gshape)
     kw = p.kernel[1]
 
@@ -494,6 +575,10 @@ def lower_avg_pool2d_backward(op):
     shape = shape_of(x)
     p = _Pool(op, shape, shape_of(grad)[2:])
     elt = elt_of(x)
+    if _exact(p):
+        # Exact windows hold kh*kw data elements each.
+        count = scalar_const(elt, p.kernel[0] * p.kernel[1])
+        return [_exact_backward(p, grad, None, elt, lambda g, _v, _o: arith.divf(g, count))]
     g = _divide_by_counts(grad, p)
 
     def contrib(ky, kx, dest):
