@@ -32,15 +32,17 @@ MMAP_THRESHOLD = 256 << 20
 # Free memory kept at the top of the heap before trimming.
 TRIM_THRESHOLD = 1 << 30
 
-_done = False
+_state: list[bool] = []
 
 
 def keep_freed_memory() -> bool:
-    """Raises glibc's thresholds (once); True when they are set."""
-    global _done
-    if _done:
-        return True
-    _done = True
+    """Raises glibc's thresholds (once per process); True when they are set."""
+    if not _state:
+        _state.append(_set_thresholds())
+    return _state[0]
+
+
+def _set_thresholds() -> bool:
     if os.environ.get("GRADIR_KEEP_HEAP", "1") == "0":
         return False
     try:
