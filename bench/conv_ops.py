@@ -30,7 +30,7 @@ def timeit(fn, min_time=0.3, max_runs=300):
         t0 = time.perf_counter()
         fn()
         runs.append(time.perf_counter() - t0)
-    return statistics.median(runs)
+    return min(runs) if os.environ.get("CONV_OPS_MIN") else statistics.median(runs)
 
 
 def _t(shape, e):

@@ -29,6 +29,9 @@ CONVS = [  # (data shape, weight shape, strides, padding, dilation, groups)
     ((3, 8, 12, 12), (4, 8, 8, 8), [1, 1], [0, 0, 0, 0], [1, 1], 1),
     # Groups 3 with strides, dilation and odd spatial sizes.
     ((2, 6, 11, 7), (9, 2, 3, 2), [2, 3], [1, 2, 1, 0], [1, 2], 3),
+    # im2col over 256 KiB: packed and multiplied per block of images (7 images,
+    # one per block; padding 1).
+    ((7, 3, 18, 18), (4, 3, 5, 5), [1, 1], [1, 1, 1, 1], [1, 1], 1),
 ]
 CONV_T = [  # (data, weight IOHW, strides, padding, dilation, groups, output_padding)
     ((1, 2, 4, 4), (2, 3, 3, 3), [1, 1], [0, 0, 0, 0], [1, 1], 1, None),
@@ -167,12 +170,12 @@ def test_norm():
 # CHECK: ok nll_ignore_mean_f32
 # CHECK: softmax/losses: all {{[0-9]+}} cases match the interpreter
 # CHECK-LABEL: TEST: test_conv_pool
-# CHECK: ok conv2d_7_f32
+# CHECK: ok conv2d_8_f32
 # CHECK: ok conv2d_transpose_5_f32
 # CHECK: ok max_pool2d_backward_3_f32
 # CHECK: ok max_pool2d_backward_6_f32
 # CHECK: ok avg_pool2d_backward_7_f32
-# CHECK: ok conv2d_7_f64
+# CHECK: ok conv2d_8_f64
 # CHECK: ok conv2d_transpose_2_f64
 # CHECK: ok max_pool2d_backward_5_f64
 # CHECK: conv/pool: all {{[0-9]+}} cases match the interpreter

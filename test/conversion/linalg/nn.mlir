@@ -13,11 +13,11 @@
 // CHECK-LABEL: func.func @conv2d(
 // CHECK-SAME: %[[X:.*]]: tensor<1x2x5x5xf32>, %[[W:.*]]: tensor<3x2x3x3xf32>)
 // CHECK: %[[P:.*]] = tensor.pad %[[X]] low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: %[[WM:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[$WPACK]]], {{.*}} ins(%[[W]] : tensor<3x2x3x3xf32>) outs(%{{.*}} : tensor<3x18xf32>)
 // CHECK: %[[ZCOLS:.*]] = linalg.fill {{.*}} -> tensor<18x17xf32>
 // CHECK: %[[PADDED:.*]] = tensor.insert_slice %[[ZCOLS]] into %{{.*}}[0, 15] [18, 17] [1, 1] : tensor<18x17xf32> into tensor<18x32xf32>
 // CHECK: %[[COL:.*]] = linalg.generic {indexing_maps = [#[[$COLX]], #{{.*}}, #{{.*}}, #[[$COLO]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[P]], %{{.*}}, %{{.*}} : tensor<1x2x7x7xf32>, tensor<1x2x3x3xf32>, tensor<1x3x5xf32>) outs(%{{.*}} : tensor<18x15xf32>)
 // CHECK: %[[PACKED:.*]] = tensor.insert_slice %[[COL]] into %[[PADDED]][0, 0] [18, 15] [1, 1]
-// CHECK: %[[WM:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[$WPACK]]], {{.*}} ins(%[[W]] : tensor<3x2x3x3xf32>) outs(%{{.*}} : tensor<3x18xf32>)
 // CHECK: %[[Y:.*]] = linalg.matmul ins(%[[WM]], %[[PACKED]] : tensor<3x18xf32>, tensor<18x32xf32>) outs(%{{.*}} : tensor<3x32xf32>)
 // CHECK: %[[OUT:.*]] = linalg.generic {indexing_maps = [#[[$UNPACK]], #{{.*}}], {{.*}} ins(%[[Y]] : tensor<3x32xf32>) outs(%{{.*}} : tensor<1x3x3x5xf32>)
 // CHECK: return %[[OUT]]
@@ -33,14 +33,39 @@ func.func @conv2d(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>) -> tensor<1x
 // CHECK-DAG: #[[$WPACK:.*]] = affine_map<(d0, d1, d2, d3) -> (d0 floordiv 3, d0 mod 3, d1 * 9 + d2 * 3 + d3)>
 // CHECK-DAG: #[[$UNPACK:.*]] = affine_map<(d0, d1, d2, d3) -> (d1 floordiv 3, d1 mod 3, (d0 * 3 + d2) * 3 + d3)>
 // CHECK-LABEL: func.func @conv2d_groups(
+// CHECK: %[[WM:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[$WPACK]]], {{.*}} outs(%{{.*}} : tensor<2x3x18xf32>)
 // CHECK: %[[COL:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x18x9xf32>)
 // CHECK: %[[PACKED:.*]] = tensor.insert_slice %[[COL]] into %{{.*}}[0, 0, 0] [2, 18, 9] [1, 1, 1] : tensor<2x18x9xf32> into tensor<2x18x32xf32>
-// CHECK: %[[WM:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[$WPACK]]], {{.*}} outs(%{{.*}} : tensor<2x3x18xf32>)
 // CHECK: %[[Y:.*]] = linalg.batch_matmul ins(%[[WM]], %[[PACKED]] : tensor<2x3x18xf32>, tensor<2x18x32xf32>) outs(%{{.*}} : tensor<2x3x32xf32>)
 // CHECK: linalg.generic {indexing_maps = [#[[$UNPACK]], #{{.*}}], {{.*}} ins(%[[Y]] : tensor<2x3x32xf32>) outs(%{{.*}} : tensor<1x6x3x3xf32>)
 func.func @conv2d_groups(%x: tensor<1x4x5x5xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x3x3xf32> {
   %0 = "rlx.conv2d"(%x, %w) {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilation = array<i64: 1, 1>, groups = 2 : i64} : (tensor<1x4x5x5xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x3x3xf32>
   return %0 : tensor<1x6x3x3xf32>
+}
+
+// -----
+
+// An im2col matrix over 256 KiB is packed and multiplied per block of images
+// (here 4 of 16: 4 x 25 x 576 f32 = 225 KiB), in an scf.for that writes the
+// output's slices.
+
+// CHECK-LABEL: func.func @conv2d_blocked(
+// CHECK-SAME: %[[X:.*]]: tensor<16x1x28x28xf32>
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
+// CHECK: %[[WM:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<6x25xf32>)
+// CHECK: %[[R:.*]] = scf.for %[[N0:.*]] = %[[C0]] to %[[C16]] step %[[C4]] iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<16x6x24x24xf32>)
+// CHECK: %[[XS:.*]] = tensor.extract_slice %[[X]][%[[N0]], 0, 0, 0] [4, 1, 28, 28] [1, 1, 1, 1]
+// CHECK: linalg.generic {{.*}} ins(%[[XS]], {{.*}} outs(%{{.*}} : tensor<25x2304xf32>)
+// CHECK: %[[Y:.*]] = linalg.matmul ins(%[[WM]], %{{.*}} : tensor<6x25xf32>, tensor<25x2304xf32>)
+// CHECK: %[[PART:.*]] = linalg.generic {{.*}} ins(%[[Y]] : tensor<6x2304xf32>) outs(%{{.*}} : tensor<4x6x24x24xf32>)
+// CHECK: %[[UPD:.*]] = tensor.insert_slice %[[PART]] into %[[ACC]][%[[N0]], 0, 0, 0] [4, 6, 24, 24] [1, 1, 1, 1]
+// CHECK: scf.yield %[[UPD]]
+// CHECK: return %[[R]]
+func.func @conv2d_blocked(%x: tensor<16x1x28x28xf32>, %w: tensor<6x1x5x5xf32>) -> tensor<16x6x24x24xf32> {
+  %0 = "rlx.conv2d"(%x, %w) : (tensor<16x1x28x28xf32>, tensor<6x1x5x5xf32>) -> tensor<16x6x24x24xf32>
+  return %0 : tensor<16x6x24x24xf32>
 }
 
 // -----
