@@ -42,6 +42,8 @@ CONV_T = [  # (data, weight IOHW, strides, padding, dilation, groups, output_pad
     ((3, 16, 8, 8), (16, 6, 5, 5), [1, 1], [0, 0, 0, 0], [1, 1], 1, None),
     # Groups 3, stride 2, dilation 2, odd sizes, output_padding.
     ((2, 6, 5, 7), (6, 2, 3, 2), [2, 2], [1, 0, 1, 1], [2, 2], 3, [1, 1]),
+    # A GEMM product over 256 KiB: per block of images; groups 2, padding 1.
+    ((8, 16, 8, 8), (16, 3, 5, 5), [1, 1], [1, 1, 1, 1], [1, 1], 2, None),
 ]
 POOLS = [  # (data, pool_size, strides, padding, dilation, ceil_mode, count_include_pad)
     ((1, 2, 6, 6), [2, 2], [2, 2], [0, 0, 0, 0], None, False, False),
@@ -171,7 +173,7 @@ def test_norm():
 # CHECK: softmax/losses: all {{[0-9]+}} cases match the interpreter
 # CHECK-LABEL: TEST: test_conv_pool
 # CHECK: ok conv2d_8_f32
-# CHECK: ok conv2d_transpose_5_f32
+# CHECK: ok conv2d_transpose_6_f32
 # CHECK: ok max_pool2d_backward_3_f32
 # CHECK: ok max_pool2d_backward_6_f32
 # CHECK: ok avg_pool2d_backward_7_f32

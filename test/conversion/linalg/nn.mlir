@@ -72,7 +72,8 @@ func.func @conv2d_blocked(%x: tensor<16x1x28x28xf32>, %w: tensor<6x1x5x5xf32>) -
 
 // conv2d_transpose: a GEMM (O*KH*KW x Cin) x (Cin x N*H*W), then col2im: per
 // kernel offset, one generic adds its row block into the strided view of the
-// padded output; the padding is cropped at the end.
+// padded output; the padding is cropped at the end.  (A product over 256 KiB
+// is computed per block of images in an scf.for, as conv2d's im2col.)
 
 // CHECK-DAG: #[[$XPACK:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, (d0 * 4 + d2) * 4 + d3)>
 // CHECK-DAG: #[[$WPACK:.*]] = affine_map<(d0, d1, d2, d3) -> (d1 * 9 + d2 * 3 + d3, d0)>
@@ -80,9 +81,9 @@ func.func @conv2d_blocked(%x: tensor<16x1x28x28xf32>, %w: tensor<6x1x5x5xf32>) -
 // CHECK-DAG: #[[$ROW8:.*]] = affine_map<(d0, d1, d2, d3) -> (d1 * 9 + 8, (d0 * 4 + d2) * 4 + d3)>
 // CHECK-LABEL: func.func @conv2d_transpose(
 // CHECK-SAME: %[[X:.*]]: tensor<1x2x4x4xf32>, %[[W:.*]]: tensor<2x3x3x3xf32>)
+// CHECK: %[[WM:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[$WPACK]]], {{.*}} ins(%[[W]] : tensor<2x3x3x3xf32>) outs(%{{.*}} : tensor<27x2xf32>)
 // CHECK: %[[XM:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[$XPACK]]], {{.*}} ins(%[[X]] : tensor<1x2x4x4xf32>) outs(%{{.*}} : tensor<2x16xf32>)
 // CHECK: %[[XP:.*]] = tensor.insert_slice %[[XM]] into %{{.*}}[0, 0] [2, 16] [1, 1] : tensor<2x16xf32> into tensor<2x32xf32>
-// CHECK: %[[WM:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[$WPACK]]], {{.*}} ins(%[[W]] : tensor<2x3x3x3xf32>) outs(%{{.*}} : tensor<27x2xf32>)
 // CHECK: %[[COLS:.*]] = linalg.matmul ins(%[[WM]], %[[XP]] : tensor<27x2xf32>, tensor<2x32xf32>) outs(%{{.*}} : tensor<27x32xf32>)
 // CHECK: %[[Z:.*]] = linalg.fill {{.*}} -> tensor<1x3x9x9xf32>
 // CHECK: %[[V0:.*]] = tensor.extract_slice %[[Z]][0, 0, 0, 0] [1, 3, 4, 4] [1, 1, 2, 2]
@@ -96,6 +97,19 @@ func.func @conv2d_blocked(%x: tensor<16x1x28x28xf32>, %w: tensor<6x1x5x5xf32>) -
 func.func @conv2d_transpose(%x: tensor<1x2x4x4xf32>, %w: tensor<2x3x3x3xf32>) -> tensor<1x3x8x8xf32> {
   %0 = "rlx.conv2d_transpose"(%x, %w) {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64, output_padding = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>, tensor<2x3x3x3xf32>) -> tensor<1x3x8x8xf32>
   return %0 : tensor<1x3x8x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @conv2d_transpose_blocked(
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<8x6x12x12xf32>)
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<150x16xf32>, tensor<16x256xf32>)
+// CHECK-COUNT-25: tensor.insert_slice %{{.*}} [4, 6, 8, 8] [1, 1, 1, 1]
+// CHECK: tensor.insert_slice %{{.*}} [4, 6, 12, 12] [1, 1, 1, 1]
+// CHECK: scf.yield
+func.func @conv2d_transpose_blocked(%x: tensor<8x16x8x8xf32>, %w: tensor<16x6x5x5xf32>) -> tensor<8x6x12x12xf32> {
+  %0 = "rlx.conv2d_transpose"(%x, %w) : (tensor<8x16x8x8xf32>, tensor<16x6x5x5xf32>) -> tensor<8x6x12x12xf32>
+  return %0 : tensor<8x6x12x12xf32>
 }
 
 // -----

@@ -338,7 +338,8 @@ def lower_conv2d_transpose(op):
         out_p[n, g*Og + o, y*sh + ky*dh, x*sw + kx*dw] += cols[g, (o, ky, kx), (n, y, x)]
 
     (one strided slice update of the padded output per kernel offset), then
-    the padding cropped; output_padding rows/columns no window reaches stay 0."""
+    the padding cropped; output_padding rows/columns no window reaches stay 0.
+    When ``cols`` is over COL_BLOCK_BYTES, per block of images (an scf.for)."""
     x, w = op.operands
     (sh, sw), (pt, pl, pb, pr), (dh, dw), groups = _conv_geometry(op)
     n, cin, h, wd = shape_of(x)
@@ -355,32 +356,50 @@ def lower_conv2d_transpose(op):
     if npix == 0 or cg == 0 or kk == 0:
         return [filled(out_shape, elt, 0)]
     gdim = [g] if g > 1 else []
-
-    # xm[g, c, (n, y, x)] = x[n, g*Cg + c, y, x]; d: (n, ci, y, x)
-    def build_x(dest):
-        omap = affine_map(4, _group_index(g, cg, _d(1)) + [(_d(0) * h + _d(2)) * wd + _d(3)])
-        return generic([x], [dest], [identity_map(4), omap], [PARALLEL] * 4,
-                       lambda v, _o: v)[0]
-
-    xm = _packed(elt, gdim + [cg, npix], _round_up(npix, PACK_COLUMNS), build_x)
     # wm[g, (o, ky, kx), c] = w[g*Cg + c, o, ky, kx]; d: (ci, o, ky, kx)
     gi = _group_index(g, cg, _d(0))
     wm = _regroup(w, gdim + [kk, cg], gi[:-1] + [_d(1) * (kh * kw) + _d(2) * kw + _d(3), gi[-1]],
                   elt)
-    cols = _gemm(wm, xm, elt)                                      # ([G,] Og*KH*KW, cols)
 
-    out_p = filled([n, cout, hp, wp], elt, 0)
-    pix = (_d(0) * h + _d(2)) * wd + _d(3)
-    for ky in range(kh):
-        for kx in range(kw):
-            go = _group_index(g, og, _d(1))
-            cmap = affine_map(4, go[:-1] + [go[-1] * (kh * kw) + ky * kw + kx, pix])
-            offsets = [0, 0, ky * dh, kx * dw]
-            dest = extract_slice(out_p, offsets, [n, cout, h, wd], [1, 1, sh, sw])
-            upd = generic([cols], [dest], [cmap, identity_map(4)], [PARALLEL] * 4,
-                          lambda v, acc: [arith.addf(acc, v)])[0]
-            out_p = insert_slice(upd, out_p, offsets, [1, 1, sh, sw])
-    return [extract_slice(out_p, [0, 0, pt, pl], out_shape)]
+    def block(xb, nb):
+        """The output of the ``nb`` images ``xb``."""
+        bpix = nb * h * wd
+
+        # xm[g, c, (n, y, x)] = x[n, g*Cg + c, y, x]; d: (n, ci, y, x)
+        def build_x(dest):
+            omap = affine_map(4, _group_index(g, cg, _d(1))
+                              + [(_d(0) * h + _d(2)) * wd + _d(3)])
+            return generic([xb], [dest], [identity_map(4), omap], [PARALLEL] * 4,
+                           lambda v, _o: v)[0]
+
+        xm = _packed(elt, gdim + [cg, bpix], _round_up(bpix, PACK_COLUMNS), build_x)
+        cols = _gemm(wm, xm, elt)                                  # ([G,] Og*KH*KW, cols)
+        out_p = filled([nb, cout, hp, wp], elt, 0)
+        pix = (_d(0) * h + _d(2)) * wd + _d(3)
+        for ky in range(kh):
+            for kx in range(kw):
+                go = _group_index(g, og, _d(1))
+                cmap = affine_map(4, go[:-1] + [go[-1] * (kh * kw) + ky * kw + kx, pix])
+                offsets = [0, 0, ky * dh, kx * dw]
+                dest = extract_slice(out_p, offsets, [nb, cout, h, wd], [1, 1, sh, sw])
+                upd = generic([cols], [dest], [cmap, identity_map(4)], [PARALLEL] * 4,
+                              lambda v, acc: [arith.addf(acc, v)])[0]
+                out_p = insert_slice(upd, out_p, offsets, [1, 1, sh, sw])
+        return extract_slice(out_p, [0, 0, pt, pl], [nb] + out_shape[1:])
+
+    # Blocks of images whose GEMM product (the cols matrix) stays in L2, as
+    # for conv2d's im2col.
+    per_image = g * kk * h * wd * _bytes(elt)
+    if npix and per_image * n > COL_BLOCK_BYTES and per_image * min(n, 2) <= COL_BLOCK_BYTES:
+        nb = _largest_divisor(n, lambda d: d * per_image <= COL_BLOCK_BYTES)
+        loop = scf.ForOp(index_value(0), index_value(n), index_value(nb),
+                         [empty(out_shape, elt)])
+        with ir.InsertionPoint(loop.body):
+            n0 = loop.induction_variable
+            part = block(extract_slice(x, [n0, 0, 0, 0], [nb, cin, h, wd]), nb)
+            scf.YieldOp([insert_slice(part, loop.inner_iter_args[0], [n0, 0, 0, 0])])
+        return [loop.results[0]]
+    return [block(x, n)]
 
 
 # --- pooling -------------------------------------------------------------------------
