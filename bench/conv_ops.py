@@ -66,8 +66,8 @@ def cases(b):
         import torch
         return torch.ops.aten.convolution_backward(
             g, x, torch.empty(g.shape[1], x.shape[1], x.shape[2] - g.shape[2] + 1,
-                              x.shape[3] - g.shape[3] + 1),
-            None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1, [False, False, True])[1]
+                              x.shape[3] - g.shape[3] + 1, dtype=x.dtype),
+            None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1, [False, True, False])[1]
 
     return [
         ("conv1 fwd", "rlx.conv2d", CONV, [(b, 1, 28, 28), (6, 1, 5, 5)], (b, 6, 24, 24), conv),
