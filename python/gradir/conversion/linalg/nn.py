@@ -1,16 +1,26 @@
 """Neural-network rlx ops -> linalg.
 
-- conv2d -> ``tensor.pad`` + ``linalg.conv_2d_nchw_fchw`` (groups > 1:
-  ``linalg.conv_2d_ngchw_gfchw`` on the NGCHW / GFCHW views);
-- conv2d_transpose -> the input scattered with stride into a zero tensor
-  (``tensor.insert_slice`` with strides), then a stride-1 convolution with the
-  spatially flipped, in/out-swapped kernel;
-- max_pool2d / avg_pool2d -> ``tensor.pad`` + ``linalg.pooling_nchw_max`` /
-  ``linalg.pooling_nchw_sum`` (divided by the window counts, a constant);
-- max_pool2d_backward -> a reduction ``linalg.generic`` computing each
-  window's arg-max (the first in row-major window order), then, per kernel
-  offset, an in-place strided update of the padded gradient;
-  avg_pool2d_backward -> the same update with ``grad / count``;
+- conv2d -> a GEMM over packed operands: ``tensor.pad``, an im2col
+  ``linalg.generic`` writing the (C*KH*KW, N*OH*OW) matrix (columns padded
+  with zeros to a multiple of PACK_COLUMNS), a generic packing the weights to
+  (O, C*KH*KW), ``linalg.matmul`` (groups: ``linalg.batch_matmul`` over the
+  groups), a generic reading the product back as NCHW; per block of images
+  in an ``scf.for`` when the im2col matrix is over COL_BLOCK_BYTES.  The
+  conv weight gradient is the conv2d the VJP rule emits, so the same GEMM;
+- conv2d_transpose -> a GEMM (O*KH*KW x Cin) x (Cin x N*H*W) and col2im (per
+  kernel offset, one generic adding into the strided view of the padded
+  output), blocked over images like conv2d;
+- max_pool2d / avg_pool2d -> windows of up to UNROLLED_WINDOW elements: one
+  all-parallel generic over that many strided views of the padded input
+  (avg: divided by the window counts, a constant); larger windows:
+  ``linalg.pooling_nchw_max`` / ``linalg.pooling_nchw_sum``;
+- max_pool2d_backward -> windows that tile the input (stride = window, no
+  dilation or padding): per kernel offset, one generic over the windows finds
+  the first maximum and writes grad or 0 into that offset's strided view;
+  otherwise a reduction ``linalg.generic`` computing each window's arg-max
+  (the first in row-major window order), then, per kernel offset, an
+  in-place strided update of the padded gradient; avg_pool2d_backward -> the
+  same two forms with ``grad / count``;
 - softmax, log_softmax, layer_norm, rms_norm -> reductions and elementwise
   ``linalg.generic`` ops (the statistics are read through projected maps);
 - cross_entropy_with_logits, nll_loss -> reduction ``linalg.generic`` ops
