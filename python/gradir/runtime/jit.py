@@ -12,6 +12,7 @@ from ..ir import as_operation, make_context, print_module
 from .abi import Function, FunctionTable
 from .signature import CompileError, public_functions, signature_of
 from .export import export_library
+from .heap import keep_freed_memory
 from .toolchain import (TARGETS, CompileOptions, llvm_opt_level, packed_caller,
                         runtime_libraries, runtime_library_dir)
 
@@ -39,6 +40,7 @@ class Executable(FunctionTable):
         libs = [str(p) for p in runtime_libraries(options.target)]
         self._engine = _compat.execution_engine(lowered, llvm_opt_level(options.opt_level),
                                                 libs, pic=pic)
+        keep_freed_memory()
         self._functions = {}
         for name, sig in signatures.items():
             fn_ptr = self._engine.raw_lookup("_mlir_ciface_" + name)

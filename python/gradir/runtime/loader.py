@@ -16,6 +16,7 @@ from pathlib import Path
 from .abi import DTYPES, Function, FunctionTable, signatures_from_json
 from .elf import STT_FUNC, ElfError, ElfImage, read_elf
 from .errors import LibraryError
+from .heap import keep_freed_memory
 from .target_check import check_record, read_image_target
 
 __all__ = ["Library", "LibraryError", "load", "read_signatures"]
@@ -174,4 +175,5 @@ def load(path) -> Library:
     path = Path(path).resolve()
     if not path.exists():
         raise FileNotFoundError(f"no gradir library at {path}")
+    keep_freed_memory()
     return Library(path)
