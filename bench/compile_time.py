@@ -5,6 +5,8 @@
     build/venv/bin/python bench/compile_time.py --rounds 5 --workloads lenet64
     build/venv/bin/python bench/compile_time.py --cpu x86-64-v3  # gradir's code for AVX2 (JAX: host)
     build/venv/bin/python bench/compile_time.py --breakdown      # gradir's first call, stage by stage
+    build/venv/bin/python bench/compile_time.py --llvm-tools     # adds "gradir cold tools": LLVM's
+                                                    # opt/llc binaries, loops outlined (GRADIR_LLVM_TOOLS=1)
     build/venv/bin/python bench/compile_time.py --llvm-levels --workloads lenet64,mlp64,gemm512
                                                     # LLVM O3 vs O2: compile and run time
 
@@ -17,6 +19,9 @@ interleaved, and the table shows medians over the rounds.  Rows:
 
   gradir cold      GRADIR_CACHE=0, ``gradir.compile(module)`` (every public
                    function: @main and @main_adjoint)
+  gradir cold tools  (--llvm-tools) as gradir cold, with GRADIR_LLVM_TOOLS=1
+                   (runtime/llvm_tools.py: loop nests outlined, opt | llc processes
+                   per partition, GRADIR_LLVM_JOBS at once, linked and loaded)
   gradir cold adj  GRADIR_CACHE=0, ``compile(module, functions=["main_adjoint"])``
                    (the step only, what ``jax.jit(jax.value_and_grad(f))`` compiles)
   gradir miss      the compile cache on (the default) and empty: cold, plus
@@ -198,10 +203,14 @@ def child_breakdown(workload: str) -> dict:
     stages["rlx-gradient"] = times["gradient"]
     stages["  of which simplification"] = inner["simplify"]
 
+    cpu: dict = {}      # this process's CPU time per stage: on a loaded machine
+                        # the wall time stretches, the CPU time does not
+
     def timed(name, fn):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         result = fn()
         stages[name] = time.perf_counter() - t
+        cpu[name] = time.process_time() - c
         return result
 
     def copy():
@@ -239,7 +248,7 @@ def child_breakdown(workload: str) -> dict:
                    if signature_of(f).name == "main_adjoint")
         fn = Function(sig, packed_caller(ptr), keepalive=engine)
         timed("first run", lambda: fn(x, y, *params))
-    return stages
+    return {"wall": stages, "cpu": cpu}
 
 
 def _split(pipeline: str) -> list[str]:
@@ -342,6 +351,9 @@ def main(argv: list[str]) -> int:
             result = child_gradir(workload, None)
         elif kind == "gradir-adjoint":
             result = child_gradir(workload, ["main_adjoint"])
+        elif kind == "gradir-tools":        # issue 14: runtime/llvm_tools.py (opt-in)
+            os.environ["GRADIR_LLVM_TOOLS"] = "1"
+            result = child_gradir(workload, None)
         elif kind == "jax":
             result = child_jax(workload)
         elif kind == "torch":
@@ -361,15 +373,20 @@ def main(argv: list[str]) -> int:
                                         if "BENCH_GRADIR_CPU" in os.environ else ""))
     if "--breakdown" in argv:
         for wl in workloads:
-            stages, wall = _run_child(["breakdown", wl], _env(None))
+            r, wall = _run_child(["breakdown", wl], _env(None))
+            stages, cpu = r["wall"], r["cpu"]
             print(f"\n{wl}: gradir's first call of @main_adjoint, stage by stage (fresh process)")
-            total = 0.0
+            print(f"  {'':<52}{'wall':>12}{'cpu':>10}")
+            total = total_cpu = 0.0
             for name, s in stages.items():
                 if s is None:
                     continue
-                print(f"  {name:<52}{s * 1e3:>9.0f} ms")
+                c = f"{cpu[name] * 1e3:>7.0f} ms" if name in cpu else f"{'-':>10}"
+                print(f"  {name:<52}{s * 1e3:>9.0f} ms{c}")
                 total += 0 if name.startswith("  ") else s
-            print(f"  {'sum':<52}{total * 1e3:>9.0f} ms   (process wall {wall:.2f} s)")
+                total_cpu += cpu.get(name, 0.0)
+            print(f"  {'sum':<52}{total * 1e3:>9.0f} ms   (process wall {wall:.2f} s; "
+                  f"timed stages' cpu {total_cpu * 1e3:.0f} ms)")
         print(header() + " at the end")
         return 0
     if "--llvm-levels" in argv:
@@ -384,6 +401,8 @@ def main(argv: list[str]) -> int:
 
     rows = [("gradir cold", "gradir", False), ("gradir cold adj", "gradir-adjoint", False),
             ("gradir miss", "gradir", "miss"), ("gradir warm", "gradir", True)]
+    if "--llvm-tools" in argv:
+        rows.insert(1, ("gradir cold tools", "gradir-tools", False))
     if _have("jax"):
         rows.append(("jax", "jax", False))
     if _have("torch"):

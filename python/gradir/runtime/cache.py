@@ -292,14 +292,7 @@ def _link(directory: Path, key: str, exe, obj: Path, work: Path) -> None:
         pass
     try:
         built = export_library(exe, work / "lib.so", object_file=obj)
-        data = built.read_bytes()
-        tmp = directory / f".{key}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.write(MAGIC + hashlib.sha256(data).hexdigest().encode())
-        os.replace(tmp, _entry(directory, key))     # atomic: a whole entry or none
-        stats.writes += 1
-        _prune(directory)
+        _write_entry(directory, key, built.read_bytes())
     except Exception as err:  # noqa: BLE001 - a cache write must never fail the compile
         stats.errors += 1
         _warn(f"gradir compile cache: writing the entry for {key[:12]} failed: {err}")
@@ -308,6 +301,27 @@ def _link(directory: Path, key: str, exe, obj: Path, work: Path) -> None:
         with _lock:
             if threading.current_thread() in _pending:
                 _pending.remove(threading.current_thread())
+
+
+def _write_entry(directory: Path, key: str, data: bytes) -> None:
+    tmp = directory / f".{key}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.write(MAGIC + hashlib.sha256(data).hexdigest().encode())
+    os.replace(tmp, _entry(directory, key))     # atomic: a whole entry or none
+    stats.writes += 1
+    _prune(directory)
+
+
+def store_library(directory: Path, key: str, library: Path) -> None:
+    """Writes the entry ``key`` from an already linked library (the LLVM
+    tools path, ``llvm_tools.build_library``); nothing left to link."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        _write_entry(directory, key, Path(library).read_bytes())
+    except Exception as err:  # noqa: BLE001 - a cache write must never fail the compile
+        stats.errors += 1
+        _warn(f"gradir compile cache: writing the entry for {key[:12]} failed: {err}")
 
 
 def wait() -> None:

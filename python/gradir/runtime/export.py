@@ -87,14 +87,19 @@ def _compile_object(exe, libs, tmp: Path) -> Path:
 def export_library(exe, path: Path, object_file: Path | None = None) -> Path:
     """Writes ``path`` (a .so) holding exe's functions and signatures, plus
     the MLIR runtime libraries it links against, next to it.  ``object_file``:
-    exe's code already compiled (PIC), e.g. by the JIT; else compiled here."""
+    exe's code already compiled (PIC), e.g. by the JIT, or a list of objects;
+    else compiled here."""
     path = Path(path).resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
     libs = runtime_libraries(exe.options.target)
     with tempfile.TemporaryDirectory(prefix="gradir-export-") as tmp:
         tmp = Path(tmp)
-        obj = Path(object_file) if object_file is not None else _compile_object(exe, libs, tmp)
-        if not obj.exists() or obj.stat().st_size == 0:
+        if isinstance(object_file, (list, tuple)):      # issue 14: llvm_tools' partitions
+            objs = [Path(o) for o in object_file]
+        else:
+            objs = [Path(object_file) if object_file is not None
+                    else _compile_object(exe, libs, tmp)]
+        if not objs or any(not o.exists() or o.stat().st_size == 0 for o in objs):
             raise CompileError("ExecutionEngine produced no object file to export")
         meta = tmp / "signatures.c"
         sig_json = signatures_to_json(exe.signatures)
@@ -110,7 +115,7 @@ def export_library(exe, path: Path, object_file: Path | None = None) -> Path:
         # Only the target's device runtime (cuda) is linked; -z defs makes any
         # other unresolved symbol a link error here rather than a load error there.
         device_libs = [lib for lib in libs if lib.name != "libmlir_c_runner_utils.so"]
-        cmd = [compiler(), "-shared", "-fPIC", "-O2", "-o", str(tmp_out), str(obj), "-x", "c",
+        cmd = [compiler(), "-shared", "-fPIC", "-O2", "-o", str(tmp_out), *map(str, objs), "-x", "c",
                str(meta), "-x", "none", f"-L{libs[0].parent}",
                *[f"-l:{lib.name}" for lib in device_libs],
                "-Wl,-rpath,$ORIGIN", "-Wl,-z,defs", "-lm", "-lc"]

@@ -113,6 +113,33 @@ class CachedExecutable(Executable):
         return path
 
 
+class ToolchainExecutable(CachedExecutable):
+    """issue 14: an ``Executable`` whose code LLVM's ``opt``/``llc`` binaries
+    compiled with every loop nest outlined (``llvm_tools.py``), linked into
+    a library as ``export_library`` links one and loaded like a cache hit."""
+
+    cache_hit = None
+
+    @classmethod
+    def build(cls, lowered: ir.Module, sigs: dict, options: CompileOptions):
+        import tempfile
+        from types import SimpleNamespace
+        from ..conversion.cpu.host import resolve
+        from . import llvm_tools
+        from .loader import load
+        with lowered.context:
+            text = print_module(lowered)
+        work = tempfile.TemporaryDirectory(prefix="gradir-llvm-")
+        path = llvm_tools.build_library(text, SimpleNamespace(signatures=sigs, options=options),
+                                        llvm_opt_level(options.opt_level), resolve(options.cpu),
+                                        Path(work.name))
+        exe = cls(load(path), "", options)
+        exe._lowered = text
+        exe._work = work            # the library file stays while the executable lives
+        exe.cache_path = None
+        return exe
+
+
 def lower(module, options: CompileOptions, functions=None) -> tuple[ir.Module, dict]:
     """A lowered copy of ``module`` (left untouched) and the signatures of
     its public functions (only ``functions``, when given: the others become
@@ -202,6 +229,16 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
             return CachedExecutable(lib, text, options, functions)
     # --- end issue 14 ---
     lowered, sigs = lower(module, options, functions)
+    # --- issue 14: LLVM through the tool binaries, loop nests outlined (llvm_tools.py) ---
+    from . import llvm_tools
+    if options.target == "cpu" and llvm_opt_level(options.opt_level) >= 1 and llvm_tools.enabled():
+        exe = ToolchainExecutable.build(lowered, sigs, options)
+        if directory is not None:
+            exe.cache_hit = False
+            exe.cache_path = directory / f"{key}.so"
+            _cache.store_library(directory, key, exe._library.path)
+        return exe
+    # --- end issue 14 ---
     with lowered.context:
         # PIC: the object the JIT compiled can be linked into a library (the
         # cache entry, export_library) without running LLVM again; no run-time

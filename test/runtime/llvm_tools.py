@@ -1,0 +1,105 @@
+# RUN: rm -rf %t && mkdir -p %t
+# RUN: %PYTHON %s %t | FileCheck %s
+# issue 14: the LLVM-tools path (gradir/runtime/llvm_tools.py, opt-in with
+# GRADIR_LLVM_TOOLS=1): loop nests outlined (loop-extract), opt/llc binaries,
+# one process or partitions compiled in parallel (llvm-split), linked and
+# loaded like a cache entry.  Its results equal ExecutionEngine's path and the
+# interpreter's, the outlining happened, the compile cache stores its library
+# (a second compile hits), and a failing tool is a CompileError.
+
+import os
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+
+import gradir
+from gradir.conversion.cpu.host import resolve
+from gradir.runtime import llvm_tools
+from gradir.runtime.jit import ToolchainExecutable
+from gradir.runtime.signature import CompileError
+from gradir.runtime.toolchain import CompileOptions
+
+out = Path(sys.argv[1])
+
+m = gradir.parse("""
+func.func @main(%x: tensor<6x1x8x8xf32>, %w: tensor<4x1x3x3xf32>, %b: tensor<4xf32>,
+                %v: tensor<144x5xf32>) -> tensor<f32> {
+  %c = "rlx.conv2d"(%x, %w) {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<6x1x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<6x4x6x6xf32>
+  %bb = "rlx.reshape"(%b) : (tensor<4xf32>) -> tensor<1x4x1x1xf32>
+  %a = "rlx.add"(%c, %bb) : (tensor<6x4x6x6xf32>, tensor<1x4x1x1xf32>) -> tensor<6x4x6x6xf32>
+  %r = "rlx.relu"(%a) : (tensor<6x4x6x6xf32>) -> tensor<6x4x6x6xf32>
+  %f = "rlx.reshape"(%r) : (tensor<6x4x6x6xf32>) -> tensor<6x144xf32>
+  %d = "rlx.matmul"(%f, %v) : (tensor<6x144xf32>, tensor<144x5xf32>) -> tensor<6x5xf32>
+  %t = "rlx.tanh"(%d) : (tensor<6x5xf32>) -> tensor<6x5xf32>
+  %s = "rlx.mean"(%t) : (tensor<6x5xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}""")
+gradir.run_pipeline(m, "builtin.module(rlx-gradient{func=main wrt=1,2,3})")
+rng = np.random.default_rng(3)
+args = [rng.standard_normal(s).astype(np.float32) for s in
+        [(6, 1, 8, 8), (4, 1, 3, 3), (4,), (144, 5)]]
+
+print("available:", llvm_tools.available())
+# CHECK: available: True
+os.environ.pop("GRADIR_LLVM_TOOLS", None)
+print("default:", type(gradir.compile(m, functions="main", cache=False)).__name__)
+# CHECK-NEXT: default: Executable
+
+ref = gradir.interpret(m, "main_adjoint", *args)
+engine = gradir.compile(m, cache=False)["main_adjoint"](*args)
+os.environ["GRADIR_LLVM_TOOLS"] = "1"
+for jobs in ("1", "2", "3"):
+    os.environ["GRADIR_LLVM_JOBS"] = jobs
+    exe = gradir.compile(m, cache=False)
+    got = exe["main_adjoint"](*args)
+    print(f"jobs={jobs}:", type(exe).__name__, exe.functions,
+          "interpreter:", all(np.allclose(g, r, rtol=1e-4, atol=1e-5) for g, r in zip(got, ref)),
+          "engine:", all(np.allclose(g, e, rtol=1e-6, atol=1e-7) for g, e in zip(got, engine)),
+          "main:", np.allclose(exe["main"](*args), gradir.interpret(m, "main", *args)[0], rtol=1e-5),
+          "llvm_ir:", "llvm.func @main_adjoint(" in exe.llvm_ir)
+# CHECK-NEXT: jobs=1: ToolchainExecutable ['main', 'main_adjoint'] interpreter: True engine: True main: True llvm_ir: True
+# CHECK-NEXT: jobs=2: ToolchainExecutable ['main', 'main_adjoint'] interpreter: True engine: True main: True llvm_ir: True
+# CHECK-NEXT: jobs=3: ToolchainExecutable ['main', 'main_adjoint'] interpreter: True engine: True main: True llvm_ir: True
+
+# The loops were outlined: the partitions hold main_adjoint.extracted* functions.
+from gradir.runtime.jit import lower
+lowered, sigs = lower(m, CompileOptions(), ["main_adjoint"])
+with lowered.context:
+    from gradir.ir import print_module
+    text = print_module(lowered)
+work = out / "parts"
+work.mkdir()
+lib = llvm_tools.build_library(text, SimpleNamespace(signatures=sigs, options=CompileOptions()),
+                               2, resolve("host"), work, workers=2)
+objs = sorted(p.name for p in work.glob("part*.o"))
+import subprocess
+syms = subprocess.run(["nm", str(lib)], capture_output=True, text=True).stdout
+print("objects:", objs, "outlined:", syms.count("main_adjoint.extracted") > 3,
+      "exported:", "_mlir_ciface_main_adjoint" in syms)
+# CHECK-NEXT: objects: ['part0.o', 'part1.o'] outlined: True exported: True
+print("loads:", np.allclose(gradir.runtime.load(lib)["main_adjoint"](*args)[0], ref[0], rtol=1e-5))
+# CHECK-NEXT: loads: True
+
+# The compile cache stores the linked library; a second compile hits it.
+os.environ["GRADIR_LLVM_JOBS"] = "2"
+first = gradir.compile(m, cache=out / "cache")
+second = gradir.compile(m, cache=out / "cache")
+print("cache:", first.cache_hit, second.cache_hit,
+      np.array_equal(first["main_adjoint"](*args)[1], second["main_adjoint"](*args)[1]))
+# CHECK-NEXT: cache: False True True
+
+# A tool that fails is a CompileError naming it.
+try:
+    llvm_tools.build_library("llvm.func @broken(", SimpleNamespace(signatures=sigs,
+                             options=CompileOptions()), 2, resolve("host"), out, workers=1)
+except CompileError as err:
+    print("CompileError:", str(err).splitlines()[0][:22])
+# CHECK-NEXT: CompileError: mlir-translate failed
+os.environ["GRADIR_LLVM_JOBS"] = "x"
+try:
+    gradir.compile(m, cache=False)
+except CompileError as err:
+    print("CompileError:", err)
+# CHECK-NEXT: CompileError: GRADIR_LLVM_JOBS must be an integer, not 'x'
