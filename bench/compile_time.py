@@ -203,14 +203,14 @@ def child_breakdown(workload: str) -> dict:
     stages["rlx-gradient"] = times["gradient"]
     stages["  of which simplification"] = inner["simplify"]
 
-    cpu: dict = {}      # this process's CPU time per stage: on a loaded machine
+    cpu_s: dict = {}    # this process's CPU time per stage: on a loaded machine
                         # the wall time stretches, the CPU time does not
 
     def timed(name, fn):
         t, c = time.perf_counter(), time.process_time()
         result = fn()
         stages[name] = time.perf_counter() - t
-        cpu[name] = time.process_time() - c
+        cpu_s[name] = time.process_time() - c
         return result
 
     def copy():
@@ -248,7 +248,7 @@ def child_breakdown(workload: str) -> dict:
                    if signature_of(f).name == "main_adjoint")
         fn = Function(sig, packed_caller(ptr), keepalive=engine)
         timed("first run", lambda: fn(x, y, *params))
-    return {"wall": stages, "cpu": cpu}
+    return {"wall": stages, "cpu": cpu_s}
 
 
 def _split(pipeline: str) -> list[str]:
