@@ -68,7 +68,8 @@ def preload_schedule(context: ir.Context, schedule: str | Path | None = None) ->
 
 def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = None,
                             stage: str = "llvm", preload: bool = True,
-                            early_dealloc: bool = True, cpu=None) -> str:
+                            early_dealloc: bool = True, cpu=None,
+                            math_approx: bool | None = None) -> str:
     """The upstream pipeline from linalg-on-tensors to the LLVM dialect.
 
     ``opt_level`` 0: no fusion, no schedule (fastest to compile); 1:
@@ -89,7 +90,11 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
     ``mlir-opt``, and must not be fed such functions.  ``cpu`` picks the
     schedule's register tiles (a cpu name or ``host.CpuTarget``, see
     ``schedule.schedule_params``; None: the AVX-512 instance,
-    ``SCHEDULE_LIBRARY``); ``schedule`` overrides its file."""
+    ``SCHEDULE_LIBRARY``); ``schedule`` overrides its file.  ``math_approx``
+    (default: ``early_dealloc``, i.e. whenever gradir's own passes may run)
+    adds gradir's ``rlx-math-approx`` after fusion at ``opt_level`` 1 and
+    more: f32 exp/log/tanh/erf become polynomial code that vectorizes
+    instead of libm calls."""
     # --- issue 14: the schedule instance of the target (host.py, schedule.py) ---
     from .schedule import DEFAULT, schedule_params, schedule_path
     params = DEFAULT if cpu is None else schedule_params(cpu)
@@ -104,6 +109,8 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
             steps += [_preload_step(schedule)]
         steps += [f"transform-interpreter{{entry-point={params.generalize_entry_point}}}",
                   "linalg-fuse-elementwise-ops", "canonicalize", "cse"]
+        if early_dealloc if math_approx is None else math_approx:
+            steps += ["rlx-math-approx"]
     if opt_level >= 2:
         steps += [f"transform-interpreter{{entry-point={params.entry_point}}}", "canonicalize",
                   "cse"]
