@@ -15,9 +15,11 @@
 // lives in registers.  This instance: f32 tile 8 x 32, K block 256;
 // f64 tile 8 x 16, K block 256 (32 registers of 512 bits).
 // 2-D linalg.transpose ops are tiled 16 x 16, vectorized (masked at the
-// edges) and lowered with the shuffle_16x16 strategy.  Other ops are left to
-// linalg-fuse-elementwise-ops and convert-linalg-to-loops (LLVM vectorizes
-// the resulting loops).
+// edges) and lowered with the shuffle_16x16 strategy.  Elementwise
+// linalg.generic ops (every loop parallel, rank 1 to 4, 32- or 64-bit
+// result) are tiled by one vector (512 bits) along the innermost loop
+// and vectorized, masked at the edge (a generic the vectorizer refuses
+// stays a loop).  Other ops are left to convert-linalg-to-loops.
 module attributes {transform.with_named_sequence} {
 
   // ----- matchers: op name + element bitwidth of the accumulator -----
@@ -157,6 +159,352 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // ----- elementwise generics: tiled by one vector along the innermost dim, vectorized -----
+
+  transform.named_sequence @match_elementwise_r1_32(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %rank = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %r = transform.param.constant 1 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %rank, %r : !transform.param<i64>
+      // (after the rank check: dim[all] asserts on a rank-0 op)
+      transform.match.structured.dim %s[all] {parallel} : !transform.any_op
+      // no zero-size loop (vectorizing one asserts upstream)
+      %z = transform.param.constant 0 : i64 -> !transform.param<i64>
+      %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d0, %z : !transform.param<i64>
+      // operands indexed by projected permutations only (tiling asserts on (d0) -> (-d0 + c))
+      transform.match.structured.input %s[all] {projected_permutation} : !transform.any_op
+      transform.match.structured.init %s[all] {permutation} : !transform.any_op
+      %init = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
+      %bw = transform.match.structured.elemental_bitwidth %init : (!transform.any_value) -> !transform.param<i64>
+      %b = transform.param.constant 32 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %bw, %b : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @schedule_elementwise_r1_32(%op: !transform.any_op {transform.consumed}) {
+    %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
+    transform.sequence %op : !transform.any_op failures(suppress) {
+    ^bb0(%g: !transform.any_op):
+      %t, %l:1 = transform.structured.tile_using_for %g tile_sizes [16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t vector_sizes [16] : !transform.any_op
+    }
+    // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
+    // only from 1-D vectors.
+    transform.apply_patterns to %p {
+      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
+    } : !transform.any_op
+    transform.yield
+  }
+
+  transform.named_sequence @match_elementwise_r2_32(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %rank = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %r = transform.param.constant 2 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %rank, %r : !transform.param<i64>
+      // (after the rank check: dim[all] asserts on a rank-0 op)
+      transform.match.structured.dim %s[all] {parallel} : !transform.any_op
+      // no zero-size loop (vectorizing one asserts upstream)
+      %z = transform.param.constant 0 : i64 -> !transform.param<i64>
+      %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d0, %z : !transform.param<i64>
+      %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d1, %z : !transform.param<i64>
+      // operands indexed by projected permutations only (tiling asserts on (d0) -> (-d0 + c))
+      transform.match.structured.input %s[all] {projected_permutation} : !transform.any_op
+      transform.match.structured.init %s[all] {permutation} : !transform.any_op
+      %init = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
+      %bw = transform.match.structured.elemental_bitwidth %init : (!transform.any_value) -> !transform.param<i64>
+      %b = transform.param.constant 32 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %bw, %b : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @schedule_elementwise_r2_32(%op: !transform.any_op {transform.consumed}) {
+    %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
+    transform.sequence %op : !transform.any_op failures(suppress) {
+    ^bb0(%g: !transform.any_op):
+      %t, %l:2 = transform.structured.tile_using_for %g tile_sizes [1, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t vector_sizes [1, 16] : !transform.any_op
+    }
+    // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
+    // only from 1-D vectors.
+    transform.apply_patterns to %p {
+      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
+    } : !transform.any_op
+    transform.yield
+  }
+
+  transform.named_sequence @match_elementwise_r3_32(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %rank = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %r = transform.param.constant 3 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %rank, %r : !transform.param<i64>
+      // (after the rank check: dim[all] asserts on a rank-0 op)
+      transform.match.structured.dim %s[all] {parallel} : !transform.any_op
+      // no zero-size loop (vectorizing one asserts upstream)
+      %z = transform.param.constant 0 : i64 -> !transform.param<i64>
+      %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d0, %z : !transform.param<i64>
+      %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d1, %z : !transform.param<i64>
+      %d2 = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d2, %z : !transform.param<i64>
+      // operands indexed by projected permutations only (tiling asserts on (d0) -> (-d0 + c))
+      transform.match.structured.input %s[all] {projected_permutation} : !transform.any_op
+      transform.match.structured.init %s[all] {permutation} : !transform.any_op
+      %init = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
+      %bw = transform.match.structured.elemental_bitwidth %init : (!transform.any_value) -> !transform.param<i64>
+      %b = transform.param.constant 32 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %bw, %b : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @schedule_elementwise_r3_32(%op: !transform.any_op {transform.consumed}) {
+    %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
+    transform.sequence %op : !transform.any_op failures(suppress) {
+    ^bb0(%g: !transform.any_op):
+      %t, %l:3 = transform.structured.tile_using_for %g tile_sizes [1, 1, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t vector_sizes [1, 1, 16] : !transform.any_op
+    }
+    // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
+    // only from 1-D vectors.
+    transform.apply_patterns to %p {
+      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
+    } : !transform.any_op
+    transform.yield
+  }
+
+  transform.named_sequence @match_elementwise_r4_32(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %rank = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %r = transform.param.constant 4 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %rank, %r : !transform.param<i64>
+      // (after the rank check: dim[all] asserts on a rank-0 op)
+      transform.match.structured.dim %s[all] {parallel} : !transform.any_op
+      // no zero-size loop (vectorizing one asserts upstream)
+      %z = transform.param.constant 0 : i64 -> !transform.param<i64>
+      %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d0, %z : !transform.param<i64>
+      %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d1, %z : !transform.param<i64>
+      %d2 = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d2, %z : !transform.param<i64>
+      %d3 = transform.match.structured.dim %s[3] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d3, %z : !transform.param<i64>
+      // operands indexed by projected permutations only (tiling asserts on (d0) -> (-d0 + c))
+      transform.match.structured.input %s[all] {projected_permutation} : !transform.any_op
+      transform.match.structured.init %s[all] {permutation} : !transform.any_op
+      %init = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
+      %bw = transform.match.structured.elemental_bitwidth %init : (!transform.any_value) -> !transform.param<i64>
+      %b = transform.param.constant 32 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %bw, %b : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @schedule_elementwise_r4_32(%op: !transform.any_op {transform.consumed}) {
+    %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
+    transform.sequence %op : !transform.any_op failures(suppress) {
+    ^bb0(%g: !transform.any_op):
+      %t, %l:4 = transform.structured.tile_using_for %g tile_sizes [1, 1, 1, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t vector_sizes [1, 1, 1, 16] : !transform.any_op
+    }
+    // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
+    // only from 1-D vectors.
+    transform.apply_patterns to %p {
+      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
+    } : !transform.any_op
+    transform.yield
+  }
+
+  transform.named_sequence @match_elementwise_r1_64(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %rank = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %r = transform.param.constant 1 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %rank, %r : !transform.param<i64>
+      // (after the rank check: dim[all] asserts on a rank-0 op)
+      transform.match.structured.dim %s[all] {parallel} : !transform.any_op
+      // no zero-size loop (vectorizing one asserts upstream)
+      %z = transform.param.constant 0 : i64 -> !transform.param<i64>
+      %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d0, %z : !transform.param<i64>
+      // operands indexed by projected permutations only (tiling asserts on (d0) -> (-d0 + c))
+      transform.match.structured.input %s[all] {projected_permutation} : !transform.any_op
+      transform.match.structured.init %s[all] {permutation} : !transform.any_op
+      %init = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
+      %bw = transform.match.structured.elemental_bitwidth %init : (!transform.any_value) -> !transform.param<i64>
+      %b = transform.param.constant 64 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %bw, %b : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @schedule_elementwise_r1_64(%op: !transform.any_op {transform.consumed}) {
+    %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
+    transform.sequence %op : !transform.any_op failures(suppress) {
+    ^bb0(%g: !transform.any_op):
+      %t, %l:1 = transform.structured.tile_using_for %g tile_sizes [8] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t vector_sizes [8] : !transform.any_op
+    }
+    // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
+    // only from 1-D vectors.
+    transform.apply_patterns to %p {
+      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
+    } : !transform.any_op
+    transform.yield
+  }
+
+  transform.named_sequence @match_elementwise_r2_64(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %rank = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %r = transform.param.constant 2 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %rank, %r : !transform.param<i64>
+      // (after the rank check: dim[all] asserts on a rank-0 op)
+      transform.match.structured.dim %s[all] {parallel} : !transform.any_op
+      // no zero-size loop (vectorizing one asserts upstream)
+      %z = transform.param.constant 0 : i64 -> !transform.param<i64>
+      %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d0, %z : !transform.param<i64>
+      %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d1, %z : !transform.param<i64>
+      // operands indexed by projected permutations only (tiling asserts on (d0) -> (-d0 + c))
+      transform.match.structured.input %s[all] {projected_permutation} : !transform.any_op
+      transform.match.structured.init %s[all] {permutation} : !transform.any_op
+      %init = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
+      %bw = transform.match.structured.elemental_bitwidth %init : (!transform.any_value) -> !transform.param<i64>
+      %b = transform.param.constant 64 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %bw, %b : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @schedule_elementwise_r2_64(%op: !transform.any_op {transform.consumed}) {
+    %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
+    transform.sequence %op : !transform.any_op failures(suppress) {
+    ^bb0(%g: !transform.any_op):
+      %t, %l:2 = transform.structured.tile_using_for %g tile_sizes [1, 8] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t vector_sizes [1, 8] : !transform.any_op
+    }
+    // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
+    // only from 1-D vectors.
+    transform.apply_patterns to %p {
+      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
+    } : !transform.any_op
+    transform.yield
+  }
+
+  transform.named_sequence @match_elementwise_r3_64(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %rank = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %r = transform.param.constant 3 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %rank, %r : !transform.param<i64>
+      // (after the rank check: dim[all] asserts on a rank-0 op)
+      transform.match.structured.dim %s[all] {parallel} : !transform.any_op
+      // no zero-size loop (vectorizing one asserts upstream)
+      %z = transform.param.constant 0 : i64 -> !transform.param<i64>
+      %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d0, %z : !transform.param<i64>
+      %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d1, %z : !transform.param<i64>
+      %d2 = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d2, %z : !transform.param<i64>
+      // operands indexed by projected permutations only (tiling asserts on (d0) -> (-d0 + c))
+      transform.match.structured.input %s[all] {projected_permutation} : !transform.any_op
+      transform.match.structured.init %s[all] {permutation} : !transform.any_op
+      %init = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
+      %bw = transform.match.structured.elemental_bitwidth %init : (!transform.any_value) -> !transform.param<i64>
+      %b = transform.param.constant 64 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %bw, %b : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @schedule_elementwise_r3_64(%op: !transform.any_op {transform.consumed}) {
+    %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
+    transform.sequence %op : !transform.any_op failures(suppress) {
+    ^bb0(%g: !transform.any_op):
+      %t, %l:3 = transform.structured.tile_using_for %g tile_sizes [1, 1, 8] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t vector_sizes [1, 1, 8] : !transform.any_op
+    }
+    // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
+    // only from 1-D vectors.
+    transform.apply_patterns to %p {
+      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
+    } : !transform.any_op
+    transform.yield
+  }
+
+  transform.named_sequence @match_elementwise_r4_64(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %rank = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %r = transform.param.constant 4 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %rank, %r : !transform.param<i64>
+      // (after the rank check: dim[all] asserts on a rank-0 op)
+      transform.match.structured.dim %s[all] {parallel} : !transform.any_op
+      // no zero-size loop (vectorizing one asserts upstream)
+      %z = transform.param.constant 0 : i64 -> !transform.param<i64>
+      %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d0, %z : !transform.param<i64>
+      %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d1, %z : !transform.param<i64>
+      %d2 = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d2, %z : !transform.param<i64>
+      %d3 = transform.match.structured.dim %s[3] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d3, %z : !transform.param<i64>
+      // operands indexed by projected permutations only (tiling asserts on (d0) -> (-d0 + c))
+      transform.match.structured.input %s[all] {projected_permutation} : !transform.any_op
+      transform.match.structured.init %s[all] {permutation} : !transform.any_op
+      %init = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
+      %bw = transform.match.structured.elemental_bitwidth %init : (!transform.any_value) -> !transform.param<i64>
+      %b = transform.param.constant 64 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %bw, %b : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @schedule_elementwise_r4_64(%op: !transform.any_op {transform.consumed}) {
+    %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
+    transform.sequence %op : !transform.any_op failures(suppress) {
+    ^bb0(%g: !transform.any_op):
+      %t, %l:4 = transform.structured.tile_using_for %g tile_sizes [1, 1, 1, 8] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t vector_sizes [1, 1, 1, 8] : !transform.any_op
+    }
+    // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
+    // only from 1-D vectors.
+    transform.apply_patterns to %p {
+      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
+    } : !transform.any_op
+    transform.yield
+  }
+
   // ----- entry point -----
 
   transform.named_sequence @gradir_cpu_tensor(%root: !transform.any_op {transform.consumed}) {
@@ -165,7 +513,15 @@ module attributes {transform.with_named_sequence} {
         @match_matmul_f64 -> @schedule_matmul_f64,
         @match_batch_matmul_f32 -> @schedule_batch_matmul_f32,
         @match_batch_matmul_f64 -> @schedule_batch_matmul_f64,
-        @match_transpose_2d -> @schedule_transpose_2d
+        @match_transpose_2d -> @schedule_transpose_2d,
+        @match_elementwise_r1_32 -> @schedule_elementwise_r1_32,
+        @match_elementwise_r2_32 -> @schedule_elementwise_r2_32,
+        @match_elementwise_r3_32 -> @schedule_elementwise_r3_32,
+        @match_elementwise_r4_32 -> @schedule_elementwise_r4_32,
+        @match_elementwise_r1_64 -> @schedule_elementwise_r1_64,
+        @match_elementwise_r2_64 -> @schedule_elementwise_r2_64,
+        @match_elementwise_r3_64 -> @schedule_elementwise_r3_64,
+        @match_elementwise_r4_64 -> @schedule_elementwise_r4_64
       : (!transform.any_op) -> !transform.any_op
     %f = transform.structured.match ops{["func.func"]} in %r : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %f {

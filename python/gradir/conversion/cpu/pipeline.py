@@ -119,6 +119,9 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
     # allocations hoisted to the caller), intermediates are freed.
     steps += ["eliminate-empty-tensors", "empty-tensor-to-alloc-tensor", *(["rlx-distinct-results"] if early_dealloc else []),
               _BUFFERIZE,
+              # loops that yield their buffer unchanged return the allocation
+              # itself, which out-params can then hoist (no copy)
+              "canonicalize",
               _OUT_PARAMS, "canonicalize", "cse", "buffer-deallocation-pipeline",
               "convert-bufferization-to-memref"]
     if early_dealloc:
@@ -130,6 +133,8 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
               "func.func(llvm-request-c-wrappers)", "fold-memref-alias-ops",
               "expand-strided-metadata", "lower-affine", "convert-scf-to-cf",
               "convert-vector-to-llvm", "convert-math-to-llvm", "convert-math-to-libm",
+              # libm calls on vectors (f64 erf) are unrolled into vector ops
+              "convert-vector-to-llvm",
               "finalize-memref-to-llvm", "convert-arith-to-llvm", "convert-index-to-llvm",
               "convert-ub-to-llvm", "convert-cf-to-llvm", "convert-func-to-llvm",
               "reconcile-unrealized-casts", "canonicalize", "cse"]
