@@ -94,21 +94,65 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // ----- odd sizes: the register-tile loops peeled, every tile static -----
+
+  // The matmul actions peel the M and N tile loops (transform.loop.peel):
+  // full tiles run in the main loops, the last partial tile (e.g. 10 columns
+  // of 32) in a remainder iteration with its own static size, so no operand
+  // is padded (no whole-matrix copy) and no vector is masked.  They mark the
+  // tiles and their K loops; gradir_cpu_tensor vectorizes every marked tile
+  // once every matmul is tiled (the shapes are static only after the
+  // canonicalization here, which must not run while other matmuls' handles
+  // are live).
+  // (peeling fails, silenceably, where the tile divides the loop or the
+  // loop has one partial iteration: canonicalization makes those static)
+  transform.named_sequence @peel(%loop: !transform.any_op {transform.consumed}) {
+    %l = transform.cast %loop : !transform.any_op to !transform.op<"scf.for">
+    %main, %rest = transform.loop.peel %l : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    transform.yield
+  }
+
+  transform.named_sequence @vectorize_register_tiles(%f: !transform.any_op {transform.readonly}) {
+    // folds the peeled loops' bounds: every marked tile gets a static shape
+    transform.apply_patterns to %f {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %tiles = transform.structured.match ops{["linalg.matmul"]} attributes{gradir.register_tile} in %f : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %tiles : !transform.any_op
+    transform.apply_patterns to %f {
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.reduction_to_contract
+    } : !transform.any_op
+    %k_loops = transform.structured.match ops{["scf.for"]} attributes{gradir.k_loop} in %f : (!transform.any_op) -> !transform.any_op
+    transform.loop.hoist_loop_invariant_subsets %k_loops : !transform.any_op
+    transform.apply_patterns to %f {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.yield
+  }
+
   // ----- actions -----
 
   transform.named_sequence @schedule_matmul_f32(%op: !transform.any_op {transform.consumed}) {
-    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [8, 32, 1] {copy_back_op = "none", padding_dimensions = [0, 1, 2], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    %kb, %lk = transform.structured.tile_using_for %padded tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %t, %l:3 = transform.structured.tile_using_for %kb tile_sizes [8, 32, 1] interchange = [1, 0, 2] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    transform.include @vectorize_tile failures(propagate) (%t, %l#2) : (!transform.any_op, !transform.any_op) -> ()
+    transform.annotate %t "gradir.register_tile" : !transform.any_op
+    transform.annotate %l#2 "gradir.k_loop" : !transform.any_op
+    transform.include @peel failures(suppress) (%l#1) : (!transform.any_op) -> ()
+    transform.include @peel failures(suppress) (%l#0) : (!transform.any_op) -> ()
     transform.yield
   }
 
   transform.named_sequence @schedule_matmul_f64(%op: !transform.any_op {transform.consumed}) {
-    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [8, 16, 1] {copy_back_op = "none", padding_dimensions = [0, 1, 2], padding_values = [0.0 : f64, 0.0 : f64, 0.0 : f64]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    %kb, %lk = transform.structured.tile_using_for %padded tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %t, %l:3 = transform.structured.tile_using_for %kb tile_sizes [8, 16, 1] interchange = [1, 0, 2] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    transform.include @vectorize_tile failures(propagate) (%t, %l#2) : (!transform.any_op, !transform.any_op) -> ()
+    transform.annotate %t "gradir.register_tile" : !transform.any_op
+    transform.annotate %l#2 "gradir.k_loop" : !transform.any_op
+    transform.include @peel failures(suppress) (%l#1) : (!transform.any_op) -> ()
+    transform.include @peel failures(suppress) (%l#0) : (!transform.any_op) -> ()
     transform.yield
   }
 
@@ -524,6 +568,10 @@ module attributes {transform.with_named_sequence} {
         @match_elementwise_r4_64 -> @schedule_elementwise_r4_64
       : (!transform.any_op) -> !transform.any_op
     %f = transform.structured.match ops{["func.func"]} in %r : (!transform.any_op) -> !transform.any_op
+    transform.foreach %f : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      transform.include @vectorize_register_tiles failures(propagate) (%one) : (!transform.any_op) -> ()
+    }
     transform.apply_patterns to %f {
       transform.apply_patterns.vector.lower_masked_transfers
       transform.apply_patterns.vector.transfer_permutation_patterns
