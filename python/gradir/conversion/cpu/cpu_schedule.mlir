@@ -106,9 +106,8 @@ module attributes {transform.with_named_sequence} {
   // are live).
   // (peeling fails, silenceably, where the tile divides the loop or the
   // loop has one partial iteration: canonicalization makes those static)
-  transform.named_sequence @peel(%loop: !transform.any_op {transform.consumed}) {
-    %l = transform.cast %loop : !transform.any_op to !transform.op<"scf.for">
-    %main, %rest = transform.loop.peel %l : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+  transform.named_sequence @peel(%loop: !transform.op<"scf.for"> {transform.consumed}) {
+    %main, %rest = transform.loop.peel %loop : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
     transform.yield
   }
 
@@ -141,8 +140,10 @@ module attributes {transform.with_named_sequence} {
     %t, %l:3 = transform.structured.tile_using_for %kb tile_sizes [8, 32, 1] interchange = [1, 0, 2] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     transform.annotate %t "gradir.register_tile" : !transform.any_op
     transform.annotate %l#2 "gradir.k_loop" : !transform.any_op
-    transform.include @peel failures(suppress) (%l#1) : (!transform.any_op) -> ()
-    transform.include @peel failures(suppress) (%l#0) : (!transform.any_op) -> ()
+    %m = transform.cast %l#1 : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%m) : (!transform.op<"scf.for">) -> ()
+    %n = transform.cast %l#0 : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
     transform.yield
   }
 
@@ -151,8 +152,10 @@ module attributes {transform.with_named_sequence} {
     %t, %l:3 = transform.structured.tile_using_for %kb tile_sizes [8, 16, 1] interchange = [1, 0, 2] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     transform.annotate %t "gradir.register_tile" : !transform.any_op
     transform.annotate %l#2 "gradir.k_loop" : !transform.any_op
-    transform.include @peel failures(suppress) (%l#1) : (!transform.any_op) -> ()
-    transform.include @peel failures(suppress) (%l#0) : (!transform.any_op) -> ()
+    %m = transform.cast %l#1 : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%m) : (!transform.op<"scf.for">) -> ()
+    %n = transform.cast %l#0 : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
     transform.yield
   }
 

@@ -112,8 +112,10 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
         if early_dealloc if math_approx is None else math_approx:
             steps += ["rlx-math-approx"]
     if opt_level >= 2:
-        steps += [f"transform-interpreter{{entry-point={params.entry_point}}}", "canonicalize",
-                  "cse"]
+        # No cse after the schedule: vectorized ops lose the grad.recomputed
+        # mark of their generic, and cse would merge a recomputation with the
+        # forward computation again (undoing rematerialization).
+        steps += [f"transform-interpreter{{entry-point={params.entry_point}}}", "canonicalize"]
     # Tensors -> buffers: every public function gets identity-layout memref
     # arguments, its results become out-params written in place (static
     # allocations hoisted to the caller), intermediates are freed.
