@@ -181,7 +181,9 @@ _EXPANSIONS = {"exp": _exp, "log": _log, "tanh": _tanh, "erf": _erf}
 
 @dataclass(frozen=True)
 class RlxMathApprox(ModulePass):
-    """Replaces f32 (scalar or vector) ``math.exp``, ``math.log``,
+    """Rewrites f32 math.exp/log/tanh/erf as polynomial code that vectorizes (no libm calls).
+
+    Replaces f32 (scalar or vector) ``math.exp``, ``math.log``,
     ``math.tanh`` and ``math.erf`` with polynomial approximations built from
     ``arith`` ops, ``math.fma``, ``math.roundeven``, ``math.absf`` and
     ``math.copysign`` (all of which LLVM lowers to vector instructions), the
