@@ -6,13 +6,15 @@
 // (cpu_schedule.mlir in the package is the AVX-512 instance, for mlir-opt
 // users; `python -m gradir.conversion.cpu.schedule CPU` prints any other.)
 //
-// Every f32/f64 linalg.matmul and linalg.batch_matmul is padded with zeros to
-// a multiple of the register tile (a no-op when the shape divides), tiled in
-// K blocks (the rhs panel of a block stays in L1), then to the register tile
-// (M x N x 1; N-tile loop outside the M-tile loop, K innermost), vectorized,
-// and its contraction lowered to outer products, i.e. vector.fma on broadcast
-// lhs elements; the accumulator tile is hoisted out of the K loop, so it
-// lives in registers.  This instance: f32 tile 8 x 32, K block 256;
+// Every f32/f64 linalg.matmul (also one reading a transposed lhs through its
+// indexing map) and linalg.batch_matmul is tiled in K blocks (the rhs panel
+// of a block stays in L1), then to the register tile (M x N x 1; N-tile loop
+// outside the M-tile loop, K innermost), vectorized, and its contraction
+// lowered to outer products, i.e. vector.fma on broadcast lhs elements; the
+// accumulator tile is hoisted out of the K loop, so it lives in registers.
+// Sizes that the register tile does not divide: matmul peels the M and N
+// tile loops (a static remainder tile, no copies); batch_matmul is padded
+// with zeros to a multiple of the tile (operand copies).  This instance: f32 tile 8 x 32, K block 256;
 // f64 tile 8 x 16, K block 256 (32 registers of 512 bits).
 // 2-D linalg.transpose ops are tiled 16 x 16, vectorized (masked at the
 // edges) and lowered with the shuffle_16x16 strategy.  Elementwise
