@@ -95,3 +95,18 @@ func.func @exp_f64(%x: tensor<20xf64>) -> tensor<20xf64> {
   %0 = "rlx.exp"(%x) : (tensor<20xf64>) -> tensor<20xf64>
   return %0 : tensor<20xf64>
 }
+
+// -----
+
+// batch_matmul peels the same way (no padded copies).
+// CHECK-LABEL: func.func @batch_peeled(
+// CHECK-NOT: memref.alloc
+// CHECK-DAG: iter_args(%{{.*}}) -> (vector<1x8x32xf32>)
+// CHECK-DAG: iter_args(%{{.*}}) -> (vector<1x4x18xf32>)
+// CHECK-NOT: memref.copy
+// CHECK-NOT: linalg.batch_matmul
+// CHECK: return
+func.func @batch_peeled(%a: tensor<3x20x300xf32>, %b: tensor<3x300x50xf32>) -> tensor<3x20x50xf32> {
+  %0 = "rlx.matmul"(%a, %b) : (tensor<3x20x300xf32>, tensor<3x300x50xf32>) -> tensor<3x20x50xf32>
+  return %0 : tensor<3x20x50xf32>
+}

@@ -35,6 +35,9 @@ def test_odd_sizes():
         for m, k, n in ODD:
             s.case(f"matmul_{m}x{k}x{n}_{short(dt)}", lambda a, b: op("rlx.matmul", a, b),
                    rand((m, k), dt), rand((k, n), dt), atol=tolerance(k, dt))
+        for b, m, k, n in [(2, 7, 13, 29), (3, 20, 300, 50), (4, 1, 5, 10)]:
+            s.case(f"batch_{b}x{m}x{k}x{n}_{short(dt)}", lambda x, y: op("rlx.matmul", x, y),
+                   rand((b, m, k), dt), rand((b, k, n), dt), atol=tolerance(k, dt))
     s.run()
 
 
@@ -67,6 +70,7 @@ def test_transposed():
 # CHECK-LABEL: TEST: test_odd_sizes
 # CHECK: ok matmul_7x13x29_f32
 # CHECK: ok matmul_1x784x10_f64
+# CHECK: ok batch_3x20x300x50_f64
 # CHECK: odd sizes: all {{[0-9]+}} cases match the interpreter
 # CHECK-LABEL: TEST: test_transposed
 # CHECK: ok lhs_t_784x64x512_f32

@@ -12,9 +12,8 @@
 // outside the M-tile loop, K innermost), vectorized, and its contraction
 // lowered to outer products, i.e. vector.fma on broadcast lhs elements; the
 // accumulator tile is hoisted out of the K loop, so it lives in registers.
-// Sizes that the register tile does not divide: matmul peels the M and N
-// tile loops (a static remainder tile, no copies); batch_matmul is padded
-// with zeros to a multiple of the tile (operand copies).  This instance: f32 tile 8 x 32, K block 256;
+// Sizes that the register tile does not divide: the M and N tile loops are
+// peeled (a static remainder tile; no padded copies, no masks).  This instance: f32 tile 8 x 32, K block 256;
 // f64 tile 8 x 16, K block 256 (32 registers of 512 bits).
 // 2-D linalg.transpose ops are tiled 16 x 16, vectorized (masked at the
 // edges) and lowered with the shuffle_16x16 strategy.  Elementwise
@@ -74,28 +73,6 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
-  // ----- after tiling: vectorize the register tile, keep the accumulator in registers -----
-
-  transform.named_sequence @vectorize_tile(%tile: !transform.any_op {transform.consumed},
-                                           %k_loop: !transform.any_op {transform.readonly}) {
-    %f = transform.get_parent_op %tile {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
-    transform.structured.vectorize %tile : !transform.any_op
-    // No canonicalization before the hoisting: it would fold a one-trip K
-    // loop away and invalidate %k_loop.
-    transform.apply_patterns to %f {
-      transform.apply_patterns.vector.transfer_permutation_patterns
-      transform.apply_patterns.vector.reduction_to_contract
-    } : !transform.any_op
-    transform.loop.hoist_loop_invariant_subsets %k_loop : !transform.any_op
-    transform.apply_patterns to %f {
-      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
-      transform.apply_patterns.vector.lower_outerproduct
-      transform.apply_patterns.vector.transfer_permutation_patterns
-      transform.apply_patterns.canonicalization
-    } : !transform.any_op
-    transform.yield
-  }
-
   // ----- odd sizes: the register-tile loops peeled, every tile static -----
 
   // The matmul actions peel the M and N tile loops (transform.loop.peel):
@@ -118,7 +95,7 @@ module attributes {transform.with_named_sequence} {
     transform.apply_patterns to %f {
       transform.apply_patterns.canonicalization
     } : !transform.any_op
-    %tiles = transform.structured.match ops{["linalg.matmul"]} attributes{gradir.register_tile} in %f : (!transform.any_op) -> !transform.any_op
+    %tiles = transform.structured.match ops{["linalg.matmul", "linalg.batch_matmul"]} attributes{gradir.register_tile} in %f : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %tiles : !transform.any_op
     transform.apply_patterns to %f {
       transform.apply_patterns.vector.transfer_permutation_patterns
@@ -162,18 +139,26 @@ module attributes {transform.with_named_sequence} {
   }
 
   transform.named_sequence @schedule_batch_matmul_f32(%op: !transform.any_op {transform.consumed}) {
-    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [1, 8, 32, 1] {copy_back_op = "none", padding_dimensions = [0, 1, 2, 3], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    %kb, %lk = transform.structured.tile_using_for %padded tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %t, %l:4 = transform.structured.tile_using_for %kb tile_sizes [1, 8, 32, 1] interchange = [0, 2, 1, 3] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    transform.include @vectorize_tile failures(propagate) (%t, %l#3) : (!transform.any_op, !transform.any_op) -> ()
+    transform.annotate %t "gradir.register_tile" : !transform.any_op
+    transform.annotate %l#3 "gradir.k_loop" : !transform.any_op
+    %m = transform.cast %l#2 : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%m) : (!transform.op<"scf.for">) -> ()
+    %n = transform.cast %l#1 : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
     transform.yield
   }
 
   transform.named_sequence @schedule_batch_matmul_f64(%op: !transform.any_op {transform.consumed}) {
-    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [1, 8, 16, 1] {copy_back_op = "none", padding_dimensions = [0, 1, 2, 3], padding_values = [0.0 : f64, 0.0 : f64, 0.0 : f64]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    %kb, %lk = transform.structured.tile_using_for %padded tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %t, %l:4 = transform.structured.tile_using_for %kb tile_sizes [1, 8, 16, 1] interchange = [0, 2, 1, 3] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    transform.include @vectorize_tile failures(propagate) (%t, %l#3) : (!transform.any_op, !transform.any_op) -> ()
+    transform.annotate %t "gradir.register_tile" : !transform.any_op
+    transform.annotate %l#3 "gradir.k_loop" : !transform.any_op
+    %m = transform.cast %l#2 : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%m) : (!transform.op<"scf.for">) -> ()
+    %n = transform.cast %l#1 : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
     transform.yield
   }
 
