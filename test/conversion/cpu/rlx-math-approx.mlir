@@ -106,3 +106,21 @@ func.func @in_generic(%x: tensor<33xf32>) -> tensor<33xf32> {
   } -> tensor<33xf32>
   return %0 : tensor<33xf32>
 }
+
+// -----
+
+// fma=false: multiply, then add (a CPU without FMA instructions).
+// RUN: gradir-opt %s --split-input-file --rlx-math-approx=fma=false | FileCheck %s --check-prefix=NOFMA
+// NOFMA-LABEL: func.func @no_fma(
+// NOFMA-NOT: math.fma
+// NOFMA: arith.mulf
+// NOFMA: arith.addf
+// NOFMA-NOT: math.fma
+// NOFMA: return
+// CHECK-LABEL: func.func @no_fma(
+// CHECK: math.fma
+// EXP-LABEL: func.func @no_fma(
+func.func @no_fma(%x: vector<8xf32>) -> vector<8xf32> {
+  %0 = math.exp %x : vector<8xf32>
+  return %0 : vector<8xf32>
+}

@@ -66,6 +66,14 @@ def preload_schedule(context: ir.Context, schedule: str | Path | None = None) ->
                 raise
 
 
+def _has_fma(cpu) -> bool:
+    """Whether ``cpu`` (a name or a CpuTarget) has fused multiply-add
+    instructions (every aarch64 CPU; x86 from x86-64-v3 on)."""
+    from .host import resolve
+    target = resolve(cpu)
+    return target.arch == "aarch64" or "fma" in target.features
+
+
 def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = None,
                             stage: str = "llvm", preload: bool = True,
                             early_dealloc: bool = True, cpu=None,
@@ -110,7 +118,8 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
         steps += [f"transform-interpreter{{entry-point={params.generalize_entry_point}}}",
                   "linalg-fuse-elementwise-ops", "canonicalize", "cse"]
         if early_dealloc if math_approx is None else math_approx:
-            steps += ["rlx-math-approx"]
+            steps += ["rlx-math-approx" if cpu is None or _has_fma(cpu)
+                      else "rlx-math-approx{fma=false}"]
     if opt_level >= 2:
         # No cse after the schedule: vectorized ops lose the grad.recomputed
         # mark of their generic, and cse would merge a recomputation with the
