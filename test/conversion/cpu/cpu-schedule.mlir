@@ -110,3 +110,24 @@ func.func @batch_peeled(%a: tensor<3x20x300xf32>, %b: tensor<3x300x50xf32>) -> t
   %0 = "rlx.matmul"(%a, %b) : (tensor<3x20x300xf32>, tensor<3x300x50xf32>) -> tensor<3x20x50xf32>
   return %0 : tensor<3x20x50xf32>
 }
+
+// -----
+
+// A generic with no input (an iota) is left to convert-linalg-to-loops
+// (the matcher's input check would assert upstream on zero inputs).
+// CHECK-LABEL: func.func @no_inputs(
+// CHECK: linalg.generic
+// CHECK-SAME: outs(%{{.*}} : memref<4x40xf32>)
+// CHECK: return
+func.func @no_inputs() -> tensor<4x40xf32> {
+  %e = tensor.empty() : tensor<4x40xf32>
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]} outs(%e : tensor<4x40xf32>) {
+  ^bb0(%out: f32):
+    %i = linalg.index 1 : index
+    %c = arith.index_cast %i : index to i32
+    %f = arith.sitofp %c : i32 to f32
+    linalg.yield %f : f32
+  } -> tensor<4x40xf32>
+  return %0 : tensor<4x40xf32>
+}

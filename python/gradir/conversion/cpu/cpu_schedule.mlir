@@ -208,7 +208,10 @@ module attributes {transform.with_named_sequence} {
       %z = transform.param.constant 0 : i64 -> !transform.param<i64>
       %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
       transform.match.param.cmpi gt %d0, %z : !transform.param<i64>
-      // operands indexed by projected permutations only (tiling asserts on (d0) -> (-d0 + c))
+      // at least one input (input[all] asserts on none), indexed by projected
+      // permutations only (tiling asserts on (d0) -> (-d0 + c))
+      %ins = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %ins, %z : !transform.param<i64>
       transform.match.structured.input %s[all] {projected_permutation} : !transform.any_op
       transform.match.structured.init %s[all] {permutation} : !transform.any_op
       %init = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
@@ -250,7 +253,10 @@ module attributes {transform.with_named_sequence} {
       transform.match.param.cmpi gt %d0, %z : !transform.param<i64>
       %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
       transform.match.param.cmpi gt %d1, %z : !transform.param<i64>
-      // operands indexed by projected permutations only (tiling asserts on (d0) -> (-d0 + c))
+      // at least one input (input[all] asserts on none), indexed by projected
+      // permutations only (tiling asserts on (d0) -> (-d0 + c))
+      %ins = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %ins, %z : !transform.param<i64>
       transform.match.structured.input %s[all] {projected_permutation} : !transform.any_op
       transform.match.structured.init %s[all] {permutation} : !transform.any_op
       %init = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
@@ -294,7 +300,10 @@ module attributes {transform.with_named_sequence} {
       transform.match.param.cmpi gt %d1, %z : !transform.param<i64>
       %d2 = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
       transform.match.param.cmpi gt %d2, %z : !transform.param<i64>
-      // operands indexed by projected permutations only (tiling asserts on (d0) -> (-d0 + c))
+      // at least one input (input[all] asserts on none), indexed by projected
+      // permutations only (tiling asserts on (d0) -> (-d0 + c))
+      %ins = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %ins, %z : !transform.param<i64>
       transform.match.structured.input %s[all] {projected_permutation} : !transform.any_op
       transform.match.structured.init %s[all] {permutation} : !transform.any_op
       %init = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
@@ -340,7 +349,10 @@ module attributes {transform.with_named_sequence} {
       transform.match.param.cmpi gt %d2, %z : !transform.param<i64>
       %d3 = transform.match.structured.dim %s[3] : (!transform.any_op) -> !transform.param<i64>
       transform.match.param.cmpi gt %d3, %z : !transform.param<i64>
-      // operands indexed by projected permutations only (tiling asserts on (d0) -> (-d0 + c))
+      // at least one input (input[all] asserts on none), indexed by projected
+      // permutations only (tiling asserts on (d0) -> (-d0 + c))
+      %ins = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %ins, %z : !transform.param<i64>
       transform.match.structured.input %s[all] {projected_permutation} : !transform.any_op
       transform.match.structured.init %s[all] {permutation} : !transform.any_op
       %init = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
@@ -380,7 +392,10 @@ module attributes {transform.with_named_sequence} {
       %z = transform.param.constant 0 : i64 -> !transform.param<i64>
       %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
       transform.match.param.cmpi gt %d0, %z : !transform.param<i64>
-      // operands indexed by projected permutations only (tiling asserts on (d0) -> (-d0 + c))
+      // at least one input (input[all] asserts on none), indexed by projected
+      // permutations only (tiling asserts on (d0) -> (-d0 + c))
+      %ins = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %ins, %z : !transform.param<i64>
       transform.match.structured.input %s[all] {projected_permutation} : !transform.any_op
       transform.match.structured.init %s[all] {permutation} : !transform.any_op
       %init = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
@@ -422,7 +437,10 @@ module attributes {transform.with_named_sequence} {
       transform.match.param.cmpi gt %d0, %z : !transform.param<i64>
       %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
       transform.match.param.cmpi gt %d1, %z : !transform.param<i64>
-      // operands indexed by projected permutations only (tiling asserts on (d0) -> (-d0 + c))
+      // at least one input (input[all] asserts on none), indexed by projected
+      // permutations only (tiling asserts on (d0) -> (-d0 + c))
+      %ins = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %ins, %z : !transform.param<i64>
       transform.match.structured.input %s[all] {projected_permutation} : !transform.any_op
       transform.match.structured.init %s[all] {permutation} : !transform.any_op
       %init = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
@@ -466,7 +484,10 @@ module attributes {transform.with_named_sequence} {
       transform.match.param.cmpi gt %d1, %z : !transform.param<i64>
       %d2 = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
       transform.match.param.cmpi gt %d2, %z : !transform.param<i64>
-      // operands indexed by projected permutations only (tiling asserts on (d0) -> (-d0 + c))
+      // at least one input (input[all] asserts on none), indexed by projected
+      // permutations only (tiling asserts on (d0) -> (-d0 + c))
+      %ins = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %ins, %z : !transform.param<i64>
       transform.match.structured.input %s[all] {projected_permutation} : !transform.any_op
       transform.match.structured.init %s[all] {permutation} : !transform.any_op
       %init = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
@@ -512,7 +533,10 @@ module attributes {transform.with_named_sequence} {
       transform.match.param.cmpi gt %d2, %z : !transform.param<i64>
       %d3 = transform.match.structured.dim %s[3] : (!transform.any_op) -> !transform.param<i64>
       transform.match.param.cmpi gt %d3, %z : !transform.param<i64>
-      // operands indexed by projected permutations only (tiling asserts on (d0) -> (-d0 + c))
+      // at least one input (input[all] asserts on none), indexed by projected
+      // permutations only (tiling asserts on (d0) -> (-d0 + c))
+      %ins = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %ins, %z : !transform.param<i64>
       transform.match.structured.input %s[all] {projected_permutation} : !transform.any_op
       transform.match.structured.init %s[all] {permutation} : !transform.any_op
       %init = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value

@@ -150,7 +150,10 @@ def _elementwise_sequences(params: ScheduleParams) -> tuple[str, str]:
       transform.match.structured.dim %s[all] {{parallel}} : !transform.any_op
       // no zero-size loop (vectorizing one asserts upstream)
       %z = transform.param.constant 0 : i64 -> !transform.param<i64>
-{nonzero}      // operands indexed by projected permutations only (tiling asserts on (d0) -> (-d0 + c))
+{nonzero}      // at least one input (input[all] asserts on none), indexed by projected
+      // permutations only (tiling asserts on (d0) -> (-d0 + c))
+      %ins = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %ins, %z : !transform.param<i64>
       transform.match.structured.input %s[all] {{projected_permutation}} : !transform.any_op
       transform.match.structured.init %s[all] {{permutation}} : !transform.any_op
       %init = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
