@@ -107,7 +107,7 @@ def main(argv: list[str]) -> int:
     print(f"# {host.model or platform.machine()}, vector ISA {host.isa} "
           f"({host.vector_bits}-bit), one thread, {n} f32 elements")
     print(f"{'op':<9}" + "".join(f"{c + ' ms':>15}" for c in cols)
-          + "".join(f"{c + '/gradir':>15}" for c in cols[1:]))
+          + "".join(f"{c + '/gradir':>20}" for c in cols[1:]))
     for name in OPS:
         arg = xpos if name == "log" else x
         times = {"gradir": timeit(lambda: exe[name](arg))}
@@ -123,7 +123,7 @@ def main(argv: list[str]) -> int:
             times["jax"] = timeit(lambda: f(j).block_until_ready())
         row = f"{name:<9}" + "".join(
             f"{times[c] * 1e3:>15.3f}" if times[c] else f"{'-':>15}" for c in cols)
-        row += "".join(f"{times[c] / times['gradir']:>15.2f}" if times[c] else f"{'-':>15}"
+        row += "".join(f"{times[c] / times['gradir']:>20.2f}" if times[c] else f"{'-':>20}"
                        for c in cols[1:])
         print(row)
     print(f"# load average {os.getloadavg()[0]:.1f} at the end")

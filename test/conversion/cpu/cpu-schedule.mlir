@@ -64,22 +64,22 @@ func.func @lhs_transposed(%x: tensor<64x784xf32>, %dy: tensor<64x512xf32>) -> te
 
 // -----
 
-// Elementwise: one vector register per step along the rows (16 f32 lanes on
-// AVX-512, 8 on AVX2), the last one masked; exp is rlx-math-approx's
+// Elementwise: two vector registers per step along the rows (32 f32 lanes
+// on AVX-512, 16 on AVX2), the last step masked; exp is rlx-math-approx's
 // polynomial on vectors (no libm call).
 // CHECK-LABEL: func.func @exp_rows(
 // CHECK: scf.for %{{.*}} = %c0 to %c7 step %c1 {
-// CHECK-NEXT: scf.for %{{.*}} = %c0 to %c33 step %c16 {
-// CHECK: vector.create_mask {{.*}} : vector<1x16xi1>
-// CHECK: math.roundeven %{{.*}} : vector<16xf32>
-// CHECK: math.fma %{{.*}} : vector<16xf32>
+// CHECK-NEXT: scf.for %{{.*}} = %c0 to %c33 step %c32 {
+// CHECK: vector.create_mask {{.*}} : vector<1x32xi1>
+// CHECK: math.roundeven %{{.*}} : vector<32xf32>
+// CHECK: math.fma %{{.*}} : vector<32xf32>
 // CHECK: vector.transfer_write
 // CHECK-NOT: math.exp
 // CHECK-NOT: call
 // CHECK: return
 // AVX2-LABEL: func.func @exp_rows(
-// AVX2: scf.for %{{.*}} = %c0 to %c33 step %c8 {
-// AVX2: math.roundeven %{{.*}} : vector<8xf32>
+// AVX2: scf.for %{{.*}} = %c0 to %c33 step %c16 {
+// AVX2: math.roundeven %{{.*}} : vector<16xf32>
 func.func @exp_rows(%x: tensor<7x33xf32>) -> tensor<7x33xf32> {
   %0 = "rlx.exp"(%x) : (tensor<7x33xf32>) -> tensor<7x33xf32>
   return %0 : tensor<7x33xf32>
@@ -87,10 +87,10 @@ func.func @exp_rows(%x: tensor<7x33xf32>) -> tensor<7x33xf32> {
 
 // -----
 
-// f64: 8 lanes on AVX-512; exp stays an LLVM intrinsic (libm), on vectors.
+// f64: 2 x 8 lanes on AVX-512; exp stays an LLVM intrinsic (libm), on vectors.
 // CHECK-LABEL: func.func @exp_f64(
-// CHECK: scf.for %{{.*}} = %c0 to %c20 step %c8 {
-// CHECK: math.exp %{{.*}} : vector<8xf64>
+// CHECK: scf.for %{{.*}} = %c0 to %c20 step %c16 {
+// CHECK: math.exp %{{.*}} : vector<16xf64>
 func.func @exp_f64(%x: tensor<20xf64>) -> tensor<20xf64> {
   %0 = "rlx.exp"(%x) : (tensor<20xf64>) -> tensor<20xf64>
   return %0 : tensor<20xf64>

@@ -5,21 +5,21 @@
 // The CPU pipeline.  ABI: results become out-params (caller-allocated,
 // identity layouts) written in place, no function results, a C interface.
 // An elementwise chain is one loop nest writing the out-param directly,
-// vectorized: one 16-lane vector (AVX-512 f32) per step along the rows.
+// vectorized: two 16-lane vectors (AVX-512 f32) per step along the rows.
 
 // BUF-LABEL: func.func @chain(
 // BUF-SAME: %[[A:[^:]*]]: memref<64x512xf32>, %[[B:[^:]*]]: memref<512xf32>, %[[OUT:[^:]*]]: memref<64x512xf32>) attributes
 // BUF-NOT: memref.alloc
 // BUF: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// BUF-NEXT: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %c16 {
-// BUF-DAG: %[[SA:.*]] = memref.subview %[[A]][%[[I]], %[[J]]] [1, 16]
-// BUF-DAG: %[[SB:.*]] = memref.subview %[[B]][%[[J]]] [16]
-// BUF-DAG: %[[SO:.*]] = memref.subview %[[OUT]][%[[I]], %[[J]]] [1, 16]
-// BUF: %[[VA:.*]] = vector.transfer_read %[[SA]]{{.*}}, vector<16xf32>
-// BUF: %[[VB:.*]] = vector.transfer_read %[[SB]]{{.*}}, vector<16xf32>
-// BUF-NEXT: %[[S:.*]] = arith.addf %[[VA]], %[[VB]] : vector<16xf32>
-// BUF-NEXT: %[[R:.*]] = arith.maximumf %[[S]], %{{.*}} : vector<16xf32>
-// BUF-NEXT: %[[M:.*]] = arith.mulf %[[R]], %[[VA]] : vector<16xf32>
+// BUF-NEXT: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %c32 {
+// BUF-DAG: %[[SA:.*]] = memref.subview %[[A]][%[[I]], %[[J]]] [1, 32]
+// BUF-DAG: %[[SB:.*]] = memref.subview %[[B]][%[[J]]] [32]
+// BUF-DAG: %[[SO:.*]] = memref.subview %[[OUT]][%[[I]], %[[J]]] [1, 32]
+// BUF: %[[VA:.*]] = vector.transfer_read %[[SA]]{{.*}}, vector<32xf32>
+// BUF: %[[VB:.*]] = vector.transfer_read %[[SB]]{{.*}}, vector<32xf32>
+// BUF-NEXT: %[[S:.*]] = arith.addf %[[VA]], %[[VB]] : vector<32xf32>
+// BUF-NEXT: %[[R:.*]] = arith.maximumf %[[S]], %{{.*}} : vector<32xf32>
+// BUF-NEXT: %[[M:.*]] = arith.mulf %[[R]], %[[VA]] : vector<32xf32>
 // BUF-NEXT: vector.transfer_write %[[M]], %[[SO]]
 // BUF-NOT: linalg.generic
 // BUF-NOT: memref.copy

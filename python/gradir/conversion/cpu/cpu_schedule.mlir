@@ -18,8 +18,8 @@
 // 2-D linalg.transpose ops are tiled 16 x 16, vectorized (masked at the
 // edges) and lowered with the shuffle_16x16 strategy.  Elementwise
 // linalg.generic ops (every loop parallel, rank 1 to 4, 32- or 64-bit
-// result) are tiled by one vector (512 bits) along the innermost loop
-// and vectorized, masked at the edge (a generic the vectorizer refuses
+// result) are tiled by two vectors (2 x 512 bits) along the innermost
+// loop and vectorized, masked at the edge (a generic the vectorizer refuses
 // stays a loop).  Other ops are left to convert-linalg-to-loops.
 module attributes {transform.with_named_sequence} {
 
@@ -193,7 +193,7 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
-  // ----- elementwise generics: tiled by one vector along the innermost dim, vectorized -----
+  // ----- elementwise generics: tiled by two vectors along the innermost dim, vectorized -----
 
   transform.named_sequence @match_elementwise_r1_32(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
     transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
@@ -227,8 +227,8 @@ module attributes {transform.with_named_sequence} {
     %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
     transform.sequence %op : !transform.any_op failures(suppress) {
     ^bb0(%g: !transform.any_op):
-      %t, %l:1 = transform.structured.tile_using_for %g tile_sizes [16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-      transform.structured.vectorize %t vector_sizes [16] : !transform.any_op
+      %t, %l:1 = transform.structured.tile_using_for %g tile_sizes [32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t vector_sizes [32] : !transform.any_op
     }
     // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
     // only from 1-D vectors.
@@ -272,8 +272,8 @@ module attributes {transform.with_named_sequence} {
     %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
     transform.sequence %op : !transform.any_op failures(suppress) {
     ^bb0(%g: !transform.any_op):
-      %t, %l:2 = transform.structured.tile_using_for %g tile_sizes [1, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-      transform.structured.vectorize %t vector_sizes [1, 16] : !transform.any_op
+      %t, %l:2 = transform.structured.tile_using_for %g tile_sizes [1, 32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t vector_sizes [1, 32] : !transform.any_op
     }
     // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
     // only from 1-D vectors.
@@ -319,8 +319,8 @@ module attributes {transform.with_named_sequence} {
     %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
     transform.sequence %op : !transform.any_op failures(suppress) {
     ^bb0(%g: !transform.any_op):
-      %t, %l:3 = transform.structured.tile_using_for %g tile_sizes [1, 1, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-      transform.structured.vectorize %t vector_sizes [1, 1, 16] : !transform.any_op
+      %t, %l:3 = transform.structured.tile_using_for %g tile_sizes [1, 1, 32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t vector_sizes [1, 1, 32] : !transform.any_op
     }
     // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
     // only from 1-D vectors.
@@ -368,8 +368,8 @@ module attributes {transform.with_named_sequence} {
     %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
     transform.sequence %op : !transform.any_op failures(suppress) {
     ^bb0(%g: !transform.any_op):
-      %t, %l:4 = transform.structured.tile_using_for %g tile_sizes [1, 1, 1, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-      transform.structured.vectorize %t vector_sizes [1, 1, 1, 16] : !transform.any_op
+      %t, %l:4 = transform.structured.tile_using_for %g tile_sizes [1, 1, 1, 32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t vector_sizes [1, 1, 1, 32] : !transform.any_op
     }
     // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
     // only from 1-D vectors.
@@ -411,8 +411,8 @@ module attributes {transform.with_named_sequence} {
     %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
     transform.sequence %op : !transform.any_op failures(suppress) {
     ^bb0(%g: !transform.any_op):
-      %t, %l:1 = transform.structured.tile_using_for %g tile_sizes [8] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-      transform.structured.vectorize %t vector_sizes [8] : !transform.any_op
+      %t, %l:1 = transform.structured.tile_using_for %g tile_sizes [16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t vector_sizes [16] : !transform.any_op
     }
     // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
     // only from 1-D vectors.
@@ -456,8 +456,8 @@ module attributes {transform.with_named_sequence} {
     %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
     transform.sequence %op : !transform.any_op failures(suppress) {
     ^bb0(%g: !transform.any_op):
-      %t, %l:2 = transform.structured.tile_using_for %g tile_sizes [1, 8] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-      transform.structured.vectorize %t vector_sizes [1, 8] : !transform.any_op
+      %t, %l:2 = transform.structured.tile_using_for %g tile_sizes [1, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t vector_sizes [1, 16] : !transform.any_op
     }
     // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
     // only from 1-D vectors.
@@ -503,8 +503,8 @@ module attributes {transform.with_named_sequence} {
     %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
     transform.sequence %op : !transform.any_op failures(suppress) {
     ^bb0(%g: !transform.any_op):
-      %t, %l:3 = transform.structured.tile_using_for %g tile_sizes [1, 1, 8] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-      transform.structured.vectorize %t vector_sizes [1, 1, 8] : !transform.any_op
+      %t, %l:3 = transform.structured.tile_using_for %g tile_sizes [1, 1, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t vector_sizes [1, 1, 16] : !transform.any_op
     }
     // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
     // only from 1-D vectors.
@@ -552,8 +552,8 @@ module attributes {transform.with_named_sequence} {
     %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
     transform.sequence %op : !transform.any_op failures(suppress) {
     ^bb0(%g: !transform.any_op):
-      %t, %l:4 = transform.structured.tile_using_for %g tile_sizes [1, 1, 1, 8] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-      transform.structured.vectorize %t vector_sizes [1, 1, 1, 8] : !transform.any_op
+      %t, %l:4 = transform.structured.tile_using_for %g tile_sizes [1, 1, 1, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t vector_sizes [1, 1, 1, 16] : !transform.any_op
     }
     // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
     // only from 1-D vectors.
