@@ -2,7 +2,8 @@
 // gradir.conversion.cpu.schedule from cpu_schedule.mlir.in for: AVX-512 (x86-64-v4 and later).
 // The CPU pipeline runs it on linalg-on-tensors, before bufferization:
 //   transform-preload-library{transform-library-paths=<this file>}
-//   transform-interpreter{entry-point=gradir_cpu_tensor}
+//   transform-interpreter{entry-point=gradir_cpu_tensor}      (before fusion)
+//   transform-interpreter{entry-point=gradir_cpu_elementwise} (after fusion)
 // (cpu_schedule.mlir in the package is the AVX-512 instance, for mlir-opt
 // users; `python -m gradir.conversion.cpu.schedule CPU` prints any other.)
 //
@@ -571,15 +572,7 @@ module attributes {transform.with_named_sequence} {
         @match_matmul_f64 -> @schedule_matmul_f64,
         @match_batch_matmul_f32 -> @schedule_batch_matmul_f32,
         @match_batch_matmul_f64 -> @schedule_batch_matmul_f64,
-        @match_transpose_2d -> @schedule_transpose_2d,
-        @match_elementwise_r1_32 -> @schedule_elementwise_r1_32,
-        @match_elementwise_r2_32 -> @schedule_elementwise_r2_32,
-        @match_elementwise_r3_32 -> @schedule_elementwise_r3_32,
-        @match_elementwise_r4_32 -> @schedule_elementwise_r4_32,
-        @match_elementwise_r1_64 -> @schedule_elementwise_r1_64,
-        @match_elementwise_r2_64 -> @schedule_elementwise_r2_64,
-        @match_elementwise_r3_64 -> @schedule_elementwise_r3_64,
-        @match_elementwise_r4_64 -> @schedule_elementwise_r4_64
+        @match_transpose_2d -> @schedule_transpose_2d
       : (!transform.any_op) -> !transform.any_op
     %f = transform.structured.match ops{["func.func"]} in %r : (!transform.any_op) -> !transform.any_op
     transform.foreach %f : !transform.any_op {
@@ -590,6 +583,27 @@ module attributes {transform.with_named_sequence} {
       transform.apply_patterns.vector.lower_masked_transfers
       transform.apply_patterns.vector.transfer_permutation_patterns
       transform.apply_patterns.vector.lower_transpose lowering_strategy = "shuffle_16x16"
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.yield
+  }
+
+  // After elementwise fusion (and rlx-math-approx): the fused generics.
+  transform.named_sequence @gradir_cpu_elementwise(%root: !transform.any_op {transform.consumed}) {
+    %r = transform.foreach_match in %root
+        @match_elementwise_r1_32 -> @schedule_elementwise_r1_32,
+        @match_elementwise_r2_32 -> @schedule_elementwise_r2_32,
+        @match_elementwise_r3_32 -> @schedule_elementwise_r3_32,
+        @match_elementwise_r4_32 -> @schedule_elementwise_r4_32,
+        @match_elementwise_r1_64 -> @schedule_elementwise_r1_64,
+        @match_elementwise_r2_64 -> @schedule_elementwise_r2_64,
+        @match_elementwise_r3_64 -> @schedule_elementwise_r3_64,
+        @match_elementwise_r4_64 -> @schedule_elementwise_r4_64
+      : (!transform.any_op) -> !transform.any_op
+    %f = transform.structured.match ops{["func.func"]} in %r : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %f {
+      transform.apply_patterns.vector.lower_masked_transfers
+      transform.apply_patterns.vector.transfer_permutation_patterns
       transform.apply_patterns.canonicalization
     } : !transform.any_op
     transform.yield

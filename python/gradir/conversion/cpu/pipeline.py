@@ -84,8 +84,9 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
     elementwise fusion (``linalg-fuse-elementwise-ops``, after generalizing
     reductions and broadcasts with the ``gradir_cpu_generalize`` sequence of
     ``schedule``, default ``SCHEDULE_LIBRARY``); 2 and more: also the
-    ``gradir_cpu_tensor`` sequence, which tiles and vectorizes matmuls and
-    transposes.  ``stage``
+    ``gradir_cpu_tensor`` sequence before fusion, which tiles and vectorizes
+    matmuls and transposes, and the ``gradir_cpu_elementwise`` sequence after
+    fusion (and ``rlx-math-approx``), which vectorizes elementwise generics.  ``stage``
     "bufferized" stops after bufferization, out-params and deallocation
     (memrefs, linalg and vector ops), "llvm" goes all the way.  ``preload``
     False leaves out ``transform-preload-library`` (the schedule must then be
@@ -115,16 +116,26 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
     if opt_level >= 1:
         if preload:
             steps += [_preload_step(schedule)]
-        steps += [f"transform-interpreter{{entry-point={params.generalize_entry_point}}}",
-                  "linalg-fuse-elementwise-ops", "canonicalize", "cse"]
+        steps += [f"transform-interpreter{{entry-point={params.generalize_entry_point}}}"]
+    if opt_level >= 2:
+        # Before elementwise fusion: its reshape propagation folds a
+        # collapse/expand_shape next to a linalg.matmul into the matmul (a
+        # generic contraction the schedule does not match, left to scalar
+        # loops; e.g. LeNet's flatten before its first dense layer).
+        steps += [f"transform-interpreter{{entry-point={params.entry_point}}}", "canonicalize",
+                  "cse"]
+    if opt_level >= 1:
+        steps += ["linalg-fuse-elementwise-ops", "canonicalize", "cse"]
         if early_dealloc if math_approx is None else math_approx:
             steps += ["rlx-math-approx" if cpu is None or _has_fma(cpu)
                       else "rlx-math-approx{fma=false}"]
     if opt_level >= 2:
-        # No cse after the schedule: vectorized ops lose the grad.recomputed
-        # mark of their generic, and cse would merge a recomputation with the
-        # forward computation again (undoing rematerialization).
-        steps += [f"transform-interpreter{{entry-point={params.entry_point}}}", "canonicalize"]
+        # After fusion (the fused generics are vectorized).  No cse after it:
+        # vectorized ops lose the grad.recomputed mark of their generic, and
+        # cse would merge a recomputation with the forward computation again
+        # (undoing rematerialization).
+        steps += [f"transform-interpreter{{entry-point={params.elementwise_entry_point}}}",
+                  "canonicalize"]
     # Tensors -> buffers: every public function gets identity-layout memref
     # arguments, its results become out-params written in place (static
     # allocations hoisted to the caller), intermediates are freed.

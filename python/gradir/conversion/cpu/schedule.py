@@ -83,6 +83,10 @@ class ScheduleParams:
         return "gradir_cpu_tensor" + self.tag
 
     @property
+    def elementwise_entry_point(self) -> str:
+        return "gradir_cpu_elementwise" + self.tag
+
+    @property
     def generalize_entry_point(self) -> str:
         return "gradir_cpu_generalize" + self.tag
 
@@ -182,8 +186,8 @@ def _elementwise_sequences(params: ScheduleParams) -> tuple[str, str]:
     transform.yield
   }}
 """)
-            matches.append(f",\n        @match_{name} -> @schedule_{name}")
-    return "".join(seqs), "".join(matches)
+            matches.append(f"@match_{name} -> @schedule_{name}")
+    return "".join(seqs), ",\n        ".join(matches)
 
 
 def schedule_text(params: ScheduleParams) -> str:
