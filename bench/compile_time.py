@@ -5,8 +5,8 @@
     build/venv/bin/python bench/compile_time.py --rounds 5 --workloads lenet64
     build/venv/bin/python bench/compile_time.py --cpu x86-64-v3  # gradir's code for AVX2 (JAX: host)
     build/venv/bin/python bench/compile_time.py --breakdown      # gradir's first call, stage by stage
-    build/venv/bin/python bench/compile_time.py --llvm-tools     # adds "gradir cold tools": LLVM's
-                                                    # opt/llc binaries, loops outlined (GRADIR_LLVM_TOOLS=1)
+    build/venv/bin/python bench/compile_time.py --llvm-tools     # adds "gradir cold EE" / "... tools":
+                                                    # GRADIR_LLVM_TOOLS=0 / 1 (runtime/llvm_tools.py)
     build/venv/bin/python bench/compile_time.py --llvm-levels --workloads lenet64,mlp64,gemm512
                                                     # LLVM O3 vs O2: compile and run time
 
@@ -19,9 +19,11 @@ interleaved, and the table shows medians over the rounds.  Rows:
 
   gradir cold      GRADIR_CACHE=0, ``gradir.compile(module)`` (every public
                    function: @main and @main_adjoint)
-  gradir cold tools  (--llvm-tools) as gradir cold, with GRADIR_LLVM_TOOLS=1
-                   (runtime/llvm_tools.py: loop nests outlined, opt | llc processes
-                   per partition, GRADIR_LLVM_JOBS at once, linked and loaded)
+  gradir cold EE / gradir cold tools  (--llvm-tools) as gradir cold, with
+                   GRADIR_LLVM_TOOLS=0 (always ExecutionEngine) / 1 (always
+                   runtime/llvm_tools.py: loop nests outlined, opt | llc processes
+                   per partition, GRADIR_LLVM_JOBS at once, linked and loaded);
+                   gradir cold itself runs the default, "auto" (tools for large modules)
   gradir cold adj  GRADIR_CACHE=0, ``compile(module, functions=["main_adjoint"])``
                    (the step only, what ``jax.jit(jax.value_and_grad(f))`` compiles)
   gradir miss      the compile cache on (the default) and empty: cold, plus
@@ -351,8 +353,8 @@ def main(argv: list[str]) -> int:
             result = child_gradir(workload, None)
         elif kind == "gradir-adjoint":
             result = child_gradir(workload, ["main_adjoint"])
-        elif kind == "gradir-tools":        # issue 14: runtime/llvm_tools.py (opt-in)
-            os.environ["GRADIR_LLVM_TOOLS"] = "1"
+        elif kind in ("gradir-tools", "gradir-ee"):      # issue 14: runtime/llvm_tools.py
+            os.environ["GRADIR_LLVM_TOOLS"] = "1" if kind == "gradir-tools" else "0"
             result = child_gradir(workload, None)
         elif kind == "jax":
             result = child_jax(workload)
@@ -402,7 +404,8 @@ def main(argv: list[str]) -> int:
     rows = [("gradir cold", "gradir", False), ("gradir cold adj", "gradir-adjoint", False),
             ("gradir miss", "gradir", "miss"), ("gradir warm", "gradir", True)]
     if "--llvm-tools" in argv:
-        rows.insert(1, ("gradir cold tools", "gradir-tools", False))
+        rows[1:1] = [("gradir cold EE", "gradir-ee", False),
+                     ("gradir cold tools", "gradir-tools", False)]
     if _have("jax"):
         rows.append(("jax", "jax", False))
     if _have("torch"):

@@ -8,6 +8,7 @@
 # (a second compile hits), and a failing tool is a CompileError.
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -43,9 +44,16 @@ args = [rng.standard_normal(s).astype(np.float32) for s in
 
 print("available:", llvm_tools.available())
 # CHECK: available: True
-os.environ.pop("GRADIR_LLVM_TOOLS", None)
-print("default:", type(gradir.compile(m, functions="main", cache=False)).__name__)
-# CHECK-NEXT: default: Executable
+os.environ.pop("GRADIR_LLVM_TOOLS", None)      # auto: large modules only
+print("auto, small module:", type(gradir.compile(m, functions="main", cache=False)).__name__)
+# CHECK-NEXT: auto, small module: Executable
+threshold, llvm_tools.AUTO_MIN_BRANCHES = llvm_tools.AUTO_MIN_BRANCHES, 1
+print("auto, above the threshold:", type(gradir.compile(m, functions="main", cache=False)).__name__)
+# CHECK-NEXT: auto, above the threshold: ToolchainExecutable
+os.environ["GRADIR_LLVM_TOOLS"] = "0"
+print("off:", type(gradir.compile(m, functions="main", cache=False)).__name__)
+# CHECK-NEXT: off: Executable
+llvm_tools.AUTO_MIN_BRANCHES = threshold
 
 ref = gradir.interpret(m, "main_adjoint", *args)
 engine = gradir.compile(m, cache=False)["main_adjoint"](*args)
@@ -63,6 +71,14 @@ for jobs in ("1", "2", "3"):
 # CHECK-NEXT: jobs=2: ToolchainExecutable ['main', 'main_adjoint'] interpreter: True engine: True main: True llvm_ir: True
 # CHECK-NEXT: jobs=3: ToolchainExecutable ['main', 'main_adjoint'] interpreter: True engine: True main: True llvm_ir: True
 
+# A named CPU (AVX2 code through -mcpu/-mattr and the functions' attributes).
+v3 = gradir.compile(m, cache=False, cpu="x86-64-v3")
+print("x86-64-v3:", type(v3).__name__,
+      all(np.allclose(g, r, rtol=1e-4, atol=1e-5) for g, r in zip(v3["main_adjoint"](*args), ref)),
+      "zmm" not in subprocess.run(["objdump", "-d", str(v3._library.path)], capture_output=True,
+                                  text=True).stdout)
+# CHECK-NEXT: x86-64-v3: ToolchainExecutable True True
+
 # The loops were outlined: the partitions hold main_adjoint.extracted* functions.
 from gradir.runtime.jit import lower
 lowered, sigs = lower(m, CompileOptions(), ["main_adjoint"])
@@ -74,7 +90,6 @@ work.mkdir()
 lib = llvm_tools.build_library(text, SimpleNamespace(signatures=sigs, options=CompileOptions()),
                                2, resolve("host"), work, workers=2)
 objs = sorted(p.name for p in work.glob("part*.o"))
-import subprocess
 syms = subprocess.run(["nm", str(lib)], capture_output=True, text=True).stdout
 print("objects:", objs, "outlined:", syms.count("main_adjoint.extracted") > 3,
       "exported:", "_mlir_ciface_main_adjoint" in syms)

@@ -121,14 +121,13 @@ class ToolchainExecutable(CachedExecutable):
     cache_hit = None
 
     @classmethod
-    def build(cls, lowered: ir.Module, sigs: dict, options: CompileOptions):
+    def build(cls, text: str, sigs: dict, options: CompileOptions):
+        """``text``: the lowered module (LLVM dialect) printed."""
         import tempfile
         from types import SimpleNamespace
         from ..conversion.cpu.host import resolve
         from . import llvm_tools
         from .loader import load
-        with lowered.context:
-            text = print_module(lowered)
         work = tempfile.TemporaryDirectory(prefix="gradir-llvm-")
         path = llvm_tools.build_library(text, SimpleNamespace(signatures=sigs, options=options),
                                         llvm_opt_level(options.opt_level), resolve(options.cpu),
@@ -231,8 +230,11 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
     lowered, sigs = lower(module, options, functions)
     # --- issue 14: LLVM through the tool binaries, loop nests outlined (llvm_tools.py) ---
     from . import llvm_tools
-    if options.target == "cpu" and llvm_opt_level(options.opt_level) >= 1 and llvm_tools.enabled():
-        exe = ToolchainExecutable.build(lowered, sigs, options)
+    with lowered.context:
+        text = print_module(lowered)
+    if (options.target == "cpu" and llvm_opt_level(options.opt_level) >= 1
+            and llvm_tools.enabled(text)):
+        exe = ToolchainExecutable.build(text, sigs, options)
         if directory is not None:
             exe.cache_hit = False
             exe.cache_path = directory / f"{key}.so"

@@ -15,8 +15,9 @@ cache stores that library as it is.
     lib_path = build_library(lowered_text, exe_like, cpu_target, directory)
 
 ``available()`` is False when a binary or the C compiler is missing; the
-caller then uses ExecutionEngine.  Opt-in: ``GRADIR_LLVM_TOOLS=1`` turns the
-path on (``enabled()``); ``GRADIR_LLVM_JOBS`` sets how many partitions are
+caller then uses ExecutionEngine.  ``GRADIR_LLVM_TOOLS``: auto (default:
+large modules only, see ``enabled()``), 1 (always) or 0 (never);
+``GRADIR_LLVM_JOBS`` sets how many partitions are
 compiled at once (default: the CPUs this process may use, at most 4).
 """
 
@@ -61,12 +62,26 @@ def available() -> bool:
     return tool_paths() is not None
 
 
-def enabled() -> bool:
-    """Off by default (measured gain on the LeNet step about 10% of LLVM's CPU
-    time, a loss on the MLP step: bench/compile_time.py --llvm-tools);
-    ``GRADIR_LLVM_TOOLS=1`` turns it on where the tools are there."""
-    flag = os.environ.get("GRADIR_LLVM_TOOLS", "0").strip().lower()
-    return flag in ("1", "on", "true", "yes") and available()
+# "auto" takes this path for modules with at least this many conditional
+# branches in the LLVM dialect (about one per loop): LeNet's step has ~430
+# (measured: 13% less first-call time), the MLP step ~80 (where the extra
+# processes cost more than the outlining saves, so ExecutionEngine stays).
+AUTO_MIN_BRANCHES = 200
+
+
+def enabled(lowered_text: str | None = None) -> bool:
+    """``GRADIR_LLVM_TOOLS``: "1"/on: always (where the tools are there),
+    "0"/off: never (ExecutionEngine), "auto" (default): for modules with at
+    least ``AUTO_MIN_BRANCHES`` ``llvm.cond_br`` (``lowered_text``), where
+    LLVM's superlinear loop passes dominate (bench/compile_time.py
+    --llvm-tools compares both)."""
+    flag = os.environ.get("GRADIR_LLVM_TOOLS", "auto").strip().lower()
+    if flag in ("0", "off", "false", "no"):
+        return False
+    if flag not in ("1", "on", "true", "yes"):
+        if lowered_text is None or lowered_text.count("llvm.cond_br") < AUTO_MIN_BRANCHES:
+            return False
+    return available()
 
 
 def host_triple() -> str:
