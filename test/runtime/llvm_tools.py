@@ -112,6 +112,18 @@ try:
 except CompileError as err:
     print("CompileError:", str(err).splitlines()[0][:22])
 # CHECK-NEXT: CompileError: mlir-translate failed
+# A failing tools path falls back to ExecutionEngine with a warning.
+import warnings
+real, llvm_tools.build_library = llvm_tools.build_library, lambda *a, **k: (_ for _ in ()).throw(
+    CompileError("opt failed (simulated)"))
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    fallback = gradir.compile(m, cache=False)
+llvm_tools.build_library = real
+print("fallback:", type(fallback).__name__,
+      [str(w.message)[:40] for w in caught if w.category is RuntimeWarning],
+      np.allclose(fallback["main_adjoint"](*args)[0], ref[0], rtol=1e-5))
+# CHECK-NEXT: fallback: Executable ['gradir: the LLVM tools path failed, comp'] True
 os.environ["GRADIR_LLVM_JOBS"] = "x"
 try:
     gradir.compile(m, cache=False)

@@ -32,11 +32,11 @@ class Executable(FunctionTable):
     cache_path = None
 
     def __init__(self, lowered: ir.Module, signatures: dict, options: CompileOptions,
-                 pic: bool = False):
+                 pic: bool = False, lowered_text: str | None = None):
         self.options = options
         self.signatures = signatures
         self._pic = pic
-        self._lowered_text = print_module(lowered)
+        self._lowered_text = print_module(lowered) if lowered_text is None else lowered_text
         libs = [str(p) for p in runtime_libraries(options.target)]
         self._engine = _compat.execution_engine(lowered, llvm_opt_level(options.opt_level),
                                                 libs, pic=pic)
@@ -121,21 +121,29 @@ class ToolchainExecutable(CachedExecutable):
     cache_hit = None
 
     @classmethod
-    def build(cls, text: str, sigs: dict, options: CompileOptions):
+    def build(cls, text: str, sigs: dict, options: CompileOptions, workers: int | None = None):
         """``text``: the lowered module (LLVM dialect) printed."""
         import tempfile
         from types import SimpleNamespace
         from ..conversion.cpu.host import resolve
         from . import llvm_tools
         from .loader import load
-        work = tempfile.TemporaryDirectory(prefix="gradir-llvm-")
-        path = llvm_tools.build_library(text, SimpleNamespace(signatures=sigs, options=options),
-                                        llvm_opt_level(options.opt_level), resolve(options.cpu),
-                                        Path(work.name))
-        exe = cls(load(path), "", options)
+        import shutil
+        import weakref
+        work = tempfile.mkdtemp(prefix="gradir-llvm-")
+        try:
+            path = llvm_tools.build_library(
+                text, SimpleNamespace(signatures=sigs, options=options),
+                llvm_opt_level(options.opt_level), resolve(options.cpu), Path(work),
+                workers=workers)
+            exe = cls(load(path), "", options)
+        except BaseException:
+            shutil.rmtree(work, ignore_errors=True)
+            raise
         exe._lowered = text
-        exe._work = work            # the library file stays while the executable lives
         exe.cache_path = None
+        # The library file (export_library copies it) lives as long as the executable.
+        weakref.finalize(exe, shutil.rmtree, work, ignore_errors=True)
         return exe
 
 
@@ -234,18 +242,25 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
         text = print_module(lowered)
     if (options.target == "cpu" and llvm_opt_level(options.opt_level) >= 1
             and llvm_tools.enabled(text)):
-        exe = ToolchainExecutable.build(text, sigs, options)
-        if directory is not None:
-            exe.cache_hit = False
-            exe.cache_path = directory / f"{key}.so"
-            _cache.store_library(directory, key, exe._library.path)
-        return exe
+        workers = llvm_tools.jobs()     # a bad GRADIR_LLVM_JOBS is an error, not a fallback
+        try:
+            exe = ToolchainExecutable.build(text, sigs, options, workers)
+        except CompileError as err:     # a broken tool install: ExecutionEngine still works
+            import warnings
+            warnings.warn(f"gradir: the LLVM tools path failed, compiling with "
+                          f"ExecutionEngine instead: {str(err)[:500]}", RuntimeWarning, stacklevel=2)
+        else:
+            if directory is not None:
+                exe.cache_hit = False
+                exe.cache_path = directory / f"{key}.so"
+                _cache.store_library(directory, key, exe._library.path)
+            return exe
     # --- end issue 14 ---
     with lowered.context:
         # PIC: the object the JIT compiled can be linked into a library (the
         # cache entry, export_library) without running LLVM again; no run-time
         # cost measured (bench/compile_time.py --llvm-levels runs PIC code).
-        exe = Executable(lowered, sigs, options, pic=True)
+        exe = Executable(lowered, sigs, options, pic=True, lowered_text=text)
     if directory is not None:
         exe.cache_hit = False
         exe.cache_path = directory / f"{key}.so"
