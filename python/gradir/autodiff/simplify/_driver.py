@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from mlir import ir
 
-from . import algebra, shape, transpose
+from . import _facts, algebra, shape, transpose
 from ..._compat import op_key
-from ._mirror import SPLAT_THROUGH, Mirror, Node, is_pure_name, pure_for_cse
+from ._mirror import _UNREAD, SPLAT_THROUGH, Mirror, Node, is_pure_name, pure_for_cse
 
 MAX_ITERATIONS = 16
 
@@ -89,6 +89,55 @@ def _any_splat(m, n):
 
 def _all_splat(m, n):
     return False not in _splat_flags(m, n)
+
+
+_MAYBE = object()      # ``_splat_number``: could be any value
+
+
+def _splat_number(m: Mirror, v, depth: int = 8):
+    """``_facts.splat_value(v)`` on the mirror, or ``_MAYBE`` where that
+    would need the IR (``rlx.astype``'s conversion, a deep chain)."""
+    while depth > 0:
+        p = m.producer(v)
+        if p is None:
+            return None
+        name = p.name
+        if name == "rlx.zeros" or name == "rlx.zeros_like":
+            return 0
+        if name == "rlx.ones" or name == "rlx.ones_like":
+            return 1
+        if name == "arith.constant":
+            if p.splat is _UNREAD:
+                p.splat = _facts.splat_value(p.results[0])
+            return p.splat
+        if name == "rlx.astype":
+            return _MAYBE
+        if name not in SPLAT_THROUGH:
+            return None
+        v = m.operands(p)[0]
+        depth -= 1
+    return _MAYBE
+
+
+# drop_neutral's neutral element per operand (None: that side is not tried)
+_NEUTRAL = {"rlx.add": (0, 0), "rlx.subtract": (0, 0), "rlx.multiply": (1, 1),
+            "rlx.divide": (None, 1), "rlx.power": (None, 1)}
+
+
+def _neutral(m, n):
+    """``algebra.drop_neutral``: an operand that is the op's neutral splat."""
+    want = _NEUTRAL.get(n.name)
+    flags = _splat_flags(m, n)
+    if want is None:
+        return True in flags
+    ops = m.operands(n)
+    for i, w in enumerate(want):
+        if w is None or not flags[i]:
+            continue
+        s = _splat_number(m, ops[i])
+        if s is _MAYBE or (s is not None and s == w):
+            return True
+    return False
 
 
 def _op0_from(*names):
@@ -182,7 +231,7 @@ GATES = {
     shape.move_broadcast: _op0_from("rlx.broadcast_to"),
     shape.reduce_of_broadcast: _op0_from("rlx.broadcast_to"),
     shape.identity_reduction: _identity_reduction,
-    algebra.drop_neutral: _any_splat,
+    algebra.drop_neutral: _neutral,
     algebra.same_branches: _same_branches,
     algebra.double_negative: _op0_from("rlx.negative"),
     algebra.absorb_negative: _any_from("rlx.negative"),
