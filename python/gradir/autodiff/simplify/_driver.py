@@ -177,13 +177,18 @@ def _fold_identity(m, n):
     return bool(ops) and m.value_type(ops[0]) == n.types[0]
 
 
-def _attrs(n: Node) -> dict:
+def _attrs(m: Mirror, n: Node) -> dict:
     if n.pyattrs is None:
         # ``_facts.attrs(n.op)`` from the attributes the mirror read (its
         # static key's sorted (name, attribute) pairs: the op's attributes
         # never change while it lives)
-        from ...dialects.infer import _py_value
-        n.pyattrs = {name: _py_value(attr) for name, attr in n.static_key[1]}
+        # (alike ops share the conversion: the mirror's memo, per block)
+        named = n.static_key[1]
+        hit = m.pyattrs.get(named)
+        if hit is None:
+            from ...dialects.infer import _py_value
+            hit = m.pyattrs[named] = {name: _py_value(attr) for name, attr in named}
+        n.pyattrs = hit
     return n.pyattrs
 
 
@@ -199,7 +204,7 @@ def _identity_reduction(m, n):
         axes = list(range(lead)) + [lead + i for i, d in enumerate(target)
                                     if d == 1 and s[lead + i] != 1]
     else:
-        axis = _attrs(n).get("axis")
+        axis = _attrs(m, n).get("axis")
         rank = len(s)
         axes = range(rank) if axis is None else [a % rank for a in axis] if rank else []
     return all(s[i] == 1 for i in axes)
@@ -209,7 +214,7 @@ def _trivial_permute(m, n):
     s = m.value_shape(m.operands(n)[0])
     if s is None:
         return True
-    axes = _attrs(n).get("axes")
+    axes = _attrs(m, n).get("axes")
     rank = len(s)
     perm = list(range(rank))[::-1] if axes is None else [a % rank for a in axes]
     moved = [i for i in perm if s[i] != 1]

@@ -92,6 +92,7 @@ class Mirror:
         self.visit = 0               # the driver's count of op visits
         self.max_operands = 1        # of the ops other than the terminator
         self.terminator_uses: dict = {}
+        self.pyattrs: dict = {}      # a static key's attributes -> them as Python values
         make = self._make
         prev = None
         size = 0
@@ -366,6 +367,7 @@ class Mirror:
         self.uses = {}
         self.users_of = {}
         self.terminator_uses = {}
+        self.pyattrs = {}
 
     # -- what the patterns read ---------------------------------------------------
     def touch_op(self, node: Node) -> None:
