@@ -244,11 +244,12 @@ class Adjoints:
         self.table[v] = add_adjoints(self.table.get(v), adj, t)
 
 
-def _active_values(block: ir.Block, wrt_args) -> set:
-    """Values that depend differentiably on the ``wrt`` arguments."""
+def _active_values(block: ir.Block, wrt_args, ops=None) -> set:
+    """Values that depend differentiably on the ``wrt`` arguments (results
+    of ``ops``, default the ops of ``block``)."""
     active = set(wrt_args)
     floats: dict = {}       # type -> is_float_type(type)
-    for op in block.operations:
+    for op in (block.operations if ops is None else ops):
         op = op.operation
         name = op.name
         if name in NON_DIFFERENTIABLE or name == "grad.no_grad":
@@ -269,11 +270,13 @@ def _active_values(block: ir.Block, wrt_args) -> set:
 
 
 def backward(block: ir.Block, forward_ops: list, seeds: dict, wrt_args,
-             call_vjp: Callable | None = None) -> Adjoints:
+             call_vjp: Callable | None = None, straight: bool = False) -> Adjoints:
     """Runs the reverse sweep over ``forward_ops`` (ops of ``block``), with
     the insertion point at the end of ``block`` (before nothing).  ``seeds``
-    maps forward values to their initial adjoints."""
-    active = _active_values(block, wrt_args)
+    maps forward values to their initial adjoints.  ``straight``: the
+    forward ops are all the ops of ``block`` but ops without operands (a
+    ``scan_straight`` body and its seeds), so activity is read from them."""
+    active = _active_values(block, wrt_args, forward_ops if straight else None)
     adj = Adjoints()
     for v, s in seeds.items():
         if v in active:
@@ -358,35 +361,69 @@ def custom_vjp_caller(module: ir.Operation):
     return call
 
 
+def scan_straight(block: ir.Block):
+    """One read of a body of rlx ops ending in ``func.return`` (no regions,
+    no calls: the common case): ``(its ops less the terminator, whether one
+    carries a grad.* attribute, whether one carries a checkpoint pin)``;
+    None for any other body.  Spares ``differentiate`` and rlx-gradient
+    their separate walks of the body (checks, inlining, marks)."""
+    ops = [o.operation for o in block.operations]
+    if not ops or ops[-1].name != "func.return":
+        return None
+    ops.pop()
+    graded = pinned = False
+    for op in ops:
+        if not op.name.startswith("rlx."):    # (rlx ops have no regions)
+            return None
+        attrs = op.attributes
+        n = len(attrs)
+        for i in range(n):
+            name = attrs[i].name
+            if name.startswith("grad."):
+                graded = True
+                if name in ("grad.save", "grad.recompute"):
+                    pinned = True
+    return ops, graded, pinned
+
+
 def differentiate(module: ir.Operation, fn: ir.Operation, seeds_for: Callable,
-                  wrt: list[int]) -> tuple[list, list]:
+                  wrt: list[int], scan=None) -> tuple[list, list]:
     """Differentiates ``fn`` in place (it should be a fresh clone).
 
     ``seeds_for(results) -> {value: adjoint}`` creates the seeds at the end of
     the block.  The return op is removed; returns ``(forward results,
-    gradients of the wrt arguments)`` — values the caller returns."""
-    check_supported(fn)
-    inline_calls(module, fn)
+    gradients of the wrt arguments)`` — values the caller returns.
+    ``scan``: ``scan_straight`` of ``fn``'s body, when the caller has it."""
+    if scan is None:
+        check_supported(fn)
+        inline_calls(module, fn)
+    elif len(fn.regions[0].blocks) != 1:
+        raise GradientError(fn, "control flow is not supported: the function must have "
+                                "exactly one block")
     block = body_of(fn)
     ret = terminator(block)
     args = list(block.arguments)
     wrt_args = [args[i] for i in wrt]
-    forward_ops = [o.operation for o in block.operations][:-1]
-    has_regions = any(len(op.regions) for op in forward_ops)
-    if has_regions:
-        for prepare in PREPARE:   # loops record what their backward needs
-            forward_ops = prepare(block, forward_ops, _active_values(block, wrt_args))
-    # The FINISH hooks drop grad.* bookkeeping marks, which only loops and
-    # the ops the user marked carry (the ops the rules build carry none).
-    marked = has_regions or any(
-        len(op.attributes) and any(op.attributes[i].name.startswith("grad.")
-                                   for i in range(len(op.attributes)))
-        for op in forward_ops)
+    if scan is not None:    # rlx ops only: allowed, no calls, no regions
+        forward_ops, has_regions, marked = list(scan[0]), False, scan[1]
+    else:
+        forward_ops = [o.operation for o in block.operations][:-1]
+        has_regions = any(len(op.regions) for op in forward_ops)
+        if has_regions:
+            for prepare in PREPARE:   # loops record what their backward needs
+                forward_ops = prepare(block, forward_ops, _active_values(block, wrt_args))
+        # The FINISH hooks drop grad.* bookkeeping marks, which only loops and
+        # the ops the user marked carry (the ops the rules build carry none).
+        marked = has_regions or any(
+            len(op.attributes) and any(op.attributes[i].name.startswith("grad.")
+                                       for i in range(len(op.attributes)))
+            for op in forward_ops)
     results = list(ret.operands)
     ret.erase()
     with ir.InsertionPoint(block):
         seeds = seeds_for(results)
-        adj = backward(block, forward_ops, seeds, wrt_args, custom_vjp_caller(module))
+        adj = backward(block, forward_ops, seeds, wrt_args, custom_vjp_caller(module),
+                       straight=scan is not None)
         with fn.location:
             grads = [materialize(adj.get(a), a.type) for a in wrt_args]
     for finish in FINISH if marked else ():

@@ -12,7 +12,8 @@ from mlir.dialects import func
 from ..autodiff import checkpoint
 from ..autodiff import scf as _scf  # noqa: F401  (registers the control-flow adjoints)
 from ..autodiff.gradient import (GradientError, body_of, clone_function, differentiate,
-                                 find_function, function_type, set_function_type)
+                                 find_function, function_type, scan_straight,
+                                 set_function_type)
 from ..autodiff.remat import parse_budget
 from ..autodiff.rules import is_float_type
 from ..autodiff.rules._helpers import shared_scalars
@@ -125,7 +126,8 @@ class RlxGradient(ModulePass):
         for op in loop_marks:   # @main stays untouched; its clone keeps the choice
             del op.attributes["grad.checkpoint"]
         block = body_of(new)
-        marked = checkpoint.may_be_marked(block)
+        scan = scan_straight(block)     # (one read of a body of rlx ops)
+        marked = checkpoint.may_be_marked(block) if scan is None else scan[2]
         cot_args = []
         if vjp_like:
             for t in outputs:
@@ -142,12 +144,12 @@ class RlxGradient(ModulePass):
         # A straight-line body (no region ops, no calls to inline) is
         # differentiated at the end of its one block: there the rules may
         # share their scalar constants, which rlx-cse would merge anyway.
-        share = self.simplify and not any(
-            len(op.regions) or op.name == "func.call" for op in block.operations)
+        share = self.simplify and (scan is not None or not any(
+            len(op.regions) or op.name == "func.call" for op in block.operations))
         with rlx.recording() as records, \
                 (shared_scalars() if share else contextlib.nullcontext()):
             # (the simplifier reads the new ops from ``records``)
-            results, grads = differentiate(module, new, seeds_for, wrt)
+            results, grads = differentiate(module, new, seeds_for, wrt, scan)
         if marked and checkpoint.has_markers(block):
             checkpoint.validate_markers(block)
         with ir.InsertionPoint(block), new.location:

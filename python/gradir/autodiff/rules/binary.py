@@ -100,8 +100,8 @@ def where(op, grads):
             unbroadcast(rlx.where(cond, zero, g), b)]
 
 
-def _swap_last(x):
-    r = len(shape_of(x))
+def _swap_last(x, rank=None):
+    r = len(shape_of(x)) if rank is None else rank
     return rlx.permute_dims(x, list(range(r - 2)) + [r - 1, r - 2])
 
 
@@ -115,20 +115,24 @@ def matmul(op, grads):
     (g,) = grads
     a, b = op.operands
     sa, sb = shape_of(a), shape_of(b)
-    A = rlx.reshape(a, [1] + sa) if len(sa) == 1 else a
-    B = rlx.reshape(b, sb + [1]) if len(sb) == 1 else b
-    pa, pb = shape_of(A), shape_of(B)
-    batch = shape_of(g)[:len(shape_of(g)) - (len(sa) > 1) - (len(sb) > 1)]
+    # (each shape read once: a read is a crossing into the bindings)
+    A, pa = (rlx.reshape(a, [1] + sa), [1] + sa) if len(sa) == 1 else (a, sa)
+    B, pb = (rlx.reshape(b, sb + [1]), sb + [1]) if len(sb) == 1 else (b, sb)
+    sg = shape_of(g)
+    batch = sg[:len(sg) - (len(sa) > 1) - (len(sb) > 1)]
     G = g
     gshape = batch + [pa[-2], pb[-1]]
-    if shape_of(g) != gshape:
+    if sg != gshape:
         G = rlx.reshape(g, gshape)
-    ga = rlx.matmul(G, _swap_last(B))           # batch + (m, k)
-    gb = rlx.matmul(_swap_last(A), G)           # batch + (k, n)
-    ga = unbroadcast(ga, A)
-    gb = unbroadcast(gb, B)
-    if shape_of(ga) != sa:
+    ga = rlx.matmul(G, _swap_last(B, len(pb)))      # batch + (m, k)
+    gb = rlx.matmul(_swap_last(A, len(pa)), G)      # batch + (k, n)
+    sga, sgb = shape_of(ga), shape_of(gb)
+    if sga != pa:       # (``unbroadcast``)
+        ga = rlx.collapse_sum_to(ga, pa)
+    if sgb != pb:
+        gb = rlx.collapse_sum_to(gb, pb)
+    if pa != sa:
         ga = rlx.reshape(ga, sa)
-    if shape_of(gb) != sb:
+    if pb != sb:
         gb = rlx.reshape(gb, sb)
     return [ga, gb]

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from mlir import ir
 
-from . import algebra, shape, transpose
+from . import _facts, algebra, shape, transpose
 from ..._compat import op_key
-from ._mirror import SPLAT_THROUGH, Mirror, Node, is_pure_name, pure_for_cse
+from ._mirror import _UNREAD, SPLAT_THROUGH, Mirror, Node, is_pure_name, pure_for_cse
 
 MAX_ITERATIONS = 16
 
@@ -91,6 +91,55 @@ def _all_splat(m, n):
     return False not in _splat_flags(m, n)
 
 
+_MAYBE = object()      # ``_splat_number``: could be any value
+
+
+def _splat_number(m: Mirror, v, depth: int = 8):
+    """``_facts.splat_value(v)`` on the mirror, or ``_MAYBE`` where that
+    would need the IR (``rlx.astype``'s conversion, a deep chain)."""
+    while depth > 0:
+        p = m.producer(v)
+        if p is None:
+            return None
+        name = p.name
+        if name == "rlx.zeros" or name == "rlx.zeros_like":
+            return 0
+        if name == "rlx.ones" or name == "rlx.ones_like":
+            return 1
+        if name == "arith.constant":
+            if p.splat is _UNREAD:
+                p.splat = _facts.splat_value(p.results[0])
+            return p.splat
+        if name == "rlx.astype":
+            return _MAYBE
+        if name not in SPLAT_THROUGH:
+            return None
+        v = m.operands(p)[0]
+        depth -= 1
+    return _MAYBE
+
+
+# drop_neutral's neutral element per operand (None: that side is not tried)
+_NEUTRAL = {"rlx.add": (0, 0), "rlx.subtract": (0, 0), "rlx.multiply": (1, 1),
+            "rlx.divide": (None, 1), "rlx.power": (None, 1)}
+
+
+def _neutral(m, n):
+    """``algebra.drop_neutral``: an operand that is the op's neutral splat."""
+    want = _NEUTRAL.get(n.name)
+    flags = _splat_flags(m, n)
+    if want is None:
+        return True in flags
+    ops = m.operands(n)
+    for i, w in enumerate(want):
+        if w is None or not flags[i]:
+            continue
+        s = _splat_number(m, ops[i])
+        if s is _MAYBE or (s is not None and s == w):
+            return True
+    return False
+
+
 def _op0_from(*names):
     def gate(m, n):
         ops = m.operands(n)
@@ -128,13 +177,18 @@ def _fold_identity(m, n):
     return bool(ops) and m.value_type(ops[0]) == n.types[0]
 
 
-def _attrs(n: Node) -> dict:
+def _attrs(m: Mirror, n: Node) -> dict:
     if n.pyattrs is None:
         # ``_facts.attrs(n.op)`` from the attributes the mirror read (its
         # static key's sorted (name, attribute) pairs: the op's attributes
         # never change while it lives)
-        from ...dialects.infer import _py_value
-        n.pyattrs = {name: _py_value(attr) for name, attr in n.static_key[1]}
+        # (alike ops share the conversion: the mirror's memo, per block)
+        named = n.static_key[1]
+        hit = m.pyattrs.get(named)
+        if hit is None:
+            from ...dialects.infer import _py_value
+            hit = m.pyattrs[named] = {name: _py_value(attr) for name, attr in named}
+        n.pyattrs = hit
     return n.pyattrs
 
 
@@ -150,7 +204,7 @@ def _identity_reduction(m, n):
         axes = list(range(lead)) + [lead + i for i, d in enumerate(target)
                                     if d == 1 and s[lead + i] != 1]
     else:
-        axis = _attrs(n).get("axis")
+        axis = _attrs(m, n).get("axis")
         rank = len(s)
         axes = range(rank) if axis is None else [a % rank for a in axis] if rank else []
     return all(s[i] == 1 for i in axes)
@@ -160,7 +214,7 @@ def _trivial_permute(m, n):
     s = m.value_shape(m.operands(n)[0])
     if s is None:
         return True
-    axes = _attrs(n).get("axes")
+    axes = _attrs(m, n).get("axes")
     rank = len(s)
     perm = list(range(rank))[::-1] if axes is None else [a % rank for a in axes]
     moved = [i for i in perm if s[i] != 1]
@@ -182,7 +236,7 @@ GATES = {
     shape.move_broadcast: _op0_from("rlx.broadcast_to"),
     shape.reduce_of_broadcast: _op0_from("rlx.broadcast_to"),
     shape.identity_reduction: _identity_reduction,
-    algebra.drop_neutral: _any_splat,
+    algebra.drop_neutral: _neutral,
     algebra.same_branches: _same_branches,
     algebra.double_negative: _op0_from("rlx.negative"),
     algebra.absorb_negative: _any_from("rlx.negative"),

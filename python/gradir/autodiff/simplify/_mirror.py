@@ -29,6 +29,9 @@ SPLAT_THROUGH = frozenset({"rlx.reshape", "rlx.expand_dims", "rlx.squeeze", "rlx
 
 
 
+_UNREAD = object()
+
+
 class Unsupported(Exception):
     """The block holds an op the mirror does not model."""
 
@@ -36,7 +39,7 @@ class Unsupported(Exception):
 class Node:
     __slots__ = ("op", "name", "prev", "next", "alive", "dirty", "_operands", "results",
                  "types", "static_key", "pyattrs", "recomputed", "const", "stamp", "queued",
-                 "passed", "splat_visit", "splat_flags", "candidates")
+                 "passed", "splat_visit", "splat_flags", "candidates", "splat")
 
     def __init__(self, op: ir.Operation, name: str):
         self.op = op
@@ -57,6 +60,7 @@ class Node:
         self.splat_visit = -1   # the driver's visit its splat_flags are from
         self.splat_flags = None
         self.candidates = None  # the driver's patterns for it (static gates applied)
+        self.splat = _UNREAD    # an arith.constant's ``_facts.splat_value``, once read
 
     def __repr__(self):     # pragma: no cover - debugging aid
         return f"<Node {self.name}>"
@@ -88,6 +92,7 @@ class Mirror:
         self.visit = 0               # the driver's count of op visits
         self.max_operands = 1        # of the ops other than the terminator
         self.terminator_uses: dict = {}
+        self.pyattrs: dict = {}      # a static key's attributes -> them as Python values
         make = self._make
         prev = None
         size = 0
@@ -362,6 +367,7 @@ class Mirror:
         self.uses = {}
         self.users_of = {}
         self.terminator_uses = {}
+        self.pyattrs = {}
 
     # -- what the patterns read ---------------------------------------------------
     def touch_op(self, node: Node) -> None:
