@@ -76,7 +76,7 @@ def export_library(exe, path: Path) -> Path:
 
     path = Path(path).resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
-    libs = runtime_libraries(exe.options.target)
+    libs = runtime_libraries(exe.options.target, getattr(exe.options, "threads", 1))
     with tempfile.TemporaryDirectory(prefix="gradir-export-") as tmp:
         tmp = Path(tmp)
         with make_context():
@@ -105,7 +105,8 @@ def export_library(exe, path: Path) -> Path:
         # other unresolved symbol a link error here rather than a load error there.
         device_libs = [lib for lib in libs if lib.name != "libmlir_c_runner_utils.so"]
         cmd = [compiler(), "-shared", "-fPIC", "-O2", "-o", str(tmp_out), str(obj), "-x", "c",
-               str(meta), "-x", "none", f"-L{libs[0].parent}",
+               str(meta), "-x", "none", *[f"-L{d}" for d in dict.fromkeys(
+                   str(lib.parent) for lib in [libs[0], *device_libs])],
                *[f"-l:{lib.name}" for lib in device_libs],
                "-Wl,-rpath,$ORIGIN", "-Wl,-z,defs", "-lm", "-lc"]
         proc = subprocess.run(cmd, capture_output=True, text=True)

@@ -29,7 +29,7 @@ class Executable(FunctionTable):
         self.options = options
         self.signatures = signatures
         self._lowered_text = print_module(lowered)
-        libs = [str(p) for p in runtime_libraries(options.target)]
+        libs = [str(p) for p in runtime_libraries(options.target, options.threads)]
         self._engine = _compat.execution_engine(lowered, options.opt_level, libs)
         self._functions = {}
         for name, sig in signatures.items():
@@ -69,7 +69,8 @@ def lower(module, options: CompileOptions) -> tuple[ir.Module, dict]:
         try:
             if options.target == "cpu":
                 from ..conversion.cpu.pipeline import lower_to_llvm
-                lower_to_llvm(copy.operation, opt_level=options.opt_level, cpu=options.cpu)
+                lower_to_llvm(copy.operation, opt_level=options.opt_level, cpu=options.cpu,
+                              threads=options.threads)
             else:
                 from ..conversion.gpu.nvvm import lower_to_nvvm
                 lower_to_nvvm(copy.operation, chip=options.chip, opt_level=options.opt_level)
@@ -79,7 +80,7 @@ def lower(module, options: CompileOptions) -> tuple[ir.Module, dict]:
 
 
 def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_90",
-            keep_resident=(), cpu: str = "host") -> Executable:
+            keep_resident=(), cpu: str = "host", threads: int | None = None) -> Executable:
     """Compiles every public function of an rlx module for ``target``.
 
         exe = gradir.compile(module)
@@ -89,6 +90,15 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
     machine) or an LLVM CPU name of ``gradir.conversion.cpu.host.NAMED_TARGETS``
     ("x86-64-v3" for AVX2, "x86-64-v4", "skylake-avx512", ...); the schedule's
     register tiles and LLVM's target-cpu/features follow it.
+
+    ``threads`` (target "cpu"): how many threads the compiled code runs its
+    parallel loops on (matmul column strips, elementwise ops, the blocks of
+    long sums, convolution batches), through LLVM's OpenMP runtime.  Fixed
+    at compile time: None means ``$GRADIR_NUM_THREADS``, else
+    ``$OMP_NUM_THREADS``, else the cores this process may run on
+    (``os.sched_getaffinity``), read when ``compile`` runs.  1 gives
+    single-threaded code with no runtime.  Results are bitwise identical
+    from run to run, and at every thread count.
     """
     if not hasattr(module, "operation") and not isinstance(module, ir.Operation):
         raise TypeError(f"gradir.compile expects an MLIR module (gradir.parse(text)), "
@@ -99,7 +109,12 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
     if cpu != "host" and cpu not in NAMED_TARGETS:
         raise CompileError(f"unknown cpu '{cpu}' (expected host or one of: "
                            f"{', '.join(sorted(NAMED_TARGETS))})")
-    options = CompileOptions(target, opt_level, chip, tuple(keep_resident), cpu)
+    from ..conversion.cpu.host import resolve_threads
+    try:
+        threads = resolve_threads(threads) if target == "cpu" else 1
+    except ValueError as err:
+        raise CompileError(str(err)) from None
+    options = CompileOptions(target, opt_level, chip, tuple(keep_resident), cpu, threads)
     if target == "cuda":
         from .cuda import compile_cuda
         return compile_cuda(module, options)

@@ -176,4 +176,71 @@ module attributes {transform.with_named_sequence} {
     } : !transform.any_op
     transform.yield
   }
+
+  // ----- issue 14, every core: the parallel entry point (threads > 1) -----
+  //
+  // gradir_cpu_tensor_parallel schedules matmuls as gradir_cpu_tensor
+  // does, inside an scf.forall over column strips of the register tile's
+  // width (batch matmuls: over batches and column strips): every strip runs
+  // the same K-blocked register tiles (the rhs sliver of a K block stays in
+  // L1 across all the rows), and the CPU pipeline maps the forall's first
+  // dimension onto threads (rlx-parallel-loops, convert-scf-to-openmp).
+  // Transposes are tiled into an scf.forall of blocks the same way.  The
+  // strips write disjoint columns; each output element is computed by one
+  // strip in the single-threaded order, so results do not depend on the
+  // thread count.
+
+  transform.named_sequence @schedule_matmul_f32_parallel(%op: !transform.any_op {transform.consumed}) {
+    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [8, 32, 1] {copy_back_op = "none", padding_dimensions = [0, 1, 2], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [0, 32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %kb, %lk = transform.structured.tile_using_for %strip tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %t, %l:2 = transform.structured.tile_using_for %kb tile_sizes [8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.include @vectorize_tile failures(propagate) (%t, %l#1) : (!transform.any_op, !transform.any_op) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @schedule_matmul_f64_parallel(%op: !transform.any_op {transform.consumed}) {
+    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [8, 16, 1] {copy_back_op = "none", padding_dimensions = [0, 1, 2], padding_values = [0.0 : f64, 0.0 : f64, 0.0 : f64]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [0, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %kb, %lk = transform.structured.tile_using_for %strip tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %t, %l:2 = transform.structured.tile_using_for %kb tile_sizes [8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.include @vectorize_tile failures(propagate) (%t, %l#1) : (!transform.any_op, !transform.any_op) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @schedule_batch_matmul_f32_parallel(%op: !transform.any_op {transform.consumed}) {
+    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [1, 8, 32, 1] {copy_back_op = "none", padding_dimensions = [0, 1, 2, 3], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [1, 0, 32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %kb, %lk = transform.structured.tile_using_for %strip tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %t, %l:2 = transform.structured.tile_using_for %kb tile_sizes [0, 8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.include @vectorize_tile failures(propagate) (%t, %l#1) : (!transform.any_op, !transform.any_op) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @schedule_batch_matmul_f64_parallel(%op: !transform.any_op {transform.consumed}) {
+    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [1, 8, 16, 1] {copy_back_op = "none", padding_dimensions = [0, 1, 2, 3], padding_values = [0.0 : f64, 0.0 : f64, 0.0 : f64]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [1, 0, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %kb, %lk = transform.structured.tile_using_for %strip tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %t, %l:2 = transform.structured.tile_using_for %kb tile_sizes [0, 8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.include @vectorize_tile failures(propagate) (%t, %l#1) : (!transform.any_op, !transform.any_op) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @gradir_cpu_tensor_parallel(%root: !transform.any_op {transform.consumed}) {
+    %r = transform.foreach_match in %root
+        @match_matmul_f32 -> @schedule_matmul_f32_parallel,
+        @match_matmul_f64 -> @schedule_matmul_f64_parallel,
+        @match_batch_matmul_f32 -> @schedule_batch_matmul_f32_parallel,
+        @match_batch_matmul_f64 -> @schedule_batch_matmul_f64_parallel,
+        @match_transpose_2d -> @schedule_transpose_2d
+      : (!transform.any_op) -> !transform.any_op
+    %f = transform.structured.match ops{["func.func"]} in %r : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %f {
+      transform.apply_patterns.vector.lower_masked_transfers
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transpose lowering_strategy = "shuffle_16x16"
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.yield
+  }
 }

@@ -68,7 +68,7 @@ def preload_schedule(context: ir.Context, schedule: str | Path | None = None) ->
 
 def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = None,
                             stage: str = "llvm", preload: bool = True,
-                            early_dealloc: bool = True, cpu=None) -> str:
+                            early_dealloc: bool = True, cpu=None, threads: int = 1) -> str:
     """The upstream pipeline from linalg-on-tensors to the LLVM dialect.
 
     ``opt_level`` 0: no fusion, no schedule (fastest to compile); 1:
@@ -89,7 +89,13 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
     ``mlir-opt``, and must not be fed such functions.  ``cpu`` picks the
     schedule's register tiles (a cpu name or ``host.CpuTarget``, see
     ``schedule.schedule_params``; None: the AVX-512 instance,
-    ``SCHEDULE_LIBRARY``); ``schedule`` overrides its file."""
+    ``SCHEDULE_LIBRARY``); ``schedule`` overrides its file.  ``threads`` > 1
+    (issue 14): the schedule's parallel entry point (matmuls tiled into
+    ``scf.forall`` blocks), linalg ops lowered to ``scf.parallel``,
+    ``rlx-parallel-loops`` keeping the loops worth it and turning them into
+    OpenMP loops, ``convert-openmp-to-llvm`` running them on
+    LLVM's OpenMP runtime (``runtime.toolchain.openmp_library``);
+    ``threads=1`` is the single-threaded pipeline unchanged."""
     # --- issue 14: the schedule instance of the target (host.py, schedule.py) ---
     from .schedule import DEFAULT, schedule_params, schedule_path
     params = DEFAULT if cpu is None else schedule_params(cpu)
@@ -105,8 +111,8 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
         steps += [f"transform-interpreter{{entry-point={params.generalize_entry_point}}}",
                   "linalg-fuse-elementwise-ops", "canonicalize", "cse"]
     if opt_level >= 2:
-        steps += [f"transform-interpreter{{entry-point={params.entry_point}}}", "canonicalize",
-                  "cse"]
+        entry = params.parallel_entry_point if threads > 1 else params.entry_point
+        steps += [f"transform-interpreter{{entry-point={entry}}}", "canonicalize", "cse"]
     # Tensors -> buffers: every public function gets identity-layout memref
     # arguments, its results become out-params written in place (static
     # allocations hoisted to the caller), intermediates are freed.
@@ -118,13 +124,19 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
         steps += ["rlx-early-dealloc", "rlx-widen-bool-memrefs"]
     if stage == "bufferized":
         return "builtin.module(" + ",".join(steps) + ")"
-    steps += ["func.func(convert-linalg-to-loops)",
-              "func.func(convert-vector-to-scf{full-unroll=true})",
+    if threads > 1:
+        # --- issue 14: every core ---
+        steps += ["func.func(convert-linalg-to-parallel-loops)", "scf-forall-to-parallel",
+                  f"rlx-parallel-loops{{threads={threads}}}"]
+    else:
+        steps += ["func.func(convert-linalg-to-loops)"]
+    steps += ["func.func(convert-vector-to-scf{full-unroll=true})",
               "func.func(llvm-request-c-wrappers)", "fold-memref-alias-ops",
               "expand-strided-metadata", "lower-affine", "convert-scf-to-cf",
               "convert-vector-to-llvm", "convert-math-to-llvm", "convert-math-to-libm",
               "finalize-memref-to-llvm", "convert-arith-to-llvm", "convert-index-to-llvm",
-              "convert-ub-to-llvm", "convert-cf-to-llvm", "convert-func-to-llvm",
+              "convert-ub-to-llvm", "convert-cf-to-llvm",
+              *(["convert-openmp-to-llvm"] if threads > 1 else []), "convert-func-to-llvm",
               "reconcile-unrealized-casts", "canonicalize", "cse"]
     return "builtin.module(" + ",".join(steps) + ")"
 
@@ -138,11 +150,14 @@ CPU_PIPELINE = (f"builtin.module({RLX_TO_LINALG},"
                 + linalg_to_llvm_pipeline(2)[len("builtin.module("):])
 
 
-def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str = "host") -> None:
+def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str = "host",
+                  threads: int = 1) -> None:
     """Lowers ``module`` (rlx functions; mutated in place) to the LLVM
     dialect with the ABI described in this module's docstring, for the CPU
     ``cpu`` ("host" or a name of ``host.NAMED_TARGETS``: the schedule's
-    register tiles and LLVM's target-cpu/target-features follow it).
+    register tiles and LLVM's target-cpu/target-features follow it), on
+    ``threads`` threads (1: single-threaded code; see
+    ``linalg_to_llvm_pipeline``).
 
     Raises ``mlir.ir.MLIRError`` with the diagnostics of the failing pass
     (rlx-to-linalg reports refusals at the offending op) and a note naming a
@@ -164,14 +179,15 @@ def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str =
         target = resolve(cpu)
         if opt_level >= 1:
             preload_schedule(op.context, schedule_path(schedule_params(target)))
-        text = linalg_to_llvm_pipeline(opt_level, stage=stage, preload=False, cpu=target)
+        text = linalg_to_llvm_pipeline(opt_level, stage=stage, preload=False, cpu=target,
+                                       threads=threads)
         # --- end issue 14 ---
         try:
             build_pass_manager(text, op.context).run(op)
             if stage == "llvm":
                 set_llvm_target(op, target)
         except ir.MLIRError as err:
-            full = linalg_to_llvm_pipeline(opt_level, stage=stage, cpu=target)
+            full = linalg_to_llvm_pipeline(opt_level, stage=stage, cpu=target, threads=threads)
             err.add_note(f"reproduce with: gradir-opt --rlx-to-linalg=sum-block=256 input.mlir | "
                          f"gradir-opt --pass-pipeline='{full}'")
             raise
