@@ -13,7 +13,7 @@ from .abi import Function, FunctionTable
 from .signature import CompileError, public_functions, signature_of
 from .export import export_library
 from .toolchain import (TARGETS, CompileOptions, packed_caller, runtime_libraries,
-                        runtime_library_dir)
+                        runtime_library_dir, uses_openmp)
 
 __all__ = ["CompileOptions", "Executable", "compile", "runtime_library_dir"]
 
@@ -29,7 +29,8 @@ class Executable(FunctionTable):
         self.options = options
         self.signatures = signatures
         self._lowered_text = print_module(lowered)
-        libs = [str(p) for p in runtime_libraries(options.target, options.threads)]
+        threads = options.threads if uses_openmp(self._lowered_text) else 1
+        libs = [str(p) for p in runtime_libraries(options.target, threads)]
         self._engine = _compat.execution_engine(lowered, options.opt_level, libs)
         self._functions = {}
         for name, sig in signatures.items():

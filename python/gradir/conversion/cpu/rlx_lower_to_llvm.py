@@ -4,7 +4,7 @@ gradir pass."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Optional
 
 from mlir import ir
 
@@ -42,7 +42,7 @@ class RlxLowerToLlvm(ModulePass):
                                                           "(memrefs) or llvm")
     cpu: str = option("host", "the CPU to generate code for: host or an LLVM CPU name "
                               "(x86-64-v3, x86-64-v4, skylake-avx512, ...)")
-    threads: int | None = option(None, "threads the code runs on, fixed at compile time "
+    threads: Optional[int] = option(None, "threads the code runs on, fixed at compile time "
                                        "(1: single-threaded code; default: $GRADIR_NUM_THREADS, "
                                        "$OMP_NUM_THREADS or the cores of the process's CPU "
                                        "affinity)")

@@ -123,32 +123,41 @@ def _restructure(par: ir.Operation, keep_parallel: bool) -> None:
 
 @dataclass(frozen=True)
 class RlxParallelLoops(ModulePass):
-    """Keeps the scf.parallel loops worth running on ``threads`` threads
-    and turns every other one into scf.for loops.
+    """Runs the scf.parallel loops worth it on OpenMP threads; the others become scf.for.
 
     The CPU pipeline runs it on memrefs, after ``convert-linalg-to-parallel-loops``
-    and ``scf-forall-to-parallel`` (the schedule's matmul strips).  With
-    ``threads`` > 1 it then runs ``convert-scf-to-openmp{num-threads=N}``,
-    which turns each remaining scf.parallel into an OpenMP work-sharing loop
-    (static schedule: each thread gets a fixed contiguous range of
-    iterations), and inlines the ``memref.alloca_scope`` that pass wraps each
-    body in (``convert-scf-to-cf`` cannot lower loops inside one).  A loop nest is kept
-    when it is not nested in another scf.parallel, has no reductions, its
+    and ``scf-forall-to-parallel`` (the schedule's matmul strips).  A loop
+    nest is kept parallel when it is not nested in another scf.parallel, its
     estimated work (operations executed, vector ones by elements / 8) is at
     least ``min-work`` and its first dimension has at least two iterations;
     only that first dimension stays parallel (LLVM vectorizes the inner
-    loops; a collapsed nest would not vectorize).  Every iteration writes
-    its own elements, so results are bitwise the same at any thread count.
-    ``threads=1`` turns every scf.parallel into scf.for loops.
+    loops; a collapsed nest would not vectorize).  Every other scf.parallel
+    becomes scf.for loops (all of them with ``threads=1``).  With
+    ``threads`` > 1 the pass then runs ``convert-scf-to-openmp{num-threads=N}``,
+    which turns each kept loop into an OpenMP work-sharing loop (static
+    schedule: each thread gets a fixed contiguous range of iterations), and
+    inlines the ``memref.alloca_scope`` that pass wraps each body in
+    (``convert-scf-to-cf`` cannot lower loops inside one; a body with
+    ``memref.alloca`` keeps the scope's meaning as LLVM stacksave/stackrestore).
+    Every iteration writes its own elements and runs in the sequential
+    order, so results are bitwise the same at any thread count.  A loop with
+    reductions (scf.reduce operands, which the CPU pipeline never creates)
+    is refused.
 
         scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c512) step (%c1, %c1) {
           ...
         }
     becomes (threads=2)
-        scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
-          scf.for %j = %c0 to %c512 step %c1 {
-            ...
+        omp.parallel num_threads(%c2_i32 : i32) {
+          omp.wsloop {
+            omp.loop_nest (%i) : index = (%c0) to (%c64) step (%c1) {
+              scf.for %j = %c0 to %c512 step %c1 {
+                ...
+              }
+              omp.yield
+            }
           }
+          omp.terminator
         }
     """
 
