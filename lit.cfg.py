@@ -15,7 +15,10 @@ config.environment["PATH"] = os.pathsep.join(
     [bindir, config.mlir_bin_dir, config.llvm_bin_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
 config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixes=false"
 config.environment["PYTHONDONTWRITEBYTECODE"] = "1"
-for var in ("HOME", "TMPDIR"):
+# GRADIR_NUM_THREADS / OMP_NUM_THREADS pick the thread count of compiled code
+# (default: the cores of the CPU affinity): `GRADIR_NUM_THREADS=3 lit ...`
+# runs the numeric suites at 3 threads.
+for var in ("HOME", "TMPDIR", "GRADIR_NUM_THREADS", "OMP_NUM_THREADS"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
 

@@ -185,7 +185,8 @@ module attributes {transform.with_named_sequence} {
   // the same K-blocked register tiles (the rhs sliver of a K block stays in
   // L1 across all the rows), and the CPU pipeline maps the forall's first
   // dimension onto threads (rlx-parallel-loops, convert-scf-to-openmp).
-  // Transposes are tiled into an scf.forall of blocks the same way.  The
+  // 2-D transposes are tiled into an scf.forall over row strips of the
+  // transpose tile's height, each strip into masked square tiles.  The
   // strips write disjoint columns; each output element is computed by one
   // strip in the single-threaded order, so results do not depend on the
   // thread count.
@@ -226,13 +227,20 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  transform.named_sequence @schedule_transpose_2d_parallel(%op: !transform.any_op {transform.consumed}) {
+    %strip, %forall = transform.structured.tile_using_forall %op tile_sizes [16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %t, %l = transform.structured.tile_using_for %strip tile_sizes [0, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.structured.vectorize %t vector_sizes [16, 16] : !transform.any_op
+    transform.yield
+  }
+
   transform.named_sequence @gradir_cpu_tensor_parallel(%root: !transform.any_op {transform.consumed}) {
     %r = transform.foreach_match in %root
         @match_matmul_f32 -> @schedule_matmul_f32_parallel,
         @match_matmul_f64 -> @schedule_matmul_f64_parallel,
         @match_batch_matmul_f32 -> @schedule_batch_matmul_f32_parallel,
         @match_batch_matmul_f64 -> @schedule_batch_matmul_f64_parallel,
-        @match_transpose_2d -> @schedule_transpose_2d
+        @match_transpose_2d -> @schedule_transpose_2d_parallel
       : (!transform.any_op) -> !transform.any_op
     %f = transform.structured.match ops{["func.func"]} in %r : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %f {

@@ -126,8 +126,9 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
         return "builtin.module(" + ",".join(steps) + ")"
     if threads > 1:
         # --- issue 14: every core ---
+        from . import rlx_parallel_loops
         steps += ["func.func(convert-linalg-to-parallel-loops)", "scf-forall-to-parallel",
-                  f"rlx-parallel-loops{{threads={threads}}}"]
+                  f"rlx-parallel-loops{{threads={threads} min-work={rlx_parallel_loops.MIN_WORK}}}"]
     else:
         steps += ["func.func(convert-linalg-to-loops)"]
     steps += ["func.func(convert-vector-to-scf{full-unroll=true})",

@@ -16,6 +16,13 @@ __all__ = ["RlxParallelLoops", "MIN_WORK", "estimated_work"]
 # its threads awake, about what 32K simple vectorized element operations take.
 MIN_WORK = 1 << 15
 
+# How the iterations of a loop are dealt to the threads.  "static" gives each
+# thread one fixed contiguous range; "guided" lets a thread that is running
+# take more while another waits for a core (shared machines), in chunks
+# shrinking with what is left.  Either way each iteration computes its own
+# elements in the same order, so results do not depend on it.
+SCHEDULE = "guided"
+
 # Trip count assumed for a loop whose bounds are not constants.
 _UNKNOWN_TRIPS = 16
 
@@ -213,6 +220,7 @@ class RlxParallelLoops(ModulePass):
         build_pass_manager(f"builtin.module(convert-scf-to-openmp{{num-threads={self.threads}}})",
                            module.context).run(module)
         scopes = []
+        schedule = ir.Attribute.parse(f"#omp<schedulekind {SCHEDULE}>")
 
         def collect(op):
             for region in op.regions:
@@ -222,6 +230,8 @@ class RlxParallelLoops(ModulePass):
             if op.name == "memref.alloca_scope" and op.parent is not None \
                     and op.parent.name == "omp.loop_nest":
                 scopes.append(op)
+            if op.name == "omp.wsloop" and SCHEDULE != "static":
+                op.attributes["schedule_kind"] = schedule
         collect(module)
         for scope in scopes:
             _inline_alloca_scope(scope)
