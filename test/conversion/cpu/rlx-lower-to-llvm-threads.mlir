@@ -35,7 +35,7 @@
 // LLVM-SAME: target_cpu = "x86-64-v3"
 // LLVM: %[[N:.*]] = llvm.mlir.constant(2 : i32) : i32
 // LLVM: omp.parallel num_threads(%[[N]] : i32) {
-// LLVM-NEXT: omp.wsloop {
+// LLVM-NEXT: omp.wsloop schedule(guided) {
 // LLVM-NEXT: omp.loop_nest
 // LLVM: llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
 // LLVM: omp.terminator

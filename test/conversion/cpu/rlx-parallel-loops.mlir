@@ -11,7 +11,7 @@
 // CHECK-LABEL: func.func @big(
 // CHECK: %[[N:.*]] = llvm.mlir.constant(2 : i32) : i32
 // CHECK: omp.parallel num_threads(%[[N]] : i32) {
-// CHECK-NEXT: omp.wsloop {
+// CHECK-NEXT: omp.wsloop schedule(guided) {
 // CHECK-NEXT: omp.loop_nest (%[[I:.*]]) : index = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
 // CHECK-NEXT: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK-NEXT: memref.load %{{.*}}[%[[I]], %[[J]]]

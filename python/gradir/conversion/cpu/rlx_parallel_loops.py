@@ -12,9 +12,13 @@ from ...passes.base import ModulePass, PassOptionError, option
 __all__ = ["RlxParallelLoops", "MIN_WORK", "estimated_work"]
 
 # Estimated work (see ``estimated_work``) below which a loop nest stays on one
-# thread: a fork/join of LLVM's OpenMP runtime costs a few microseconds with
-# its threads awake, about what 32K simple vectorized element operations take.
-MIN_WORK = 1 << 15
+# thread.  A fork/join of LLVM's OpenMP runtime costs a few microseconds when
+# its threads are awake and a core is free for each; 2^17 operations (an
+# elementwise op over ~32K elements) take ~30 us on one core.  Measured with
+# MLP 784-512-512-10 gradient steps (batch 64/256) on a shared 2-core EPYC
+# (load ~4): 2^15 lost to one thread there, 2^17 gave 1.6-1.75x at 2 threads
+# when the cores were free.
+MIN_WORK = 1 << 17
 
 # How the iterations of a loop are dealt to the threads.  "static" gives each
 # thread one fixed contiguous range; "guided" lets a thread that is running
@@ -141,13 +145,14 @@ class RlxParallelLoops(ModulePass):
     loops; a collapsed nest would not vectorize).  Every other scf.parallel
     becomes scf.for loops (all of them with ``threads=1``).  With
     ``threads`` > 1 the pass then runs ``convert-scf-to-openmp{num-threads=N}``,
-    which turns each kept loop into an OpenMP work-sharing loop (static
-    schedule: each thread gets a fixed contiguous range of iterations), and
+    which turns each kept loop into an OpenMP work-sharing loop (``SCHEDULE``:
+    guided, chunks of iterations dealt as threads come free), and
     inlines the ``memref.alloca_scope`` that pass wraps each body in
     (``convert-scf-to-cf`` cannot lower loops inside one; a body with
     ``memref.alloca`` keeps the scope's meaning as LLVM stacksave/stackrestore).
-    Every iteration writes its own elements and runs in the sequential
-    order, so results are bitwise the same at any thread count.  A loop with
+    Every iteration writes its own elements and computes them in the
+    sequential order, whichever thread runs it, so results are bitwise the
+    same from run to run and at any thread count.  A loop with
     reductions (scf.reduce operands, which the CPU pipeline never creates)
     is refused.
 
@@ -156,7 +161,7 @@ class RlxParallelLoops(ModulePass):
         }
     becomes (threads=2)
         omp.parallel num_threads(%c2_i32 : i32) {
-          omp.wsloop {
+          omp.wsloop schedule(guided) {
             omp.loop_nest (%i) : index = (%c0) to (%c64) step (%c1) {
               scf.for %j = %c0 to %c512 step %c1 {
                 ...
