@@ -6,7 +6,8 @@
 # parallel loops split outer dimensions, each element is computed in the
 # single-threaded order; long float sums are blocked into fixed partial sums
 # combined in a fixed order).  Code compiled for 1 thread has no parallel
-# region; at 2 and 3 threads every program below has some.
+# region; at 2 and 3 threads every program below has some, but the last
+# (zero-size tensors: nothing worth a thread).
 
 import numpy as np
 
@@ -88,6 +89,18 @@ func.func @main(%a: tensor<6x97x131xf64>, %b: tensor<6x131x75xf64>, %t: tensor<7
 }"""
 
 
+# Zero-size dimensions (the parallel schedule leaves such matmuls and
+# transposes to plain loops: tiling them into an scf.forall asserts in MLIR).
+EMPTY = """
+func.func @main(%a: tensor<0x3xf64>, %b: tensor<3x0xf32>) -> (tensor<f64>, tensor<0x3xf32>) {
+  %t = "rlx.permute_dims"(%a) : (tensor<0x3xf64>) -> tensor<3x0xf64>
+  %m = "rlx.matmul"(%a, %t) : (tensor<0x3xf64>, tensor<3x0xf64>) -> tensor<0x0xf64>
+  %s = "rlx.sum"(%m) : (tensor<0x0xf64>) -> tensor<f64>
+  %u = "rlx.permute_dims"(%b) : (tensor<3x0xf32>) -> tensor<0x3xf32>
+  return %s, %u : tensor<f64>, tensor<0x3xf32>
+}"""
+
+
 def gradient(module):
     gradir.run_pipeline(module, "builtin.module(rlx-gradient{func=main})")
     return module
@@ -110,6 +123,9 @@ cases = [
      [rng.standard_normal((6, 97, 131)), rng.standard_normal((6, 131, 75)),
       rng.standard_normal((700, 900))]),
 ]
+
+cases.append(("zero-size f64/f32 gradient", gradient(gradir.parse(EMPTY)), "main_adjoint",
+              [np.zeros((0, 3)), np.zeros((3, 0), np.float32)]))
 
 for name, module, fn, args in cases:
     want = gradir.interpret(module, fn, *args)
@@ -153,3 +169,7 @@ for name, module, fn, args in cases:
 # CHECK-NEXT: batch matmul f64 gradient threads=2: parallel=True matches the interpreter: True bitwise repeatable: True
 # CHECK-NEXT: batch matmul f64 gradient threads=3: parallel=True matches the interpreter: True bitwise repeatable: True
 # CHECK-NEXT: batch matmul f64 gradient: bitwise the same at 1, 2 and 3 threads: True
+# CHECK-NEXT: zero-size f64/f32 gradient threads=1: parallel=False matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: zero-size f64/f32 gradient threads=2: parallel=False matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: zero-size f64/f32 gradient threads=3: parallel=False matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: zero-size f64/f32 gradient: bitwise the same at 1, 2 and 3 threads: True

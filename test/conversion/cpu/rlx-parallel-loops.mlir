@@ -4,7 +4,7 @@
 // RUN: gradir-opt %s --split-input-file --rlx-parallel-loops='threads=2' | gradir-opt --split-input-file --rlx-parallel-loops='threads=2' | FileCheck %s --check-prefix=AGAIN
 
 // A loop nest with enough work runs its first dimension on the threads
-// (an OpenMP work-sharing loop, static schedule); the other dimensions
+// (an OpenMP work-sharing loop, guided schedule); the other dimensions
 // become scf.for loops inside, in their order.  threads=1 makes every
 // scf.parallel sequential.
 

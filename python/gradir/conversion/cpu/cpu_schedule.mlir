@@ -234,13 +234,91 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // Tiling a loop of zero iterations into an scf.forall trips an assertion of
+  // MLIR 22's TilingInterface (computeAllSliceParameters); ops with an empty
+  // dimension are left to the plain loops (which run zero times).
+  transform.named_sequence @match_nonempty_2d(%op: !transform.any_op {transform.readonly}) {
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %c0 = transform.param.constant 0 : i64 -> !transform.param<i64>
+      %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d0, %c0 : !transform.param<i64>
+      %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d1, %c0 : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @match_nonempty_3d(%op: !transform.any_op {transform.readonly}) {
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %c0 = transform.param.constant 0 : i64 -> !transform.param<i64>
+      %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d0, %c0 : !transform.param<i64>
+      %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d1, %c0 : !transform.param<i64>
+      %d2 = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d2, %c0 : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @match_nonempty_4d(%op: !transform.any_op {transform.readonly}) {
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %c0 = transform.param.constant 0 : i64 -> !transform.param<i64>
+      %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d0, %c0 : !transform.param<i64>
+      %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d1, %c0 : !transform.param<i64>
+      %d2 = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d2, %c0 : !transform.param<i64>
+      %d3 = transform.match.structured.dim %s[3] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d3, %c0 : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @match_matmul_f32_nonempty(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    %m = transform.include @match_matmul_f32 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @match_nonempty_3d failures(propagate) (%m) : (!transform.any_op) -> ()
+    transform.yield %m : !transform.any_op
+  }
+
+  transform.named_sequence @match_matmul_f64_nonempty(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    %m = transform.include @match_matmul_f64 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @match_nonempty_3d failures(propagate) (%m) : (!transform.any_op) -> ()
+    transform.yield %m : !transform.any_op
+  }
+
+  transform.named_sequence @match_batch_matmul_f32_nonempty(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    %m = transform.include @match_batch_matmul_f32 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @match_nonempty_4d failures(propagate) (%m) : (!transform.any_op) -> ()
+    transform.yield %m : !transform.any_op
+  }
+
+  transform.named_sequence @match_batch_matmul_f64_nonempty(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    %m = transform.include @match_batch_matmul_f64 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @match_nonempty_4d failures(propagate) (%m) : (!transform.any_op) -> ()
+    transform.yield %m : !transform.any_op
+  }
+
+  transform.named_sequence @match_transpose_2d_nonempty(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    %m = transform.include @match_transpose_2d failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @match_nonempty_2d failures(propagate) (%m) : (!transform.any_op) -> ()
+    transform.yield %m : !transform.any_op
+  }
+
   transform.named_sequence @gradir_cpu_tensor_parallel(%root: !transform.any_op {transform.consumed}) {
     %r = transform.foreach_match in %root
-        @match_matmul_f32 -> @schedule_matmul_f32_parallel,
-        @match_matmul_f64 -> @schedule_matmul_f64_parallel,
-        @match_batch_matmul_f32 -> @schedule_batch_matmul_f32_parallel,
-        @match_batch_matmul_f64 -> @schedule_batch_matmul_f64_parallel,
-        @match_transpose_2d -> @schedule_transpose_2d_parallel
+        @match_matmul_f32_nonempty -> @schedule_matmul_f32_parallel,
+        @match_matmul_f64_nonempty -> @schedule_matmul_f64_parallel,
+        @match_batch_matmul_f32_nonempty -> @schedule_batch_matmul_f32_parallel,
+        @match_batch_matmul_f64_nonempty -> @schedule_batch_matmul_f64_parallel,
+        @match_transpose_2d_nonempty -> @schedule_transpose_2d_parallel
       : (!transform.any_op) -> !transform.any_op
     %f = transform.structured.match ops{["func.func"]} in %r : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %f {
