@@ -87,7 +87,9 @@ func.func @small(%a: memref<4x8xf32>, %b: memref<4x8xf32>) {
 
 // Only the outermost parallel loop runs on the threads; one nested in it
 // (the scheduled matmul's strips contain such loops) becomes scf.for.  A
-// first dimension of one iteration is not worth a fork: sequential.
+// leading dimension of one iteration is skipped: the next one runs on the
+// threads (a convolution's weight gradient over one input channel); a nest
+// whose dimensions all have one iteration stays sequential.
 
 // CHECK-LABEL: func.func @nested(
 // CHECK: omp.loop_nest (%[[I:.*]]) : index
@@ -96,9 +98,15 @@ func.func @small(%a: memref<4x8xf32>, %b: memref<4x8xf32>) {
 // CHECK-NEXT: memref.store %{{.*}}[%[[I]], %[[J]]]
 // CHECK-NOT: scf.parallel
 // CHECK-LABEL: func.func @one_trip(
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK: omp.parallel
+// CHECK: omp.loop_nest (%[[J:.*]]) : index = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// CHECK-NEXT: memref.store %{{.*}}[%[[I]], %[[J]]]
+// CHECK-LABEL: func.func @all_one(
 // CHECK-NOT: omp.
 // CHECK: scf.for
 // CHECK-NEXT: scf.for
+// CHECK-NOT: omp.
 func.func @nested(%a: memref<512xf32>, %b: memref<512x512xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -113,13 +121,23 @@ func.func @nested(%a: memref<512xf32>, %b: memref<512x512xf32>) {
   }
   return
 }
-func.func @one_trip(%a: memref<1x65536xf32>) {
+func.func @one_trip(%a: memref<1x262144xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %c65536 = arith.constant 65536 : index
+  %c262144 = arith.constant 262144 : index
   %f = arith.constant 1.0 : f32
-  scf.parallel (%i, %j) = (%c0, %c0) to (%c1, %c65536) step (%c1, %c1) {
-    memref.store %f, %a[%i, %j] : memref<1x65536xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c1, %c262144) step (%c1, %c1) {
+    memref.store %f, %a[%i, %j] : memref<1x262144xf32>
+    scf.reduce
+  }
+  return
+}
+func.func @all_one(%a: memref<1x1xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %f = arith.constant 1.0 : f32
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c1, %c1) step (%c1, %c1) {
+    memref.store %f, %a[%i, %j] : memref<1x1xf32>
     scf.reduce
   }
   return

@@ -92,17 +92,29 @@ def _parallel_ancestor(op: ir.Operation) -> bool:
     return False
 
 
-def _restructure(par: ir.Operation, keep_parallel: bool) -> None:
-    """Replaces ``par`` by scf.for loops over its dimensions, the first one
-    kept as a one-dimensional scf.parallel when ``keep_parallel``; the body
-    moves unchanged into the innermost loop."""
+def _parallel_dim(bounds) -> int | None:
+    """The dimension to run on the threads: the first one with two
+    iterations or more (leading one-iteration dimensions are skipped)."""
+    for dim, b in enumerate(bounds):
+        trips = _trips(*b)
+        if trips >= 2:
+            return dim
+        if trips != 1:
+            return None
+    return None
+
+
+def _restructure(par: ir.Operation, parallel_dim: int | None) -> None:
+    """Replaces ``par`` by scf.for loops over its dimensions, dimension
+    ``parallel_dim`` (None: none) kept as a one-dimensional scf.parallel;
+    the body moves unchanged into the innermost loop."""
     bounds = _bounds(par)
     old_block = par.regions[0].blocks[0]
     ivs = []
     ip = ir.InsertionPoint(par)
     with par.location:
         for dim, (lb, ub, step) in enumerate(bounds):
-            if dim == 0 and keep_parallel:
+            if dim == parallel_dim:
                 new = ir.Operation.create(
                     "scf.parallel", results=[], operands=[lb, ub, step],
                     attributes={"operandSegmentSizes":
@@ -140,9 +152,11 @@ class RlxParallelLoops(ModulePass):
     and ``scf-forall-to-parallel`` (the schedule's matmul strips).  A loop
     nest is kept parallel when it is not nested in another scf.parallel, its
     estimated work (operations executed, vector ones by elements / 8) is at
-    least ``min-work`` and its first dimension has at least two iterations;
-    only that first dimension stays parallel (LLVM vectorizes the inner
-    loops; a collapsed nest would not vectorize).  Every other scf.parallel
+    least ``min-work`` and one of its dimensions has at least two
+    iterations; only its first such dimension stays parallel (leading
+    one-iteration dimensions become scf.for loops around it, the later ones
+    scf.for loops inside, which LLVM vectorizes; a collapsed nest would not
+    vectorize).  Every other scf.parallel
     becomes scf.for loops (all of them with ``threads=1``).  With
     ``threads`` > 1 the pass then runs ``convert-scf-to-openmp{num-threads=N}``,
     which turns each kept loop into an OpenMP work-sharing loop (``SCHEDULE``:
@@ -205,13 +219,13 @@ class RlxParallelLoops(ModulePass):
                 self.error(par.location, "rlx-parallel-loops: scf.parallel with reductions "
                                          "is not supported")
                 raise self.failure()
-            nested = _parallel_ancestor(par)
-            keep = (self.threads > 1 and not nested
-                    and _trips(*_bounds(par)[0]) >= 2
-                    and estimated_work(par) >= self.min_work)
-            if keep and len(_bounds(par)) == 1:
+            dim = None
+            if self.threads > 1 and not _parallel_ancestor(par) \
+                    and estimated_work(par) >= self.min_work:
+                dim = _parallel_dim(_bounds(par))
+            if dim == 0 and len(_bounds(par)) == 1:
                 continue
-            _restructure(par, keep)
+            _restructure(par, dim)
         if self.threads > 1:
             self._to_openmp(module)
 
