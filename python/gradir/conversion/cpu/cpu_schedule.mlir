@@ -312,6 +312,10 @@ module attributes {transform.with_named_sequence} {
     transform.yield %m : !transform.any_op
   }
 
+  // The parallel actions first (they leave vector code, no linalg.matmul or
+  // linalg.transpose); then the single-threaded entry point on the rest, so
+  // whatever it schedules (zero-size matmuls, and any other op it learns to
+  // schedule) is scheduled the same at every thread count.
   transform.named_sequence @gradir_cpu_tensor_parallel(%root: !transform.any_op {transform.consumed}) {
     %r = transform.foreach_match in %root
         @match_matmul_f32_nonempty -> @schedule_matmul_f32_parallel,
@@ -320,13 +324,7 @@ module attributes {transform.with_named_sequence} {
         @match_batch_matmul_f64_nonempty -> @schedule_batch_matmul_f64_parallel,
         @match_transpose_2d_nonempty -> @schedule_transpose_2d_parallel
       : (!transform.any_op) -> !transform.any_op
-    %f = transform.structured.match ops{["func.func"]} in %r : (!transform.any_op) -> !transform.any_op
-    transform.apply_patterns to %f {
-      transform.apply_patterns.vector.lower_masked_transfers
-      transform.apply_patterns.vector.transfer_permutation_patterns
-      transform.apply_patterns.vector.lower_transpose lowering_strategy = "shuffle_16x16"
-      transform.apply_patterns.canonicalization
-    } : !transform.any_op
+    transform.include @gradir_cpu_tensor failures(propagate) (%r) : (!transform.any_op) -> ()
     transform.yield
   }
 }

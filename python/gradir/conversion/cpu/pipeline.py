@@ -130,7 +130,9 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
         steps += ["func.func(convert-linalg-to-parallel-loops)", "scf-forall-to-parallel",
                   f"rlx-parallel-loops{{threads={threads} min-work={rlx_parallel_loops.MIN_WORK}}}"]
     else:
-        steps += ["func.func(convert-linalg-to-loops)"]
+        # scf-forall-to-for: a schedule may tile with scf.forall whatever the
+        # thread count (a no-op on the schedules of this package at 1 thread).
+        steps += ["func.func(convert-linalg-to-loops)", "scf-forall-to-for"]
     steps += ["func.func(convert-vector-to-scf{full-unroll=true})",
               "func.func(llvm-request-c-wrappers)", "fold-memref-alias-ops",
               "expand-strided-metadata", "lower-affine", "convert-scf-to-cf",
