@@ -31,6 +31,10 @@ class Executable(FunctionTable):
         self._lowered_text = print_module(lowered)
         threads = options.threads if uses_openmp(self._lowered_text) else 1
         libs = [str(p) for p in runtime_libraries(options.target, threads)]
+        if threads > 1:
+            import ctypes
+            from .openmp import configure
+            configure(ctypes.CDLL(libs[-1]))   # libomp, before its first region
         self._engine = _compat.execution_engine(lowered, options.opt_level, libs)
         self._functions = {}
         for name, sig in signatures.items():

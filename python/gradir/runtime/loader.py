@@ -150,6 +150,8 @@ class Library(FunctionTable):
                 shutil.rmtree(directory, ignore_errors=True)
         from .target_check import check_library_target   # issue 14: CPU features
         check_library_target(self._dll, path)
+        from .openmp import configure    # issue 14: libomp's defaults (multi-threaded code)
+        configure(self._dll)
         self._functions = {}
         for name, sig in self.signatures.items():
             cfn = getattr(self._dll, "_mlir_ciface_" + name)
