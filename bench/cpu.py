@@ -21,7 +21,8 @@ For each thread count a fresh process is pinned to that many cores
 (sched_setaffinity) and sets OMP/OpenBLAS/MKL threads,
 torch.set_num_threads and XLA's Eigen threading before importing anything.
 gradir compiles with threads= that count (its parallel loops run on LLVM's
-OpenMP runtime, one thread per pinned core).  Timings: median of R runs after warm-up.  Ratios are
+OpenMP runtime, one thread per pinned core); at more than one thread a third
+table times gradir compiled with threads=1 in the same pinned process.  Timings: median of R runs after warm-up.  Ratios are
 peer time / gradir time (>1: gradir is faster).
 """
 
@@ -122,6 +123,9 @@ def run_workloads(threads: int, quick: bool) -> list[dict]:
         for g, r in zip(got, ref):
             np.testing.assert_allclose(g, r, rtol=2e-3, atol=2e-4)
         record(wl, "gradir", timeit(lambda: step(x, y, *params)))
+        if threads > 1:
+            step1 = gradir.compile(differentiate(build_mlp(batch, sizes)), threads=1)["main_adjoint"]
+            record(wl, "t1:gradir", timeit(lambda: step1(x, y, *params)))
         record(wl, "numpy", timeit(lambda: numpy_step(x, y, *params)))
         if "torch" in have:
             torch = have["torch"]
@@ -194,6 +198,9 @@ def run_workloads(threads: int, quick: bool) -> list[dict]:
         np.testing.assert_allclose(mm(a, b), a @ b, rtol=1e-3, atol=1e-2)
         flops = 2 * n ** 3
         record(wl, "gradir", timeit(lambda: mm(a, b)), flops)
+        if threads > 1:
+            mm1 = gradir.compile(gemm_module(n), threads=1)["main"]
+            record(wl, "t1:gradir", timeit(lambda: mm1(a, b)), flops)
         record(wl, "numpy", timeit(lambda: a @ b), flops)
         if "torch" in have:
             torch = have["torch"]
@@ -227,6 +234,9 @@ def lenet_rows(rows, record, have, batch, threads):
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=2e-3, atol=2e-5)
     record(wl, "gradir", timeit(lambda: step(x, y, *params)))
+    if threads > 1:
+        step1 = gradir.compile(module, threads=1)["main_adjoint"]
+        record(wl, "t1:gradir", timeit(lambda: step1(x, y, *params)))
     if "torch" in have:
         torch = have["torch"]
         tx, ty = torch.from_numpy(x), torch.from_numpy(y)
@@ -255,7 +265,8 @@ def child_env(threads: int) -> dict:
 
 def print_table(rows: list[dict]) -> None:
     order = ["gradir", "numpy", "torch", "jax"]
-    targets = [r for r in rows if ":" in r["impl"]]
+    single = [r for r in rows if r["impl"] == "t1:gradir"]
+    targets = [r for r in rows if ":" in r["impl"] and r["impl"] != "t1:gradir"]
     rows = [r for r in rows if ":" not in r["impl"]]
     keys = sorted({(r["workload"], r["threads"]) for r in rows},
                   key=lambda k: (k[1], ["mlp", "seed", "lenet", "gemm"].index(k[0].rstrip("0123456789")),
@@ -282,6 +293,17 @@ def print_table(rows: list[dict]) -> None:
         print(f"{t['workload']:<10}{t['threads']:>4}  {t['impl'].split(':')[1]:<12}"
               f"{t['ms']:>10.3f}{t['gflops']:>10.1f}{host['ms']:>10.3f}{host['gflops']:>14.1f}"
               f"{t['ms'] / host['ms']:>15.2f}")
+    if single:
+        # gradir at threads=N against gradir at threads=1 in the same process,
+        # pinned to the same N cores: what the parallel loops gain there.
+        print()
+        print(f"{'workload':<10}{'thr':>4}  {'gradir ms':>10}{'1-thread ms':>13}"
+              f"{'  1-thread / N-thread':>22}")
+    for t in single:
+        par = next(r for r in rows if r["workload"] == t["workload"] and
+                   r["threads"] == t["threads"] and r["impl"] == "gradir")
+        print(f"{t['workload']:<10}{t['threads']:>4}  {par['ms']:>10.3f}{t['ms']:>13.3f}"
+              f"{t['ms'] / par['ms']:>22.2f}")
 
 
 def main(argv: list[str]) -> int:
