@@ -4,6 +4,8 @@
 # (gradir/runtime/openmp.py) in the JIT and in a loaded library (a process
 # that only loads it, no JIT), each unless the environment sets it.  Checked
 # through libomp's own query functions after a multi-threaded function ran.
+# A process that loads an exported library (its libomp.so copy) and JITs, in
+# either order, runs one libomp (two would abort: "OMP: Error #15").
 
 import os
 import subprocess
@@ -26,17 +28,18 @@ import ctypes, os, sys
 import numpy as np
 import gradir
 out, how = sys.argv[1], sys.argv[2]
-if how == "jit":
-    exe = gradir.compile(gradir.parse(open(os.path.join(out, "m.mlir")).read()), threads=2)
-else:
-    exe = gradir.runtime.load(os.path.join(out, "m.so"))
-ok = np.allclose(exe["main"](np.ones((512, 1024), np.float32)), np.e)
-omp = ctypes.CDLL(os.path.join(out, "libomp.so"))   # the process's libomp (same soname)
+def jit():
+    return gradir.compile(gradir.parse(open(os.path.join(out, "m.mlir")).read()), threads=2)
+def load():
+    return gradir.runtime.load(os.path.join(out, "m.so"))
+exes = {"jit": [jit], "load": [load], "load+jit": [load, jit], "jit+load": [jit, load]}[how]
+ok = all(np.allclose(make()["main"](np.ones((512, 1024), np.float32)), np.e) for make in exes)
+omp = ctypes.CDLL("libomp.so", mode=os.RTLD_NOLOAD)   # the process's libomp (its soname)
 print(how, "blocktime", omp.kmp_get_blocktime(), "dynamic", omp.omp_get_dynamic(), "ok", ok)
 """
 
 for env in ({}, {"KMP_BLOCKTIME": "150", "OMP_DYNAMIC": "false"}):
-    for how in ("jit", "load"):
+    for how in ("jit", "load", "load+jit", "jit+load"):
         full = {k: v for k, v in os.environ.items() if k not in ("KMP_BLOCKTIME", "OMP_DYNAMIC")}
         full.update(env)
         proc = subprocess.run([sys.executable, "-c", CHILD, out, how], env=full,
@@ -45,5 +48,9 @@ for env in ({}, {"KMP_BLOCKTIME": "150", "OMP_DYNAMIC": "false"}):
               proc.stderr.strip()[-500:])
 # CHECK: defaults jit blocktime 0 dynamic 1 ok True
 # CHECK-NEXT: defaults load blocktime 0 dynamic 1 ok True
+# CHECK-NEXT: defaults load+jit blocktime 0 dynamic 1 ok True
+# CHECK-NEXT: defaults jit+load blocktime 0 dynamic 1 ok True
 # CHECK-NEXT: KMP_BLOCKTIME=150 OMP_DYNAMIC=false jit blocktime 150 dynamic 0 ok True
 # CHECK-NEXT: KMP_BLOCKTIME=150 OMP_DYNAMIC=false load blocktime 150 dynamic 0 ok True
+# CHECK-NEXT: KMP_BLOCKTIME=150 OMP_DYNAMIC=false load+jit blocktime 150 dynamic 0 ok True
+# CHECK-NEXT: KMP_BLOCKTIME=150 OMP_DYNAMIC=false jit+load blocktime 150 dynamic 0 ok True

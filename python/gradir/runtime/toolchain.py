@@ -65,8 +65,26 @@ def runtime_libraries(target: str, threads: int = 1) -> list[Path]:
 OPENMP_PACKAGE = "cmeel-libomp"
 
 
+def _loaded_libomp() -> Path | None:
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.split(maxsplit=5)[-1].strip()
+                if path.endswith("/libomp.so") and os.path.isfile(path):
+                    return Path(path)
+    except OSError:
+        pass
+    return None
+
+
 def openmp_library() -> Path:
     """LLVM's OpenMP runtime, libomp.so."""
+    # A libomp already in the process (an exported library's copy, loaded
+    # before this JIT): the same file, or libomp would start twice and abort
+    # ("OMP: Error #15: ... already initialized").
+    loaded = _loaded_libomp()
+    if loaded is not None:
+        return loaded
     override = os.environ.get("GRADIR_OPENMP_LIBRARY")
     if override:
         path = Path(override)
