@@ -173,3 +173,40 @@ for name, module, fn, args in cases:
 # CHECK-NEXT: zero-size f64/f32 gradient threads=2: parallel=False matches the interpreter: True bitwise repeatable: True
 # CHECK-NEXT: zero-size f64/f32 gradient threads=3: parallel=False matches the interpreter: True bitwise repeatable: True
 # CHECK-NEXT: zero-size f64/f32 gradient: bitwise the same at 1, 2 and 3 threads: True
+
+# Bad thread counts are CompileErrors naming the value (gradir.compile), and
+# the environment's default is read when compile runs.
+import os  # noqa: E402
+
+from gradir.runtime.signature import CompileError  # noqa: E402
+
+tiny = gradir.parse("""func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %e = "rlx.exp"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %e : tensor<4xf32>
+}""")
+for bad in (0, -2, True, 1.5):
+    try:
+        gradir.compile(tiny, threads=bad)
+        print("accepted", bad)
+    except CompileError as err:
+        print("refused:", err)
+os.environ["GRADIR_NUM_THREADS"] = "x"
+try:
+    gradir.compile(tiny)
+except CompileError as err:
+    print("refused:", err)
+os.environ["GRADIR_NUM_THREADS"] = "3"
+print("default from GRADIR_NUM_THREADS:", gradir.compile(tiny).options.threads)
+del os.environ["GRADIR_NUM_THREADS"]
+os.environ["OMP_NUM_THREADS"] = "5,2"
+print("default from OMP_NUM_THREADS:", gradir.compile(tiny).options.threads)
+del os.environ["OMP_NUM_THREADS"]
+print("default from the affinity:", gradir.compile(tiny).options.threads == len(os.sched_getaffinity(0)))
+# CHECK-NEXT: refused: threads must be a positive integer, not 0
+# CHECK-NEXT: refused: threads must be a positive integer, not -2
+# CHECK-NEXT: refused: threads must be a positive integer, not True
+# CHECK-NEXT: refused: threads must be a positive integer, not 1.5
+# CHECK-NEXT: refused: GRADIR_NUM_THREADS='x' is not a positive thread count
+# CHECK-NEXT: default from GRADIR_NUM_THREADS: 3
+# CHECK-NEXT: default from OMP_NUM_THREADS: 5
+# CHECK-NEXT: default from the affinity: True
