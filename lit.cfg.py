@@ -15,6 +15,11 @@ config.environment["PATH"] = os.pathsep.join(
     [bindir, config.mlir_bin_dir, config.llvm_bin_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
 config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixes=false"
 config.environment["PYTHONDONTWRITEBYTECODE"] = "1"
+# The compile cache (python/gradir/runtime/cache.py) is off in the suite, so a
+# test compiles what it means to test; the cache tests turn it on in their own
+# directories.  Schedules and caches never go to the user's ~/.cache.
+config.environment["GRADIR_CACHE"] = "0"
+config.environment["GRADIR_CACHE_DIR"] = os.path.join(config.gradir_obj_root, "test", "gradir-cache")
 # GRADIR_NUM_THREADS / OMP_NUM_THREADS pick the thread count of compiled code
 # (default: the cores of the CPU affinity): `GRADIR_NUM_THREADS=3 lit ...`
 # runs the numeric suites at 3 threads.

@@ -5,8 +5,9 @@
 The program (the issue's): x: 4x16, W_i: 16x16, b_i: 16,
 ``h = tanh(matmul(h, W_i) + b_i)`` N times, then ``sum``: 3N+1 forward ops.
 Times ``run_pipeline(m, "builtin.module(rlx-gradient{...})")`` after parsing
-(best of R, default 3; printing excluded; CPU time of this process, which
-a machine shared with other jobs disturbs less than wall time) for
+(best of R, default 3, and at least 20 for N <= 100, for gradir and TVM
+alike; printing excluded; CPU time of this process, which a machine shared
+with other jobs disturbs less than wall time) for
 
 - raw: ``simplify=false`` (the gradient and dead-op removal only);
 - default: gradient + simplification (rlx-simplify-gradient's patterns,
@@ -120,6 +121,7 @@ def profile(n: int) -> None:
         setattr(owner, name, run)
         return owner, name, fn
 
+    from gradir.autodiff import checkpoint
     patched = [timed(rlx, "build_op", "  op builders (type inference + create)"),
                timed(gradient, "backward", "gradient: reverse sweep (rules)"),
                timed(rlx_gradient, "differentiate", "gradient: total"),
@@ -127,7 +129,9 @@ def profile(n: int) -> None:
                timed(_driver._Driver, "run", "simplify: patterns (worklist driver)"),
                timed(_driver, "cse", "simplify: rlx-cse"),
                timed(_driver, "dce", "simplify: rlx-dce"),
-               timed(rlx_gradient, "simplify_function", "simplify: total")]
+               timed(_mirror.Mirror, "release", "simplify: freeing the mirror"),
+               timed(rlx_gradient, "simplify_function", "simplify: total"),
+               timed(checkpoint, "plan_checkpoints", "checkpoint planning")]
     try:
         m = gradir.parse(chain(n))
         t0 = time.process_time()
@@ -142,6 +146,23 @@ def profile(n: int) -> None:
     print(f"  {'total':<42} {total:7.3f}")
 
 
+def machine() -> str:
+    """The CPU model and the load average (every timing names them)."""
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+        with open("/proc/loadavg") as f:
+            load = " ".join(f.read().split()[:3])
+    except OSError:
+        load = "unknown"
+    import os
+    return f"{cpu}, {os.cpu_count()} cores, load average {load}"
+
+
 def main(argv: list[str]) -> int:
     repeat, prof, depths = 3, None, []
     it = iter(argv)
@@ -153,6 +174,7 @@ def main(argv: list[str]) -> int:
         else:
             depths.append(int(a))
     depths = depths or list(DEPTHS)
+    print(f"machine: {machine()}")
     print(f"{'N':>5} {'fwd ops':>8} | {'raw ms':>9} {'ops/s':>7} | {'default ms':>10} "
           f"{'ops/s':>7} {'per-op vs N=100':>15} | {'remat ms':>9} {'ops/s':>7} | "
           f"{'TVM ms':>9} {'ops/s':>7} {'TVM/default':>11}")
@@ -160,15 +182,19 @@ def main(argv: list[str]) -> int:
     for n in depths:
         text = chain(n)
         fwd = 3 * n + 1
-        raw = gradir_time(text, "simplify=false", repeat)
-        default = gradir_time(text, "", repeat)
-        auto = gradir_time(text, "remat=auto budget=0.5", repeat)
-        tvm = tvm_time(n, repeat)
+        # Milliseconds on a shared machine: more repeats where one is short
+        # (the same for gradir and TVM).
+        r = repeat if n > 100 else max(repeat, 20)
+        raw = gradir_time(text, "simplify=false", r)
+        default = gradir_time(text, "", r)
+        auto = gradir_time(text, "remat=auto budget=0.5", r)
+        tvm = tvm_time(n, r)
         tvm_cols = (f"{tvm * 1e3:>9.1f} {fwd / tvm:>7.0f} {tvm / default:>11.2f}"
                     if tvm is not None else f"{'-':>9} {'-':>7} {'-':>11}")
         print(f"{n:>5} {fwd:>8} | {raw * 1e3:>9.1f} {fwd / raw:>7.0f} | {default * 1e3:>10.1f} "
               f"{fwd / default:>7.0f} {default / fwd / per_op_100:>15.2f} | "
               f"{auto * 1e3:>9.1f} {fwd / auto:>7.0f} | {tvm_cols}", flush=True)
+    print(f"after: {machine()}")
     if prof:
         profile(prof)
     return 0

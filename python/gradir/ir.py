@@ -263,7 +263,8 @@ def walk(op, *, descend=None):
             for inner in block.operations:
                 inner = inner.operation
                 yield inner
-                if descend is None or descend(inner):
+                # (most ops have no regions: no nested generator for them)
+                if len(inner.regions) and (descend is None or descend(inner)):
                     yield from walk(inner, descend=descend)
 
 

@@ -16,8 +16,9 @@ import numpy as np
 import gradir
 import gradir.runtime as rt
 from gradir.conversion.cpu.host import parse_cpuinfo, resolve
+from gradir.runtime.elf import read_elf
 from gradir.runtime.target_check import (TargetMismatchError, check_library_target,
-                                         read_library_target)
+                                         read_image_target, read_library_target)
 
 out = sys.argv[1]
 module = gradir.parse("""
@@ -46,12 +47,39 @@ fake = dataclasses.replace(resolve("x86-64-v3"), name="x86-64-v3",
 exe_fake = gradir.compile(module, cpu="x86-64-v3")
 object.__setattr__(exe_fake, "options", dataclasses.replace(exe_fake.options, cpu=fake))
 path = exe_fake.export_library(os.path.join(out, "fake.so"))
+# The refusal comes before dlopen (no code of the library runs): a CDLL that
+# fails the test if it is called.
+real_cdll = ctypes.CDLL
+def no_dlopen(*args, **kwargs):
+    raise AssertionError("dlopen ran before the CPU check")
+ctypes.CDLL = no_dlopen
 try:
     rt.load(path)
     print("loaded (wrong)")
 except TargetMismatchError as err:
     print("refused:", str(err).replace(str(path), "fake.so"))
+    print("a LibraryError:", isinstance(err, rt.LibraryError))
+finally:
+    ctypes.CDLL = real_cdll
 # CHECK-NEXT: refused: fake.so was compiled for cpu x86-64-v3 and needs CPU features this machine ({{.*}}) lacks: avx1024_fake; re-export it with gradir.compile(..., cpu='x86-64-v3') or another cpu this machine has
+# CHECK-NEXT: a LibraryError: True
+
+# The record read from the file (before loading) is the one the loaded library holds.
+print("file record == loaded record:", read_image_target(read_elf(path)) == read_library_target(ctypes.CDLL(str(path))))
+# CHECK-NEXT: file record == loaded record: True
+
+# A damaged record (not JSON) is a LibraryError, not a crash.
+data = bytearray(open(path, "rb").read())
+at = data.find(b'{"arch"')
+data[at] = ord("#")
+with open(os.path.join(out, "badrecord.so"), "wb") as f:
+    f.write(data)
+try:
+    rt.load(os.path.join(out, "badrecord.so"))
+    print("loaded (wrong)")
+except rt.LibraryError as err:
+    print("damaged:", type(err).__name__, str(err).split(" has ", 1)[1])
+# CHECK-NEXT: damaged: LibraryError a corrupt CPU target record (gradir_cpu_target)
 
 # An AVX-512 library on an AVX2-only EPYC (its /proc/cpuinfo), and on aarch64.
 exe4 = gradir.compile(module, cpu="x86-64-v4")

@@ -37,7 +37,8 @@ from mlir import ir
 
 from .gradient import GradientError
 
-__all__ = ["START", "END", "MARKERS", "SAVE", "RECOMPUTE", "has_markers", "read_pins",
+__all__ = ["START", "END", "MARKERS", "SAVE", "RECOMPUTE", "has_markers", "may_be_marked",
+           "read_pins",
            "validate_markers", "marker_plan", "strip_markers", "strip_pins", "Diagnostic",
            "CheckpointPlan", "plan_checkpoints"]
 
@@ -298,16 +299,37 @@ class CheckpointPlan:
                                    f"{baseline.peak} bytes)")
 
 
+def may_be_marked(block: ir.Block) -> bool:
+    """False when no op of ``block`` is a marker, carries a pin or is a
+    ``func.call`` (whose callee, once inlined, might): then neither the
+    block nor a gradient built from it has markers or pins, and
+    ``plan_checkpoints`` needs not look (``unmarked=True``)."""
+    for op in block.operations:
+        op = op.operation
+        name = op.name
+        if name in MARKERS or name == "func.call":
+            return True
+        attrs = op.attributes
+        if len(attrs) and (SAVE in attrs or RECOMPUTE in attrs):
+            return True
+    return False
+
+
 def plan_checkpoints(module, fn, n_results: int, remat: str = "none", budget=None,
-                     remarks: bool = False):
+                     remarks: bool = False, unmarked: bool = False):
     """The checkpoint plan of adjoint ``fn`` (its first ``n_results``
     results are the forward's): from the markers, the pins, or remat=auto
     with ``budget`` (``remat.parse_budget``'s form).  Strips the markers.
-    None when there is nothing to plan (no remat, markers or pins)."""
+    None when there is nothing to plan (no remat, markers or pins).
+    ``unmarked``: the caller knows ``fn`` has no markers and no pins
+    (``may_be_marked`` of the function it was built from)."""
     from .remat import AdjointGraph, plan_auto
     block = fn.regions[0].blocks[0]
-    markers = has_markers(block)
-    save_ops, recompute_ops = read_pins(block)
+    if unmarked:
+        markers, save_ops, recompute_ops = False, set(), set()
+    else:
+        markers = has_markers(block)
+        save_ops, recompute_ops = read_pins(block)
     if remat == "none" and not markers and not save_ops and not recompute_ops:
         return None
     # Everything is done on op positions: MLIR's Python Operation objects

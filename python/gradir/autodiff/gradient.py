@@ -76,7 +76,7 @@ def clone_ops(ops, mapping: dict) -> None:
 
 
 def terminator(block: ir.Block) -> ir.Operation:
-    return list(block.operations)[-1].operation
+    return block.operations[-1].operation
 
 
 # ----------------------------------------------------------------------------
@@ -114,9 +114,11 @@ def inline_calls(module: ir.Operation, fn: ir.Operation, depth: int = 0) -> None
     """Inlines every ``func.call`` in ``fn`` (also in loop and branch bodies)
     that has no ``grad.vjp``, so the callee is differentiated through."""
     block = body_of(fn)
+    inlined = False
     for op in list(walk_nested(fn)):
         if op.name != "func.call" or "grad.vjp" in op.attributes:
             continue
+        inlined = True
         callee_name = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
         callee = find_function(module, callee_name)
         if callee is None or len(callee.regions[0].blocks) == 0:
@@ -146,8 +148,8 @@ def inline_calls(module: ir.Operation, fn: ir.Operation, depth: int = 0) -> None
                                 f"makes more than {_MAX_INLINED_OPS} ops (functions called "
                                 "many times over); give the repeated calls grad.vjp functions")
     # Calls brought in by inlining are inlined in turn.
-    if any(o.name == "func.call" and "grad.vjp" not in o.attributes
-           for o in walk_nested(fn)):
+    if inlined and any(o.name == "func.call" and "grad.vjp" not in o.attributes
+                       for o in walk_nested(fn)):
         inline_calls(module, fn, depth + 1)
 
 
@@ -225,27 +227,44 @@ def materialize(adj, t: ir.Type) -> ir.Value:
 class Adjoints:
     """Accumulated adjoints keyed by forward value."""
     table: dict = field(default_factory=dict)
+    _float: dict = field(default_factory=dict)     # type -> is_float_type(type)
 
     def get(self, v):
         return self.table.get(v)
 
     def accumulate(self, v: ir.Value, adj) -> None:
-        if adj is None or not is_float_type(v.type):
+        if adj is None:
             return
-        self.table[v] = add_adjoints(self.table.get(v), adj, v.type)
+        t = v.type
+        is_float = self._float.get(t)
+        if is_float is None:
+            is_float = self._float[t] = is_float_type(t)
+        if not is_float:
+            return
+        self.table[v] = add_adjoints(self.table.get(v), adj, t)
 
 
 def _active_values(block: ir.Block, wrt_args) -> set:
     """Values that depend differentiably on the ``wrt`` arguments."""
     active = set(wrt_args)
+    floats: dict = {}       # type -> is_float_type(type)
     for op in block.operations:
         op = op.operation
-        if op.name in NON_DIFFERENTIABLE or op.name == "grad.no_grad":
+        name = op.name
+        if name in NON_DIFFERENTIABLE or name == "grad.no_grad":
             continue
-        if any(v in active for v in region_inputs(op)):
-            for r in op.results:
-                if is_float_type(r.type):
-                    active.add(r)
+        for v in (region_inputs(op) if len(op.regions) else op.operands):
+            if v in active:
+                break
+        else:
+            continue
+        for r in op.results:
+            t = r.type
+            is_float = floats.get(t)
+            if is_float is None:
+                is_float = floats[t] = is_float_type(t)
+            if is_float:
+                active.add(r)
     return active
 
 
@@ -353,8 +372,16 @@ def differentiate(module: ir.Operation, fn: ir.Operation, seeds_for: Callable,
     args = list(block.arguments)
     wrt_args = [args[i] for i in wrt]
     forward_ops = [o.operation for o in block.operations][:-1]
-    for prepare in PREPARE:   # loops record what their backward needs
-        forward_ops = prepare(block, forward_ops, _active_values(block, wrt_args))
+    has_regions = any(len(op.regions) for op in forward_ops)
+    if has_regions:
+        for prepare in PREPARE:   # loops record what their backward needs
+            forward_ops = prepare(block, forward_ops, _active_values(block, wrt_args))
+    # The FINISH hooks drop grad.* bookkeeping marks, which only loops and
+    # the ops the user marked carry (the ops the rules build carry none).
+    marked = has_regions or any(
+        len(op.attributes) and any(op.attributes[i].name.startswith("grad.")
+                                   for i in range(len(op.attributes)))
+        for op in forward_ops)
     results = list(ret.operands)
     ret.erase()
     with ir.InsertionPoint(block):
@@ -362,6 +389,6 @@ def differentiate(module: ir.Operation, fn: ir.Operation, seeds_for: Callable,
         adj = backward(block, forward_ops, seeds, wrt_args, custom_vjp_caller(module))
         with fn.location:
             grads = [materialize(adj.get(a), a.type) for a in wrt_args]
-    for finish in FINISH:
+    for finish in FINISH if marked else ():
         finish(fn)
     return results, grads

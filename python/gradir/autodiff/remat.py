@@ -190,9 +190,7 @@ def apply_plan(graph: AdjointGraph, kept) -> dict[int, int]:
         for q in order:
             src = ir_ops[q]
             new = src.clone(ip=ir.InsertionPoint(target))
-            for k, u in enumerate(graph.ops[q].operands):
-                if u in clone:
-                    new.operands[k] = clone[u]
+            _redirect(graph, new, graph.ops[q].operands, clone)
             new.attributes[RECOMPUTED] = ir.UnitAttr.get(new.context)
             for pin in ("grad.save", "grad.recompute"):
                 if pin in new.attributes:
@@ -200,10 +198,36 @@ def apply_plan(graph: AdjointGraph, kept) -> dict[int, int]:
             for r, nr in zip(graph.ops[q].results, new.results):
                 clone[r] = nr
             cloned[q] = 1
-        for k, u in enumerate(graph.ops[i].operands):
-            if u in clone:
-                target.operands[k] = clone[u]
+        _redirect(graph, target, graph.ops[i].operands, clone)
     return cloned
+
+
+def _redirect(graph: AdjointGraph, op: ir.Operation, inputs, clone: dict) -> None:
+    """Points ``op``'s uses of the values cloned (``clone``: value id ->
+    the clone's ir.Value) at their clones.  ``inputs``: the ids of ``op``'s
+    operands followed, for an op with regions (a loop, a branch), by those
+    of the values its regions capture, which are replaced where the regions
+    use them (they are no operands of ``op``)."""
+    n = len(op.operands)
+    captured = {}
+    for k, u in enumerate(inputs):
+        if u not in clone:
+            continue
+        if k < n:
+            op.operands[k] = clone[u]
+        else:
+            captured[u] = clone[u]
+    if not captured:
+        return
+    from ..ir import walk
+    value_of = {i: v for v, i in graph.ids.items() if i in captured}
+    by_value = [(value_of[u], nv) for u, nv in captured.items()]
+    for inner in walk(op):
+        for j, v in enumerate(inner.operands):
+            for old, nv in by_value:
+                if v == old:
+                    inner.operands[j] = nv
+                    break
 
 
 # ----------------------------------------------------------------------------

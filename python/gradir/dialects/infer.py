@@ -100,7 +100,17 @@ KIND_SPELLING = {"axes": "array<i64>", "ints": "array<i64>", "int": "i64 integer
 
 # --- type helpers ----------------------------------------------------------
 
+_FLOAT_NAMES = {ir.F16Type: "f16", ir.BF16Type: "bf16", ir.F32Type: "f32", ir.F64Type: "f64"}
+
+
 def element_type_name(t: ir.Type) -> str:
+    """``str(t)`` of an element type; the common ones without printing
+    (printing a type costs microseconds)."""
+    name = _FLOAT_NAMES.get(type(t))
+    if name is not None:
+        return name
+    if type(t) is ir.IntegerType and t.is_signless:
+        return f"i{t.width}"
     return str(t)
 
 
@@ -121,7 +131,7 @@ def _elt(t: ir.Type) -> ir.Type:
 
 
 def _check_elt(t: ir.Type, allowed: Sequence[str], what: str) -> None:
-    e = str(_tensor(t, what).element_type)
+    e = element_type_name(_tensor(t, what).element_type)
     if e not in allowed:
         raise ShapeError(f"{what} element type must be one of {', '.join(allowed)}, got {e}")
 

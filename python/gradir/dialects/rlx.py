@@ -18,6 +18,8 @@ dtypes are ``ir.Type`` instances, ``ir.F32Type``-like classes or strings
 
 from __future__ import annotations
 
+import builtins as _builtins
+import contextlib as _contextlib
 import math as _math
 from typing import Sequence
 
@@ -29,6 +31,7 @@ from .util import elt_of
 
 __all__ = [
     "ShapeError", "INFER", "attributes_of", "infer_result_types", "build_op", "to_dtype",
+    "inference_memo", "recording",
     "MAX_VARIADIC", "SEGMENTED", "segment_sizes",
     # unary
     "negative", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "abs", "abs_",
@@ -112,6 +115,64 @@ def infer_result_types(name: str, operand_types: Sequence[ir.Type], attrs: dict,
         raise ShapeError(f"'{name}' op {err}") from None
 
 
+# The memo of ``build_op`` while an ``inference_memo()`` is open: (name,
+# operand types, attributes, result type) -> (result types, MLIR attributes).
+# Types and attributes are uniqued in their context, so equal keys build
+# equal ops; a pass opens it for one run (the entries keep the context alive).
+_MEMO: dict | None = None
+_tuple = _builtins.tuple     # (``tuple`` is the rlx.tuple builder below)
+
+
+@_contextlib.contextmanager
+def inference_memo():
+    """Within it, ``build_op`` infers the result types (and converts the
+    attributes) of each distinct (op, operand types, attributes) once: a
+    pass that builds thousands of alike ops (rlx-gradient) pays for type
+    inference once per kind of op instead of per op."""
+    global _MEMO
+    outer = _MEMO
+    if outer is None:
+        _MEMO = {}
+    try:
+        yield
+    finally:
+        if outer is None:
+            _MEMO = None
+
+
+# While ``recording()`` is open: one ``(op, operands, result types, sorted
+# (name, attribute) pairs)`` per op ``build_op`` creates with the memo on.
+_RECORD: list | None = None
+
+
+@_contextlib.contextmanager
+def recording():
+    """Yields a list that receives, for each op ``build_op`` creates (with
+    an ``inference_memo()`` open), ``(op, operands, result types, sorted
+    (name, attribute) pairs)``: what a reader of the block would otherwise
+    fetch back from MLIR op by op (the simplifier's mirror takes it)."""
+    global _RECORD
+    outer = _RECORD
+    _RECORD = []
+    try:
+        yield _RECORD
+    finally:
+        _RECORD = outer
+
+
+def _frozen(attrs: dict):
+    """A hashable form of builder attributes (None entries dropped; a
+    value's type kept, so ``True`` and ``1`` differ)."""
+    out = []
+    for k, v in attrs.items():
+        if v is None:
+            continue
+        if isinstance(v, list):
+            v = _tuple(v)
+        out.append((k, type(v), v))
+    return _tuple(out)
+
+
 def build_op(name: str, operands: Sequence[ir.Value], attrs: dict | None = None,
              result: ir.Type | None = None, *, loc=None, ip=None) -> ir.Operation:
     """Creates op ``name`` (``"rlx.add"``) with inferred result types.
@@ -119,6 +180,35 @@ def build_op(name: str, operands: Sequence[ir.Value], attrs: dict | None = None,
     ``attrs`` maps names to Python values (``None`` entries are dropped) or
     ``ir.Attribute``s; ``result`` is the result type for the ops whose
     result type carries the shape."""
+    memo = _MEMO
+    if memo is not None:
+        try:
+            key = (name, _tuple([v.type for v in operands]),
+                   _frozen(attrs) if attrs else (), result)
+            hit = memo.get(key)
+        except TypeError:           # an unhashable attribute value
+            key = hit = None
+        if hit is not None:
+            operands = list(operands)
+            op = ir.Operation.create(name, results=hit[0], operands=operands,
+                                     attributes=hit[1], loc=loc, ip=ip)
+            if _RECORD is not None:
+                _RECORD.append((op, operands, hit[0], hit[2]))
+            return op
+        op = _build_op(name, operands, attrs, result, loc, ip)
+        if key is not None:
+            attributes = op.attributes
+            named = [attributes[i] for i in range(len(attributes))]
+            pairs = _tuple(sorted((a.name, a.attr) for a in named))
+            types = [r.type for r in op.results]
+            memo[key] = (types, dict(pairs), pairs)
+            if _RECORD is not None:
+                _RECORD.append((op, list(operands), types, pairs))
+        return op
+    return _build_op(name, operands, attrs, result, loc, ip)
+
+
+def _build_op(name, operands, attrs, result, loc, ip) -> ir.Operation:
     attrs = {k: v for k, v in (attrs or {}).items() if v is not None}
     py = {k: _py_attr(name, k, v) for k, v in attrs.items()}
     types = infer_result_types(name, [v.type for v in operands], py,

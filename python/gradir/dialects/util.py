@@ -46,15 +46,25 @@ def _type(v) -> ir.Type:
     return v.type if isinstance(v, ir.Value) else v
 
 
+# Concrete shaped types whose ``shape`` is the ShapedType's (read directly:
+# the cast through ``ir.ShapedType`` is a second crossing per call).
+_SHAPED = (ir.RankedTensorType, ir.MemRefType, ir.VectorType)
+
+
 def shape_of(v) -> list[int]:
     """The static shape of a tensor (or memref) value or type."""
-    return [int(d) for d in ir.ShapedType(_type(v)).shape]
+    t = v.type if isinstance(v, ir.Value) else v
+    if type(t) in _SHAPED:
+        return t.shape
+    return [int(d) for d in ir.ShapedType(t).shape]
 
 
 def elt_of(v) -> ir.Type:
     """The element type of a tensor (or memref) value or type; a scalar type
     (or a scalar value's type) is its own element type."""
-    t = _type(v)
+    t = v.type if isinstance(v, ir.Value) else v
+    if type(t) in _SHAPED:
+        return t.element_type
     if isinstance(t, ir.ShapedType):
         return ir.ShapedType(t).element_type
     return t

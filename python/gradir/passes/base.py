@@ -78,7 +78,7 @@ class ModulePass:
     @classmethod
     def options(cls) -> list[tuple[str, str, object, str]]:
         """``(option-name, type name, default, help)`` for every option."""
-        hints = typing.get_type_hints(cls)
+        hints = _type_hints(cls)
         out = []
         for f in dataclasses.fields(cls):
             out.append((f.name.replace("_", "-"), _type_name(hints[f.name]), f.default,
@@ -88,7 +88,7 @@ class ModulePass:
     @classmethod
     def from_options(cls, options: dict[str, str]) -> "ModulePass":
         """Builds the pass from ``{"target-index": "0", ...}`` string options."""
-        hints = typing.get_type_hints(cls)
+        hints = _type_hints(cls)
         fields = {f.name: f for f in dataclasses.fields(cls)}
         kwargs = {}
         for key, text in options.items():
@@ -122,6 +122,18 @@ class ModulePass:
                 value = "true" if value else "false"
             parts.append(f"{f.name.replace('_', '-')}={value}")
         return self.name + ("{" + " ".join(parts) + "}" if parts else "")
+
+
+_HINTS: dict = {}
+
+
+def _type_hints(cls) -> dict:
+    """``typing.get_type_hints(cls)``, evaluated once per class (it compiles
+    every string annotation: a fixed cost of each pipeline built)."""
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = _HINTS[cls] = typing.get_type_hints(cls)
+    return hints
 
 
 def option(default, help: str = ""):  # noqa: A002

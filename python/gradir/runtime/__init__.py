@@ -10,9 +10,11 @@ Importing this package (or ``load``) never imports ``mlir``.
 from __future__ import annotations
 
 from .abi import ArgumentError, Function, Signature, TensorSpec
+from .errors import TargetMismatchError
 from .loader import Library, LibraryError, load
 
-__all__ = ["ArgumentError", "Function", "Library", "LibraryError", "Signature", "TensorSpec", "compile",
+__all__ = ["ArgumentError", "Function", "Library", "LibraryError", "Signature", "TargetMismatchError",
+           "TensorSpec", "compile",
            "load"]
 
 

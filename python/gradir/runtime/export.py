@@ -69,26 +69,32 @@ def _target_symbol(exe) -> str:
             f"{c_string(target_record(exe.options.cpu))};\n")
 
 
-def export_library(exe, path: Path) -> Path:
-    """Writes ``path`` (a .so) holding exe's functions and signatures, plus
-    the MLIR runtime libraries it links against, next to it."""
+def _compile_object(exe, libs, tmp: Path) -> Path:
     from mlir import ir
+    from .toolchain import llvm_opt_level
+    with make_context():
+        module = ir.Module.parse(exe.llvm_ir)
+        engine = _compat.execution_engine(module, llvm_opt_level(exe.options.opt_level),
+                                          [str(p) for p in libs], pic=True)
+        # Compilation is lazy; a lookup forces it before dumping.
+        for name in exe.signatures:
+            engine.raw_lookup("_mlir_ciface_" + name)
+        obj = tmp / "module.o"
+        engine.dump_to_object_file(str(obj))
+    return obj
 
+
+def export_library(exe, path: Path, object_file: Path | None = None) -> Path:
+    """Writes ``path`` (a .so) holding exe's functions and signatures, plus
+    the MLIR runtime libraries it links against, next to it.  ``object_file``:
+    exe's code already compiled (PIC), e.g. by the JIT; else compiled here."""
     path = Path(path).resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
     threads = getattr(exe.options, "threads", 1) if uses_openmp(exe.llvm_ir) else 1
     libs = runtime_libraries(exe.options.target, threads)
     with tempfile.TemporaryDirectory(prefix="gradir-export-") as tmp:
         tmp = Path(tmp)
-        with make_context():
-            module = ir.Module.parse(exe.llvm_ir)
-            engine = _compat.execution_engine(module, exe.options.opt_level,
-                                              [str(p) for p in libs], pic=True)
-            # Compilation is lazy; a lookup forces it before dumping.
-            for name in exe.signatures:
-                engine.raw_lookup("_mlir_ciface_" + name)
-            obj = tmp / "module.o"
-            engine.dump_to_object_file(str(obj))
+        obj = Path(object_file) if object_file is not None else _compile_object(exe, libs, tmp)
         if not obj.exists() or obj.stat().st_size == 0:
             raise CompileError("ExecutionEngine produced no object file to export")
         meta = tmp / "signatures.c"

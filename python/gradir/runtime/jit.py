@@ -12,10 +12,11 @@ from ..ir import as_operation, make_context, print_module
 from .abi import Function, FunctionTable
 from .signature import CompileError, public_functions, signature_of
 from .export import export_library
-from .toolchain import (TARGETS, CompileOptions, packed_caller, runtime_libraries,
-                        runtime_library_dir, uses_openmp)
+from .heap import keep_freed_memory
+from .toolchain import (TARGETS, CompileOptions, llvm_opt_level, packed_caller,
+                        runtime_libraries, runtime_library_dir, uses_openmp)
 
-__all__ = ["CompileOptions", "Executable", "compile", "runtime_library_dir"]
+__all__ = ["CachedExecutable", "CompileOptions", "Executable", "compile", "runtime_library_dir"]
 
 
 class Executable(FunctionTable):
@@ -25,9 +26,16 @@ class Executable(FunctionTable):
     functions check the count, shapes and dtypes of what they are given.
     """
 
-    def __init__(self, lowered: ir.Module, signatures: dict, options: CompileOptions):
+    # issue 14 (compile cache): True when the functions run code loaded from
+    # the persistent cache, False when compiled here, None with the cache off.
+    cache_hit = None
+    cache_path = None
+
+    def __init__(self, lowered: ir.Module, signatures: dict, options: CompileOptions,
+                 pic: bool = False):
         self.options = options
         self.signatures = signatures
+        self._pic = pic
         self._lowered_text = print_module(lowered)
         threads = options.threads if uses_openmp(self._lowered_text) else 1
         libs = [str(p) for p in runtime_libraries(options.target, threads)]
@@ -35,7 +43,9 @@ class Executable(FunctionTable):
             import ctypes
             from .openmp import configure
             configure(ctypes.CDLL(libs[-1]))   # libomp, before its first region
-        self._engine = _compat.execution_engine(lowered, options.opt_level, libs)
+        self._engine = _compat.execution_engine(lowered, llvm_opt_level(options.opt_level),
+                                                libs, pic=pic)
+        keep_freed_memory()
         self._functions = {}
         for name, sig in signatures.items():
             fn_ptr = self._engine.raw_lookup("_mlir_ciface_" + name)
@@ -52,12 +62,73 @@ class Executable(FunctionTable):
         """Writes a shared library with every public function and its
         signature, and copies the runtime libraries it needs next to it.
         ``gradir.runtime.load(path)`` runs it with numpy and ctypes only."""
+        if self._pic:       # the JIT's own code is PIC: link it, do not compile again
+            import tempfile
+            with tempfile.TemporaryDirectory(prefix="gradir-export-") as tmp:
+                obj = Path(tmp) / "module.o"
+                self._engine.dump_to_object_file(str(obj))
+                return export_library(self, Path(path), object_file=obj)
         return export_library(self, Path(path))
 
 
-def lower(module, options: CompileOptions) -> tuple[ir.Module, dict]:
+# --- issue 14: what a compile-cache hit returns (runtime/cache.py) ---
+
+
+class CachedExecutable(Executable):
+    """An ``Executable`` whose functions run a cached library (no MLIR
+    lowering, no LLVM).  ``llvm_ir`` lowers the module again on first use;
+    ``export_library`` copies the cached library."""
+
+    cache_hit = True
+
+    def __init__(self, library, module_text: str, options, functions=None):
+        self.options = options
+        self.signatures = library.signatures
+        self._library = library
+        self._functions = dict(library._functions)
+        self._module_text = module_text
+        self._requested = functions
+        self._lowered = None
+        self.cache_path = library.path
+
+    def _where(self) -> str:
+        return "compiled functions (from the compile cache)"
+
+    @property
+    def llvm_ir(self) -> str:
+        if self._lowered is None:
+            with make_context():
+                module = ir.Module.parse(self._module_text)
+                lowered, _ = lower(module, self.options, self._requested)
+                with lowered.context:
+                    self._lowered = print_module(lowered)
+        return self._lowered
+
+    def export_library(self, path) -> Path:
+        import shutil
+        import uuid
+        path = Path(path).resolve()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.parent / f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
+        try:
+            shutil.copyfile(self._library.path, tmp)
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+        # issue 14 (threads): the OpenMP runtime a multi-threaded entry needs,
+        # kept beside the cache entries, goes beside the export too.
+        omp = self._library.path.parent / "libomp.so"
+        if omp.is_file() and b"libomp.so" in path.read_bytes():
+            dest = path.parent / omp.name
+            if not dest.exists() or dest.stat().st_size != omp.stat().st_size:
+                shutil.copy2(omp, dest)
+        return path
+
+
+def lower(module, options: CompileOptions, functions=None) -> tuple[ir.Module, dict]:
     """A lowered copy of ``module`` (left untouched) and the signatures of
-    its public functions."""
+    its public functions (only ``functions``, when given: the others become
+    private, so symbol-dce drops them before lowering)."""
     if options.target not in TARGETS:
         raise CompileError(f"unknown target '{options.target}' "
                            f"(expected one of: {', '.join(TARGETS)})")
@@ -68,7 +139,15 @@ def lower(module, options: CompileOptions) -> tuple[ir.Module, dict]:
         sigs = {}
         for fn in public_functions(copy.operation):
             sig = signature_of(fn)
+            if functions is not None and sig.name not in functions:
+                fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
+                continue
             sigs[sig.name] = sig
+        if functions is not None and set(functions) - set(sigs):
+            missing = sorted(set(functions) - set(sigs))
+            raise CompileError(f"no public function @{missing[0]} to compile; the module has: "
+                               + ", ".join(sorted(signature_of(f).name
+                                                  for f in public_functions(src))))
         if not sigs:
             raise CompileError("the module has no public function with a body to compile")
         try:
@@ -85,8 +164,10 @@ def lower(module, options: CompileOptions) -> tuple[ir.Module, dict]:
 
 
 def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_90",
-            keep_resident=(), cpu: str = "host", threads: int | None = None) -> Executable:
-    """Compiles every public function of an rlx module for ``target``.
+            keep_resident=(), cpu: str = "host", cache=None, functions=None,
+            threads: int | None = None) -> Executable:
+    """Compiles every public function (or those of ``functions``) of an rlx
+    module for ``target``.
 
         exe = gradir.compile(module)
         loss, gx, gw = exe["main_adjoint"](x, w)
@@ -104,6 +185,12 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
     (``os.sched_getaffinity``), read when ``compile`` runs.  1 gives
     single-threaded code with no runtime.  Results are bitwise identical
     from run to run, and at every thread count.
+
+    ``cache`` (target "cpu"): the persistent compile cache (``runtime/cache.py``):
+    None follows ``GRADIR_CACHE``/``GRADIR_CACHE_DIR`` (on by default, under
+    ``~/.cache/gradir``), False turns it off for this call, True turns it on,
+    a path uses that directory.  ``functions``: names of the public functions
+    to compile (default: all); the others are not lowered nor compiled.
     """
     if not hasattr(module, "operation") and not isinstance(module, ir.Operation):
         raise TypeError(f"gradir.compile expects an MLIR module (gradir.parse(text)), "
@@ -120,9 +207,36 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
     except ValueError as err:
         raise CompileError(str(err)) from None
     options = CompileOptions(target, opt_level, chip, tuple(keep_resident), cpu, threads)
+    if cache is not None and not isinstance(cache, (bool, str, os.PathLike)):
+        raise TypeError(f"cache must be None, True, False or a directory, not {cache!r}")
+    if functions is not None:
+        if isinstance(functions, str):
+            functions = (functions,)
+        functions = tuple(dict.fromkeys(functions))
+        if not functions or not all(isinstance(f, str) for f in functions):
+            raise TypeError(f"functions must name at least one function, not {functions!r}")
     if target == "cuda":
         from .cuda import compile_cuda
         return compile_cuda(module, options)
-    lowered, sigs = lower(module, options)
+    # --- issue 14: the persistent compile cache (runtime/cache.py) ---
+    from . import cache as _cache
+    directory = _cache.cache_dir(cache) if target == "cpu" else None
+    key = None
+    if directory is not None:
+        text = print_module(as_operation(module), segments=True)
+        key = _cache.cache_key(text, options, functions)
+        lib = _cache.lookup(directory, key)
+        if lib is not None:
+            return CachedExecutable(lib, text, options, functions)
+    # --- end issue 14 ---
+    lowered, sigs = lower(module, options, functions)
     with lowered.context:
-        return Executable(lowered, sigs, options)
+        # PIC: the object the JIT compiled can be linked into a library (the
+        # cache entry, export_library) without running LLVM again; no run-time
+        # cost measured (bench/compile_time.py --llvm-levels runs PIC code).
+        exe = Executable(lowered, sigs, options, pic=True)
+    if directory is not None:
+        exe.cache_hit = False
+        exe.cache_path = directory / f"{key}.so"
+        _cache.store(directory, key, exe, exe._engine)
+    return exe

@@ -15,17 +15,14 @@ from pathlib import Path
 
 from .abi import DTYPES, Function, FunctionTable, signatures_from_json
 from .elf import STT_FUNC, ElfError, ElfImage, read_elf
+from .errors import LibraryError
+from .heap import keep_freed_memory
+from .target_check import check_record, read_image_target
 
 __all__ = ["Library", "LibraryError", "load", "read_signatures"]
 
 SIGNATURE_SYMBOL = "gradir_signatures"
 DIGEST_SYMBOL = "gradir_signatures_sha256"
-
-
-class LibraryError(OSError):
-    """``load`` refuses the file: not a complete gradir library, or its
-    signature metadata does not match its code.  The only exception ``load``
-    raises for a bad file (``FileNotFoundError`` when there is none)."""
 
 
 _MAX_ELEMENTS = 1 << 40
@@ -139,6 +136,7 @@ class Library(FunctionTable):
         except OSError as err:
             raise LibraryError(f"cannot read {path}: {err.strerror or err}") from None
         self.signatures = read_signatures(image)
+        check_record(read_image_target(image), path)     # issue 14: before dlopen
         copy, directory = _fresh_copy(path)
         try:
             self._dll = ctypes.CDLL(str(copy), mode=os.RTLD_LOCAL | os.RTLD_NOW)
@@ -148,8 +146,6 @@ class Library(FunctionTable):
             copy.unlink(missing_ok=True)      # the mapping stays; the name goes
             if directory is not None:
                 shutil.rmtree(directory, ignore_errors=True)
-        from .target_check import check_library_target   # issue 14: CPU features
-        check_library_target(self._dll, path)
         from .openmp import configure    # issue 14: libomp's defaults (multi-threaded code)
         configure(self._dll)
         self._functions = {}
@@ -181,4 +177,5 @@ def load(path) -> Library:
     path = Path(path).resolve()
     if not path.exists():
         raise FileNotFoundError(f"no gradir library at {path}")
+    keep_freed_memory()
     return Library(path)

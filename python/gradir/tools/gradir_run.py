@@ -206,7 +206,7 @@ def execute(module, entry: Entry, flat: list, ro: RunOptions) -> Results:
                 raise _Refused(where, f"interpreter: {err}") from None
         else:
             from ..runtime.jit import compile as compile_module
-            exe = compile_module(module, ro.target)
+            exe = compile_module(module, ro.target, functions=[ro.entry])   # only what runs
             results = exe[ro.entry](*args)
             if len(sig.output_tree) == 1:
                 results = (results,)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Literal
 
@@ -14,6 +15,7 @@ from ..autodiff.gradient import (GradientError, body_of, clone_function, differe
                                  find_function, function_type, set_function_type)
 from ..autodiff.remat import parse_budget
 from ..autodiff.rules import is_float_type
+from ..autodiff.rules._helpers import shared_scalars
 from ..autodiff.simplify import paused_gc, simplify_function
 from ..autodiff.split import split_forward_backward
 from ..dialects import rlx
@@ -90,7 +92,7 @@ class RlxGradient(ModulePass):
 
     def apply(self, module: ir.Operation) -> None:
         try:
-            with paused_gc():
+            with paused_gc(), rlx.inference_memo():
                 self._apply(module)
         except GradientError as err:
             self.error(err.where, err.message)
@@ -123,6 +125,7 @@ class RlxGradient(ModulePass):
         for op in loop_marks:   # @main stays untouched; its clone keeps the choice
             del op.attributes["grad.checkpoint"]
         block = body_of(new)
+        marked = checkpoint.may_be_marked(block)
         cot_args = []
         if vjp_like:
             for t in outputs:
@@ -136,8 +139,16 @@ class RlxGradient(ModulePass):
             with new.location:
                 return {target: rlx.ones([], rt.element_type)}
 
-        results, grads = differentiate(module, new, seeds_for, wrt)
-        if checkpoint.has_markers(block):
+        # A straight-line body (no region ops, no calls to inline) is
+        # differentiated at the end of its one block: there the rules may
+        # share their scalar constants, which rlx-cse would merge anyway.
+        share = self.simplify and not any(
+            len(op.regions) or op.name == "func.call" for op in block.operations)
+        with rlx.recording() as records, \
+                (shared_scalars() if share else contextlib.nullcontext()):
+            # (the simplifier reads the new ops from ``records``)
+            results, grads = differentiate(module, new, seeds_for, wrt)
+        if marked and checkpoint.has_markers(block):
             checkpoint.validate_markers(block)
         with ir.InsertionPoint(block), new.location:
             func.ReturnOp(results + grads)
@@ -146,10 +157,10 @@ class RlxGradient(ModulePass):
         # Rules build adjoints for every operand; those of operands outside
         # `wrt` (and forward values nothing uses) are dead.
         if self.simplify:
-            simplify_function(new, dce_first=True)
+            simplify_function(new, dce_first=True, records=records)
         else:
             erase_dead_ops(block)
-        self._checkpoint(module, new, len(outputs))
+        self._checkpoint(module, new, len(outputs), unmarked=not marked)
         if self.split:
             split_forward_backward(module, new, self.func, n_inputs=len(inputs),
                                    n_results=len(outputs))
@@ -189,13 +200,14 @@ class RlxGradient(ModulePass):
         return [op for i, op in enumerate(free) if chosen[i] != "all"]
 
     # -- checkpointing ---------------------------------------------------------
-    def _checkpoint(self, module: ir.Operation, fn: ir.Operation, n_results: int) -> None:
+    def _checkpoint(self, module: ir.Operation, fn: ir.Operation, n_results: int,
+                    unmarked: bool = False) -> None:
         """Keeps or recomputes the forward values the backward uses
         (``checkpoint.plan_checkpoints``) and reports why."""
         plan = checkpoint.plan_checkpoints(
             module, fn, n_results, self.remat,
             (getattr(self, "_loop_budget", None) or parse_budget(self.budget))
-            if self.remat == "auto" else None, self.remarks)
+            if self.remat == "auto" else None, self.remarks, unmarked=unmarked)
         if plan is None:
             return
         plan.apply()
@@ -219,7 +231,7 @@ class RlxGradient(ModulePass):
         return list(self.wrt)
 
     def _check_target(self, fn: ir.Operation, outputs: list) -> None:
-        ret = list(body_of(fn).operations)[-1].operation
+        ret = body_of(fn).operations[-1].operation
         if not 0 <= self.target_index < len(outputs):
             raise GradientError(ret, f"rlx-gradient: target-index {self.target_index} is out "
                                      f"of range: '@{self.func}' has {len(outputs)} results")

@@ -1,15 +1,26 @@
 // RUN: gradir-opt %s --split-input-file --rlx-to-linalg | FileCheck %s
 
-// Neural-network ops: named convolution / pooling ops where upstream has
-// them, reductions and generics for the rest.
+// Convolutions are GEMMs over packed operands: an im2col generic writes the
+// (C*KH*KW, N*OH*OW) matrix, its columns padded with zeros to a multiple of
+// 32 (the widest register tile of the CPU schedule: no padding copy there),
+// a generic packs the weights to (O, C*KH*KW), linalg.matmul multiplies,
+// and a generic reads the product back as NCHW.
 
+// CHECK-DAG: #[[$COLX:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 * 2 + d1, d5 * 2 + d2, d3 + d6)>
+// CHECK-DAG: #[[$COLO:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1 * 9 + d2 * 3 + d3, (d4 * 3 + d5) * 5 + d6)>
+// CHECK-DAG: #[[$WPACK:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1 * 9 + d2 * 3 + d3)>
+// CHECK-DAG: #[[$UNPACK:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, (d0 * 3 + d2) * 5 + d3)>
 // CHECK-LABEL: func.func @conv2d(
 // CHECK-SAME: %[[X:.*]]: tensor<1x2x5x5xf32>, %[[W:.*]]: tensor<3x2x3x3xf32>)
 // CHECK: %[[P:.*]] = tensor.pad %[[X]] low[0, 0, 1, 1] high[0, 0, 1, 1]
-// CHECK: } : tensor<1x2x5x5xf32> to tensor<1x2x7x7xf32>
-// CHECK: %[[Z:.*]] = linalg.fill {{.*}} -> tensor<1x3x3x5xf32>
-// CHECK: %[[C:.*]] = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<[2, 1]> : tensor<2xi64>} ins(%[[P]], %[[W]] : tensor<1x2x7x7xf32>, tensor<3x2x3x3xf32>) outs(%[[Z]] : tensor<1x3x3x5xf32>)
-// CHECK: return %[[C]]
+// CHECK: %[[WM:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[$WPACK]]], {{.*}} ins(%[[W]] : tensor<3x2x3x3xf32>) outs(%{{.*}} : tensor<3x18xf32>)
+// CHECK: %[[ZCOLS:.*]] = linalg.fill {{.*}} -> tensor<18x17xf32>
+// CHECK: %[[PADDED:.*]] = tensor.insert_slice %[[ZCOLS]] into %{{.*}}[0, 15] [18, 17] [1, 1] : tensor<18x17xf32> into tensor<18x32xf32>
+// CHECK: %[[COL:.*]] = linalg.generic {indexing_maps = [#[[$COLX]], #{{.*}}, #{{.*}}, #[[$COLO]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[P]], %{{.*}}, %{{.*}} : tensor<1x2x7x7xf32>, tensor<1x2x3x3xf32>, tensor<1x3x5xf32>) outs(%{{.*}} : tensor<18x15xf32>)
+// CHECK: %[[PACKED:.*]] = tensor.insert_slice %[[COL]] into %[[PADDED]][0, 0] [18, 15] [1, 1]
+// CHECK: %[[Y:.*]] = linalg.matmul ins(%[[WM]], %[[PACKED]] : tensor<3x18xf32>, tensor<18x32xf32>) outs(%{{.*}} : tensor<3x32xf32>)
+// CHECK: %[[OUT:.*]] = linalg.generic {indexing_maps = [#[[$UNPACK]], #{{.*}}], {{.*}} ins(%[[Y]] : tensor<3x32xf32>) outs(%{{.*}} : tensor<1x3x3x5xf32>)
+// CHECK: return %[[OUT]]
 func.func @conv2d(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>) -> tensor<1x3x3x5xf32> {
   %0 = "rlx.conv2d"(%x, %w) {strides = array<i64: 2, 1>, padding = array<i64: 1, 1, 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x3x5xf32>
   return %0 : tensor<1x3x3x5xf32>
@@ -17,12 +28,16 @@ func.func @conv2d(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>) -> tensor<1x
 
 // -----
 
-// groups > 1: the grouped named op on NGCHW / GFCHW views.
+// Groups: one GEMM per group (linalg.batch_matmul over G, Og x Cg*KH*KW).
+
+// CHECK-DAG: #[[$WPACK:.*]] = affine_map<(d0, d1, d2, d3) -> (d0 floordiv 3, d0 mod 3, d1 * 9 + d2 * 3 + d3)>
+// CHECK-DAG: #[[$UNPACK:.*]] = affine_map<(d0, d1, d2, d3) -> (d1 floordiv 3, d1 mod 3, (d0 * 3 + d2) * 3 + d3)>
 // CHECK-LABEL: func.func @conv2d_groups(
-// CHECK: %[[X5:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 2, 2, 5, 5]
-// CHECK: %[[W5:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2], [3], [4]] output_shape [2, 3, 2, 3, 3]
-// CHECK: %[[C:.*]] = linalg.conv_2d_ngchw_gfchw {{.*}} ins(%[[X5]], %[[W5]] : tensor<1x2x2x5x5xf32>, tensor<2x3x2x3x3xf32>) outs(%{{.*}} : tensor<1x2x3x3x3xf32>)
-// CHECK: tensor.collapse_shape %[[C]] {{\[}}[0], [1, 2], [3], [4]] : tensor<1x2x3x3x3xf32> into tensor<1x6x3x3xf32>
+// CHECK: %[[WM:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[$WPACK]]], {{.*}} outs(%{{.*}} : tensor<2x3x18xf32>)
+// CHECK: %[[COL:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x18x9xf32>)
+// CHECK: %[[PACKED:.*]] = tensor.insert_slice %[[COL]] into %{{.*}}[0, 0, 0] [2, 18, 9] [1, 1, 1] : tensor<2x18x9xf32> into tensor<2x18x32xf32>
+// CHECK: %[[Y:.*]] = linalg.batch_matmul ins(%[[WM]], %[[PACKED]] : tensor<2x3x18xf32>, tensor<2x18x32xf32>) outs(%{{.*}} : tensor<2x3x32xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[$UNPACK]], #{{.*}}], {{.*}} ins(%[[Y]] : tensor<2x3x32xf32>) outs(%{{.*}} : tensor<1x6x3x3xf32>)
 func.func @conv2d_groups(%x: tensor<1x4x5x5xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x3x3xf32> {
   %0 = "rlx.conv2d"(%x, %w) {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilation = array<i64: 1, 1>, groups = 2 : i64} : (tensor<1x4x5x5xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x3x3xf32>
   return %0 : tensor<1x6x3x3xf32>
@@ -30,16 +45,55 @@ func.func @conv2d_groups(%x: tensor<1x4x5x5xf32>, %w: tensor<6x2x3x3xf32>) -> te
 
 // -----
 
-// conv2d_transpose: the input spread with the stride into zeros, then a
-// stride-1 convolution with the flipped kernel (in/out channels swapped).
-// CHECK-DAG: #[[$FLIP:map[0-9]*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d1, -d3 + 2, -d4 + 2)>
+// An im2col matrix over 256 KiB is packed and multiplied per block of images
+// (here 4 of 16: 4 x 25 x 576 f32 = 225 KiB), in an scf.for that writes the
+// output's slices.
+
+// CHECK-LABEL: func.func @conv2d_blocked(
+// CHECK-SAME: %[[X:.*]]: tensor<16x1x28x28xf32>
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
+// CHECK: %[[WM:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<6x25xf32>)
+// CHECK: %[[R:.*]] = scf.for %[[N0:.*]] = %[[C0]] to %[[C16]] step %[[C4]] iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<16x6x24x24xf32>)
+// CHECK: %[[XS:.*]] = tensor.extract_slice %[[X]][%[[N0]], 0, 0, 0] [4, 1, 28, 28] [1, 1, 1, 1]
+// CHECK: linalg.generic {{.*}} ins(%[[XS]], {{.*}} outs(%{{.*}} : tensor<25x2304xf32>)
+// CHECK: %[[Y:.*]] = linalg.matmul ins(%[[WM]], %{{.*}} : tensor<6x25xf32>, tensor<25x2304xf32>)
+// CHECK: %[[PART:.*]] = linalg.generic {{.*}} ins(%[[Y]] : tensor<6x2304xf32>) outs(%{{.*}} : tensor<4x6x24x24xf32>)
+// CHECK: %[[UPD:.*]] = tensor.insert_slice %[[PART]] into %[[ACC]][%[[N0]], 0, 0, 0] [4, 6, 24, 24] [1, 1, 1, 1]
+// CHECK: scf.yield %[[UPD]]
+// CHECK: return %[[R]]
+func.func @conv2d_blocked(%x: tensor<16x1x28x28xf32>, %w: tensor<6x1x5x5xf32>) -> tensor<16x6x24x24xf32> {
+  %0 = "rlx.conv2d"(%x, %w) : (tensor<16x1x28x28xf32>, tensor<6x1x5x5xf32>) -> tensor<16x6x24x24xf32>
+  return %0 : tensor<16x6x24x24xf32>
+}
+
+// -----
+
+// conv2d_transpose: a GEMM (O*KH*KW x Cin) x (Cin x N*H*W), then col2im: per
+// kernel offset, one generic adds its row block into the strided view of the
+// padded output; the padding is cropped at the end.  (A product over 256 KiB
+// is computed per block of images in an scf.for, as conv2d's im2col.)
+
+// CHECK-DAG: #[[$XPACK:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, (d0 * 4 + d2) * 4 + d3)>
+// CHECK-DAG: #[[$WPACK:.*]] = affine_map<(d0, d1, d2, d3) -> (d1 * 9 + d2 * 3 + d3, d0)>
+// CHECK-DAG: #[[$ROW0:.*]] = affine_map<(d0, d1, d2, d3) -> (d1 * 9, (d0 * 4 + d2) * 4 + d3)>
+// CHECK-DAG: #[[$ROW8:.*]] = affine_map<(d0, d1, d2, d3) -> (d1 * 9 + 8, (d0 * 4 + d2) * 4 + d3)>
 // CHECK-LABEL: func.func @conv2d_transpose(
 // CHECK-SAME: %[[X:.*]]: tensor<1x2x4x4xf32>, %[[W:.*]]: tensor<2x3x3x3xf32>)
-// CHECK: %[[Z:.*]] = linalg.fill {{.*}} -> tensor<1x2x10x10xf32>
-// CHECK: %[[S:.*]] = tensor.insert_slice %[[X]] into %[[Z]][0, 0, 1, 1] [1, 2, 4, 4] [1, 1, 2, 2]
-// CHECK: %[[F:.*]] = linalg.generic {indexing_maps = [#[[$FLIP]], #{{.*}}]
-// CHECK: %[[FW:.*]] = tensor.collapse_shape %[[F]] {{.*}} into tensor<3x2x3x3xf32>
-// CHECK: linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%[[S]], %[[FW]] : tensor<1x2x10x10xf32>, tensor<3x2x3x3xf32>) outs(%{{.*}} : tensor<1x3x8x8xf32>)
+// CHECK: %[[WM:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[$WPACK]]], {{.*}} ins(%[[W]] : tensor<2x3x3x3xf32>) outs(%{{.*}} : tensor<27x2xf32>)
+// CHECK: %[[XM:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[$XPACK]]], {{.*}} ins(%[[X]] : tensor<1x2x4x4xf32>) outs(%{{.*}} : tensor<2x16xf32>)
+// CHECK: %[[XP:.*]] = tensor.insert_slice %[[XM]] into %{{.*}}[0, 0] [2, 16] [1, 1] : tensor<2x16xf32> into tensor<2x32xf32>
+// CHECK: %[[COLS:.*]] = linalg.matmul ins(%[[WM]], %[[XP]] : tensor<27x2xf32>, tensor<2x32xf32>) outs(%{{.*}} : tensor<27x32xf32>)
+// CHECK: %[[Z:.*]] = linalg.fill {{.*}} -> tensor<1x3x9x9xf32>
+// CHECK: %[[V0:.*]] = tensor.extract_slice %[[Z]][0, 0, 0, 0] [1, 3, 4, 4] [1, 1, 2, 2]
+// CHECK: %[[U0:.*]] = linalg.generic {indexing_maps = [#[[$ROW0]], #{{.*}}], {{.*}} ins(%[[COLS]] : tensor<27x32xf32>) outs(%[[V0]] : tensor<1x3x4x4xf32>)
+// CHECK: arith.addf
+// CHECK: tensor.insert_slice %[[U0]] into %[[Z]][0, 0, 0, 0] [1, 3, 4, 4] [1, 1, 2, 2]
+// CHECK: %[[V8:.*]] = tensor.extract_slice %{{.*}}[0, 0, 2, 2] [1, 3, 4, 4] [1, 1, 2, 2]
+// CHECK: linalg.generic {indexing_maps = [#[[$ROW8]], #{{.*}}], {{.*}} ins(%[[COLS]] : tensor<27x32xf32>) outs(%[[V8]] : tensor<1x3x4x4xf32>)
+// CHECK: %[[R:.*]] = tensor.extract_slice %{{.*}}[0, 0, 1, 1] [1, 3, 8, 8] [1, 1, 1, 1] : tensor<1x3x9x9xf32> to tensor<1x3x8x8xf32>
+// CHECK: return %[[R]]
 func.func @conv2d_transpose(%x: tensor<1x2x4x4xf32>, %w: tensor<2x3x3x3xf32>) -> tensor<1x3x8x8xf32> {
   %0 = "rlx.conv2d_transpose"(%x, %w) {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64, output_padding = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>, tensor<2x3x3x3xf32>) -> tensor<1x3x8x8xf32>
   return %0 : tensor<1x3x8x8xf32>
@@ -47,13 +101,30 @@ func.func @conv2d_transpose(%x: tensor<1x2x4x4xf32>, %w: tensor<2x3x3x3xf32>) ->
 
 // -----
 
+// CHECK-LABEL: func.func @conv2d_transpose_blocked(
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<8x6x12x12xf32>)
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<150x16xf32>, tensor<16x256xf32>)
+// CHECK-COUNT-25: tensor.insert_slice %{{.*}} [4, 6, 8, 8] [1, 1, 1, 1]
+// CHECK: tensor.insert_slice %{{.*}} [4, 6, 12, 12] [1, 1, 1, 1]
+// CHECK: scf.yield
+func.func @conv2d_transpose_blocked(%x: tensor<8x16x8x8xf32>, %w: tensor<16x6x5x5xf32>) -> tensor<8x6x12x12xf32> {
+  %0 = "rlx.conv2d_transpose"(%x, %w) : (tensor<8x16x8x8xf32>, tensor<16x6x5x5xf32>) -> tensor<8x6x12x12xf32>
+  return %0 : tensor<8x6x12x12xf32>
+}
+
+// -----
+
+// max_pool2d: windows of up to 16 elements are that many strided views of the
+// (padded) input, combined by one all-parallel generic.
+
 // CHECK-LABEL: func.func @max_pool2d(
-// CHECK: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
-// CHECK: %[[P:.*]] = tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 1, 1]
-// CHECK: tensor.yield %[[NINF]]
-// CHECK: %[[I:.*]] = linalg.fill ins(%[[NINF]] : f32) {{.*}} -> tensor<1x2x3x3xf32>
-// CHECK: %[[WIN:.*]] = tensor.empty() : tensor<3x3xf32>
-// CHECK: linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%[[P]], %[[WIN]] : tensor<1x2x8x8xf32>, tensor<3x3xf32>) outs(%[[I]] : tensor<1x2x3x3xf32>)
+// CHECK: %[[P:.*]] = tensor.pad
+// CHECK: tensor<1x2x6x6xf32> to tensor<1x2x8x8xf32>
+// CHECK: %[[V0:.*]] = tensor.extract_slice %[[P]][0, 0, 0, 0] [1, 2, 3, 3] [1, 1, 2, 2]
+// CHECK: %[[V8:.*]] = tensor.extract_slice %[[P]][0, 0, 2, 2] [1, 2, 3, 3] [1, 1, 2, 2]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[V0]], {{.*}}, %[[V8]] : {{.*}}) outs(%{{.*}} : tensor<1x2x3x3xf32>)
+// CHECK-COUNT-8: arith.maximumf
+// CHECK-NOT: linalg.pooling_nchw_max
 func.func @max_pool2d(%x: tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32> {
   %0 = "rlx.max_pool2d"(%x) {pool_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32>
   return %0 : tensor<1x2x3x3xf32>
@@ -61,12 +132,25 @@ func.func @max_pool2d(%x: tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32> {
 
 // -----
 
-// avg_pool2d: a sum pooling divided by the window counts (a constant).
-// CHECK-DAG: #[[$HW:map[0-9]*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+// Larger windows keep linalg's pooling op.
+
+// CHECK-LABEL: func.func @max_pool2d_large(
+// CHECK: linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%{{.*}}, %{{.*}} : tensor<1x1x6x6xf32>, tensor<5x5xf32>) outs(%{{.*}} : tensor<1x1x2x2xf32>)
+func.func @max_pool2d_large(%x: tensor<1x1x6x6xf32>) -> tensor<1x1x2x2xf32> {
+  %0 = "rlx.max_pool2d"(%x) {pool_size = array<i64: 5, 5>} : (tensor<1x1x6x6xf32>) -> tensor<1x1x2x2xf32>
+  return %0 : tensor<1x1x2x2xf32>
+}
+
+// -----
+
+// avg_pool2d: the window sum divided by the window counts (a constant) in
+// the same generic.
+
+// CHECK-DAG: #[[$HW:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
 // CHECK-LABEL: func.func @avg_pool2d(
-// CHECK: %[[COUNTS:.*]] = arith.constant dense<4.000000e+00> : tensor<3x3xf32>
-// CHECK: %[[S:.*]] = linalg.pooling_nchw_sum
-// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[$HW]], #{{.*}}], {{.*}} ins(%[[S]], %[[COUNTS]] : tensor<1x2x3x3xf32>, tensor<3x3xf32>)
+// CHECK: %[[CNT:.*]] = arith.constant dense<4.000000e+00> : tensor<3x3xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[$HW]], {{.*}} ins(%[[CNT]], {{.*}} outs(%{{.*}} : tensor<1x2x3x3xf32>)
+// CHECK-COUNT-3: arith.addf
 // CHECK: arith.divf
 func.func @avg_pool2d(%x: tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32> {
   %0 = "rlx.avg_pool2d"(%x) {pool_size = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>} : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32>
@@ -75,16 +159,22 @@ func.func @avg_pool2d(%x: tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32> {
 
 // -----
 
-// max_pool2d_backward: one reduction generic finds each window's first
-// arg-max; then each kernel offset adds its gradients in place into a
-// strided slice of the (padded) result.
+// max_pool2d_backward, windows tiling the input exactly: per kernel offset,
+// one generic over the windows finds the first maximum and writes the
+// gradient (or 0) into that offset's strided view; no zero fill, no scatter.
+
 // CHECK-LABEL: func.func @max_pool2d_backward(
 // CHECK-SAME: %[[G:.*]]: tensor<1x2x3x3xf32>, %[[X:.*]]: tensor<1x2x6x6xf32>)
-// CHECK: %[[ARG:.*]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[X]], %{{.*}} : tensor<1x2x6x6xf32>, tensor<2x2xf32>) outs(%{{.*}}, %{{.*}} : tensor<1x2x3x3xf32>, tensor<1x2x3x3xindex>)
+// CHECK-NOT: linalg.fill
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<1x2x6x6xf32>
+// CHECK: %[[P0:.*]] = linalg.generic {{.*}} ins(%[[G]], {{.*}}) outs(%{{.*}} : tensor<1x2x3x3xf32>)
 // CHECK: arith.cmpf ogt
-// CHECK-COUNT-4: tensor.insert_slice %{{.*}} into %{{.*}} [1, 2, 3, 3] [1, 1, 2, 2]
-// CHECK-NOT: tensor.insert_slice
-// CHECK: return
+// CHECK: %[[R0:.*]] = tensor.insert_slice %[[P0]] into %[[E]][0, 0, 0, 0] [1, 2, 3, 3] [1, 1, 2, 2]
+// CHECK: %[[P1:.*]] = linalg.generic
+// CHECK: tensor.insert_slice %[[P1]] into %[[R0]][0, 0, 0, 1] [1, 2, 3, 3] [1, 1, 2, 2]
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 1, 0] [1, 2, 3, 3] [1, 1, 2, 2]
+// CHECK: %[[R:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 1, 1] [1, 2, 3, 3] [1, 1, 2, 2]
+// CHECK: return %[[R]]
 func.func @max_pool2d_backward(%g: tensor<1x2x3x3xf32>, %x: tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32> {
   %0 = "rlx.max_pool2d_backward"(%g, %x) {pool_size = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>} : (tensor<1x2x3x3xf32>, tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32>
   return %0 : tensor<1x2x6x6xf32>
@@ -92,13 +182,30 @@ func.func @max_pool2d_backward(%g: tensor<1x2x3x3xf32>, %x: tensor<1x2x6x6xf32>)
 
 // -----
 
+// Overlapping windows: one reduction generic finds each window's first
+// maximum, then, per kernel offset, an in-place strided update of the padded
+// gradient (a zero fill first).
+
+// CHECK-LABEL: func.func @max_pool2d_backward_overlap(
+// CHECK: %[[ARG:.*]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
+// CHECK: linalg.fill {{.*}} -> tensor<1x1x5x5xf32>
+// CHECK-COUNT-9: tensor.insert_slice %{{.*}} [1, 1, 3, 3] [1, 1, 1, 1]
+func.func @max_pool2d_backward_overlap(%g: tensor<1x1x3x3xf32>, %x: tensor<1x1x5x5xf32>) -> tensor<1x1x5x5xf32> {
+  %0 = "rlx.max_pool2d_backward"(%g, %x) {pool_size = array<i64: 3, 3>, strides = array<i64: 1, 1>} : (tensor<1x1x3x3xf32>, tensor<1x1x5x5xf32>) -> tensor<1x1x5x5xf32>
+  return %0 : tensor<1x1x5x5xf32>
+}
+
+// -----
+
+// avg_pool2d_backward, exact windows: each offset's view gets grad / (kh*kw).
+
 // CHECK-LABEL: func.func @avg_pool2d_backward(
-// CHECK: %[[COUNTS:.*]] = arith.constant dense<4.000000e+00> : tensor<3x3xf32>
-// CHECK: %[[D:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[COUNTS]]
-// CHECK: arith.divf
-// CHECK: %[[SL:.*]] = tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 2, 3, 3] [1, 1, 2, 2]
-// CHECK: linalg.generic {{.*}} ins(%[[D]] : tensor<1x2x3x3xf32>) outs(%[[SL]] : tensor<1x2x3x3xf32>)
-// CHECK-COUNT-4: tensor.insert_slice
+// CHECK-SAME: %[[G:.*]]: tensor<1x2x3x3xf32>, %[[X:.*]]: tensor<1x2x6x6xf32>)
+// CHECK-NOT: linalg.fill
+// CHECK: %[[C:.*]] = arith.constant 4.000000e+00 : f32
+// CHECK: linalg.generic {{.*}} ins(%[[G]] : tensor<1x2x3x3xf32>) outs(%{{.*}} : tensor<1x2x3x3xf32>)
+// CHECK: arith.divf %{{.*}}, %[[C]]
+// CHECK-COUNT-4: tensor.insert_slice %{{.*}} [1, 2, 3, 3] [1, 1, 2, 2]
 func.func @avg_pool2d_backward(%g: tensor<1x2x3x3xf32>, %x: tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32> {
   %0 = "rlx.avg_pool2d_backward"(%g, %x) {pool_size = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>} : (tensor<1x2x3x3xf32>, tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32>
   return %0 : tensor<1x2x6x6xf32>

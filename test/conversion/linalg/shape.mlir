@@ -49,6 +49,21 @@ func.func @reshape_group(%x: tensor<2x3x4xf32>) -> tensor<6x4xf32> {
 
 // -----
 
+// Neither side groups into the other, but both collapse to a common shape:
+// through it, not through a 1-D view (loads through a 1-D view fold into
+// div/mod index arithmetic per element after bufferization).
+// CHECK-LABEL: func.func @reshape_common(
+// CHECK-SAME: %[[X:.*]]: tensor<64x1x28x28xf32>)
+// CHECK: %[[C:.*]] = tensor.collapse_shape %[[X]] {{\[}}[0], [1, 2], [3]] : tensor<64x1x28x28xf32> into tensor<64x28x28xf32>
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[C]] {{\[}}[0, 1], [2], [3]] output_shape [1, 64, 28, 28] : tensor<64x28x28xf32> into tensor<1x64x28x28xf32>
+// CHECK: return %[[E]]
+func.func @reshape_common(%x: tensor<64x1x28x28xf32>) -> tensor<1x64x28x28xf32> {
+  %0 = "rlx.reshape"(%x) : (tensor<64x1x28x28xf32>) -> tensor<1x64x28x28xf32>
+  return %0 : tensor<1x64x28x28xf32>
+}
+
+// -----
+
 // Stretched unit dims are collapsed away, then linalg.broadcast adds dims.
 // CHECK-LABEL: func.func @broadcast_to(
 // CHECK-SAME: %[[X:.*]]: tensor<3x1xf32>)

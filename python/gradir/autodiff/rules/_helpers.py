@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from mlir import ir
 
 from ...dialects import rlx
@@ -19,12 +21,45 @@ def const_like(value: float, like: ir.Value) -> ir.Value:
     return arith.ConstantOp(t, attr).result
 
 
+# While ``shared_scalars()`` is open: (value, element type, block) -> the 0-d
+# constant ``const_scalar`` built at the end of that block.
+_SHARED: dict | None = None
+
+
+@contextlib.contextmanager
+def shared_scalars():
+    """Within it, ``const_scalar`` builds each 0-d constant once per block
+    (when inserting at the end of the block, where the first one dominates
+    every later insertion) and returns it again after: what rlx-cse would
+    make of the copies, without the copies.  rlx-gradient opens it when it
+    simplifies the gradient (which merges the copies anyway); the raw
+    gradient (``simplify=false``) keeps one constant per use."""
+    global _SHARED
+    outer = _SHARED
+    _SHARED = {}
+    try:
+        yield
+    finally:
+        _SHARED = outer
+
+
 def const_scalar(value: float, elt: ir.Type) -> ir.Value:
     """A 0-d ``arith.constant`` of element type ``elt`` (broadcasts anywhere)."""
     from mlir.dialects import arith
+    key = None
+    if _SHARED is not None:
+        ip = ir.InsertionPoint.current
+        if ip.ref_operation is None:            # at the end of the block
+            key = (type(value), float(value), elt, ip.block)
+            hit = _SHARED.get(key)
+            if hit is not None:
+                return hit
     t = ir.RankedTensorType.get([], elt)
     attr = ir.DenseElementsAttr.get_splat(t, ir.FloatAttr.get(elt, float(value)))
-    return arith.ConstantOp(t, attr).result
+    result = arith.ConstantOp(t, attr).result
+    if key is not None:
+        _SHARED[key] = result
+    return result
 
 
 def unbroadcast(g: ir.Value, like: ir.Value) -> ir.Value:

@@ -75,7 +75,7 @@ def paused_gc():
 
 
 def simplify_function(fn: ir.Operation, patterns=None, *, engine: str = "auto",
-                      dce_first: bool = False) -> None:
+                      dce_first: bool = False, records=None) -> None:
     """Simplifies one func.func in place (see the module docstring).
 
     ``engine``: ``"worklist"`` (gradir's own driver, ``_driver``: the same
@@ -86,14 +86,16 @@ def simplify_function(fn: ir.Operation, patterns=None, *, engine: str = "auto",
     The worklist driver mirrors the ops patterns build through
     ``_facts.Rewrite`` only: other patterns need ``engine="greedy"``.
     ``dce_first``: first erase the dead ops (``cleanup.erase_dead_ops``), as
-    rlx-gradient does before simplifying."""
+    rlx-gradient does before simplifying.  ``records``: what
+    ``rlx.recording()`` gathered while the function's ops were built (the
+    worklist driver then reads those ops from it instead of from MLIR)."""
     fn = fn.operation
     if engine not in ("auto", "worklist", "greedy"):
         raise ValueError(f"unknown simplifier engine '{engine}'")
     worklist = engine == "worklist" or (engine == "auto" and patterns is None)
     if worklist and len(fn.regions) == 1 and len(fn.regions[0].blocks) == 1:
         try:
-            mirror = Mirror(fn.regions[0].blocks[0])
+            mirror = Mirror(fn.regions[0].blocks[0], records)
         except Unsupported:
             mirror = None
         if mirror is not None:

@@ -54,12 +54,41 @@ def _maybe_splat(m: Mirror, v, depth: int = 8) -> bool:
     return False
 
 
+_STATIC_FLAGS = -2     # Node.splat_visit: the flags hold until n's operands change
+
+
+def _splat_flags(m, n) -> list:
+    """``_maybe_splat`` of each operand of ``n``, read once per visit of
+    ``n`` (several gates ask; nothing changes between them: a pattern that
+    does not match changes nothing, one that matches ends the visit).
+    When no operand is made by a shape-only op (``SPLAT_THROUGH``), the
+    flags depend only on which ops make the operands, so they hold until
+    ``n``'s operands change (``Mirror.modified`` resets them)."""
+    visit = n.splat_visit
+    if visit == m.visit or visit == _STATIC_FLAGS:
+        return n.splat_flags
+    flags = []
+    static = True
+    of_value = m.of_value
+    for v in m.operands(n):
+        hit = of_value.get(v)
+        if hit is None:                 # a block argument
+            flags.append(False)
+            continue
+        if hit[0].name in SPLAT_THROUGH:
+            static = False
+        flags.append(_maybe_splat(m, v))
+    n.splat_flags = flags
+    n.splat_visit = _STATIC_FLAGS if static else m.visit
+    return flags
+
+
 def _any_splat(m, n):
-    return any(_maybe_splat(m, v) for v in m.operands(n))
+    return True in _splat_flags(m, n)
 
 
 def _all_splat(m, n):
-    return all(_maybe_splat(m, v) for v in m.operands(n))
+    return False not in _splat_flags(m, n)
 
 
 def _op0_from(*names):
@@ -83,13 +112,13 @@ def _fold_constants(m, n):
     return _any_splat(m, n)
 
 
+_WIDENING = frozenset({"rlx.broadcast_to", "rlx.full", "rlx.reshape", "rlx.expand_dims"})
+
+
 def _implicit_broadcast(m, n):
-    for v in m.operands(n):
-        s = m.value_shape(v)
-        if not s:
-            continue
-        if m.producer_name(v) in ("rlx.broadcast_to", "rlx.full", "rlx.reshape",
-                                  "rlx.expand_dims") or _maybe_splat(m, v):
+    flags = _splat_flags(m, n)
+    for i, v in enumerate(m.operands(n)):
+        if (flags[i] or m.producer_name(v) in _WIDENING) and m.value_shape(v):
             return True
     return False
 
@@ -101,8 +130,11 @@ def _fold_identity(m, n):
 
 def _attrs(n: Node) -> dict:
     if n.pyattrs is None:
-        from ._facts import attrs
-        n.pyattrs = attrs(n.op)
+        # ``_facts.attrs(n.op)`` from the attributes the mirror read (its
+        # static key's sorted (name, attribute) pairs: the op's attributes
+        # never change while it lives)
+        from ...dialects.infer import _py_value
+        n.pyattrs = {name: _py_value(attr) for name, attr in n.static_key[1]}
     return n.pyattrs
 
 
@@ -158,11 +190,32 @@ GATES = {
     algebra.absorb_zero: _any_splat,
     algebra.fold_constants: _fold_constants,
     algebra.implicit_broadcast: _implicit_broadcast,
+    algebra.sum_of_matmul: _op0_from("rlx.matmul"),
+    algebra.matmul_of_splat: _any_splat,
 }
 
 
 def _always(m, n):
     return True
+
+
+# Gates that read only the op's own attributes and result types and its
+# operands' types: none of these changes while the op lives (every rewrite
+# replaces a value by one of the same type), so each is asked once per op.
+_STATIC_GATES = frozenset({_trivial_permute, _identity_reduction, _fold_identity})
+
+
+def _candidates(m, node, table) -> list:
+    """``node``'s (pattern, gate) pairs less those a static gate rules out
+    (and with the static gates that pass dropped)."""
+    out = []
+    for fn, gate in table.get(node.name, ()):
+        if gate in _STATIC_GATES:
+            if not gate(m, node):
+                continue
+            gate = _always
+        out.append((fn, gate))
+    return out
 
 
 # --- the greedy driver ----------------------------------------------------------
@@ -188,12 +241,28 @@ class _Rewriter:
         self.created = []
 
 
+_TABLES: dict = {}     # id(patterns) -> (the patterns, as a tuple; their table)
+
+
+def _table(patterns) -> dict:
+    """Root op name -> [(pattern, gate)], built once per pattern list."""
+    key = tuple(patterns)
+    hit = _TABLES.get(id(patterns))
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    table: dict[str, list] = {}
+    for root, fn in key:
+        table.setdefault(root, []).append((fn, GATES.get(fn, _always)))
+    if len(_TABLES) > 16:
+        _TABLES.clear()
+    _TABLES[id(patterns)] = (key, table)
+    return table
+
+
 class _Driver:
     def __init__(self, mirror: Mirror, patterns):
         self.m = mirror
-        self.table: dict[str, list] = {}
-        for root, fn in patterns:
-            self.table.setdefault(root, []).append((fn, GATES.get(fn, _always)))
+        self.table: dict[str, list] = _table(patterns)
         self.rewriter = _Rewriter(self)
         self.stack: list = []
         self.cursor: Node | None = None
@@ -226,35 +295,34 @@ class _Driver:
             if node.queued:
                 node.queued = False
                 return node
+        # The cursor passes the ops that nothing changed around (``dirty``
+        # unset) here: ``run`` would pop and skip them one by one.
         cur = self.cursor
         start = self.iteration_start
-        while cur is not None and cur.stamp >= start:
+        iteration = self.iteration
+        while cur is not None:
+            if cur.stamp < start:
+                cur.passed = iteration
+                if cur.dirty:
+                    break
             cur = cur.prev
         if cur is None:
+            self.cursor = None
             return None
         self.cursor = cur.prev
-        cur.passed = self.iteration
         return cur
 
     def push_operands(self, node: Node) -> None:
         """MLIR's addOperandsToWorklist before ``node`` is erased."""
         m = self.m
+        users_of = m.users_of
         for v in m.operands(node):
             p = m.producer(v)
             if p is None:
                 continue
-            other = None
-            more = False
-            for u in v.uses:
-                user = m.of_op.get(op_key(u.owner))
-                if user is node or user is other:
-                    continue
-                if other is None:
-                    other = user
-                    continue
-                more = True
-                break
-            if not more:
+            # pushed unless two users other than ``node`` remain
+            by = users_of.get(v) or ()
+            if len(by) - (node in by) < 2:
                 self.push(p)
 
     # -- rewriting ----------------------------------------------------------------
@@ -265,13 +333,14 @@ class _Driver:
             if n.name == "rlx.permute_dims":
                 m.touch_transpose_user(m.operands(n)[0])
         for old, new in zip(node.results, values):
-            users = [op_key(u.owner) for u in old.uses]
-            for user in users:
-                un = m.of_op.get(user)
-                if un is not None:
-                    self.push(un)
+            if m.uses.get(old):
+                # (MLIR's use-list order: the order of the pushes)
+                for u in old.uses:
+                    un = m.of_op.get(op_key(u.owner))
+                    if un is not None:
+                        self.push(un)
             old.replace_all_uses_with(new)
-            m.replace_value(old, new, users)
+            m.replace_value(old, new)
         self.erase(node)
 
     def erase(self, node: Node) -> None:
@@ -303,7 +372,11 @@ class _Driver:
                     changed = True
                     continue
                 matched = False
-                for fn, gate in self.table.get(node.name, ()):
+                m.visit += 1
+                candidates = node.candidates
+                if candidates is None:
+                    candidates = node.candidates = _candidates(m, node, self.table)
+                for fn, gate in candidates:
                     if not gate(m, node):
                         continue
                     rewriter.node = node
@@ -329,18 +402,20 @@ def cse(m: Mirror, driver: _Driver) -> int:
     seen = {}
     erased = 0
     n = m.head
+    operands = m.operands
     while n is not None:
         nxt = n.next
-        if pure_for_cse(n):
-            key = (n.static_key, tuple(m.operands(n)))
+        name = n.name
+        if (name.startswith("rlx.") or name == "arith.constant") and not n.recomputed:
+            # (``pure_for_cse``, inlined)
+            key = (n.static_key, tuple(n._operands or operands(n)))
             first = seen.get(key)
             if first is None:
                 seen[key] = n
             else:
                 for old, new in zip(n.results, first.results):
-                    users = [op_key(u.owner) for u in old.uses]
                     old.replace_all_uses_with(new)
-                    m.replace_value(old, new, users)
+                    m.replace_value(old, new)
                 if n.name == "rlx.permute_dims":
                     m.touch_transpose_user(m.operands(n)[0])
                 m.erase(n)
@@ -349,17 +424,31 @@ def cse(m: Mirror, driver: _Driver) -> int:
     return erased
 
 
+_PURE: dict = {}      # op name -> is_pure_name(name)
+
+
 def dce(m: Mirror) -> int:
     """``cleanup.erase_dead_ops`` on the mirror (reverse order)."""
     erased = 0
-    for n in reversed(m.nodes()):
-        if not n.alive or not is_pure_name(n.name):
-            continue
-        if not m.result_uses(n):
-            if n.name == "rlx.permute_dims":
-                m.touch_transpose_user(m.operands(n)[0])
-            m.erase(n)
-            erased += 1
+    uses = m.uses
+    pure = _PURE
+    n = m.tail
+    while n is not None:
+        prev = n.prev           # (erasing ``n`` leaves ``prev`` in place)
+        name = n.name
+        is_pure = pure.get(name)
+        if is_pure is None:
+            is_pure = pure[name] = is_pure_name(name)
+        if is_pure:
+            for r in n.results:
+                if uses[r]:
+                    break
+            else:
+                if name == "rlx.permute_dims":
+                    m.touch_transpose_user(m.operands(n)[0])
+                m.erase(n)
+                erased += 1
+        n = prev
     return erased
 
 
@@ -368,12 +457,20 @@ def simplify_block(m: Mirror, patterns, max_rounds: int, dce_first: bool = False
     if dce_first:
         dce(m)
     driver = _Driver(m, patterns)
-    for _ in range(max_rounds):
+    for round_ in range(max_rounds):
         driver.fired = 0
         before = m.size
         driver.run()
+        if round_ and not driver.fired:
+            # The last round's cse and dce left a fixpoint of both, and no
+            # pattern changed anything since (a dead constant the driver
+            # erased changes neither): they would erase nothing.
+            if m.size == before:
+                break
+            continue
         cse(m, driver)
         dce(m)
         if not driver.fired and m.size == before:
             break
+    driver.rewriter.driver = None     # the driver <-> rewriter cycle
     m.release()

@@ -36,7 +36,7 @@ class Unsupported(Exception):
 class Node:
     __slots__ = ("op", "name", "prev", "next", "alive", "dirty", "_operands", "results",
                  "types", "static_key", "pyattrs", "recomputed", "const", "stamp", "queued",
-                 "passed")
+                 "passed", "splat_visit", "splat_flags", "candidates")
 
     def __init__(self, op: ir.Operation, name: str):
         self.op = op
@@ -54,6 +54,9 @@ class Node:
         self.stamp = 0          # creation order (the driver's worklist)
         self.queued = False     # on the driver's worklist stack
         self.passed = 0         # the last iteration whose sweep passed it
+        self.splat_visit = -1   # the driver's visit its splat_flags are from
+        self.splat_flags = None
+        self.candidates = None  # the driver's patterns for it (static gates applied)
 
     def __repr__(self):     # pragma: no cover - debugging aid
         return f"<Node {self.name}>"
@@ -62,9 +65,16 @@ class Node:
 class Mirror:
     """The nodes of ``block`` in order, their results and use counts."""
 
-    def __init__(self, block: ir.Block):
+    def __init__(self, block: ir.Block, records=None):
         """Raises ``Unsupported`` when ``block`` holds an op with regions or
-        of another dialect (the caller then uses MLIR's greedy driver)."""
+        of another dialect (the caller then uses MLIR's greedy driver).
+
+        ``records``: what ``rlx.recording()`` gathered while ops of the
+        block were built, in creation order; an op met in the block that is
+        the next record's is read from the record instead of from MLIR.
+        The recorded ops must be in the block, unchanged since they were
+        built (an op that is not where the records expect it is read
+        from MLIR)."""
         self.block = block
         self.head: Node | None = None
         self.tail: Node | None = None
@@ -72,15 +82,41 @@ class Mirror:
         self.of_op: dict = {}        # op_key(op) -> Node
         self.of_value: dict = {}     # result ir.Value -> (Node, index)
         self.uses: dict = {}         # ir.Value -> number of uses (block arguments too)
+        self.users_of: dict = {}     # ir.Value -> {user Node: uses by it}
         self.type_info: dict = {}    # ir.Type -> shape tuple (None: not a ranked tensor)
         self.stamp = 0
+        self.visit = 0               # the driver's count of op visits
         self.max_operands = 1        # of the ops other than the terminator
         self.terminator_uses: dict = {}
-        for op in block.operations:
-            self._link(self._make(op.operation, check=True), None)
+        make = self._make
+        prev = None
+        size = 0
+        records = records or ()
+        n_records = len(records)
+        j = 0
+        pending = records[0][0] if n_records else None
+        for op in block.operations:      # (``_link`` at the tail, inlined)
+            op = op.operation
+            if pending is not None and op == pending:
+                node = self._make_recorded(op, records[j])
+                j += 1
+                pending = records[j][0] if j < n_records else None
+            else:
+                node = make(op, check=True)
+            node.prev = prev
+            if prev is None:
+                self.head = node
+            else:
+                prev.next = node
+            prev = node
+            size += 1
+        self.tail = prev
+        self.size = size
 
     # -- reading ---------------------------------------------------------------
     def _make(self, op: ir.Operation, check: bool = False) -> Node:
+        # The hot loop of reading a block: every line is a crossing into the
+        # bindings or a dictionary update, so it is written flat.
         name = op.name
         if check and not (name.startswith(("rlx.", "grad.")) or name in _KNOWN_EXACT):
             raise Unsupported(name)
@@ -88,27 +124,84 @@ class Mirror:
         self.of_op[op_key(op)] = node
         results = list(op.results)
         node.results = results
-        node.types = [r.type for r in results]
-        for i, r in enumerate(results):
-            self.of_value[r] = (node, i)
-            self.uses.setdefault(r, 0)
+        types = [r.type for r in results]
+        node.types = types
+        of_value = self.of_value
         uses = self.uses
-        operands = self.operands(node)
+        i = 0
+        for r in results:
+            of_value[r] = (node, i)
+            uses[r] = 0
+            i += 1
+        operands = node._operands = list(op.operands)
+        get = uses.get
+        users_of = self.users_of
         for v in operands:
-            uses[v] = uses.get(v, 0) + 1
-        if node.name == "func.return":
-            self.terminator_uses = {}
+            uses[v] = get(v, 0) + 1
+            by = users_of.get(v)
+            if by is None:
+                users_of[v] = {node: 1}
+            else:
+                by[node] = by.get(node, 0) + 1
+        if name == "func.return":
+            terminator_uses = self.terminator_uses = {}
             for v in operands:
-                self.terminator_uses[v] = self.terminator_uses.get(v, 0) + 1
+                terminator_uses[v] = terminator_uses.get(v, 0) + 1
         elif len(operands) > self.max_operands:
             self.max_operands = len(operands)
         attrs = op.attributes
-        named = sorted((attrs[i].name, attrs[i].attr) for i in range(len(attrs))) \
-            if len(attrs) else ()
-        node.recomputed = any(a == "grad.recomputed" for a, _ in named)
+        n_attrs = len(attrs)
+        if n_attrs:
+            named = []
+            for k in range(n_attrs):
+                a = attrs[k]
+                named.append((a.name, a.attr))
+            named.sort()
+            named = tuple(named)
+            for a, _ in named:
+                if a == "grad.recomputed":
+                    node.recomputed = True
+        else:
+            named = ()
         # rlx-cse's key, less the operands (attributes and types are uniqued:
         # equal objects print alike).
-        node.static_key = (name, tuple(named), tuple(node.types))
+        node.static_key = (name, named, tuple(types))
+        node.stamp = self.stamp
+        self.stamp += 1
+        return node
+
+    def _make_recorded(self, op: ir.Operation, record) -> Node:
+        """``_make`` from what ``build_op`` recorded (an rlx op)."""
+        _, operands, types, named = record
+        name = op.name
+        node = Node(op, name)
+        self.of_op[op_key(op)] = node
+        results = list(op.results)
+        node.results = results
+        node.types = types
+        of_value = self.of_value
+        uses = self.uses
+        i = 0
+        for r in results:
+            of_value[r] = (node, i)
+            uses[r] = 0
+            i += 1
+        node._operands = list(operands)
+        get = uses.get
+        users_of = self.users_of
+        for v in operands:
+            uses[v] = get(v, 0) + 1
+            by = users_of.get(v)
+            if by is None:
+                users_of[v] = {node: 1}
+            else:
+                by[node] = by.get(node, 0) + 1
+        if len(operands) > self.max_operands:
+            self.max_operands = len(operands)
+        for a, _ in named:
+            if a == "grad.recomputed":
+                node.recomputed = True
+        node.static_key = (name, named, tuple(types))
         node.stamp = self.stamp
         self.stamp += 1
         return node
@@ -192,23 +285,28 @@ class Mirror:
     def modified(self, node: Node) -> None:
         """``node``'s operands changed (the caller fixed the use counts)."""
         node._operands = None
+        node.splat_visit = -1
         if node.name == "func.return":
             self.terminator_uses = {}
             for v in self.operands(node):
                 self.terminator_uses[v] = self.terminator_uses.get(v, 0) + 1
         self.touch_op(node)
 
-    def replace_value(self, old: ir.Value, new: ir.Value, users: list) -> None:
-        """Mirrors ``old.replace_all_uses_with(new)``; ``users``: the ops
-        that used ``old`` (as MLIR listed them before the replacement)."""
-        # Called after the replacement: ``users`` hold op_key()s, taken before.
+    def replace_value(self, old: ir.Value, new: ir.Value) -> None:
+        """Mirrors ``old.replace_all_uses_with(new)`` (called after it)."""
         n = self.uses.get(old, 0)
         self.uses[old] = 0
         self.uses[new] = self.uses.get(new, 0) + n
+        moved = self.users_of.pop(old, None) or {}
+        if moved:
+            by = self.users_of.get(new)
+            if by is None:
+                by = self.users_of[new] = {}
+            for node, k in moved.items():
+                by[node] = by.get(node, 0) + k
         transposed = False
-        for user in users:
-            node = self.of_op.get(user)
-            if node is not None and node.alive:
+        for node in moved:
+            if node.alive:
                 self.modified(node)
                 transposed |= node.name == "rlx.permute_dims"
         self.touch_value(new)
@@ -221,6 +319,7 @@ class Mirror:
         for r in node.results:
             self.of_value.pop(r, None)
             self.uses.pop(r, None)
+            self.users_of.pop(r, None)
         self.of_op.pop(op_key(node.op), None)
         node.op.erase()
         node.alive = False
@@ -234,20 +333,35 @@ class Mirror:
             node.next.prev = node.prev
         self.size -= 1
         uses = self.uses
+        users_of = self.users_of
         for v in operands:
             uses[v] -= 1
+            by = users_of[v]
+            k = by[node] - 1
+            if k:
+                by[node] = k
+            else:
+                del by[node]
         for v in operands:
             self.touch_value(v)
         node.op = None
 
     def release(self) -> None:
-        """Unlinks the nodes (reference cycles) so refcounting frees them."""
+        """Unlinks the nodes (reference cycles) and drops the tables, so
+        refcounting frees everything now: left to Python's cyclic collector,
+        the mirror's objects (about 30 per op) cost a collection that walks
+        them all once the pass re-enables it."""
         n = self.head
         while n is not None:
             nxt = n.next
             n.prev = n.next = None
             n = nxt
         self.head = self.tail = None
+        self.of_op = {}
+        self.of_value = {}
+        self.uses = {}
+        self.users_of = {}
+        self.terminator_uses = {}
 
     # -- what the patterns read ---------------------------------------------------
     def touch_op(self, node: Node) -> None:
@@ -305,15 +419,10 @@ class Mirror:
         return m * (m * m + m + 2)
 
     def _users(self, v: ir.Value) -> list:
-        if not self.uses.get(v, 0):
-            return []
-        out = []
-        of_op = self.of_op
-        for u in v.uses:
-            node = of_op.get(op_key(u.owner))
-            if node is not None:
-                out.append(node)
-        return out
+        """The nodes using ``v`` (from the mirror's own index: asking MLIR
+        for a use list costs a crossing per use)."""
+        by = self.users_of.get(v)
+        return list(by) if by else []
 
 
 def is_pure_name(name: str) -> bool:

@@ -352,14 +352,14 @@ def fold_constants(op, rewriter):
         if v is None or (isinstance(v, float) and not math.isfinite(v)):
             return True
         values.append(v)
-    distinct = {str(r.type) for r in op.results}
+    distinct = {r.type for r in op.results}     # (types are uniqued: equal = same)
     if len(distinct) > removable(op):
         return True
     rw = Rewrite(op, rewriter)
     made: dict = {}
     out = []
     for r, v in zip(op.results, values):
-        key = (str(r.type), v)
+        key = (r.type, v)
         if key not in made:
             made[key] = rw.constant(v, r.type)
         out.append(made[key])

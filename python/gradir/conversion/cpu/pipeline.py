@@ -108,11 +108,16 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
     if opt_level >= 1:
         if preload:
             steps += [_preload_step(schedule)]
-        steps += [f"transform-interpreter{{entry-point={params.generalize_entry_point}}}",
-                  "linalg-fuse-elementwise-ops", "canonicalize", "cse"]
+        steps += [f"transform-interpreter{{entry-point={params.generalize_entry_point}}}"]
     if opt_level >= 2:
+        # Before elementwise fusion: its reshape propagation folds a
+        # collapse/expand_shape next to a linalg.matmul into the matmul (a
+        # generic contraction the schedule does not match, left to scalar
+        # loops; e.g. LeNet's flatten before its first dense layer).
         entry = params.parallel_entry_point if threads > 1 else params.entry_point
         steps += [f"transform-interpreter{{entry-point={entry}}}", "canonicalize", "cse"]
+    if opt_level >= 1:
+        steps += ["linalg-fuse-elementwise-ops", "canonicalize", "cse"]
     # Tensors -> buffers: every public function gets identity-layout memref
     # arguments, its results become out-params written in place (static
     # allocations hoisted to the caller), intermediates are freed.

@@ -296,6 +296,25 @@ def _expand(v: ir.Value, dst: Sequence[int], groups) -> ir.Value:
                                [int(d) for d in dst])
 
 
+def _common_shape(src: Sequence[int], dst: Sequence[int]):
+    """The shape whose dims end where both ``src``'s and ``dst``'s running
+    products agree (None when that is 1-D or empty, or a size is 0)."""
+    if not src or not dst or 0 in src or 0 in dst:
+        return None
+
+    def ends(shape):
+        out, p = set(), 1
+        for d in shape:
+            p *= d
+            out.add(p)
+        return out
+
+    cuts = sorted((ends(src) & ends(dst)) - {1})
+    if len(cuts) < 2:
+        return None
+    return [b // a for a, b in zip([1] + cuts[:-1], cuts)]
+
+
 def reshape(v: ir.Value, shape: Sequence[int]) -> ir.Value:
     """``v`` with the same elements (row-major) and shape ``shape``, by
     ``tensor.collapse_shape``/``tensor.expand_shape`` (views, no copy)."""
@@ -310,6 +329,14 @@ def reshape(v: ir.Value, shape: Sequence[int]) -> ir.Value:
     if groups is not None:
         return _expand(v, dst, groups)
     n = numel(src)
+    common = _common_shape(src, dst)
+    if common is not None:
+        # Through the finest shape both collapse to: (64,1,28,28) -> (1,64,28,28)
+        # goes via (64,28,28), not via a 1-D view (whose loads fold into
+        # div/mod index arithmetic per element).
+        down, up = _reassociation(src, common), _reassociation(dst, common)
+        if down is not None and up is not None:
+            return _expand(_collapse(v, common, down), dst, up)
     flat = _collapse(v, [n], [list(range(len(src)))]) if src else _expand(v, [1], [])
     if not dst:
         return _collapse(flat, [], [])

@@ -1,16 +1,26 @@
 """Neural-network rlx ops -> linalg.
 
-- conv2d -> ``tensor.pad`` + ``linalg.conv_2d_nchw_fchw`` (groups > 1:
-  ``linalg.conv_2d_ngchw_gfchw`` on the NGCHW / GFCHW views);
-- conv2d_transpose -> the input scattered with stride into a zero tensor
-  (``tensor.insert_slice`` with strides), then a stride-1 convolution with the
-  spatially flipped, in/out-swapped kernel;
-- max_pool2d / avg_pool2d -> ``tensor.pad`` + ``linalg.pooling_nchw_max`` /
-  ``linalg.pooling_nchw_sum`` (divided by the window counts, a constant);
-- max_pool2d_backward -> a reduction ``linalg.generic`` computing each
-  window's arg-max (the first in row-major window order), then, per kernel
-  offset, an in-place strided update of the padded gradient;
-  avg_pool2d_backward -> the same update with ``grad / count``;
+- conv2d -> a GEMM over packed operands: ``tensor.pad``, an im2col
+  ``linalg.generic`` writing the (C*KH*KW, N*OH*OW) matrix (columns padded
+  with zeros to a multiple of PACK_COLUMNS), a generic packing the weights to
+  (O, C*KH*KW), ``linalg.matmul`` (groups: ``linalg.batch_matmul`` over the
+  groups), a generic reading the product back as NCHW; per block of images
+  in an ``scf.for`` when the im2col matrix is over COL_BLOCK_BYTES.  The
+  conv weight gradient is the conv2d the VJP rule emits, so the same GEMM;
+- conv2d_transpose -> a GEMM (O*KH*KW x Cin) x (Cin x N*H*W) and col2im (per
+  kernel offset, one generic adding into the strided view of the padded
+  output), blocked over images like conv2d;
+- max_pool2d / avg_pool2d -> windows of up to UNROLLED_WINDOW elements: one
+  all-parallel generic over that many strided views of the padded input
+  (avg: divided by the window counts, a constant); larger windows:
+  ``linalg.pooling_nchw_max`` / ``linalg.pooling_nchw_sum``;
+- max_pool2d_backward -> windows that tile the input (stride = window, no
+  dilation or padding): per kernel offset, one generic over the windows finds
+  the first maximum and writes grad or 0 into that offset's strided view;
+  otherwise a reduction ``linalg.generic`` computing each window's arg-max
+  (the first in row-major window order), then, per kernel offset, an
+  in-place strided update of the padded gradient; avg_pool2d_backward -> the
+  same two forms with ``grad / count``;
 - softmax, log_softmax, layer_norm, rms_norm -> reductions and elementwise
   ``linalg.generic`` ops (the statistics are read through projected maps);
 - cross_entropy_with_logits, nll_loss -> reduction ``linalg.generic`` ops
@@ -22,10 +32,11 @@ from __future__ import annotations
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith, linalg, math, tensor
+from mlir.dialects import arith, linalg, math, scf, tensor
 
 from ...dialects.infer import attributes_of
-from .linalg_utils import (PARALLEL, REDUCTION, elementwise, elt_of, empty, extract_slice,
+from .linalg_utils import (PARALLEL, REDUCTION, affine_map, elementwise, elt_of, empty,
+                           extract_slice,
                            filled, generic, identity_map, index_value, insert_slice,
                            normalize_axes, numel, pad, reduce_dims, reshape, scalar_const,
                            shape_of, zero)
@@ -160,21 +171,165 @@ def _conv_geometry(op):
             _ints(attrs, "dilation", [1, 1]), attrs.get("groups", 1))
 
 
-def _conv(xp, w, out_shape, strides, dilation, groups):
-    """NCHW x OIHW convolution of the padded input ``xp`` (no padding left)."""
+# Convolutions are GEMMs over packed operands (the CPU schedule tiles and
+# vectorizes linalg.matmul / linalg.batch_matmul; nothing conv-specific is
+# left for convert-linalg-to-loops but the packing copies).  The packed
+# matrices' column count is rounded up to a multiple of PACK_COLUMNS with zero
+# columns, so the schedule's pad-to-register-tile step is a no-op on them
+# (no copy of the large operand); 32 covers every register tile's N (AVX-512
+# f32 32, f64 16; AVX2 16 / 8).
+PACK_COLUMNS = 32
+
+
+def _round_up(v, m):
+    return -(-v // m) * m
+
+
+def _d(i):
+    return ir.AffineDimExpr.get(i)
+
+
+def _k(v):
+    return ir.AffineConstantExpr.get(v)
+
+
+def _packed(elt, shape, cols, build):
+    """A ``shape[:-1] + [cols]`` tensor whose first ``shape[-1]`` columns
+    ``build(dest)`` writes (``dest`` the ``shape`` slice) and whose other
+    columns are zero; bufferized in place (one buffer, no copy)."""
+    full = list(shape[:-1]) + [cols]
+    dest = empty(full, elt)
+    extra = cols - shape[-1]
+    if extra:
+        zeros = filled(list(shape[:-1]) + [extra], elt, 0)
+        dest = insert_slice(zeros, dest, [0] * (len(shape) - 1) + [shape[-1]])
+    part = build(empty(shape, elt))
+    return insert_slice(part, dest, [0] * len(shape))
+
+
+def _group_index(g, per_group, e):
+    """The (group, index in group) exprs of the flat channel ``e``; just
+    the index when there is one group (the packed tensors drop the G dim)."""
+    if g == 1:
+        return [e]
+    return [ir.AffineExpr.get_floor_div(e, per_group), e % per_group]
+
+
+def _regroup(src, out_shape, exprs, elt):
+    """``out[exprs(i)] = src[i]``: a copy over ``src``'s own index space into
+    ``out_shape`` (the packing of weights; every output element is written)."""
+    rank = len(shape_of(src))
+    return generic([src], [empty(out_shape, elt)], [identity_map(rank), affine_map(rank, exprs)],
+                   [PARALLEL] * rank, lambda v, _o: v)[0]
+
+
+def _gemm(a, b, elt):
+    """(M, K) x (K, N), or per group (G, M, K) x (G, K, N).  The operands come
+    straight from packing generics: a reshape next to the matmul would be
+    folded into it by linalg-fuse-elementwise-ops (a generic contraction the
+    schedule does not match)."""
+    sa, sb = shape_of(a), shape_of(b)
+    out = sa[:-1] + sb[-1:]
+    if len(sa) == 2:
+        return linalg.matmul(a, b, outs=[filled(out, elt, 0)])
+    return linalg.batch_matmul(a, b, outs=[filled(out, elt, 0)])
+
+
+# An im2col matrix larger than this many bytes is built and multiplied in
+# blocks of images, so each block stays in the L2 cache between its packing
+# and its GEMM.
+COL_BLOCK_BYTES = 256 << 10
+
+
+def _bytes(elt):
+    return max(1, ir.FloatType(elt).width // 8) if isinstance(elt, ir.FloatType) else 4
+
+
+def _largest_divisor(n, fits):
+    """The largest divisor d of n with fits(d) (at least 1)."""
+    return max([d for d in range(1, n + 1) if n % d == 0 and fits(d)] or [1])
+
+
+def _im2col(xp, g, cg, kh, kw, oh, ow, strides, dilation):
+    """col[g, (c, ky, kx), (n, oy, ox)] = xp[n, g*Cg + c, oy*sh + ky*dh, ox*sw + kx*dw],
+    columns padded with zeros to a multiple of PACK_COLUMNS (G dim dropped
+    for one group)."""
     elt = elt_of(xp)
-    n, c, hp, wp = shape_of(xp)
+    n = shape_of(xp)[0]
+    (sh, sw), (dh, dw) = strides, dilation
+    npix = n * oh * ow
+
+    # d: (g, c, ky, kx, n, oy, ox); the two unread shape operands give the
+    # loops their extents (the maps below are not projections).
+    def build(dest):
+        xmap = affine_map(7, [_d(4), _d(0) * cg + _d(1), _d(5) * sh + _d(2) * dh,
+                              _d(6) * sw + _d(3) * dw])
+        kmap = affine_map(7, [0, 1, 2, 3])
+        pmap = affine_map(7, [4, 5, 6])
+        omap = affine_map(7, [_d(0)] * (g > 1) + [_d(1) * (kh * kw) + _d(2) * kw + _d(3),
+                                                  (_d(4) * oh + _d(5)) * ow + _d(6)])
+        return generic([xp, empty([g, cg, kh, kw], elt), empty([n, oh, ow], elt)], [dest],
+                       [xmap, kmap, pmap, omap], [PARALLEL] * 7, lambda v, _a, _b, _o: v)[0]
+
+    gdim = [g] if g > 1 else []
+    return _packed(elt, gdim + [cg * kh * kw, npix], _round_up(npix, PACK_COLUMNS), build)
+
+
+def _unpack(y, out_shape, g, og):
+    """out[n, co, oy, ox] = y[co / Og, co % Og, (n*OH + oy)*OW + ox]."""
+    _, _, oh, ow = out_shape
+    pix = (_d(0) * oh + _d(2)) * ow + _d(3)
+    ymap = affine_map(4, _group_index(g, og, _d(1)) + [pix])
+    return _maps_generic([y], [ymap], out_shape, elt_of(y), lambda v: v)
+
+
+def _conv(xp, w, out_shape, strides, dilation, groups):
+    """NCHW x OIHW convolution of the padded input ``xp`` (no padding left),
+    as a GEMM per group over the im2col matrix:
+
+        col[g, (c, ky, kx), (n, oy, ox)] = xp[n, g*Cg + c, oy*sh + ky*dh, ox*sw + kx*dw]
+        y[g, o, (n, oy, ox)] = sum_k w[g*Og + o, k] * col[g, k, (n, oy, ox)]
+
+    (G dims dropped for one group), then ``y`` read back as NCHW (a copy that
+    elementwise consumers fuse into).  With one group, an im2col matrix over
+    COL_BLOCK_BYTES is built and multiplied per block of images (an scf.for
+    writing the output's slices) when a block of at least two images fits."""
+    elt = elt_of(xp)
+    n, _, hp, wp = shape_of(xp)
     o, cg, kh, kw = shape_of(w)
-    if groups == 1:
-        return linalg.conv_2d_nchw_fchw(xp, w, outs=[filled(out_shape, elt, 0)],
-                                        strides=strides, dilations=dilation)
     g = groups
-    x5 = reshape(xp, [n, g, c // g, hp, wp])
-    w5 = reshape(w, [g, o // g, cg, kh, kw])
-    out5 = [out_shape[0], g, o // g, out_shape[2], out_shape[3]]
-    y5 = linalg.conv_2d_ngchw_gfchw(x5, w5, outs=[filled(out5, elt, 0)],
-                                    strides=strides, dilations=dilation)
-    return reshape(y5, out_shape)
+    og = o // g
+    _, _, oh, ow = out_shape
+    kk = cg * kh * kw
+    npix = n * oh * ow
+    if npix == 0 or kk == 0:
+        return filled(out_shape, elt, 0)
+    gdim = [g] if g > 1 else []
+    wm = _regroup(w, gdim + [og, kk], _group_index(g, og, _d(0))
+                  + [_d(1) * (kh * kw) + _d(2) * kw + _d(3)], elt)
+    eb = _bytes(elt)
+    per_image = kk * oh * ow * eb
+    if g > 1 or kk * _round_up(npix, PACK_COLUMNS) * eb <= COL_BLOCK_BYTES:
+        col = _im2col(xp, g, cg, kh, kw, oh, ow, strides, dilation)
+        return _unpack(_gemm(wm, col, elt), out_shape, g, og)
+    if per_image * min(n, 2) <= COL_BLOCK_BYTES:
+        # Blocks of nb images: out[n0:n0+nb] = unpack(wm @ col(xp[n0:n0+nb])).
+        nb = _largest_divisor(n, lambda d: d * per_image <= COL_BLOCK_BYTES)
+        loop = scf.ForOp(index_value(0), index_value(n), index_value(nb),
+                         [empty(out_shape, elt)])
+        with ir.InsertionPoint(loop.body):
+            n0 = loop.induction_variable
+            xs = extract_slice(xp, [n0, 0, 0, 0], [nb, cg, hp, wp])
+            col = _im2col(xs, 1, cg, kh, kw, oh, ow, strides, dilation)
+            part = _unpack(_gemm(wm, col, elt), [nb, o, oh, ow], 1, o)
+            scf.YieldOp([insert_slice(part, loop.inner_iter_args[0], [n0, 0, 0, 0])])
+        return loop.results[0]
+    # One image's matrix over the budget (the weight gradient's form: few
+    # large "images"): in one piece.  Blocks of input channels accumulating
+    # the GEMM were measured slower there (LeNet conv1 dw 0.82 ms against
+    # 0.45 ms in one piece; bench/conv_ops.py).
+    col = _im2col(xp, 1, cg, kh, kw, oh, ow, strides, dilation)
+    return _unpack(_gemm(wm, col, elt), out_shape, 1, o)
 
 
 @lowers("rlx.conv2d")
@@ -185,43 +340,76 @@ def lower_conv2d(op):
     return [_conv(xp, w, shape_of(op.results[0].type), strides, dilation, groups)]
 
 
-def _scatter_range(base, size, stride, limit):
-    """Indices ``i`` in [0, size) whose position ``base + i*stride`` lies in
-    [0, limit): (first, count)."""
-    first = 0 if base >= 0 else -(-(-base) // stride)
-    last = min(size - 1, (limit - 1 - base) // stride) if limit - 1 - base >= 0 else -1
-    return first, max(0, last - first + 1)
-
-
 @lowers("rlx.conv2d_transpose")
 def lower_conv2d_transpose(op):
+    """A GEMM per group, then col2im:
+
+        cols[g, (o, ky, kx), (n, y, x)] = sum_c w[g*Cg + c, o, ky, kx] * x[n, g*Cg + c, y, x]
+        out_p[n, g*Og + o, y*sh + ky*dh, x*sw + kx*dw] += cols[g, (o, ky, kx), (n, y, x)]
+
+    (one strided slice update of the padded output per kernel offset), then
+    the padding cropped; output_padding rows/columns no window reaches stay 0.
+    When ``cols`` is over COL_BLOCK_BYTES, per block of images (an scf.for)."""
     x, w = op.operands
     (sh, sw), (pt, pl, pb, pr), (dh, dw), groups = _conv_geometry(op)
     n, cin, h, wd = shape_of(x)
     _, og, kh, kw = shape_of(w)
     out_shape = shape_of(op.results[0].type)
-    ho, wo = out_shape[2], out_shape[3]
+    cout = out_shape[1]
     elt = elt_of(x)
-    hp, wp = ho + dh * (kh - 1), wo + dw * (kw - 1)
-    base_h, base_w = dh * (kh - 1) - pt, dw * (kw - 1) - pl
-    ih, ch = _scatter_range(base_h, h, sh, hp)
-    iw, cw = _scatter_range(base_w, wd, sw, wp)
-    padded = filled([n, cin, hp, wp], elt, 0)
-    if ch and cw:
-        xs = extract_slice(x, [0, 0, ih, iw], [n, cin, ch, cw])
-        padded = insert_slice(xs, padded, [0, 0, base_h + ih * sh, base_w + iw * sw],
-                              [1, 1, sh, sw])
-    # Flipped kernel with in/out channels swapped, per group:
-    # wf[g*og + o, c, y, x] = w[g*cg + c, o, kh-1-y, kw-1-x]  (OIHW, I = cin/groups)
-    cg = cin // groups
-    w5 = reshape(w, [groups, cg, og, kh, kw])
-    d = [ir.AffineDimExpr.get(i) for i in range(5)]
-    flip = ir.AffineMap.get(5, 0, [d[0], d[2], d[1],
-                                   ir.AffineConstantExpr.get(kh - 1) - d[3],
-                                   ir.AffineConstantExpr.get(kw - 1) - d[4]])
-    wf5 = _maps_generic([w5], [flip], [groups, og, cg, kh, kw], elt, lambda v: v)
-    wf = reshape(wf5, [groups * og, cg, kh, kw])
-    return [_conv(padded, wf, out_shape, [1, 1], [dh, dw], groups)]
+    g = groups
+    cg = cin // g
+    kk = og * kh * kw
+    npix = n * h * wd
+    hf, wf = (h - 1) * sh + dh * (kh - 1) + 1, (wd - 1) * sw + dw * (kw - 1) + 1
+    hp, wp = max(hf, pt + out_shape[2]), max(wf, pl + out_shape[3])
+    if npix == 0 or cg == 0 or kk == 0:
+        return [filled(out_shape, elt, 0)]
+    gdim = [g] if g > 1 else []
+    # wm[g, (o, ky, kx), c] = w[g*Cg + c, o, ky, kx]; d: (ci, o, ky, kx)
+    gi = _group_index(g, cg, _d(0))
+    wm = _regroup(w, gdim + [kk, cg], gi[:-1] + [_d(1) * (kh * kw) + _d(2) * kw + _d(3), gi[-1]],
+                  elt)
+
+    def block(xb, nb):
+        """The output of the ``nb`` images ``xb``."""
+        bpix = nb * h * wd
+
+        # xm[g, c, (n, y, x)] = x[n, g*Cg + c, y, x]; d: (n, ci, y, x)
+        def build_x(dest):
+            omap = affine_map(4, _group_index(g, cg, _d(1))
+                              + [(_d(0) * h + _d(2)) * wd + _d(3)])
+            return generic([xb], [dest], [identity_map(4), omap], [PARALLEL] * 4,
+                           lambda v, _o: v)[0]
+
+        xm = _packed(elt, gdim + [cg, bpix], _round_up(bpix, PACK_COLUMNS), build_x)
+        cols = _gemm(wm, xm, elt)                                  # ([G,] Og*KH*KW, cols)
+        out_p = filled([nb, cout, hp, wp], elt, 0)
+        pix = (_d(0) * h + _d(2)) * wd + _d(3)
+        for ky in range(kh):
+            for kx in range(kw):
+                go = _group_index(g, og, _d(1))
+                cmap = affine_map(4, go[:-1] + [go[-1] * (kh * kw) + ky * kw + kx, pix])
+                offsets = [0, 0, ky * dh, kx * dw]
+                dest = extract_slice(out_p, offsets, [nb, cout, h, wd], [1, 1, sh, sw])
+                upd = generic([cols], [dest], [cmap, identity_map(4)], [PARALLEL] * 4,
+                              lambda v, acc: [arith.addf(acc, v)])[0]
+                out_p = insert_slice(upd, out_p, offsets, [1, 1, sh, sw])
+        return extract_slice(out_p, [0, 0, pt, pl], [nb] + out_shape[1:])
+
+    # Blocks of images whose GEMM product (the cols matrix) stays in L2, as
+    # for conv2d's im2col.
+    per_image = g * kk * h * wd * _bytes(elt)
+    if npix and per_image * n > COL_BLOCK_BYTES and per_image * min(n, 2) <= COL_BLOCK_BYTES:
+        nb = _largest_divisor(n, lambda d: d * per_image <= COL_BLOCK_BYTES)
+        loop = scf.ForOp(index_value(0), index_value(n), index_value(nb),
+                         [empty(out_shape, elt)])
+        with ir.InsertionPoint(loop.body):
+            n0 = loop.induction_variable
+            part = block(extract_slice(x, [n0, 0, 0, 0], [nb, cin, h, wd]), nb)
+            scf.YieldOp([insert_slice(part, loop.inner_iter_args[0], [n0, 0, 0, 0])])
+        return [loop.results[0]]
+    return [block(x, n)]
 
 
 # --- pooling -------------------------------------------------------------------------
@@ -289,6 +477,33 @@ def _divide_by_counts(v, p):
     return _maps_generic([v, counts], [identity_map(4), hw], shape, elt, arith.divf)
 
 
+# Windows of at most this many elements are read as that many operands of
+# one all-parallel generic (vectorizable loops over the output); larger ones
+# use linalg's pooling ops (a reduction loop per window).
+UNROLLED_WINDOW = 16
+
+
+def _unrolled(p):
+    return p.kernel[0] * p.kernel[1] <= UNROLLED_WINDOW
+
+
+def _window_views(xp, p):
+    """Per kernel offset (row-major window order), the strided view
+    ``xp[:, :, ky*dh :: sh, kx*dw :: sw]`` of the output's size (no copy)."""
+    n, c = p.shape[:2]
+    (sh, sw), (dh, dw) = p.strides, p.dilation
+    return [extract_slice(xp, [0, 0, ky * dh, kx * dw], [n, c] + list(p.out), [1, 1, sh, sw])
+            for ky in range(p.kernel[0]) for kx in range(p.kernel[1])]
+
+
+def _exact(p):
+    """Windows that tile the input exactly (stride = window, no dilation, no
+    padding): each input element lies in one window."""
+    _, _, h, w = p.shape
+    return (p.strides == p.kernel and p.dilation == [1, 1] and not any(p.pad)
+            and h == p.out[0] * p.kernel[0] and w == p.out[1] * p.kernel[1])
+
+
 @lowers("rlx.max_pool2d")
 def lower_max_pool2d(op):
     x = op.operands[0]
@@ -296,6 +511,16 @@ def lower_max_pool2d(op):
     p = _Pool(op, shape_of(x), out_shape[2:])
     elt = elt_of(x)
     xp = p.padded(x, float("-inf"))
+    if _unrolled(p):
+        views = _window_views(xp, p)
+
+        def body(*vals):
+            m = vals[0]
+            for v in vals[1:]:
+                m = arith.maximumf(m, v)
+            return m
+
+        return [_maps_generic(views, [identity_map(4)] * len(views), out_shape, elt, body)]
     init = filled(out_shape, elt, float("-inf"))
     return [linalg.pooling_nchw_max(xp, p.window(elt), outs=[init], strides=p.strides,
                                     dilations=p.dilation)]
@@ -307,10 +532,42 @@ def lower_avg_pool2d(op):
     out_shape = shape_of(op.results[0].type)
     p = _Pool(op, shape_of(x), out_shape[2:])
     elt = elt_of(x)
+    if _unrolled(p):
+        views = _window_views(p.padded(x, 0), p)
+        counts = _dense(p.counts(), elt)
+        hw = affine_map(4, [2, 3])
+
+        def body(count, *vals):
+            acc = vals[0]
+            for v in vals[1:]:
+                acc = arith.addf(acc, v)
+            return arith.divf(acc, count)
+
+        return [_maps_generic([counts] + views, [hw] + [identity_map(4)] * len(views),
+                              out_shape, elt, body)]
     s = linalg.pooling_nchw_sum(p.padded(x, 0), p.window(elt),
                                 outs=[filled(out_shape, elt, 0)], strides=p.strides,
                                 dilations=p.dilation)
     return [_divide_by_counts(s, p)]
+
+
+def _exact_backward(p, grad, x, elt, pick):
+    """The gradient of exactly tiling windows: for each kernel offset, one
+    all-parallel generic over the output positions writes the strided view of
+    the input gradient it owns, ``pick(g, window values, offset)`` with ``g``
+    the window's output gradient (each element written once: no zero fill,
+    no read-modify-write scatter)."""
+    views = _window_views(x, p) if x is not None else []
+    out = empty(p.shape, elt)
+    n, c = p.shape[:2]
+    kh, kw = p.kernel
+    for ky in range(kh):
+        for kx in range(kw):
+            part = _maps_generic([grad] + views, [identity_map(4)] * (1 + len(views)),
+                                 [n, c] + list(p.out), elt,
+                                 lambda g, *vals, pos=ky * kw + kx: pick(g, vals, pos))
+            out = insert_slice(part, out, [0, 0, ky, kx], [1, 1, kh, kw])
+    return out
 
 
 def _window_map(p):
@@ -367,6 +624,18 @@ def lower_max_pool2d_backward(op):
     gshape = shape_of(grad)
     p = _Pool(op, shape, gshape[2:])
     elt = elt_of(x)
+    if _exact(p) and _unrolled(p):
+        def pick(g, vals, own):
+            # The first maximum in row-major window order, as _argmax.
+            m, arg = scalar_const(elt, float("-inf")), index_value(0)
+            for pos, v in enumerate(vals):
+                greater = arith.cmpf(arith.CmpFPredicate.OGT, v, m)
+                m = arith.select(greater, v, m)
+                arg = arith.select(greater, index_value(pos), arg)
+            hit = arith.cmpi(arith.CmpIPredicate.eq, arg, index_value(own))
+            return arith.select(hit, g, zero(elt))
+
+        return [_exact_backward(p, grad, x, elt, pick)]
     arg = _argmax(p.padded(x, float("-inf")), p, gshape)
     kw = p.kernel[1]
 
@@ -388,6 +657,10 @@ def lower_avg_pool2d_backward(op):
     shape = shape_of(x)
     p = _Pool(op, shape, shape_of(grad)[2:])
     elt = elt_of(x)
+    if _exact(p):
+        # Exact windows hold kh*kw data elements each.
+        count = scalar_const(elt, p.kernel[0] * p.kernel[1])
+        return [_exact_backward(p, grad, None, elt, lambda g, _v, _o: arith.divf(g, count))]
     g = _divide_by_counts(grad, p)
 
     def contrib(ky, kx, dest):

@@ -1,0 +1,426 @@
+"""First-call time: parse + gradient + compile + first run, gradir against JAX.
+
+    build/venv/bin/pip install jax torch==2.13.0    # peers (once; not in CI)
+    build/venv/bin/python bench/compile_time.py     # lenet64 and mlp64, 3 rounds
+    build/venv/bin/python bench/compile_time.py --rounds 5 --workloads lenet64
+    build/venv/bin/python bench/compile_time.py --cpu x86-64-v3  # gradir's code for AVX2 (JAX: host)
+    build/venv/bin/python bench/compile_time.py --breakdown      # gradir's first call, stage by stage
+    build/venv/bin/python bench/compile_time.py --llvm-levels --workloads lenet64,mlp64,gemm512
+                                                    # LLVM O3 vs O2: compile and run time
+
+Workloads (float32, batch 64): lenet64, one LeNet-5 gradient step
+(bench/lenet.py: loss and the ten parameter gradients); mlp64, one step of
+the 784-512-512-10 MLP of examples/mlp.py (loss, logits, six gradients).
+
+Every measurement is a fresh Python process; a round runs every row once,
+interleaved, and the table shows medians over the rounds.  Rows:
+
+  gradir cold      GRADIR_CACHE=0, ``gradir.compile(module)`` (every public
+                   function: @main and @main_adjoint)
+  gradir cold adj  GRADIR_CACHE=0, ``compile(module, functions=["main_adjoint"])``
+                   (the step only, what ``jax.jit(jax.value_and_grad(f))`` compiles)
+  gradir miss      the compile cache on (the default) and empty: cold, plus
+                   writing the entry (object dump; the link runs in a thread)
+  gradir warm      the compile cache on, in a directory a previous (unmeasured)
+                   process filled: a second process loads the library, LLVM is not run
+  jax              ``jax.jit(jax.value_and_grad(loss))`` traced, compiled by XLA and run
+  torch eager      PyTorch's first eager forward + autograd step (nothing to compile)
+
+"first call" is measured inside the process from just before parsing (JAX:
+before ``jax.jit``) to the first result, so imports are not in it; "import"
+is the import of gradir (JAX: jax, torch: torch) and "process" the wall time
+of the whole process as the parent sees it (interpreter start, imports,
+first call, exit).  Ratios are peer / gradir (>1: gradir is faster).  The
+header names the CPU, its vector ISA and the load average before and after.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+T_START = time.perf_counter()
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "examples"))
+sys.path.insert(0, HERE)
+
+WORKLOADS = ("lenet64", "mlp64")
+MLP_SIZES = [784, 512, 512, 10]
+
+
+# --- the children -------------------------------------------------------------------
+
+def _inputs(workload: str):
+    import numpy as np
+    if workload.startswith("lenet"):
+        from lenet import lenet_inputs
+        x, y, params = lenet_inputs(int(workload[5:]))
+        return x, y, params
+    from mlp import init_params
+    batch = int(workload[3:])
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((batch, MLP_SIZES[0])).astype(np.float32)
+    y = rng.integers(0, MLP_SIZES[-1], batch).astype(np.int64)
+    return x, y, init_params(MLP_SIZES)
+
+
+def _gradir_module(workload: str, times: dict):
+    import gradir
+    t0 = time.perf_counter()
+    if workload.startswith("lenet"):
+        from lenet import SHAPES, lenet_text
+        m = gradir.parse(lenet_text(int(workload[5:])))
+        wrt = ",".join(str(i) for i in range(2, 2 + len(SHAPES)))
+    else:
+        from mlp import build_mlp
+        m = build_mlp(int(workload[3:]), MLP_SIZES)
+        wrt = ",".join(str(i) for i in range(2, 2 + 2 * (len(MLP_SIZES) - 1)))
+    t1 = time.perf_counter()
+    gradir.run_pipeline(m, f"builtin.module(rlx-gradient{{func=main wrt={wrt}}})")
+    t2 = time.perf_counter()
+    times.update(parse=t1 - t0, gradient=t2 - t1)
+    return m, t0
+
+
+def child_gradir(workload: str, functions) -> dict:
+    t_imp = time.perf_counter()
+    import gradir
+    from gradir.runtime import cache
+    times = {"import": time.perf_counter() - t_imp}
+    x, y, params = _inputs(workload)
+    m, t0 = _gradir_module(workload, times)
+    t2 = time.perf_counter()
+    exe = gradir.compile(m, functions=functions, cpu=os.environ.get("BENCH_GRADIR_CPU", "host"))
+    t3 = time.perf_counter()
+    exe["main_adjoint"](x, y, *params)
+    t4 = time.perf_counter()
+    cache.wait()
+    times.update(compile=t3 - t2, run=t4 - t3, first_call=t4 - t0, cache_hit=exe.cache_hit)
+    return times
+
+
+def child_jax(workload: str) -> dict:
+    t_imp = time.perf_counter()
+    import jax
+    import jax.numpy as jnp
+    times = {"import": time.perf_counter() - t_imp}
+    x, y, params = _inputs(workload)
+    x, y, params = jnp.asarray(x), jnp.asarray(y), [jnp.asarray(p) for p in params]
+    jax.block_until_ready((x, y, params))
+    t0 = time.perf_counter()
+    if workload.startswith("lenet"):
+        from lenet import jax_step
+        step = jax_step(jax)
+    else:
+        def loss_fn(ps, xx, yy):
+            h = xx
+            for i in range(len(ps) // 2):
+                h = h @ ps[2 * i] + ps[2 * i + 1]
+                if 2 * i + 2 < len(ps):
+                    h = jax.nn.relu(h)
+            logp = jax.nn.log_softmax(h, -1)
+            return -jnp.mean(jnp.take_along_axis(logp, yy[:, None], 1)), h
+        step = jax.jit(jax.value_and_grad(loss_fn, has_aux=True))
+    jax.block_until_ready(step(params, x, y))
+    times["first_call"] = time.perf_counter() - t0
+    return times
+
+
+def child_torch(workload: str) -> dict:
+    t_imp = time.perf_counter()
+    import torch
+    times = {"import": time.perf_counter() - t_imp}
+    torch.set_num_threads(1)
+    x, y, params = _inputs(workload)
+    tx, ty = torch.from_numpy(x), torch.from_numpy(y)
+    tp = [torch.from_numpy(p.copy()).requires_grad_() for p in params]
+    t0 = time.perf_counter()
+    if workload.startswith("lenet"):
+        from lenet import torch_step
+        torch_step(torch)(tx, ty, tp)
+    else:
+        h = tx
+        for i in range(len(tp) // 2):
+            h = h @ tp[2 * i] + tp[2 * i + 1]
+            if 2 * i + 2 < len(tp):
+                h = torch.relu(h)
+        loss = torch.nn.functional.nll_loss(torch.log_softmax(h, -1), ty)
+        torch.autograd.grad(loss, tp)
+    times["first_call"] = time.perf_counter() - t0
+    return times
+
+
+# --- the stage-by-stage profile of gradir's first call ----------------------------------
+
+def child_breakdown(workload: str) -> dict:
+    """gradir's first call with every stage timed separately (jit.lower's
+    steps, run one by one; the MLIR pipeline cut in three groups; LLVM's
+    IR optimization and code generation are ExecutionEngine's construction
+    and its first lookup)."""
+    t_imp = time.perf_counter()
+    import gradir
+    from mlir import ir
+
+    from gradir import _compat
+    from gradir.autodiff import simplify as simplify_mod
+    from gradir.conversion.cpu import pipeline as cpu
+    from gradir.conversion.cpu.codegen import set_llvm_target
+    from gradir.conversion.cpu.host import resolve
+    from gradir.conversion.cpu.schedule import schedule_params, schedule_path
+    from gradir.ir import as_operation, make_context, print_module
+    from gradir.passes.pipeline import build_pass_manager
+    from gradir.runtime.abi import Function
+    from gradir.runtime.signature import public_functions, signature_of
+    from gradir.runtime.toolchain import llvm_opt_level, packed_caller, runtime_libraries
+    import gradir.transforms.rlx_gradient as rlx_gradient
+    stages = {"import gradir (+ mlir, passes)": time.perf_counter() - t_imp}
+
+    inner = {"simplify": 0.0}
+    original = simplify_mod.simplify_function
+
+    def timed_simplify(*args, **kwargs):
+        t = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            inner["simplify"] += time.perf_counter() - t
+    rlx_gradient.simplify_function = timed_simplify
+
+    x, y, params = _inputs(workload)
+    times: dict = {}
+    m, _ = _gradir_module(workload, times)
+    stages["parse (incl. context + dialects)"] = times["parse"]
+    stages["rlx-gradient"] = times["gradient"]
+    stages["  of which simplification"] = inner["simplify"]
+
+    def timed(name, fn):
+        t = time.perf_counter()
+        result = fn()
+        stages[name] = time.perf_counter() - t
+        return result
+
+    def copy():
+        with make_context():
+            c = ir.Module.parse(print_module(as_operation(m), debug_info=True, segments=True))
+            for fn in public_functions(c.operation):
+                if signature_of(fn).name != "main_adjoint":
+                    fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
+        return c
+    c = timed("print + parse the copy to lower", copy)
+    ctx = c.context
+    target = resolve("host")
+    with ctx:
+        timed("rlx-to-linalg (first use imports it)", lambda: build_pass_manager(
+            f"builtin.module({cpu.RLX_TO_LINALG})", ctx).run(c.operation))
+        timed("preload transform schedule", lambda: cpu.preload_schedule(
+            ctx, schedule_path(schedule_params(target))))
+        steps = _split(cpu.linalg_to_llvm_pipeline(3, preload=False, cpu=target))
+        groups = [("MLIR: inline, canonicalize, cse, schedule, fusion", "eliminate-empty-tensors"),
+                  ("MLIR: bufferize, out-params, deallocation", "func.func(convert-linalg-to-loops"),
+                  ("MLIR: loops and vectors to the LLVM dialect", None)]
+        for name, stop in groups:
+            end = next((i for i, s in enumerate(steps) if stop and s.startswith(stop)), len(steps))
+            group, steps = steps[:end], steps[end:]
+            timed(name, lambda g=group: build_pass_manager(
+                "builtin.module(" + ",".join(g) + ")", ctx).run(c.operation))
+        set_llvm_target(c.operation, target)
+        level = llvm_opt_level(3)
+        libs = [str(p) for p in runtime_libraries("cpu")]
+        engine = timed(f"LLVM: translate + optimize (O{level})", lambda: _compat.execution_engine(
+            c, level, libs, pic=True))
+        ptr = timed("LLVM: code generation (first lookup)",
+                    lambda: engine.raw_lookup("_mlir_ciface_main_adjoint"))
+        sig = next(signature_of(f) for f in public_functions(as_operation(m))
+                   if signature_of(f).name == "main_adjoint")
+        fn = Function(sig, packed_caller(ptr), keepalive=engine)
+        timed("first run", lambda: fn(x, y, *params))
+    return stages
+
+
+def _split(pipeline: str) -> list[str]:
+    body = pipeline[len("builtin.module("):-1]
+    out, depth, cur = [], 0, ""
+    for ch in body:
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+            continue
+        depth += ch in "({"
+        depth -= ch in ")}"
+        cur += ch
+    return out + [cur]
+
+
+# --- LLVM O3 against O2 ------------------------------------------------------------------
+
+def child_llvm_levels(workload: str, rounds: int) -> dict:
+    import numpy as np
+    import gradir
+    from gradir.runtime import jit
+    if workload.startswith("gemm"):             # bench/cpu.py's GEMM: the matmul kernel alone
+        from cpu import gemm_module
+        n = int(workload[4:])
+        m, fn_name = gemm_module(n), "main"
+        rng = np.random.default_rng(0)
+        args = [rng.standard_normal((n, n)).astype(np.float32) for _ in range(2)]
+    else:
+        x, y, params = _inputs(workload)
+        m, _ = _gradir_module(workload, {})
+        fn_name, args = "main_adjoint", [x, y, *params]
+    out = {}
+    results = {}
+    for _ in range(rounds):
+        for level in (3, 2):
+            jit.llvm_opt_level = lambda opt_level, _l=level: _l
+            t = time.perf_counter()
+            exe = gradir.compile(m, functions=[fn_name], cache=False)
+            compile_s = time.perf_counter() - t
+            step = exe[fn_name]
+            results[level] = step(*args)
+            if not isinstance(results[level], tuple):
+                results[level] = (results[level],)
+            runs = []
+            for _ in range(25):
+                t = time.perf_counter()
+                step(*args)
+                runs.append(time.perf_counter() - t)
+            out.setdefault(f"O{level} compile", []).append(compile_s)
+            out.setdefault(f"O{level} run", []).append(statistics.median(runs[5:]))
+    same = all(np.allclose(a, b, rtol=1e-4, atol=1e-5) for a, b in zip(results[3], results[2]))
+    return {k: statistics.median(v) for k, v in out.items()} | {"same results": same}
+
+
+# --- the parent ------------------------------------------------------------------------------
+
+def _run_child(args: list[str], env: dict) -> tuple[dict, float]:
+    t = time.perf_counter()
+    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", *args],
+                          env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t
+    if proc.returncode != 0:
+        raise RuntimeError(f"child {args} failed:\n{proc.stdout}\n{proc.stderr[-3000:]}")
+    line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT "))
+    return json.loads(line[len("RESULT "):]), wall
+
+
+def _env(cache_dir: str | None) -> dict:
+    env = dict(os.environ)
+    env["JAX_PLATFORMS"] = "cpu"
+    env["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+    env["OMP_NUM_THREADS"] = "1"
+    if cache_dir is None:
+        env["GRADIR_CACHE"] = "0"
+    else:
+        env["GRADIR_CACHE"] = "1"
+        env["GRADIR_CACHE_DIR"] = cache_dir
+    return env
+
+
+def _have(module: str) -> bool:
+    import importlib.util
+    return importlib.util.find_spec(module) is not None
+
+
+def header() -> str:
+    import platform
+    from gradir.conversion.cpu.host import detect_host
+    host = detect_host()
+    return (f"# {host.model or platform.machine()}, {os.cpu_count()} cores, vector ISA "
+            f"{host.isa} ({host.vector_bits}-bit); python {platform.python_version()}; "
+            f"load average {os.getloadavg()[0]:.2f}")
+
+
+def main(argv: list[str]) -> int:
+    if "--child" in argv:
+        kind, workload = argv[argv.index("--child") + 1:argv.index("--child") + 3]
+        if kind == "gradir":
+            result = child_gradir(workload, None)
+        elif kind == "gradir-adjoint":
+            result = child_gradir(workload, ["main_adjoint"])
+        elif kind == "jax":
+            result = child_jax(workload)
+        elif kind == "torch":
+            result = child_torch(workload)
+        elif kind == "breakdown":
+            result = child_breakdown(workload)
+        else:
+            result = child_llvm_levels(workload, int(argv[argv.index("--child") + 3]))
+        print("RESULT " + json.dumps(result))
+        return 0
+    rounds = int(argv[argv.index("--rounds") + 1]) if "--rounds" in argv else 3
+    if "--cpu" in argv:     # gradir compiles for this CPU (x86-64-v3: AVX2 code); JAX for the host
+        os.environ["BENCH_GRADIR_CPU"] = argv[argv.index("--cpu") + 1]
+    workloads = (argv[argv.index("--workloads") + 1].split(",") if "--workloads" in argv
+                 else list(WORKLOADS))
+    print(header() + " at the start" + (f"; gradir compiles for cpu={os.environ['BENCH_GRADIR_CPU']}"
+                                        if "BENCH_GRADIR_CPU" in os.environ else ""))
+    if "--breakdown" in argv:
+        for wl in workloads:
+            stages, wall = _run_child(["breakdown", wl], _env(None))
+            print(f"\n{wl}: gradir's first call of @main_adjoint, stage by stage (fresh process)")
+            total = 0.0
+            for name, s in stages.items():
+                if s is None:
+                    continue
+                print(f"  {name:<52}{s * 1e3:>9.0f} ms")
+                total += 0 if name.startswith("  ") else s
+            print(f"  {'sum':<52}{total * 1e3:>9.0f} ms   (process wall {wall:.2f} s)")
+        print(header() + " at the end")
+        return 0
+    if "--llvm-levels" in argv:
+        print(f"\n{'workload':<10}{'O3 compile s':>14}{'O2 compile s':>14}{'O3 run ms':>11}"
+              f"{'O2 run ms':>11}  same results")
+        for wl in workloads:
+            r, _ = _run_child(["levels", wl, str(rounds)], _env(None))
+            print(f"{wl:<10}{r['O3 compile']:>14.2f}{r['O2 compile']:>14.2f}"
+                  f"{r['O3 run'] * 1e3:>11.2f}{r['O2 run'] * 1e3:>11.2f}  {r['same results']}")
+        print(header() + " at the end")
+        return 0
+
+    rows = [("gradir cold", "gradir", False), ("gradir cold adj", "gradir-adjoint", False),
+            ("gradir miss", "gradir", "miss"), ("gradir warm", "gradir", True)]
+    if _have("jax"):
+        rows.append(("jax", "jax", False))
+    if _have("torch"):
+        rows.append(("torch eager", "torch", False))
+    results: dict = {}
+    with tempfile.TemporaryDirectory(prefix="gradir-bench-cache-") as cache_dir:
+        for wl in workloads:            # fill the cache (unmeasured)
+            _run_child(["gradir", wl], _env(cache_dir))
+        for _ in range(rounds):
+            for wl in workloads:
+                for name, kind, warm in rows:
+                    where = (tempfile.mkdtemp(dir=cache_dir) if warm == "miss" else
+                             cache_dir if warm else None)
+                    r, wall = _run_child([kind, wl], _env(where))
+                    if warm is True and r.get("cache_hit") is not True:
+                        raise RuntimeError(f"{wl}: the warm process missed the cache")
+                    r["process"] = wall
+                    results.setdefault((wl, name), []).append(r)
+    print(f"\nfirst call = parse + gradient + compile + first run (JAX: jit + trace + XLA "
+          f"compile + run), seconds, median of {rounds} fresh processes each")
+    print(f"{'workload':<9}{'row':<17}{'first call':>11}{'compile':>9}{'import':>8}"
+          f"{'process':>9}{'jax/this':>10}{'jax proc/this proc':>20}")
+    for wl in workloads:
+        med = {name: {k: statistics.median(r[k] for r in results[(wl, name)])
+                      for k in results[(wl, name)][0] if k != "cache_hit"}
+               for name, _, _ in rows}
+        jax = med.get("jax")
+        for name, _, _ in rows:
+            r = med[name]
+            ratio = f"{jax['first_call'] / r['first_call']:>10.2f}" if jax else f"{'-':>10}"
+            pratio = f"{jax['process'] / r['process']:>20.2f}" if jax else f"{'-':>20}"
+            comp = f"{r['compile']:>9.2f}" if "compile" in r else f"{'-':>9}"
+            print(f"{wl:<9}{name:<17}{r['first_call']:>11.2f}{comp}{r['import']:>8.2f}"
+                  f"{r['process']:>9.2f}{ratio}{pratio}")
+    print(header() + " at the end")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

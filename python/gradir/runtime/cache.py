@@ -1,0 +1,381 @@
+"""The persistent compile cache: a second process skips LLVM.
+
+``gradir.compile(module)`` (target "cpu") looks up a shared library under
+the cache directory before it lowers anything.  The key is the SHA-256 of
+
+  * the printed module (pretty form, locations left out),
+  * every ``CompileOptions`` field (target, opt_level, cpu, ... and any field
+    added later) and the functions asked for,
+  * the CPU the code is generated for (``host.resolve(cpu)``: LLVM CPU name,
+    ISA features, cache sizes the schedule's tiles follow),
+  * gradir's own code (a digest of the package's sources and the dialect
+    files, so editing a pass invalidates old entries), the MLIR and LLVM
+    builds (name, size and time of their shared libraries) and this file's
+    ``FORMAT``.
+
+A hit loads the library with ``gradir.runtime.load`` (its ELF, signature
+digest and CPU-feature checks apply) and ``compile`` returns a
+``jit.CachedExecutable`` (an ``Executable``) whose
+functions run the cached code; nothing is lowered and LLVM is not invoked
+(``exe.cache_hit`` is True, ``stats.hits`` counts it).  A miss compiles as
+usual (the JIT), then writes the library in a background thread (the object
+file of the same ExecutionEngine, linked with ``cc`` as
+``export_library`` does), so the first call does not wait for the link;
+``wait()`` joins pending writes and the interpreter joins them at exit.
+
+Entries are ``<dir>/compiled/<key>.so``: an ELF shared library followed by a
+trailer (``MAGIC`` and the SHA-256 of the library bytes), written to a
+temporary file in the same directory and renamed into place, so readers see
+a whole entry or none and concurrent processes may write the same key.  An
+entry whose digest does not match (truncated, edited) or that the loader
+refuses is removed with a ``CacheWarning`` and rebuilt.  A directory that
+cannot be created or written costs a warning, never the compile.
+
+Where and whether (read when ``compile`` runs):
+
+  * ``GRADIR_CACHE_DIR``: the directory (default ``$XDG_CACHE_HOME/gradir``,
+    else ``~/.cache/gradir``; the CPU schedules live in its ``schedules/``);
+  * ``GRADIR_CACHE=0`` (or ``off``/``false``/``no``), or ``GRADIR_CACHE_DIR=""``:
+    no compile cache;
+  * ``gradir.compile(..., cache=False)`` for one call (``True``: on even when the
+    environment turns it off; a path: that directory);
+  * ``GRADIR_CACHE_MAX_MB`` (default 1024): after each write the least
+    recently used entries are deleted until the ``compiled/`` folder is under
+    the cap (a hit refreshes an entry's time).  ``clear()`` (or deleting the
+    folder) empties it.
+
+CUDA executables are not cached (``compile_cuda`` has its own path).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import tempfile
+import threading
+import shutil
+import uuid
+import warnings
+from pathlib import Path
+
+__all__ = ["CacheWarning", "CacheStats", "stats", "cache_dir", "cache_key", "lookup",
+           "store", "wait", "clear", "FORMAT", "MAGIC"]
+
+FORMAT = 1
+MAGIC = b"\0GRADIR-CACHE-1\0"          # 16 bytes, then the hex SHA-256 (64 bytes)
+_TRAILER = len(MAGIC) + 64
+_OFF = ("0", "off", "false", "no")
+SUBDIR = "compiled"
+
+
+class CacheWarning(UserWarning):
+    """The compile cache could not be read or written; the compile went on."""
+
+
+@dataclasses.dataclass
+class CacheStats:
+    """What this process's compiles did with the cache (timing-free signal)."""
+    hits: int = 0
+    misses: int = 0
+    writes: int = 0
+    corrupt: int = 0       # entries found damaged, removed and rebuilt
+    errors: int = 0        # reads/writes that failed (unwritable directory, no cc, ...)
+
+    def reset(self) -> None:
+        for f in dataclasses.fields(self):
+            setattr(self, f.name, 0)
+
+
+stats = CacheStats()
+
+
+def _warn(message: str) -> None:
+    warnings.warn(message, CacheWarning, stacklevel=4)
+
+
+# --- where -------------------------------------------------------------------
+
+def default_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    return Path(base) / "gradir"
+
+
+def cache_dir(cache=None) -> Path | None:
+    """The folder holding compiled entries, None when the cache is off.
+
+    ``cache``: the ``compile`` argument (None: the environment decides;
+    False: off; True: on; a path: that directory)."""
+    if cache is False:
+        return None
+    if cache is not None and cache is not True:
+        return Path(cache) / SUBDIR
+    if cache is None and os.environ.get("GRADIR_CACHE", "1").strip().lower() in _OFF:
+        return None
+    root = os.environ.get("GRADIR_CACHE_DIR")
+    if root is not None and not root.strip():
+        return None if cache is None else default_dir() / SUBDIR
+    return (Path(root) if root else default_dir()) / SUBDIR
+
+
+# --- the key -------------------------------------------------------------------
+
+_FINGERPRINT: str | None = None
+
+
+def _fingerprint() -> str:
+    """gradir's code, MLIR's and LLVM's versions (once per process)."""
+    global _FINGERPRINT
+    if _FINGERPRINT is not None:
+        return _FINGERPRINT
+    from .. import _compat
+    from ..ir import DIALECT_FILES
+    from .toolchain import runtime_library_dir
+    h = hashlib.sha256()
+    package = Path(__file__).resolve().parent.parent
+    files = sorted(p for p in package.rglob("*")
+                   if p.suffix in (".py", ".mlir", ".in") and "__pycache__" not in p.parts)
+    for path in [*files, *map(Path, DIALECT_FILES)]:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            data = b"?"
+        h.update(f"{path.name}:{len(data)}:".encode())
+        h.update(data)
+    # MLIR's and LLVM's builds: the shared libraries that lower and compile
+    # (name, size, mtime: a reinstall or another version changes them;
+    # cheaper than importlib.metadata, ~30 ms).
+    site = runtime_library_dir().parent.parent          # .../site-packages
+    h.update(_compat.MLIR_VERSION.encode())
+    for lib in sorted([*(site / "mlir" / "_mlir_libs").glob("*.so"),
+                       *(site / "llvm" / "lib").glob("libLLVM*.so*")]):
+        try:
+            st = lib.stat()
+        except OSError:
+            continue
+        h.update(f"{lib.name}:{st.st_size}:{st.st_mtime_ns};".encode())
+    _FINGERPRINT = h.hexdigest()
+    return _FINGERPRINT
+
+
+def cache_key(module_text: str, options, functions=None) -> str:
+    """SHA-256 (hex) of everything the compiled code depends on."""
+    from ..conversion.cpu.host import resolve
+    target = resolve(options.cpu) if options.target == "cpu" else None
+    h = hashlib.sha256()
+    h.update(json.dumps({
+        "format": FORMAT,
+        "code": _fingerprint(),
+        "options": {k: list(v) if isinstance(v, tuple) else v
+                    for k, v in dataclasses.asdict(options).items()},
+        "functions": sorted(functions) if functions is not None else None,
+        "cpu": repr(target),
+    }, sort_keys=True, default=str).encode())
+    h.update(b"\0")
+    h.update(module_text.encode())
+    return h.hexdigest()
+
+
+# --- reading --------------------------------------------------------------------
+
+def _entry(directory: Path, key: str) -> Path:
+    return directory / f"{key}.so"
+
+
+def _verify(path: Path) -> bool:
+    """The entry is whole: a trailer whose digest matches the bytes before it."""
+    data = path.read_bytes()
+    if len(data) <= _TRAILER or data[-_TRAILER:-64] != MAGIC:
+        return False
+    return hashlib.sha256(data[:-_TRAILER]).hexdigest().encode() == data[-64:]
+
+
+def _discard(path: Path, why: str) -> None:
+    stats.corrupt += 1
+    _warn(f"gradir compile cache: {path} {why}; removed, recompiling")
+    try:
+        path.unlink()
+    except OSError:
+        pass
+
+
+def lookup(directory: Path, key: str):
+    """The cached ``Library`` for ``key``, or None (a miss)."""
+    from .loader import LibraryError, load
+    from .target_check import TargetMismatchError
+    path = _entry(directory, key)
+    try:
+        if not path.is_file():
+            stats.misses += 1
+            return None
+        ok = _verify(path)
+    except FileNotFoundError:               # evicted by another process meanwhile
+        stats.misses += 1
+        return None
+    except OSError as err:
+        stats.errors += 1
+        stats.misses += 1
+        _warn(f"gradir compile cache: cannot read {path}: {err.strerror or err}")
+        return None
+    if not ok:
+        _discard(path, "is truncated or corrupt (its digest does not match)")
+        stats.misses += 1
+        return None
+    try:
+        lib = load(path)
+    except FileNotFoundError:
+        stats.misses += 1
+        return None
+    except TargetMismatchError as err:      # the key names the CPU: should not happen
+        _discard(path, f"does not fit this CPU ({err})")
+        stats.misses += 1
+        return None
+    except (LibraryError, OSError) as err:
+        _discard(path, f"was refused by the loader ({err})")
+        stats.misses += 1
+        return None
+    try:
+        os.utime(path)                      # least-recently-used order for the cap
+    except OSError:
+        pass
+    stats.hits += 1
+    return lib
+
+
+# --- writing --------------------------------------------------------------------
+
+_pending: list[threading.Thread] = []
+_lock = threading.Lock()
+
+
+def store(directory: Path, key: str, exe, engine) -> None:
+    """Writes ``exe`` (compiled by ``engine``, a PIC ExecutionEngine whose
+    functions were looked up) as the entry ``key``.  The object file is
+    dumped now; linking, the trailer and the rename run in a thread."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        if not os.access(directory, os.W_OK | os.X_OK):
+            raise PermissionError(13, "Permission denied")
+        work = Path(tempfile.mkdtemp(prefix=".build-", dir=directory))
+    except OSError as err:
+        stats.errors += 1
+        _warn(f"gradir compile cache: cannot write to {directory}: "
+              f"{err.strerror or err}; not cached")
+        return
+    try:
+        obj = work / "module.o"
+        engine.dump_to_object_file(str(obj))
+    except Exception as err:  # noqa: BLE001 - a cache write must never fail the compile
+        _cleanup(work)
+        stats.errors += 1
+        _warn(f"gradir compile cache: no object file to cache ({err}); not cached")
+        return
+    thread = threading.Thread(target=_link, args=(directory, key, exe, obj, work),
+                              name=f"gradir-cache-{key[:8]}", daemon=False)
+    with _lock:
+        _pending.append(thread)
+    thread.start()
+
+
+def _cleanup(work: Path) -> None:
+    import shutil
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def _link(directory: Path, key: str, exe, obj: Path, work: Path) -> None:
+    from .export import export_library
+    try:
+        # This thread and the linker it starts yield to the caller's first run
+        # (Linux: a thread's priority is its own, and children inherit it).
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+    except (AttributeError, OSError):
+        pass
+    try:
+        built = export_library(exe, work / "lib.so", object_file=obj)
+        # issue 14 (threads): runtime libraries the entry needs (libomp.so,
+        # found through its RUNPATH $ORIGIN) go beside the entries, once.
+        for lib in work.glob("lib*.so"):
+            if lib.name != "lib.so" and not (directory / lib.name).exists():
+                tmp = directory / f".{lib.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
+                shutil.copyfile(lib, tmp)
+                os.replace(tmp, directory / lib.name)
+        data = built.read_bytes()
+        tmp = directory / f".{key}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.write(MAGIC + hashlib.sha256(data).hexdigest().encode())
+        os.replace(tmp, _entry(directory, key))     # atomic: a whole entry or none
+        stats.writes += 1
+        _prune(directory)
+    except Exception as err:  # noqa: BLE001 - a cache write must never fail the compile
+        stats.errors += 1
+        _warn(f"gradir compile cache: writing the entry for {key[:12]} failed: {err}")
+    finally:
+        _cleanup(work)
+        with _lock:
+            if threading.current_thread() in _pending:
+                _pending.remove(threading.current_thread())
+
+
+def wait() -> None:
+    """Joins the writes still in flight (tests; the interpreter does it at exit)."""
+    while True:
+        with _lock:
+            threads = list(_pending)
+        if not threads:
+            return
+        for t in threads:
+            t.join()
+
+
+def _max_bytes() -> int:
+    try:
+        return int(float(os.environ.get("GRADIR_CACHE_MAX_MB", "1024")) * (1 << 20))
+    except ValueError:
+        return 1 << 30
+
+
+def _prune(directory: Path) -> None:
+    """Deletes least recently used entries until the folder is under the cap,
+    and temporary files that crashed writers left behind (older than an hour)."""
+    import time
+    entries, total, now = [], 0, time.time()
+    for path in directory.iterdir():
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        if path.name.startswith("."):
+            if now - st.st_mtime > 3600:
+                if path.is_dir():
+                    _cleanup(path)
+                else:
+                    path.unlink(missing_ok=True)
+            continue
+        if path.suffix == ".so" and not path.name.startswith("lib"):   # libomp.so stays
+            entries.append((st.st_mtime, st.st_size, path))
+            total += st.st_size
+    cap = _max_bytes()
+    for _, size, path in sorted(entries):
+        if total <= cap:
+            break
+        try:
+            path.unlink()
+            total -= size
+        except OSError:
+            pass
+
+
+def clear(cache=None) -> int:
+    """Deletes every compiled entry of the cache directory; returns how many."""
+    directory = cache_dir(True if cache is None else cache)
+    count = 0
+    if directory is None or not directory.is_dir():
+        return 0
+    for path in directory.iterdir():
+        if path.suffix == ".so":
+            path.unlink(missing_ok=True)
+            count += 1
+    return count
+
