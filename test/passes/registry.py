@@ -35,6 +35,7 @@ def test_names_match():
 # CHECK: rlx-dce ok
 # CHECK: rlx-early-dealloc ok
 # CHECK: rlx-lower-to-llvm ok
+# CHECK: rlx-math-approx ok
 # CHECK: rlx-memory-report ok
 # CHECK: rlx-simplify-gradient ok
 # CHECK: rlx-to-linalg ok

@@ -72,3 +72,48 @@ func.func @matmul_f16(%a: tensor<4x5xf16>, %b: tensor<5x3xf16>) -> tensor<4x3xf1
   %0 = "rlx.matmul"(%a, %b) : (tensor<4x5xf16>, tensor<5x3xf16>) -> tensor<4x3xf16>
   return %0 : tensor<4x3xf16>
 }
+
+// -----
+
+// A transposed lhs (the backward's x^T @ dy) is read in place through the
+// matmul's indexing map: no linalg.transpose.
+// CHECK-DAG: #[[$AT:.*]] = affine_map<(d0, d1, d2) -> (d2, d0)>
+// CHECK-DAG: #[[$B:.*]] = affine_map<(d0, d1, d2) -> (d2, d1)>
+// CHECK-DAG: #[[$C:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @matmul_transposed_lhs(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<64x784xf32>, %[[DY:[^:]*]]: tensor<64x10xf32>)
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.matmul indexing_maps = [#[[$AT]], #[[$B]], #[[$C]]] ins(%[[X]], %[[DY]] : tensor<64x784xf32>, tensor<64x10xf32>) outs(%{{.*}} : tensor<784x10xf32>)
+// CHECK-NOT: linalg.transpose
+func.func @matmul_transposed_lhs(%x: tensor<64x784xf32>, %dy: tensor<64x10xf32>) -> tensor<784x10xf32> {
+  %xt = "rlx.permute_dims"(%x) {axes = array<i64: 1, 0>} : (tensor<64x784xf32>) -> tensor<784x64xf32>
+  %0 = "rlx.matmul"(%xt, %dy) : (tensor<784x64xf32>, tensor<64x10xf32>) -> tensor<784x10xf32>
+  return %0 : tensor<784x10xf32>
+}
+
+// -----
+
+// A transposed rhs stays a transpose (read in place, each K step would
+// gather a strided column: measured slower than transpose + matmul).
+// CHECK-LABEL: func.func @matmul_transposed_rhs(
+// CHECK: %[[T:.*]] = linalg.transpose
+// CHECK: linalg.matmul ins(%{{.*}}, %[[T]] : tensor<64x512xf32>, tensor<512x784xf32>)
+func.func @matmul_transposed_rhs(%dy: tensor<64x512xf32>, %w: tensor<784x512xf32>) -> tensor<64x784xf32> {
+  %wt = "rlx.permute_dims"(%w) {axes = array<i64: 1, 0>} : (tensor<784x512xf32>) -> tensor<512x784xf32>
+  %0 = "rlx.matmul"(%dy, %wt) : (tensor<64x512xf32>, tensor<512x784xf32>) -> tensor<64x784xf32>
+  return %0 : tensor<64x784xf32>
+}
+
+// -----
+
+// A transpose with another use stays for that use; the matmul still reads
+// the source in place.
+// CHECK-LABEL: func.func @matmul_transposed_lhs_shared(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<3x4xf32>
+// CHECK: linalg.transpose ins(%[[X]]
+// CHECK: linalg.matmul indexing_maps = {{.*}} ins(%[[X]], %{{.*}} : tensor<3x4xf32>, tensor<3x5xf32>)
+func.func @matmul_transposed_lhs_shared(%x: tensor<3x4xf32>, %y: tensor<3x5xf32>) -> (tensor<4x5xf32>, tensor<4x3xf32>) {
+  %xt = "rlx.permute_dims"(%x) : (tensor<3x4xf32>) -> tensor<4x3xf32>
+  %0 = "rlx.matmul"(%xt, %y) : (tensor<4x3xf32>, tensor<3x5xf32>) -> tensor<4x5xf32>
+  return %0, %xt : tensor<4x5xf32>, tensor<4x3xf32>
+}

@@ -2,22 +2,26 @@
 // gradir.conversion.cpu.schedule from cpu_schedule.mlir.in for: AVX-512 (x86-64-v4 and later).
 // The CPU pipeline runs it on linalg-on-tensors, before bufferization:
 //   transform-preload-library{transform-library-paths=<this file>}
-//   transform-interpreter{entry-point=gradir_cpu_tensor}
+//   transform-interpreter{entry-point=gradir_cpu_tensor}      (before fusion)
+//   transform-interpreter{entry-point=gradir_cpu_elementwise} (after fusion)
 // (cpu_schedule.mlir in the package is the AVX-512 instance, for mlir-opt
 // users; `python -m gradir.conversion.cpu.schedule CPU` prints any other.)
 //
-// Every f32/f64 linalg.matmul and linalg.batch_matmul is padded with zeros to
-// a multiple of the register tile (a no-op when the shape divides), tiled in
-// K blocks (the rhs panel of a block stays in L1), then to the register tile
-// (M x N x 1; N-tile loop outside the M-tile loop, K innermost), vectorized,
-// and its contraction lowered to outer products, i.e. vector.fma on broadcast
-// lhs elements; the accumulator tile is hoisted out of the K loop, so it
-// lives in registers.  This instance: f32 tile 8 x 32, K block 256;
+// Every f32/f64 linalg.matmul (also one reading a transposed lhs through its
+// indexing map) and linalg.batch_matmul is tiled in K blocks (the rhs panel
+// of a block stays in L1), then to the register tile (M x N x 1; N-tile loop
+// outside the M-tile loop, K innermost), vectorized, and its contraction
+// lowered to outer products, i.e. vector.fma on broadcast lhs elements; the
+// accumulator tile is hoisted out of the K loop, so it lives in registers.
+// Sizes that the register tile does not divide: the M and N tile loops are
+// peeled (a static remainder tile; no padded copies, no masks).  This instance: f32 tile 8 x 32, K block 256;
 // f64 tile 8 x 16, K block 256 (32 registers of 512 bits).
 // 2-D linalg.transpose ops are tiled 16 x 16, vectorized (masked at the
-// edges) and lowered with the shuffle_16x16 strategy.  Other ops are left to
-// linalg-fuse-elementwise-ops and convert-linalg-to-loops (LLVM vectorizes
-// the resulting loops).
+// edges) and lowered with the shuffle_16x16 strategy.  Elementwise
+// linalg.generic ops (every loop parallel, rank 1 to 4, 32- or 64-bit
+// result) are tiled by two vectors (2 x 512 bits) along the innermost
+// loop and vectorized, masked at the edge (a generic the vectorizer refuses
+// stays a loop).  Other ops are left to convert-linalg-to-loops.
 module attributes {transform.with_named_sequence} {
 
   // ----- matchers: op name + element bitwidth of the accumulator -----
@@ -70,19 +74,36 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
-  // ----- after tiling: vectorize the register tile, keep the accumulator in registers -----
+  // ----- odd sizes: the register-tile loops peeled, every tile static -----
 
-  transform.named_sequence @vectorize_tile(%tile: !transform.any_op {transform.consumed},
-                                           %k_loop: !transform.any_op {transform.readonly}) {
-    %f = transform.get_parent_op %tile {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
-    transform.structured.vectorize %tile : !transform.any_op
-    // No canonicalization before the hoisting: it would fold a one-trip K
-    // loop away and invalidate %k_loop.
+  // The matmul actions peel the M and N tile loops (transform.loop.peel):
+  // full tiles run in the main loops, the last partial tile (e.g. 10 columns
+  // of 32) in a remainder iteration with its own static size, so no operand
+  // is padded (no whole-matrix copy) and no vector is masked.  They mark the
+  // tiles and their K loops; gradir_cpu_tensor vectorizes every marked tile
+  // once every matmul is tiled (the shapes are static only after the
+  // canonicalization here, which must not run while other matmuls' handles
+  // are live).
+  // (peeling fails, silenceably, where the tile divides the loop or the
+  // loop has one partial iteration: canonicalization makes those static)
+  transform.named_sequence @peel(%loop: !transform.op<"scf.for"> {transform.consumed}) {
+    %main, %rest = transform.loop.peel %loop : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    transform.yield
+  }
+
+  transform.named_sequence @vectorize_register_tiles(%f: !transform.any_op {transform.readonly}) {
+    // folds the peeled loops' bounds: every marked tile gets a static shape
+    transform.apply_patterns to %f {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %tiles = transform.structured.match ops{["linalg.matmul", "linalg.batch_matmul"]} attributes{gradir.register_tile} in %f : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %tiles : !transform.any_op
     transform.apply_patterns to %f {
       transform.apply_patterns.vector.transfer_permutation_patterns
       transform.apply_patterns.vector.reduction_to_contract
     } : !transform.any_op
-    transform.loop.hoist_loop_invariant_subsets %k_loop : !transform.any_op
+    %k_loops = transform.structured.match ops{["scf.for"]} attributes{gradir.k_loop} in %f : (!transform.any_op) -> !transform.any_op
+    transform.loop.hoist_loop_invariant_subsets %k_loops : !transform.any_op
     transform.apply_patterns to %f {
       transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
       transform.apply_patterns.vector.lower_outerproduct
@@ -95,34 +116,50 @@ module attributes {transform.with_named_sequence} {
   // ----- actions -----
 
   transform.named_sequence @schedule_matmul_f32(%op: !transform.any_op {transform.consumed}) {
-    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [8, 32, 1] {copy_back_op = "none", padding_dimensions = [0, 1, 2], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    %kb, %lk = transform.structured.tile_using_for %padded tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %t, %l:3 = transform.structured.tile_using_for %kb tile_sizes [8, 32, 1] interchange = [1, 0, 2] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    transform.include @vectorize_tile failures(propagate) (%t, %l#2) : (!transform.any_op, !transform.any_op) -> ()
+    transform.annotate %t "gradir.register_tile" : !transform.any_op
+    transform.annotate %l#2 "gradir.k_loop" : !transform.any_op
+    %m = transform.cast %l#1 : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%m) : (!transform.op<"scf.for">) -> ()
+    %n = transform.cast %l#0 : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
     transform.yield
   }
 
   transform.named_sequence @schedule_matmul_f64(%op: !transform.any_op {transform.consumed}) {
-    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [8, 16, 1] {copy_back_op = "none", padding_dimensions = [0, 1, 2], padding_values = [0.0 : f64, 0.0 : f64, 0.0 : f64]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    %kb, %lk = transform.structured.tile_using_for %padded tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %t, %l:3 = transform.structured.tile_using_for %kb tile_sizes [8, 16, 1] interchange = [1, 0, 2] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    transform.include @vectorize_tile failures(propagate) (%t, %l#2) : (!transform.any_op, !transform.any_op) -> ()
+    transform.annotate %t "gradir.register_tile" : !transform.any_op
+    transform.annotate %l#2 "gradir.k_loop" : !transform.any_op
+    %m = transform.cast %l#1 : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%m) : (!transform.op<"scf.for">) -> ()
+    %n = transform.cast %l#0 : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
     transform.yield
   }
 
   transform.named_sequence @schedule_batch_matmul_f32(%op: !transform.any_op {transform.consumed}) {
-    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [1, 8, 32, 1] {copy_back_op = "none", padding_dimensions = [0, 1, 2, 3], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    %kb, %lk = transform.structured.tile_using_for %padded tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %t, %l:4 = transform.structured.tile_using_for %kb tile_sizes [1, 8, 32, 1] interchange = [0, 2, 1, 3] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    transform.include @vectorize_tile failures(propagate) (%t, %l#3) : (!transform.any_op, !transform.any_op) -> ()
+    transform.annotate %t "gradir.register_tile" : !transform.any_op
+    transform.annotate %l#3 "gradir.k_loop" : !transform.any_op
+    %m = transform.cast %l#2 : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%m) : (!transform.op<"scf.for">) -> ()
+    %n = transform.cast %l#1 : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
     transform.yield
   }
 
   transform.named_sequence @schedule_batch_matmul_f64(%op: !transform.any_op {transform.consumed}) {
-    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [1, 8, 16, 1] {copy_back_op = "none", padding_dimensions = [0, 1, 2, 3], padding_values = [0.0 : f64, 0.0 : f64, 0.0 : f64]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    %kb, %lk = transform.structured.tile_using_for %padded tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %t, %l:4 = transform.structured.tile_using_for %kb tile_sizes [1, 8, 16, 1] interchange = [0, 2, 1, 3] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    transform.include @vectorize_tile failures(propagate) (%t, %l#3) : (!transform.any_op, !transform.any_op) -> ()
+    transform.annotate %t "gradir.register_tile" : !transform.any_op
+    transform.annotate %l#3 "gradir.k_loop" : !transform.any_op
+    %m = transform.cast %l#2 : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%m) : (!transform.op<"scf.for">) -> ()
+    %n = transform.cast %l#1 : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
     transform.yield
   }
 
@@ -157,6 +194,376 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // ----- elementwise generics: tiled by two vectors along the innermost dim, vectorized -----
+
+  transform.named_sequence @match_elementwise_r1_32(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %rank = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %r = transform.param.constant 1 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %rank, %r : !transform.param<i64>
+      // (after the rank check: dim[all] asserts on a rank-0 op)
+      transform.match.structured.dim %s[all] {parallel} : !transform.any_op
+      // no zero-size loop (vectorizing one asserts upstream)
+      %z = transform.param.constant 0 : i64 -> !transform.param<i64>
+      %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d0, %z : !transform.param<i64>
+      // at least one input (input[all] asserts on none), indexed by projected
+      // permutations only (tiling asserts on (d0) -> (-d0 + c))
+      %ins = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %ins, %z : !transform.param<i64>
+      transform.match.structured.input %s[all] {projected_permutation} : !transform.any_op
+      transform.match.structured.init %s[all] {permutation} : !transform.any_op
+      %init = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
+      %bw = transform.match.structured.elemental_bitwidth %init : (!transform.any_value) -> !transform.param<i64>
+      %b = transform.param.constant 32 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %bw, %b : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @schedule_elementwise_r1_32(%op: !transform.any_op {transform.consumed}) {
+    %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
+    transform.sequence %op : !transform.any_op failures(suppress) {
+    ^bb0(%g: !transform.any_op):
+      %t, %l:1 = transform.structured.tile_using_for %g tile_sizes [32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t vector_sizes [32] : !transform.any_op
+    }
+    // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
+    // only from 1-D vectors.
+    transform.apply_patterns to %p {
+      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
+    } : !transform.any_op
+    transform.yield
+  }
+
+  transform.named_sequence @match_elementwise_r2_32(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %rank = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %r = transform.param.constant 2 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %rank, %r : !transform.param<i64>
+      // (after the rank check: dim[all] asserts on a rank-0 op)
+      transform.match.structured.dim %s[all] {parallel} : !transform.any_op
+      // no zero-size loop (vectorizing one asserts upstream)
+      %z = transform.param.constant 0 : i64 -> !transform.param<i64>
+      %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d0, %z : !transform.param<i64>
+      %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d1, %z : !transform.param<i64>
+      // at least one input (input[all] asserts on none), indexed by projected
+      // permutations only (tiling asserts on (d0) -> (-d0 + c))
+      %ins = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %ins, %z : !transform.param<i64>
+      transform.match.structured.input %s[all] {projected_permutation} : !transform.any_op
+      transform.match.structured.init %s[all] {permutation} : !transform.any_op
+      %init = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
+      %bw = transform.match.structured.elemental_bitwidth %init : (!transform.any_value) -> !transform.param<i64>
+      %b = transform.param.constant 32 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %bw, %b : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @schedule_elementwise_r2_32(%op: !transform.any_op {transform.consumed}) {
+    %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
+    transform.sequence %op : !transform.any_op failures(suppress) {
+    ^bb0(%g: !transform.any_op):
+      %t, %l:2 = transform.structured.tile_using_for %g tile_sizes [1, 32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t vector_sizes [1, 32] : !transform.any_op
+    }
+    // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
+    // only from 1-D vectors.
+    transform.apply_patterns to %p {
+      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
+    } : !transform.any_op
+    transform.yield
+  }
+
+  transform.named_sequence @match_elementwise_r3_32(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %rank = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %r = transform.param.constant 3 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %rank, %r : !transform.param<i64>
+      // (after the rank check: dim[all] asserts on a rank-0 op)
+      transform.match.structured.dim %s[all] {parallel} : !transform.any_op
+      // no zero-size loop (vectorizing one asserts upstream)
+      %z = transform.param.constant 0 : i64 -> !transform.param<i64>
+      %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d0, %z : !transform.param<i64>
+      %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d1, %z : !transform.param<i64>
+      %d2 = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d2, %z : !transform.param<i64>
+      // at least one input (input[all] asserts on none), indexed by projected
+      // permutations only (tiling asserts on (d0) -> (-d0 + c))
+      %ins = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %ins, %z : !transform.param<i64>
+      transform.match.structured.input %s[all] {projected_permutation} : !transform.any_op
+      transform.match.structured.init %s[all] {permutation} : !transform.any_op
+      %init = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
+      %bw = transform.match.structured.elemental_bitwidth %init : (!transform.any_value) -> !transform.param<i64>
+      %b = transform.param.constant 32 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %bw, %b : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @schedule_elementwise_r3_32(%op: !transform.any_op {transform.consumed}) {
+    %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
+    transform.sequence %op : !transform.any_op failures(suppress) {
+    ^bb0(%g: !transform.any_op):
+      %t, %l:3 = transform.structured.tile_using_for %g tile_sizes [1, 1, 32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t vector_sizes [1, 1, 32] : !transform.any_op
+    }
+    // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
+    // only from 1-D vectors.
+    transform.apply_patterns to %p {
+      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
+    } : !transform.any_op
+    transform.yield
+  }
+
+  transform.named_sequence @match_elementwise_r4_32(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %rank = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %r = transform.param.constant 4 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %rank, %r : !transform.param<i64>
+      // (after the rank check: dim[all] asserts on a rank-0 op)
+      transform.match.structured.dim %s[all] {parallel} : !transform.any_op
+      // no zero-size loop (vectorizing one asserts upstream)
+      %z = transform.param.constant 0 : i64 -> !transform.param<i64>
+      %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d0, %z : !transform.param<i64>
+      %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d1, %z : !transform.param<i64>
+      %d2 = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d2, %z : !transform.param<i64>
+      %d3 = transform.match.structured.dim %s[3] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d3, %z : !transform.param<i64>
+      // at least one input (input[all] asserts on none), indexed by projected
+      // permutations only (tiling asserts on (d0) -> (-d0 + c))
+      %ins = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %ins, %z : !transform.param<i64>
+      transform.match.structured.input %s[all] {projected_permutation} : !transform.any_op
+      transform.match.structured.init %s[all] {permutation} : !transform.any_op
+      %init = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
+      %bw = transform.match.structured.elemental_bitwidth %init : (!transform.any_value) -> !transform.param<i64>
+      %b = transform.param.constant 32 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %bw, %b : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @schedule_elementwise_r4_32(%op: !transform.any_op {transform.consumed}) {
+    %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
+    transform.sequence %op : !transform.any_op failures(suppress) {
+    ^bb0(%g: !transform.any_op):
+      %t, %l:4 = transform.structured.tile_using_for %g tile_sizes [1, 1, 1, 32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t vector_sizes [1, 1, 1, 32] : !transform.any_op
+    }
+    // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
+    // only from 1-D vectors.
+    transform.apply_patterns to %p {
+      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
+    } : !transform.any_op
+    transform.yield
+  }
+
+  transform.named_sequence @match_elementwise_r1_64(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %rank = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %r = transform.param.constant 1 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %rank, %r : !transform.param<i64>
+      // (after the rank check: dim[all] asserts on a rank-0 op)
+      transform.match.structured.dim %s[all] {parallel} : !transform.any_op
+      // no zero-size loop (vectorizing one asserts upstream)
+      %z = transform.param.constant 0 : i64 -> !transform.param<i64>
+      %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d0, %z : !transform.param<i64>
+      // at least one input (input[all] asserts on none), indexed by projected
+      // permutations only (tiling asserts on (d0) -> (-d0 + c))
+      %ins = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %ins, %z : !transform.param<i64>
+      transform.match.structured.input %s[all] {projected_permutation} : !transform.any_op
+      transform.match.structured.init %s[all] {permutation} : !transform.any_op
+      %init = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
+      %bw = transform.match.structured.elemental_bitwidth %init : (!transform.any_value) -> !transform.param<i64>
+      %b = transform.param.constant 64 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %bw, %b : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @schedule_elementwise_r1_64(%op: !transform.any_op {transform.consumed}) {
+    %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
+    transform.sequence %op : !transform.any_op failures(suppress) {
+    ^bb0(%g: !transform.any_op):
+      %t, %l:1 = transform.structured.tile_using_for %g tile_sizes [16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t vector_sizes [16] : !transform.any_op
+    }
+    // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
+    // only from 1-D vectors.
+    transform.apply_patterns to %p {
+      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
+    } : !transform.any_op
+    transform.yield
+  }
+
+  transform.named_sequence @match_elementwise_r2_64(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %rank = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %r = transform.param.constant 2 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %rank, %r : !transform.param<i64>
+      // (after the rank check: dim[all] asserts on a rank-0 op)
+      transform.match.structured.dim %s[all] {parallel} : !transform.any_op
+      // no zero-size loop (vectorizing one asserts upstream)
+      %z = transform.param.constant 0 : i64 -> !transform.param<i64>
+      %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d0, %z : !transform.param<i64>
+      %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d1, %z : !transform.param<i64>
+      // at least one input (input[all] asserts on none), indexed by projected
+      // permutations only (tiling asserts on (d0) -> (-d0 + c))
+      %ins = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %ins, %z : !transform.param<i64>
+      transform.match.structured.input %s[all] {projected_permutation} : !transform.any_op
+      transform.match.structured.init %s[all] {permutation} : !transform.any_op
+      %init = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
+      %bw = transform.match.structured.elemental_bitwidth %init : (!transform.any_value) -> !transform.param<i64>
+      %b = transform.param.constant 64 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %bw, %b : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @schedule_elementwise_r2_64(%op: !transform.any_op {transform.consumed}) {
+    %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
+    transform.sequence %op : !transform.any_op failures(suppress) {
+    ^bb0(%g: !transform.any_op):
+      %t, %l:2 = transform.structured.tile_using_for %g tile_sizes [1, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t vector_sizes [1, 16] : !transform.any_op
+    }
+    // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
+    // only from 1-D vectors.
+    transform.apply_patterns to %p {
+      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
+    } : !transform.any_op
+    transform.yield
+  }
+
+  transform.named_sequence @match_elementwise_r3_64(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %rank = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %r = transform.param.constant 3 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %rank, %r : !transform.param<i64>
+      // (after the rank check: dim[all] asserts on a rank-0 op)
+      transform.match.structured.dim %s[all] {parallel} : !transform.any_op
+      // no zero-size loop (vectorizing one asserts upstream)
+      %z = transform.param.constant 0 : i64 -> !transform.param<i64>
+      %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d0, %z : !transform.param<i64>
+      %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d1, %z : !transform.param<i64>
+      %d2 = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d2, %z : !transform.param<i64>
+      // at least one input (input[all] asserts on none), indexed by projected
+      // permutations only (tiling asserts on (d0) -> (-d0 + c))
+      %ins = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %ins, %z : !transform.param<i64>
+      transform.match.structured.input %s[all] {projected_permutation} : !transform.any_op
+      transform.match.structured.init %s[all] {permutation} : !transform.any_op
+      %init = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
+      %bw = transform.match.structured.elemental_bitwidth %init : (!transform.any_value) -> !transform.param<i64>
+      %b = transform.param.constant 64 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %bw, %b : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @schedule_elementwise_r3_64(%op: !transform.any_op {transform.consumed}) {
+    %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
+    transform.sequence %op : !transform.any_op failures(suppress) {
+    ^bb0(%g: !transform.any_op):
+      %t, %l:3 = transform.structured.tile_using_for %g tile_sizes [1, 1, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t vector_sizes [1, 1, 16] : !transform.any_op
+    }
+    // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
+    // only from 1-D vectors.
+    transform.apply_patterns to %p {
+      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
+    } : !transform.any_op
+    transform.yield
+  }
+
+  transform.named_sequence @match_elementwise_r4_64(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %rank = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %r = transform.param.constant 4 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %rank, %r : !transform.param<i64>
+      // (after the rank check: dim[all] asserts on a rank-0 op)
+      transform.match.structured.dim %s[all] {parallel} : !transform.any_op
+      // no zero-size loop (vectorizing one asserts upstream)
+      %z = transform.param.constant 0 : i64 -> !transform.param<i64>
+      %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d0, %z : !transform.param<i64>
+      %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d1, %z : !transform.param<i64>
+      %d2 = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d2, %z : !transform.param<i64>
+      %d3 = transform.match.structured.dim %s[3] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d3, %z : !transform.param<i64>
+      // at least one input (input[all] asserts on none), indexed by projected
+      // permutations only (tiling asserts on (d0) -> (-d0 + c))
+      %ins = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %ins, %z : !transform.param<i64>
+      transform.match.structured.input %s[all] {projected_permutation} : !transform.any_op
+      transform.match.structured.init %s[all] {permutation} : !transform.any_op
+      %init = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
+      %bw = transform.match.structured.elemental_bitwidth %init : (!transform.any_value) -> !transform.param<i64>
+      %b = transform.param.constant 64 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %bw, %b : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @schedule_elementwise_r4_64(%op: !transform.any_op {transform.consumed}) {
+    %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
+    transform.sequence %op : !transform.any_op failures(suppress) {
+    ^bb0(%g: !transform.any_op):
+      %t, %l:4 = transform.structured.tile_using_for %g tile_sizes [1, 1, 1, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t vector_sizes [1, 1, 1, 16] : !transform.any_op
+    }
+    // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
+    // only from 1-D vectors.
+    transform.apply_patterns to %p {
+      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
+    } : !transform.any_op
+    transform.yield
+  }
+
   // ----- entry point -----
 
   transform.named_sequence @gradir_cpu_tensor(%root: !transform.any_op {transform.consumed}) {
@@ -168,6 +575,10 @@ module attributes {transform.with_named_sequence} {
         @match_transpose_2d -> @schedule_transpose_2d
       : (!transform.any_op) -> !transform.any_op
     %f = transform.structured.match ops{["func.func"]} in %r : (!transform.any_op) -> !transform.any_op
+    transform.foreach %f : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      transform.include @vectorize_register_tiles failures(propagate) (%one) : (!transform.any_op) -> ()
+    }
     transform.apply_patterns to %f {
       transform.apply_patterns.vector.lower_masked_transfers
       transform.apply_patterns.vector.transfer_permutation_patterns
@@ -325,6 +736,27 @@ module attributes {transform.with_named_sequence} {
         @match_transpose_2d_nonempty -> @schedule_transpose_2d_parallel
       : (!transform.any_op) -> !transform.any_op
     transform.include @gradir_cpu_tensor failures(propagate) (%r) : (!transform.any_op) -> ()
+    transform.yield
+  }
+
+  // After elementwise fusion (and rlx-math-approx): the fused generics.
+  transform.named_sequence @gradir_cpu_elementwise(%root: !transform.any_op {transform.consumed}) {
+    %r = transform.foreach_match in %root
+        @match_elementwise_r1_32 -> @schedule_elementwise_r1_32,
+        @match_elementwise_r2_32 -> @schedule_elementwise_r2_32,
+        @match_elementwise_r3_32 -> @schedule_elementwise_r3_32,
+        @match_elementwise_r4_32 -> @schedule_elementwise_r4_32,
+        @match_elementwise_r1_64 -> @schedule_elementwise_r1_64,
+        @match_elementwise_r2_64 -> @schedule_elementwise_r2_64,
+        @match_elementwise_r3_64 -> @schedule_elementwise_r3_64,
+        @match_elementwise_r4_64 -> @schedule_elementwise_r4_64
+      : (!transform.any_op) -> !transform.any_op
+    %f = transform.structured.match ops{["func.func"]} in %r : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %f {
+      transform.apply_patterns.vector.lower_masked_transfers
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
     transform.yield
   }
 }

@@ -66,17 +66,27 @@ def preload_schedule(context: ir.Context, schedule: str | Path | None = None) ->
                 raise
 
 
+def _has_fma(cpu) -> bool:
+    """Whether ``cpu`` (a name or a CpuTarget) has fused multiply-add
+    instructions (every aarch64 CPU; x86 from x86-64-v3 on)."""
+    from .host import resolve
+    target = resolve(cpu)
+    return target.arch == "aarch64" or "fma" in target.features
+
+
 def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = None,
                             stage: str = "llvm", preload: bool = True,
-                            early_dealloc: bool = True, cpu=None, threads: int = 1) -> str:
+                            early_dealloc: bool = True, cpu=None,
+                            math_approx: bool | None = None, threads: int = 1) -> str:
     """The upstream pipeline from linalg-on-tensors to the LLVM dialect.
 
     ``opt_level`` 0: no fusion, no schedule (fastest to compile); 1:
     elementwise fusion (``linalg-fuse-elementwise-ops``, after generalizing
     reductions and broadcasts with the ``gradir_cpu_generalize`` sequence of
     ``schedule``, default ``SCHEDULE_LIBRARY``); 2 and more: also the
-    ``gradir_cpu_tensor`` sequence, which tiles and vectorizes matmuls and
-    transposes.  ``stage``
+    ``gradir_cpu_tensor`` sequence before fusion, which tiles and vectorizes
+    matmuls and transposes, and the ``gradir_cpu_elementwise`` sequence after
+    fusion (and ``rlx-math-approx``), which vectorizes elementwise generics.  ``stage``
     "bufferized" stops after bufferization, out-params and deallocation
     (memrefs, linalg and vector ops), "llvm" goes all the way.  ``preload``
     False leaves out ``transform-preload-library`` (the schedule must then be
@@ -89,7 +99,11 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
     ``mlir-opt``, and must not be fed such functions.  ``cpu`` picks the
     schedule's register tiles (a cpu name or ``host.CpuTarget``, see
     ``schedule.schedule_params``; None: the AVX-512 instance,
-    ``SCHEDULE_LIBRARY``); ``schedule`` overrides its file.  ``threads`` > 1
+    ``SCHEDULE_LIBRARY``); ``schedule`` overrides its file.  ``math_approx``
+    (default: ``early_dealloc``, i.e. whenever gradir's own passes may run)
+    adds gradir's ``rlx-math-approx`` after fusion at ``opt_level`` 1 and
+    more: f32 exp/log/tanh/erf become polynomial code that vectorizes
+    instead of libm calls.  ``threads`` > 1
     (issue 14): the schedule's parallel entry point (matmuls tiled into
     ``scf.forall`` blocks), linalg ops lowered to ``scf.parallel``,
     ``rlx-parallel-loops`` keeping the loops worth it and turning them into
@@ -118,11 +132,24 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
         steps += [f"transform-interpreter{{entry-point={entry}}}", "canonicalize", "cse"]
     if opt_level >= 1:
         steps += ["linalg-fuse-elementwise-ops", "canonicalize", "cse"]
+        if early_dealloc if math_approx is None else math_approx:
+            steps += ["rlx-math-approx" if cpu is None or _has_fma(cpu)
+                      else "rlx-math-approx{fma=false}"]
+    if opt_level >= 2:
+        # After fusion (the fused generics are vectorized).  No cse after it:
+        # vectorized ops lose the grad.recomputed mark of their generic, and
+        # cse would merge a recomputation with the forward computation again
+        # (undoing rematerialization).
+        steps += [f"transform-interpreter{{entry-point={params.elementwise_entry_point}}}",
+                  "canonicalize"]
     # Tensors -> buffers: every public function gets identity-layout memref
     # arguments, its results become out-params written in place (static
     # allocations hoisted to the caller), intermediates are freed.
     steps += ["eliminate-empty-tensors", "empty-tensor-to-alloc-tensor", *(["rlx-distinct-results"] if early_dealloc else []),
               _BUFFERIZE,
+              # loops that yield their buffer unchanged return the allocation
+              # itself, which out-params can then hoist (no copy)
+              "canonicalize",
               _OUT_PARAMS, "canonicalize", "cse", "buffer-deallocation-pipeline",
               "convert-bufferization-to-memref"]
     if early_dealloc:
@@ -142,6 +169,8 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
               "func.func(llvm-request-c-wrappers)", "fold-memref-alias-ops",
               "expand-strided-metadata", "lower-affine", "convert-scf-to-cf",
               "convert-vector-to-llvm", "convert-math-to-llvm", "convert-math-to-libm",
+              # libm calls on vectors (f64 erf) are unrolled into vector ops
+              "convert-vector-to-llvm",
               "finalize-memref-to-llvm", "convert-arith-to-llvm", "convert-index-to-llvm",
               "convert-ub-to-llvm", "convert-cf-to-llvm",
               *(["convert-openmp-to-llvm"] if threads > 1 else []), "convert-func-to-llvm",

@@ -88,6 +88,10 @@ class ScheduleParams:
         return "gradir_cpu_tensor_parallel" + self.tag
 
     @property
+    def elementwise_entry_point(self) -> str:
+        return "gradir_cpu_elementwise" + self.tag
+
+    @property
     def generalize_entry_point(self) -> str:
         return "gradir_cpu_generalize" + self.tag
 
@@ -122,6 +126,75 @@ def schedule_params(target: CpuTarget | str = "host") -> ScheduleParams:
                           target.vector_bits, f"{target.name} ({target.isa})")
 
 
+_ELEMENTWISE_RANKS = (1, 2, 3, 4)
+_ELEMENTWISE_BITS = (32, 64)
+
+
+def _elementwise_sequences(params: ScheduleParams) -> tuple[str, str]:
+    """Matchers and actions for elementwise generics, one pair per rank and
+    element bitwidth (transform tile sizes have one entry per loop), and the
+    lines that enter them into the entry point's foreach_match."""
+    tag = params.tag
+    seqs, matches = [], []
+    for bw in _ELEMENTWISE_BITS:
+        # two vector registers per step: ~10% faster than one on exp/log/tanh
+        # over 2^20 f32 (bench/cpu_math.py, AVX-512), the same elsewhere
+        lanes = 2 * max(params.bits // bw, 1)
+        for rank in _ELEMENTWISE_RANKS:
+            name = f"elementwise_r{rank}_{bw}{tag}"
+            sizes = ", ".join(["1"] * (rank - 1) + [str(lanes)])
+            loops = ", ".join(["!transform.any_op"] * rank)
+            nonzero = "".join(
+                f"      %d{i} = transform.match.structured.dim %s[{i}] : (!transform.any_op) -> "
+                f"!transform.param<i64>\n"
+                f"      transform.match.param.cmpi gt %d{i}, %z : !transform.param<i64>\n"
+                for i in range(rank))
+            seqs.append(f"""
+  transform.named_sequence @match_{name}(%op: !transform.any_op {{transform.readonly}}) -> !transform.any_op {{
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {{
+    ^bb0(%s: !transform.any_op):
+      %rank = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %r = transform.param.constant {rank} : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %rank, %r : !transform.param<i64>
+      // (after the rank check: dim[all] asserts on a rank-0 op)
+      transform.match.structured.dim %s[all] {{parallel}} : !transform.any_op
+      // no zero-size loop (vectorizing one asserts upstream)
+      %z = transform.param.constant 0 : i64 -> !transform.param<i64>
+{nonzero}      // at least one input (input[all] asserts on none), indexed by projected
+      // permutations only (tiling asserts on (d0) -> (-d0 + c))
+      %ins = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %ins, %z : !transform.param<i64>
+      transform.match.structured.input %s[all] {{projected_permutation}} : !transform.any_op
+      transform.match.structured.init %s[all] {{permutation}} : !transform.any_op
+      %init = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
+      %bw = transform.match.structured.elemental_bitwidth %init : (!transform.any_value) -> !transform.param<i64>
+      %b = transform.param.constant {bw} : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %bw, %b : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }}
+    transform.yield %op : !transform.any_op
+  }}
+
+  transform.named_sequence @schedule_{name}(%op: !transform.any_op {{transform.consumed}}) {{
+    %p = transform.get_parent_op %op {{op_name = "func.func"}} : (!transform.any_op) -> !transform.any_op
+    transform.sequence %op : !transform.any_op failures(suppress) {{
+    ^bb0(%g: !transform.any_op):
+      %t, %l:{rank} = transform.structured.tile_using_for %g tile_sizes [{sizes}] : (!transform.any_op) -> (!transform.any_op, {loops})
+      transform.structured.vectorize %t vector_sizes [{sizes}] : !transform.any_op
+    }}
+    // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
+    // only from 1-D vectors.
+    transform.apply_patterns to %p {{
+      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
+    }} : !transform.any_op
+    transform.yield
+  }}
+""")
+            matches.append(f"@match_{name} -> @schedule_{name}")
+    return "".join(seqs), ",\n        ".join(matches)
+
+
 def schedule_text(params: ScheduleParams) -> str:
     """The transform-dialect schedule for ``params``, as MLIR text."""
     strategy = "shuffle_16x16" if params.transpose == 16 else "shuffle_1d"
@@ -129,6 +202,7 @@ def schedule_text(params: ScheduleParams) -> str:
                   f64_m=params.f64_m, f64_n=params.f64_n, f64_k=params.f64_k,
                   tr=params.transpose, tr_strategy=strategy, regs=params.registers,
                   bits=params.bits, target=params.target)
+    values["elementwise_sequences"], values["elementwise_matches"] = _elementwise_sequences(params)
     return string.Template(TEMPLATE.read_text()).substitute(values)
 
 

@@ -1,0 +1,133 @@
+// RUN: gradir-opt %s --split-input-file --rlx-lower-to-llvm='stage=bufferized cpu=x86-64-v4' | FileCheck %s
+// RUN: gradir-opt %s --split-input-file --rlx-lower-to-llvm='stage=bufferized cpu=x86-64-v3' | FileCheck %s --check-prefix=AVX2
+
+// The CPU schedule (cpu_schedule.mlir.in): odd matmul sizes are peeled, not
+// padded; a transposed lhs is read in place; elementwise generics are
+// vectorized by the target's vector width.
+
+// N = 10 is less than one 32-column register tile: the tile is 8x10, no
+// operand is copied into a padded buffer, no vector is masked.
+// CHECK-LABEL: func.func @odd_n(
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: memref.copy
+// CHECK: scf.for {{.*}} iter_args(%{{.*}}) -> (vector<8x10xf32>)
+// CHECK-COUNT-8: vector.fma {{.*}} : vector<10xf32>
+// CHECK-NOT: vector.mask
+// CHECK-NOT: linalg.matmul
+// CHECK: return
+// AVX2-LABEL: func.func @odd_n(
+// AVX2-NOT: memref.alloc
+// AVX2: iter_args(%{{.*}}) -> (vector<6x10xf32>)
+// AVX2: iter_args(%{{.*}}) -> (vector<4x10xf32>)
+// AVX2: return
+func.func @odd_n(%a: tensor<64x512xf32>, %w: tensor<512x10xf32>) -> tensor<64x10xf32> {
+  %0 = "rlx.matmul"(%a, %w) : (tensor<64x512xf32>, tensor<512x10xf32>) -> tensor<64x10xf32>
+  return %0 : tensor<64x10xf32>
+}
+
+// -----
+
+// 20 x 50: the M and N tile loops are peeled into full 8x32 tiles and
+// remainder tiles of 4 rows and of 18 columns, each with a static shape.
+// CHECK-LABEL: func.func @peeled(
+// CHECK-NOT: memref.alloc
+// CHECK-DAG: iter_args(%{{.*}}) -> (vector<8x32xf32>)
+// CHECK-DAG: iter_args(%{{.*}}) -> (vector<4x32xf32>)
+// CHECK-DAG: iter_args(%{{.*}}) -> (vector<8x18xf32>)
+// CHECK-DAG: iter_args(%{{.*}}) -> (vector<4x18xf32>)
+// CHECK-NOT: memref.copy
+// CHECK-NOT: linalg.matmul
+// CHECK: return
+func.func @peeled(%a: tensor<20x784xf32>, %w: tensor<784x50xf32>) -> tensor<20x50xf32> {
+  %0 = "rlx.matmul"(%a, %w) : (tensor<20x784xf32>, tensor<784x50xf32>) -> tensor<20x50xf32>
+  return %0 : tensor<20x50xf32>
+}
+
+// -----
+
+// x^T @ dy: no transposed copy of x; each K step reads 8 contiguous
+// elements of a row of x (a column of x^T) and broadcasts them.
+// CHECK-LABEL: func.func @lhs_transposed(
+// CHECK-SAME: %[[X:[^:]*]]: memref<64x784xf32>
+// CHECK-NOT: memref.alloc
+// CHECK: %[[COL:.*]] = memref.subview %[[X]]{{.*}} [1, 8] [1, 1] : memref<64x784xf32> to memref<1x8xf32, strided<[784, 1], offset: ?>>
+// CHECK: vector.transfer_read %[[COL]]{{.*}} vector<1x8xf32>
+// CHECK-COUNT-8: vector.fma {{.*}} : vector<32xf32>
+// CHECK-NOT: linalg.transpose
+// CHECK-NOT: vector.transpose
+// CHECK: return
+func.func @lhs_transposed(%x: tensor<64x784xf32>, %dy: tensor<64x512xf32>) -> tensor<784x512xf32> {
+  %xt = "rlx.permute_dims"(%x) {axes = array<i64: 1, 0>} : (tensor<64x784xf32>) -> tensor<784x64xf32>
+  %0 = "rlx.matmul"(%xt, %dy) : (tensor<784x64xf32>, tensor<64x512xf32>) -> tensor<784x512xf32>
+  return %0 : tensor<784x512xf32>
+}
+
+// -----
+
+// Elementwise: two vector registers per step along the rows (32 f32 lanes
+// on AVX-512, 16 on AVX2), the last step masked; exp is rlx-math-approx's
+// polynomial on vectors (no libm call).
+// CHECK-LABEL: func.func @exp_rows(
+// CHECK: scf.for %{{.*}} = %c0 to %c7 step %c1 {
+// CHECK-NEXT: scf.for %{{.*}} = %c0 to %c33 step %c32 {
+// CHECK: vector.create_mask {{.*}} : vector<1x32xi1>
+// CHECK: math.roundeven %{{.*}} : vector<32xf32>
+// CHECK: math.fma %{{.*}} : vector<32xf32>
+// CHECK: vector.transfer_write
+// CHECK-NOT: math.exp
+// CHECK-NOT: call
+// CHECK: return
+// AVX2-LABEL: func.func @exp_rows(
+// AVX2: scf.for %{{.*}} = %c0 to %c33 step %c16 {
+// AVX2: math.roundeven %{{.*}} : vector<16xf32>
+func.func @exp_rows(%x: tensor<7x33xf32>) -> tensor<7x33xf32> {
+  %0 = "rlx.exp"(%x) : (tensor<7x33xf32>) -> tensor<7x33xf32>
+  return %0 : tensor<7x33xf32>
+}
+
+// -----
+
+// f64: 2 x 8 lanes on AVX-512; exp stays an LLVM intrinsic (libm), on vectors.
+// CHECK-LABEL: func.func @exp_f64(
+// CHECK: scf.for %{{.*}} = %c0 to %c20 step %c16 {
+// CHECK: math.exp %{{.*}} : vector<16xf64>
+func.func @exp_f64(%x: tensor<20xf64>) -> tensor<20xf64> {
+  %0 = "rlx.exp"(%x) : (tensor<20xf64>) -> tensor<20xf64>
+  return %0 : tensor<20xf64>
+}
+
+// -----
+
+// batch_matmul peels the same way (no padded copies).
+// CHECK-LABEL: func.func @batch_peeled(
+// CHECK-NOT: memref.alloc
+// CHECK-DAG: iter_args(%{{.*}}) -> (vector<1x8x32xf32>)
+// CHECK-DAG: iter_args(%{{.*}}) -> (vector<1x4x18xf32>)
+// CHECK-NOT: memref.copy
+// CHECK-NOT: linalg.batch_matmul
+// CHECK: return
+func.func @batch_peeled(%a: tensor<3x20x300xf32>, %b: tensor<3x300x50xf32>) -> tensor<3x20x50xf32> {
+  %0 = "rlx.matmul"(%a, %b) : (tensor<3x20x300xf32>, tensor<3x300x50xf32>) -> tensor<3x20x50xf32>
+  return %0 : tensor<3x20x50xf32>
+}
+
+// -----
+
+// A generic with no input (an iota) is left to convert-linalg-to-loops
+// (the matcher's input check would assert upstream on zero inputs).
+// CHECK-LABEL: func.func @no_inputs(
+// CHECK: linalg.generic
+// CHECK-SAME: outs(%{{.*}} : memref<4x40xf32>)
+// CHECK: return
+func.func @no_inputs() -> tensor<4x40xf32> {
+  %e = tensor.empty() : tensor<4x40xf32>
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]} outs(%e : tensor<4x40xf32>) {
+  ^bb0(%out: f32):
+    %i = linalg.index 1 : index
+    %c = arith.index_cast %i : index to i32
+    %f = arith.sitofp %c : i32 to f32
+    linalg.yield %f : f32
+  } -> tensor<4x40xf32>
+  return %0 : tensor<4x40xf32>
+}
