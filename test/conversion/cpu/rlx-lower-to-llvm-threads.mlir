@@ -11,7 +11,8 @@
 // register-tiled as with one thread); after bufferization every linalg op
 // becomes scf.parallel loops, and rlx-parallel-loops makes the ones with
 // enough work OpenMP loops over their first dimension (the matmul's strips,
-// the bias + relu, the blocks of the long sum), num_threads fixed at
+// the blocks of the long sum; the bias + relu is vectorized by the
+// schedule's elementwise sequence, on one thread), num_threads fixed at
 // compile time.  Small ops stay sequential.  threads=1 (or
 // GRADIR_NUM_THREADS=1, which wins over OMP_NUM_THREADS) is the
 // single-threaded pipeline: no forall, no OpenMP.
@@ -39,7 +40,6 @@
 // LLVM-NEXT: omp.loop_nest
 // LLVM: llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
 // LLVM: omp.terminator
-// LLVM: omp.parallel num_threads(%[[N]] : i32) {
 // LLVM-LABEL: llvm.func @_mlir_ciface_mlp(
 // LLVM-LABEL: llvm.func @total(
 // LLVM: omp.parallel num_threads(%{{.*}} : i32) {

@@ -602,12 +602,34 @@ module attributes {transform.with_named_sequence} {
   // strip in the single-threaded order, so results do not depend on the
   // thread count.
 
+  // The register tile of a parallel strip, vectorized right away (the strip's
+  // matmul must not reach gradir_cpu_tensor's matchers again).
+  transform.named_sequence @vectorize_tile_parallel(%tile: !transform.any_op {transform.consumed},
+                                           %k_loop: !transform.any_op {transform.readonly}) {
+    %f = transform.get_parent_op %tile {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %tile : !transform.any_op
+    // No canonicalization before the hoisting: it would fold a one-trip K
+    // loop away and invalidate %k_loop.
+    transform.apply_patterns to %f {
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.reduction_to_contract
+    } : !transform.any_op
+    transform.loop.hoist_loop_invariant_subsets %k_loop : !transform.any_op
+    transform.apply_patterns to %f {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.yield
+  }
+
   transform.named_sequence @schedule_matmul_f32_parallel(%op: !transform.any_op {transform.consumed}) {
     %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [8, 32, 1] {copy_back_op = "none", padding_dimensions = [0, 1, 2], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [0, 32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %kb, %lk = transform.structured.tile_using_for %strip tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %t, %l:2 = transform.structured.tile_using_for %kb tile_sizes [8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    transform.include @vectorize_tile failures(propagate) (%t, %l#1) : (!transform.any_op, !transform.any_op) -> ()
+    transform.include @vectorize_tile_parallel failures(propagate) (%t, %l#1) : (!transform.any_op, !transform.any_op) -> ()
     transform.yield
   }
 
@@ -616,7 +638,7 @@ module attributes {transform.with_named_sequence} {
     %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [0, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %kb, %lk = transform.structured.tile_using_for %strip tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %t, %l:2 = transform.structured.tile_using_for %kb tile_sizes [8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    transform.include @vectorize_tile failures(propagate) (%t, %l#1) : (!transform.any_op, !transform.any_op) -> ()
+    transform.include @vectorize_tile_parallel failures(propagate) (%t, %l#1) : (!transform.any_op, !transform.any_op) -> ()
     transform.yield
   }
 
@@ -625,7 +647,7 @@ module attributes {transform.with_named_sequence} {
     %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [1, 0, 32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %kb, %lk = transform.structured.tile_using_for %strip tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %t, %l:2 = transform.structured.tile_using_for %kb tile_sizes [0, 8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    transform.include @vectorize_tile failures(propagate) (%t, %l#1) : (!transform.any_op, !transform.any_op) -> ()
+    transform.include @vectorize_tile_parallel failures(propagate) (%t, %l#1) : (!transform.any_op, !transform.any_op) -> ()
     transform.yield
   }
 
@@ -634,7 +656,7 @@ module attributes {transform.with_named_sequence} {
     %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [1, 0, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %kb, %lk = transform.structured.tile_using_for %strip tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %t, %l:2 = transform.structured.tile_using_for %kb tile_sizes [0, 8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    transform.include @vectorize_tile failures(propagate) (%t, %l#1) : (!transform.any_op, !transform.any_op) -> ()
+    transform.include @vectorize_tile_parallel failures(propagate) (%t, %l#1) : (!transform.any_op, !transform.any_op) -> ()
     transform.yield
   }
 
