@@ -20,7 +20,10 @@ config.environment["PYTHONDONTWRITEBYTECODE"] = "1"
 # directories.  Schedules and caches never go to the user's ~/.cache.
 config.environment["GRADIR_CACHE"] = "0"
 config.environment["GRADIR_CACHE_DIR"] = os.path.join(config.gradir_obj_root, "test", "gradir-cache")
-for var in ("HOME", "TMPDIR"):
+# GRADIR_NUM_THREADS / OMP_NUM_THREADS pick the thread count of compiled code
+# (default: the cores of the CPU affinity): `GRADIR_NUM_THREADS=3 lit ...`
+# runs the numeric suites at 3 threads.
+for var in ("HOME", "TMPDIR", "GRADIR_NUM_THREADS", "OMP_NUM_THREADS"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
 

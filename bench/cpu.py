@@ -20,8 +20,9 @@ The header names the CPU model and its vector ISA (gradir's host detection).
 For each thread count a fresh process is pinned to that many cores
 (sched_setaffinity) and sets OMP/OpenBLAS/MKL threads,
 torch.set_num_threads and XLA's Eigen threading before importing anything.
-gradir's compiled code is single-threaded (no parallel loops yet) at every
-thread count.  Timings: median of R runs after warm-up.  Ratios are
+gradir compiles with threads= that count (its parallel loops run on LLVM's
+OpenMP runtime, one thread per pinned core); at more than one thread a third
+table times gradir compiled with threads=1 in the same pinned process.  Timings: median of R runs after warm-up.  Ratios are
 peer time / gradir time (>1: gradir is faster).
 """
 
@@ -115,13 +116,16 @@ def run_workloads(threads: int, quick: bool) -> list[dict]:
         x = rng.standard_normal((batch, 784)).astype(np.float32)
         y = rng.integers(0, 10, batch).astype(np.int64)
         params = init_params(sizes)
-        exe = gradir.compile(differentiate(build_mlp(batch, sizes)))
+        exe = gradir.compile(differentiate(build_mlp(batch, sizes)), threads=threads)
         step = exe["main_adjoint"]
         got = step(x, y, *params)
         ref = numpy_step(x, y, *params)
         for g, r in zip(got, ref):
             np.testing.assert_allclose(g, r, rtol=2e-3, atol=2e-4)
         record(wl, "gradir", timeit(lambda: step(x, y, *params)))
+        if threads > 1:
+            step1 = gradir.compile(differentiate(build_mlp(batch, sizes)), threads=1)["main_adjoint"]
+            record(wl, "t1:gradir", timeit(lambda: step1(x, y, *params)))
         record(wl, "numpy", timeit(lambda: numpy_step(x, y, *params)))
         if "torch" in have:
             torch = have["torch"]
@@ -158,7 +162,7 @@ def run_workloads(threads: int, quick: bool) -> list[dict]:
         wl = f"seed{n}"
         xs = rng.standard_normal((n, n)).astype(np.float32)
         ys = rng.standard_normal((n, n)).astype(np.float32)
-        step = gradir.compile(seed_module(n))["main_adjoint"]
+        step = gradir.compile(seed_module(n), threads=threads)["main_adjoint"]
         loss, gx, gy = step(xs, ys)
         np.testing.assert_allclose(gx, (np.ones((n, n)) @ ys).T, rtol=1e-3, atol=1e-3)
         np.testing.assert_allclose(gy, (xs @ np.ones((n, n))).T, rtol=1e-3, atol=1e-3)
@@ -184,16 +188,19 @@ def run_workloads(threads: int, quick: bool) -> list[dict]:
             ja, jb = jax.numpy.asarray(xs), jax.numpy.asarray(ys)
             record(wl, "jax", timeit(lambda: jax.block_until_ready(f(ja, jb))))
 
-    lenet_rows(rows, record, have, 64)
+    lenet_rows(rows, record, have, 64, threads)
 
     for n in ([512] if quick else [512, 1024]):
         wl = f"gemm{n}"
         a = rng.standard_normal((n, n)).astype(np.float32)
         b = rng.standard_normal((n, n)).astype(np.float32)
-        mm = gradir.compile(gemm_module(n))["main"]
+        mm = gradir.compile(gemm_module(n), threads=threads)["main"]
         np.testing.assert_allclose(mm(a, b), a @ b, rtol=1e-3, atol=1e-2)
         flops = 2 * n ** 3
         record(wl, "gradir", timeit(lambda: mm(a, b)), flops)
+        if threads > 1:
+            mm1 = gradir.compile(gemm_module(n), threads=1)["main"]
+            record(wl, "t1:gradir", timeit(lambda: mm1(a, b)), flops)
         record(wl, "numpy", timeit(lambda: a @ b), flops)
         if "torch" in have:
             torch = have["torch"]
@@ -205,13 +212,13 @@ def run_workloads(threads: int, quick: bool) -> list[dict]:
             ja, jb = jax.numpy.asarray(a), jax.numpy.asarray(b)
             record(wl, "jax", timeit(lambda: jax.block_until_ready(f(ja, jb))), flops)
         for cpu in ("x86-64-v3",):
-            mt = gradir.compile(gemm_module(n), cpu=cpu)["main"]
+            mt = gradir.compile(gemm_module(n), cpu=cpu, threads=threads)["main"]
             np.testing.assert_allclose(mt(a, b), a @ b, rtol=1e-3, atol=1e-2)
             record(wl, f"gradir:{cpu}", timeit(lambda: mt(a, b)), flops)
     return rows
 
 
-def lenet_rows(rows, record, have, batch):
+def lenet_rows(rows, record, have, batch, threads):
     """LeNet-5 gradient step: gradir (checked against the interpreter), torch, jax."""
     import numpy as np
 
@@ -221,12 +228,15 @@ def lenet_rows(rows, record, have, batch):
     wl = f"lenet{batch}"
     module = lenet_module(batch)
     x, y, params = lenet_inputs(batch)
-    step = gradir.compile(module)["main_adjoint"]
+    step = gradir.compile(module, threads=threads)["main_adjoint"]
     got = step(x, y, *params)
     want = gradir.interpret(module, "main_adjoint", x, y, *params)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=2e-3, atol=2e-5)
     record(wl, "gradir", timeit(lambda: step(x, y, *params)))
+    if threads > 1:
+        step1 = gradir.compile(module, threads=1)["main_adjoint"]
+        record(wl, "t1:gradir", timeit(lambda: step1(x, y, *params)))
     if "torch" in have:
         torch = have["torch"]
         tx, ty = torch.from_numpy(x), torch.from_numpy(y)
@@ -255,7 +265,8 @@ def child_env(threads: int) -> dict:
 
 def print_table(rows: list[dict]) -> None:
     order = ["gradir", "numpy", "torch", "jax"]
-    targets = [r for r in rows if ":" in r["impl"]]
+    single = [r for r in rows if r["impl"] == "t1:gradir"]
+    targets = [r for r in rows if ":" in r["impl"] and r["impl"] != "t1:gradir"]
     rows = [r for r in rows if ":" not in r["impl"]]
     keys = sorted({(r["workload"], r["threads"]) for r in rows},
                   key=lambda k: (k[1], ["mlp", "seed", "lenet", "gemm"].index(k[0].rstrip("0123456789")),
@@ -282,6 +293,17 @@ def print_table(rows: list[dict]) -> None:
         print(f"{t['workload']:<10}{t['threads']:>4}  {t['impl'].split(':')[1]:<12}"
               f"{t['ms']:>10.3f}{t['gflops']:>10.1f}{host['ms']:>10.3f}{host['gflops']:>14.1f}"
               f"{t['ms'] / host['ms']:>15.2f}")
+    if single:
+        # gradir at threads=N against gradir at threads=1 in the same process,
+        # pinned to the same N cores: what the parallel loops gain there.
+        print()
+        print(f"{'workload':<10}{'thr':>4}  {'gradir ms':>10}{'1-thread ms':>13}"
+              f"{'  1-thread / N-thread':>22}")
+    for t in single:
+        par = next(r for r in rows if r["workload"] == t["workload"] and
+                   r["threads"] == t["threads"] and r["impl"] == "gradir")
+        print(f"{t['workload']:<10}{t['threads']:>4}  {par['ms']:>10.3f}{t['ms']:>13.3f}"
+              f"{t['ms'] / par['ms']:>22.2f}")
 
 
 def main(argv: list[str]) -> int:

@@ -145,7 +145,10 @@ from gradir.runtime import cache  # noqa: E402
 from gradir.runtime.toolchain import CompileOptions  # noqa: E402
 m = gradir.parse(MODEL)
 gradir.run_pipeline(m, "builtin.module(rlx-gradient)")
-key = cache.cache_key(gradir.print_module(m, segments=True), CompileOptions())
+from gradir.conversion.cpu.host import default_threads  # noqa: E402
+# gradir.compile's options: its default thread count is part of the key.
+key = cache.cache_key(gradir.print_module(m, segments=True),
+                      CompileOptions(threads=default_threads()))
 path = os.path.join(out, "cache", "compiled", key + ".so")
 print("cold entry found:", os.path.isfile(path))
 # CHECK-LABEL: TEST: damaged entries are rebuilt

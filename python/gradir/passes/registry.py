@@ -39,6 +39,7 @@ PASSES = {
     "rlx-lower-to-llvm": _lazy("gradir.conversion.cpu.rlx_lower_to_llvm", "RlxLowerToLlvm"),
     "rlx-math-approx": _lazy("gradir.conversion.cpu.rlx_math_approx", "RlxMathApprox"),
     "rlx-memory-report": _lazy("gradir.transforms.rlx_memory_report", "RlxMemoryReport"),
+    "rlx-parallel-loops": _lazy("gradir.conversion.cpu.rlx_parallel_loops", "RlxParallelLoops"),
     "rlx-simplify-gradient": _lazy("gradir.transforms.rlx_simplify_gradient", "RlxSimplifyGradient"),
     "rlx-to-linalg": _lazy("gradir.conversion.rlx_to_linalg", "RlxToLinalg"),
     "rlx-verify": _lazy("gradir.transforms.rlx_verify", "RlxVerify"),

@@ -55,6 +55,7 @@ import json
 import os
 import tempfile
 import threading
+import shutil
 import uuid
 import warnings
 from pathlib import Path
@@ -292,6 +293,7 @@ def _link(directory: Path, key: str, exe, obj: Path, work: Path) -> None:
         pass
     try:
         built = export_library(exe, work / "lib.so", object_file=obj)
+        _copy_runtime_libraries(work, directory, exclude="lib.so")
         _write_entry(directory, key, built.read_bytes())
     except Exception as err:  # noqa: BLE001 - a cache write must never fail the compile
         stats.errors += 1
@@ -301,6 +303,16 @@ def _link(directory: Path, key: str, exe, obj: Path, work: Path) -> None:
         with _lock:
             if threading.current_thread() in _pending:
                 _pending.remove(threading.current_thread())
+
+
+def _copy_runtime_libraries(folder: Path, directory: Path, exclude: str) -> None:
+    """issue 14 (threads): runtime libraries an entry needs (libomp.so,
+    found through its RUNPATH $ORIGIN) go beside the entries, once."""
+    for lib in folder.glob("lib*.so"):
+        if lib.name != exclude and not (directory / lib.name).exists():
+            tmp = directory / f".{lib.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
+            shutil.copyfile(lib, tmp)
+            os.replace(tmp, directory / lib.name)
 
 
 def _write_entry(directory: Path, key: str, data: bytes) -> None:
@@ -318,6 +330,7 @@ def store_library(directory: Path, key: str, library: Path) -> None:
     tools path, ``llvm_tools.build_library``); nothing left to link."""
     try:
         directory.mkdir(parents=True, exist_ok=True)
+        _copy_runtime_libraries(Path(library).parent, directory, exclude=Path(library).name)
         _write_entry(directory, key, Path(library).read_bytes())
     except Exception as err:  # noqa: BLE001 - a cache write must never fail the compile
         stats.errors += 1
@@ -359,7 +372,7 @@ def _prune(directory: Path) -> None:
                 else:
                     path.unlink(missing_ok=True)
             continue
-        if path.suffix == ".so":
+        if path.suffix == ".so" and not path.name.startswith("lib"):   # libomp.so stays
             entries.append((st.st_mtime, st.st_size, path))
             total += st.st_size
     cap = _max_bytes()

@@ -14,7 +14,7 @@ from .. import _compat
 from ..ir import make_context
 from .abi import signatures_to_json
 from .signature import CompileError
-from .toolchain import c_string, compiler, runtime_libraries
+from .toolchain import c_string, compiler, runtime_libraries, uses_openmp
 
 __all__ = ["export_library", "SIGNATURE_SYMBOL", "DIGEST_SYMBOL"]
 
@@ -91,7 +91,8 @@ def export_library(exe, path: Path, object_file: Path | None = None) -> Path:
     else compiled here."""
     path = Path(path).resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
-    libs = runtime_libraries(exe.options.target)
+    threads = getattr(exe.options, "threads", 1) if uses_openmp(exe.llvm_ir) else 1
+    libs = runtime_libraries(exe.options.target, threads)
     with tempfile.TemporaryDirectory(prefix="gradir-export-") as tmp:
         tmp = Path(tmp)
         if isinstance(object_file, (list, tuple)):      # issue 14: llvm_tools' partitions
@@ -112,11 +113,14 @@ def export_library(exe, path: Path, object_file: Path | None = None) -> Path:
         # Linked next to its destination (same filesystem: the rename is atomic
         # and never crosses devices, e.g. /tmp on tmpfs).
         tmp_out = path.parent / f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
-        # Only the target's device runtime (cuda) is linked; -z defs makes any
-        # other unresolved symbol a link error here rather than a load error there.
+        # Only the target's device runtime (cuda) or, for parallel CPU code,
+        # LLVM's OpenMP runtime (libomp.so) is linked and copied beside the
+        # library; -z defs makes any other unresolved symbol a link error here
+        # rather than a load error there.
         device_libs = [lib for lib in libs if lib.name != "libmlir_c_runner_utils.so"]
         cmd = [compiler(), "-shared", "-fPIC", "-O2", "-o", str(tmp_out), *map(str, objs), "-x", "c",
-               str(meta), "-x", "none", f"-L{libs[0].parent}",
+               str(meta), "-x", "none", *[f"-L{d}" for d in dict.fromkeys(
+                   str(lib.parent) for lib in [libs[0], *device_libs])],
                *[f"-l:{lib.name}" for lib in device_libs],
                "-Wl,-rpath,$ORIGIN", "-Wl,-z,defs", "-lm", "-lc"]
         proc = subprocess.run(cmd, capture_output=True, text=True)

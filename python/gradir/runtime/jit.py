@@ -14,7 +14,7 @@ from .signature import CompileError, public_functions, signature_of
 from .export import export_library
 from .heap import keep_freed_memory
 from .toolchain import (TARGETS, CompileOptions, llvm_opt_level, packed_caller,
-                        runtime_libraries, runtime_library_dir)
+                        runtime_libraries, runtime_library_dir, uses_openmp)
 
 __all__ = ["CachedExecutable", "CompileOptions", "Executable", "compile", "runtime_library_dir"]
 
@@ -37,7 +37,12 @@ class Executable(FunctionTable):
         self.signatures = signatures
         self._pic = pic
         self._lowered_text = print_module(lowered) if lowered_text is None else lowered_text
-        libs = [str(p) for p in runtime_libraries(options.target)]
+        threads = options.threads if uses_openmp(self._lowered_text) else 1
+        libs = [str(p) for p in runtime_libraries(options.target, threads)]
+        if threads > 1:
+            import ctypes
+            from .openmp import configure
+            configure(ctypes.CDLL(libs[-1]))   # libomp, before its first region
         self._engine = _compat.execution_engine(lowered, llvm_opt_level(options.opt_level),
                                                 libs, pic=pic)
         keep_freed_memory()
@@ -110,6 +115,13 @@ class CachedExecutable(Executable):
             os.replace(tmp, path)
         finally:
             tmp.unlink(missing_ok=True)
+        # issue 14 (threads): the OpenMP runtime a multi-threaded entry needs,
+        # kept beside the cache entries, goes beside the export too.
+        omp = self._library.path.parent / "libomp.so"
+        if omp.is_file() and b"libomp.so" in path.read_bytes():
+            dest = path.parent / omp.name
+            if not dest.exists() or dest.stat().st_size != omp.stat().st_size:
+                shutil.copy2(omp, dest)
         return path
 
 
@@ -133,7 +145,7 @@ class ToolchainExecutable(CachedExecutable):
         work = tempfile.mkdtemp(prefix="gradir-llvm-")
         try:
             path = llvm_tools.build_library(
-                text, SimpleNamespace(signatures=sigs, options=options),
+                text, SimpleNamespace(signatures=sigs, options=options, llvm_ir=text),
                 llvm_opt_level(options.opt_level), resolve(options.cpu), Path(work),
                 workers=workers)
             exe = cls(load(path), "", options)
@@ -175,7 +187,8 @@ def lower(module, options: CompileOptions, functions=None) -> tuple[ir.Module, d
         try:
             if options.target == "cpu":
                 from ..conversion.cpu.pipeline import lower_to_llvm
-                lower_to_llvm(copy.operation, opt_level=options.opt_level, cpu=options.cpu)
+                lower_to_llvm(copy.operation, opt_level=options.opt_level, cpu=options.cpu,
+                              threads=options.threads)
             else:
                 from ..conversion.gpu.nvvm import lower_to_nvvm
                 lower_to_nvvm(copy.operation, chip=options.chip, opt_level=options.opt_level)
@@ -185,7 +198,8 @@ def lower(module, options: CompileOptions, functions=None) -> tuple[ir.Module, d
 
 
 def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_90",
-            keep_resident=(), cpu: str = "host", cache=None, functions=None) -> Executable:
+            keep_resident=(), cpu: str = "host", cache=None, functions=None,
+            threads: int | None = None) -> Executable:
     """Compiles every public function (or those of ``functions``) of an rlx
     module for ``target``.
 
@@ -196,6 +210,15 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
     machine) or an LLVM CPU name of ``gradir.conversion.cpu.host.NAMED_TARGETS``
     ("x86-64-v3" for AVX2, "x86-64-v4", "skylake-avx512", ...); the schedule's
     register tiles and LLVM's target-cpu/features follow it.
+
+    ``threads`` (target "cpu"): how many threads the compiled code runs its
+    parallel loops on (matmul column strips, elementwise ops, the blocks of
+    long sums, convolution batches), through LLVM's OpenMP runtime.  Fixed
+    at compile time: None means ``$GRADIR_NUM_THREADS``, else
+    ``$OMP_NUM_THREADS``, else the cores this process may run on
+    (``os.sched_getaffinity``), read when ``compile`` runs.  1 gives
+    single-threaded code with no runtime.  Results are bitwise identical
+    from run to run, and at every thread count.
 
     ``cache`` (target "cpu"): the persistent compile cache (``runtime/cache.py``):
     None follows ``GRADIR_CACHE``/``GRADIR_CACHE_DIR`` (on by default, under
@@ -212,7 +235,12 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
     if cpu != "host" and cpu not in NAMED_TARGETS:
         raise CompileError(f"unknown cpu '{cpu}' (expected host or one of: "
                            f"{', '.join(sorted(NAMED_TARGETS))})")
-    options = CompileOptions(target, opt_level, chip, tuple(keep_resident), cpu)
+    from ..conversion.cpu.host import resolve_threads
+    try:
+        threads = resolve_threads(threads) if target == "cpu" else 1
+    except ValueError as err:
+        raise CompileError(str(err)) from None
+    options = CompileOptions(target, opt_level, chip, tuple(keep_resident), cpu, threads)
     if cache is not None and not isinstance(cache, (bool, str, os.PathLike)):
         raise TypeError(f"cache must be None, True, False or a directory, not {cache!r}")
     if functions is not None:

@@ -146,6 +146,8 @@ class Library(FunctionTable):
             copy.unlink(missing_ok=True)      # the mapping stays; the name goes
             if directory is not None:
                 shutil.rmtree(directory, ignore_errors=True)
+        from .openmp import configure    # issue 14: libomp's defaults (multi-threaded code)
+        configure(self._dll)
         self._functions = {}
         for name, sig in self.signatures.items():
             cfn = getattr(self._dll, "_mlir_ciface_" + name)

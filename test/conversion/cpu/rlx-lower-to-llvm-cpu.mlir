@@ -1,5 +1,5 @@
-// RUN: gradir-opt %s --rlx-lower-to-llvm='cpu=x86-64-v3 stage=bufferized' | FileCheck %s --check-prefix=AVX2
-// RUN: gradir-opt %s --rlx-lower-to-llvm='cpu=x86-64-v4 stage=bufferized' | FileCheck %s --check-prefix=AVX512
+// RUN: gradir-opt %s --rlx-lower-to-llvm='cpu=x86-64-v3 stage=bufferized threads=1' | FileCheck %s --check-prefix=AVX2
+// RUN: gradir-opt %s --rlx-lower-to-llvm='cpu=x86-64-v4 stage=bufferized threads=1' | FileCheck %s --check-prefix=AVX512
 // RUN: gradir-opt %s --rlx-lower-to-llvm='cpu=x86-64-v3' | FileCheck %s --check-prefix=LLVM
 // RUN: gradir-opt %s --rlx-lower-to-llvm | FileCheck %s --check-prefix=HOST
 // RUN: not gradir-opt %s --rlx-lower-to-llvm='cpu=pentium-mmx' 2>&1 | FileCheck %s --check-prefix=ERR

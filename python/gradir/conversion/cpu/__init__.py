@@ -1,3 +1,4 @@
 """The CPU back end: linalg -> bufferized loops and vectors -> LLVM (``pipeline``),
-its passes (``rlx-lower-to-llvm``, ``rlx-early-dealloc``) and the transform
-schedule (``cpu_schedule.mlir``)."""
+its passes (``rlx-lower-to-llvm``, ``rlx-early-dealloc``, ``rlx-parallel-loops``:
+the loops run on OpenMP threads when ``threads`` > 1) and the transform schedule
+(``cpu_schedule.mlir``)."""

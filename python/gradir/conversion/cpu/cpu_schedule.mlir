@@ -588,6 +588,179 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // ----- issue 14, every core: the parallel entry point (threads > 1) -----
+  //
+  // gradir_cpu_tensor_parallel schedules matmuls as gradir_cpu_tensor
+  // does, inside an scf.forall over column strips of the register tile's
+  // width (batch matmuls: over batches and column strips): every strip runs
+  // the same K-blocked register tiles (the rhs sliver of a K block stays in
+  // L1 across all the rows), and the CPU pipeline maps the forall's first
+  // dimension onto threads (rlx-parallel-loops, convert-scf-to-openmp).
+  // 2-D transposes are tiled into an scf.forall over row strips of the
+  // transpose tile's height, each strip into masked square tiles.  The
+  // strips write disjoint columns; each output element is computed by one
+  // strip in the single-threaded order, so results do not depend on the
+  // thread count.
+
+  // The register tile of a parallel strip, vectorized right away (the strip's
+  // matmul must not reach gradir_cpu_tensor's matchers again).
+  transform.named_sequence @vectorize_tile_parallel(%tile: !transform.any_op {transform.consumed},
+                                           %k_loop: !transform.any_op {transform.readonly}) {
+    %f = transform.get_parent_op %tile {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %tile : !transform.any_op
+    // No canonicalization before the hoisting: it would fold a one-trip K
+    // loop away and invalidate %k_loop.
+    transform.apply_patterns to %f {
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.reduction_to_contract
+    } : !transform.any_op
+    transform.loop.hoist_loop_invariant_subsets %k_loop : !transform.any_op
+    transform.apply_patterns to %f {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.yield
+  }
+
+  transform.named_sequence @schedule_matmul_f32_parallel(%op: !transform.any_op {transform.consumed}) {
+    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [8, 32, 1] {copy_back_op = "none", padding_dimensions = [0, 1, 2], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [0, 32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %kb, %lk = transform.structured.tile_using_for %strip tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %t, %l:2 = transform.structured.tile_using_for %kb tile_sizes [8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.include @vectorize_tile_parallel failures(propagate) (%t, %l#1) : (!transform.any_op, !transform.any_op) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @schedule_matmul_f64_parallel(%op: !transform.any_op {transform.consumed}) {
+    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [8, 16, 1] {copy_back_op = "none", padding_dimensions = [0, 1, 2], padding_values = [0.0 : f64, 0.0 : f64, 0.0 : f64]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [0, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %kb, %lk = transform.structured.tile_using_for %strip tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %t, %l:2 = transform.structured.tile_using_for %kb tile_sizes [8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.include @vectorize_tile_parallel failures(propagate) (%t, %l#1) : (!transform.any_op, !transform.any_op) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @schedule_batch_matmul_f32_parallel(%op: !transform.any_op {transform.consumed}) {
+    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [1, 8, 32, 1] {copy_back_op = "none", padding_dimensions = [0, 1, 2, 3], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [1, 0, 32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %kb, %lk = transform.structured.tile_using_for %strip tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %t, %l:2 = transform.structured.tile_using_for %kb tile_sizes [0, 8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.include @vectorize_tile_parallel failures(propagate) (%t, %l#1) : (!transform.any_op, !transform.any_op) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @schedule_batch_matmul_f64_parallel(%op: !transform.any_op {transform.consumed}) {
+    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [1, 8, 16, 1] {copy_back_op = "none", padding_dimensions = [0, 1, 2, 3], padding_values = [0.0 : f64, 0.0 : f64, 0.0 : f64]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [1, 0, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %kb, %lk = transform.structured.tile_using_for %strip tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %t, %l:2 = transform.structured.tile_using_for %kb tile_sizes [0, 8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.include @vectorize_tile_parallel failures(propagate) (%t, %l#1) : (!transform.any_op, !transform.any_op) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @schedule_transpose_2d_parallel(%op: !transform.any_op {transform.consumed}) {
+    %strip, %forall = transform.structured.tile_using_forall %op tile_sizes [16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %t, %l = transform.structured.tile_using_for %strip tile_sizes [0, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.structured.vectorize %t vector_sizes [16, 16] : !transform.any_op
+    transform.yield
+  }
+
+  // Tiling a loop of zero iterations into an scf.forall trips an assertion of
+  // MLIR 22's TilingInterface (computeAllSliceParameters); ops with an empty
+  // dimension are left to the plain loops (which run zero times).
+  transform.named_sequence @match_nonempty_2d(%op: !transform.any_op {transform.readonly}) {
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %c0 = transform.param.constant 0 : i64 -> !transform.param<i64>
+      %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d0, %c0 : !transform.param<i64>
+      %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d1, %c0 : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @match_nonempty_3d(%op: !transform.any_op {transform.readonly}) {
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %c0 = transform.param.constant 0 : i64 -> !transform.param<i64>
+      %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d0, %c0 : !transform.param<i64>
+      %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d1, %c0 : !transform.param<i64>
+      %d2 = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d2, %c0 : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @match_nonempty_4d(%op: !transform.any_op {transform.readonly}) {
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %c0 = transform.param.constant 0 : i64 -> !transform.param<i64>
+      %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d0, %c0 : !transform.param<i64>
+      %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d1, %c0 : !transform.param<i64>
+      %d2 = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d2, %c0 : !transform.param<i64>
+      %d3 = transform.match.structured.dim %s[3] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d3, %c0 : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @match_matmul_f32_nonempty(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    %m = transform.include @match_matmul_f32 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @match_nonempty_3d failures(propagate) (%m) : (!transform.any_op) -> ()
+    transform.yield %m : !transform.any_op
+  }
+
+  transform.named_sequence @match_matmul_f64_nonempty(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    %m = transform.include @match_matmul_f64 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @match_nonempty_3d failures(propagate) (%m) : (!transform.any_op) -> ()
+    transform.yield %m : !transform.any_op
+  }
+
+  transform.named_sequence @match_batch_matmul_f32_nonempty(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    %m = transform.include @match_batch_matmul_f32 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @match_nonempty_4d failures(propagate) (%m) : (!transform.any_op) -> ()
+    transform.yield %m : !transform.any_op
+  }
+
+  transform.named_sequence @match_batch_matmul_f64_nonempty(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    %m = transform.include @match_batch_matmul_f64 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @match_nonempty_4d failures(propagate) (%m) : (!transform.any_op) -> ()
+    transform.yield %m : !transform.any_op
+  }
+
+  transform.named_sequence @match_transpose_2d_nonempty(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    %m = transform.include @match_transpose_2d failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @match_nonempty_2d failures(propagate) (%m) : (!transform.any_op) -> ()
+    transform.yield %m : !transform.any_op
+  }
+
+  // The parallel actions first (they leave vector code, no linalg.matmul or
+  // linalg.transpose); then the single-threaded entry point on the rest, so
+  // whatever it schedules (zero-size matmuls, and any other op it learns to
+  // schedule) is scheduled the same at every thread count.
+  transform.named_sequence @gradir_cpu_tensor_parallel(%root: !transform.any_op {transform.consumed}) {
+    %r = transform.foreach_match in %root
+        @match_matmul_f32_nonempty -> @schedule_matmul_f32_parallel,
+        @match_matmul_f64_nonempty -> @schedule_matmul_f64_parallel,
+        @match_batch_matmul_f32_nonempty -> @schedule_batch_matmul_f32_parallel,
+        @match_batch_matmul_f64_nonempty -> @schedule_batch_matmul_f64_parallel,
+        @match_transpose_2d_nonempty -> @schedule_transpose_2d_parallel
+      : (!transform.any_op) -> !transform.any_op
+    transform.include @gradir_cpu_tensor failures(propagate) (%r) : (!transform.any_op) -> ()
+    transform.yield
+  }
+
   // After elementwise fusion (and rlx-math-approx): the fused generics.
   transform.named_sequence @gradir_cpu_elementwise(%root: !transform.any_op {transform.consumed}) {
     %r = transform.foreach_match in %root

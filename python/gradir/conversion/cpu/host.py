@@ -24,7 +24,8 @@ import platform
 from dataclasses import dataclass, field
 
 __all__ = ["CpuTarget", "NAMED_TARGETS", "ISA_FEATURES", "detect_host", "parse_cpuinfo",
-           "read_cache_sizes", "resolve", "missing_features"]
+           "read_cache_sizes", "resolve", "missing_features", "default_threads",
+           "resolve_threads"]
 
 # Features (as /proc/cpuinfo spells them) that decide which code LLVM may
 # emit; the ones recorded in an exported library and checked by the loader.
@@ -150,6 +151,11 @@ def _size(text: str) -> int:
     return int(text.rstrip("KMG") or 0) * scale
 
 
+def _read_sys(root: str, entry: str, name: str) -> str:
+    with open(os.path.join(root, entry, name)) as f:
+        return f.read().strip()
+
+
 def read_cache_sizes(root: str = "/sys/devices/system/cpu/cpu0/cache") -> tuple[int, int]:
     """(L1 data, L2) bytes from sysfs; 32 KiB / 1 MiB where it says nothing."""
     l1d, l2 = 32 * 1024, 1024 * 1024
@@ -161,8 +167,8 @@ def read_cache_sizes(root: str = "/sys/devices/system/cpu/cpu0/cache") -> tuple[
         if not entry.startswith("index"):
             continue
         try:
-            read = lambda f: open(os.path.join(root, entry, f)).read().strip()  # noqa: E731
-            level, kind, size = read("level"), read("type"), _size(read("size"))
+            level, kind, size = (_read_sys(root, entry, "level"), _read_sys(root, entry, "type"),
+                                 _size(_read_sys(root, entry, "size")))
         except (OSError, ValueError):
             continue
         if level == "1" and kind == "Data" and size:
@@ -208,3 +214,44 @@ def missing_features(required, host: CpuTarget | None = None) -> list[str]:
     """The features of ``required`` that ``host`` (default: this machine) lacks."""
     have = set((host or detect_host()).features)
     return sorted(f for f in required if f not in have)
+
+
+# --- issue 14: every core ---------------------------------------------------
+
+def _env_threads(name: str) -> int | None:
+    """A positive thread count from environment variable ``name`` (OpenMP's
+    form: "4" or a nested list "4,2", whose first entry counts), or None."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return None
+    first = text.split(",")[0].strip()
+    try:
+        value = int(first)
+    except ValueError:
+        raise ValueError(f"{name}={text!r} is not a positive thread count") from None
+    if value < 1:
+        raise ValueError(f"{name}={text!r} is not a positive thread count")
+    return value
+
+
+def default_threads() -> int:
+    """The thread count compiled code uses when none is given:
+    ``$GRADIR_NUM_THREADS``, else ``$OMP_NUM_THREADS`` (its first entry),
+    else the cores this process may run on (its CPU affinity)."""
+    for name in ("GRADIR_NUM_THREADS", "OMP_NUM_THREADS"):
+        value = _env_threads(name)
+        if value is not None:
+            return value
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def resolve_threads(threads: int | None) -> int:
+    """``threads`` checked (a positive int), or ``default_threads()`` for None."""
+    if threads is None:
+        return default_threads()
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"threads must be a positive integer, not {threads!r}")
+    return threads

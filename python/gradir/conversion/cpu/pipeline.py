@@ -77,7 +77,7 @@ def _has_fma(cpu) -> bool:
 def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = None,
                             stage: str = "llvm", preload: bool = True,
                             early_dealloc: bool = True, cpu=None,
-                            math_approx: bool | None = None) -> str:
+                            math_approx: bool | None = None, threads: int = 1) -> str:
     """The upstream pipeline from linalg-on-tensors to the LLVM dialect.
 
     ``opt_level`` 0: no fusion, no schedule (fastest to compile); 1:
@@ -103,7 +103,13 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
     (default: ``early_dealloc``, i.e. whenever gradir's own passes may run)
     adds gradir's ``rlx-math-approx`` after fusion at ``opt_level`` 1 and
     more: f32 exp/log/tanh/erf become polynomial code that vectorizes
-    instead of libm calls."""
+    instead of libm calls.  ``threads`` > 1
+    (issue 14): the schedule's parallel entry point (matmuls tiled into
+    ``scf.forall`` blocks), linalg ops lowered to ``scf.parallel``,
+    ``rlx-parallel-loops`` keeping the loops worth it and turning them into
+    OpenMP loops, ``convert-openmp-to-llvm`` running them on
+    LLVM's OpenMP runtime (``runtime.toolchain.openmp_library``);
+    ``threads=1`` is the single-threaded pipeline unchanged."""
     # --- issue 14: the schedule instance of the target (host.py, schedule.py) ---
     from .schedule import DEFAULT, schedule_params, schedule_path
     params = DEFAULT if cpu is None else schedule_params(cpu)
@@ -122,8 +128,8 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
         # collapse/expand_shape next to a linalg.matmul into the matmul (a
         # generic contraction the schedule does not match, left to scalar
         # loops; e.g. LeNet's flatten before its first dense layer).
-        steps += [f"transform-interpreter{{entry-point={params.entry_point}}}", "canonicalize",
-                  "cse"]
+        entry = params.parallel_entry_point if threads > 1 else params.entry_point
+        steps += [f"transform-interpreter{{entry-point={entry}}}", "canonicalize", "cse"]
     if opt_level >= 1:
         steps += ["linalg-fuse-elementwise-ops", "canonicalize", "cse"]
         if early_dealloc if math_approx is None else math_approx:
@@ -150,15 +156,24 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
         steps += ["rlx-early-dealloc", "rlx-widen-bool-memrefs"]
     if stage == "bufferized":
         return "builtin.module(" + ",".join(steps) + ")"
-    steps += ["func.func(convert-linalg-to-loops)",
-              "func.func(convert-vector-to-scf{full-unroll=true})",
+    if threads > 1:
+        # --- issue 14: every core ---
+        from . import rlx_parallel_loops
+        steps += ["func.func(convert-linalg-to-parallel-loops)", "scf-forall-to-parallel",
+                  f"rlx-parallel-loops{{threads={threads} min-work={rlx_parallel_loops.MIN_WORK}}}"]
+    else:
+        # scf-forall-to-for: a schedule may tile with scf.forall whatever the
+        # thread count (a no-op on the schedules of this package at 1 thread).
+        steps += ["func.func(convert-linalg-to-loops)", "scf-forall-to-for"]
+    steps += ["func.func(convert-vector-to-scf{full-unroll=true})",
               "func.func(llvm-request-c-wrappers)", "fold-memref-alias-ops",
               "expand-strided-metadata", "lower-affine", "convert-scf-to-cf",
               "convert-vector-to-llvm", "convert-math-to-llvm", "convert-math-to-libm",
               # libm calls on vectors (f64 erf) are unrolled into vector ops
               "convert-vector-to-llvm",
               "finalize-memref-to-llvm", "convert-arith-to-llvm", "convert-index-to-llvm",
-              "convert-ub-to-llvm", "convert-cf-to-llvm", "convert-func-to-llvm",
+              "convert-ub-to-llvm", "convert-cf-to-llvm",
+              *(["convert-openmp-to-llvm"] if threads > 1 else []), "convert-func-to-llvm",
               "reconcile-unrealized-casts", "canonicalize", "cse"]
     return "builtin.module(" + ",".join(steps) + ")"
 
@@ -172,11 +187,14 @@ CPU_PIPELINE = (f"builtin.module({RLX_TO_LINALG},"
                 + linalg_to_llvm_pipeline(2)[len("builtin.module("):])
 
 
-def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str = "host") -> None:
+def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str = "host",
+                  threads: int = 1) -> None:
     """Lowers ``module`` (rlx functions; mutated in place) to the LLVM
     dialect with the ABI described in this module's docstring, for the CPU
     ``cpu`` ("host" or a name of ``host.NAMED_TARGETS``: the schedule's
-    register tiles and LLVM's target-cpu/target-features follow it).
+    register tiles and LLVM's target-cpu/target-features follow it), on
+    ``threads`` threads (1: single-threaded code; see
+    ``linalg_to_llvm_pipeline``).
 
     Raises ``mlir.ir.MLIRError`` with the diagnostics of the failing pass
     (rlx-to-linalg reports refusals at the offending op) and a note naming a
@@ -198,14 +216,15 @@ def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str =
         target = resolve(cpu)
         if opt_level >= 1:
             preload_schedule(op.context, schedule_path(schedule_params(target)))
-        text = linalg_to_llvm_pipeline(opt_level, stage=stage, preload=False, cpu=target)
+        text = linalg_to_llvm_pipeline(opt_level, stage=stage, preload=False, cpu=target,
+                                       threads=threads)
         # --- end issue 14 ---
         try:
             build_pass_manager(text, op.context).run(op)
             if stage == "llvm":
                 set_llvm_target(op, target)
         except ir.MLIRError as err:
-            full = linalg_to_llvm_pipeline(opt_level, stage=stage, cpu=target)
+            full = linalg_to_llvm_pipeline(opt_level, stage=stage, cpu=target, threads=threads)
             err.add_note(f"reproduce with: gradir-opt --rlx-to-linalg=sum-block=256 input.mlir | "
                          f"gradir-opt --pass-pipeline='{full}'")
             raise

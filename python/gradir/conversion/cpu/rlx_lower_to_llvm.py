@@ -4,7 +4,7 @@ gradir pass."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Optional
 
 from mlir import ir
 
@@ -42,6 +42,10 @@ class RlxLowerToLlvm(ModulePass):
                                                           "(memrefs) or llvm")
     cpu: str = option("host", "the CPU to generate code for: host or an LLVM CPU name "
                               "(x86-64-v3, x86-64-v4, skylake-avx512, ...)")
+    threads: Optional[int] = option(None, "threads the code runs on, fixed at compile time "
+                                       "(1: single-threaded code; default: $GRADIR_NUM_THREADS, "
+                                       "$OMP_NUM_THREADS or the cores of the process's CPU "
+                                       "affinity)")
 
     def check_options(self):
         if not 0 <= self.opt_level <= 3:
@@ -51,10 +55,20 @@ class RlxLowerToLlvm(ModulePass):
         if self.cpu != "host" and self.cpu not in NAMED_TARGETS:
             raise PassOptionError(f"option 'cpu' of pass '{self.name}' must be host or one of "
                                   f"{', '.join(sorted(NAMED_TARGETS))}, got '{self.cpu}'")
+        if self.threads is not None and self.threads < 1:
+            raise PassOptionError(f"option 'threads' of pass '{self.name}' must be a positive "
+                                  f"integer, got {self.threads}")
 
     def apply(self, module: ir.Operation) -> None:
         try:
-            lower_to_llvm(module, opt_level=self.opt_level, stage=self.stage, cpu=self.cpu)
+            from .host import resolve_threads
+            try:
+                threads = resolve_threads(self.threads)
+            except ValueError as err:
+                self.error(module, f"{self.name}: {err}")
+                raise self.failure() from None
+            lower_to_llvm(module, opt_level=self.opt_level, stage=self.stage, cpu=self.cpu,
+                          threads=threads)
         except ir.MLIRError as err:
             if not err.error_diagnostics:
                 self.error(module, f"{self.name}: {err}")

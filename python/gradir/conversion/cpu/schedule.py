@@ -83,6 +83,11 @@ class ScheduleParams:
         return "gradir_cpu_tensor" + self.tag
 
     @property
+    def parallel_entry_point(self) -> str:
+        """The entry point of the multi-threaded pipeline (threads > 1)."""
+        return "gradir_cpu_tensor_parallel" + self.tag
+
+    @property
     def elementwise_entry_point(self) -> str:
         return "gradir_cpu_elementwise" + self.tag
 

@@ -1,0 +1,284 @@
+"""rlx-parallel-loops: picks the loops the CPU pipeline runs on several threads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import scf
+
+from ...passes.base import ModulePass, PassOptionError, option
+
+__all__ = ["RlxParallelLoops", "MIN_WORK", "estimated_work"]
+
+# Estimated work (see ``estimated_work``) below which a loop nest stays on one
+# thread.  A fork/join of LLVM's OpenMP runtime costs a few microseconds when
+# its threads are awake and a core is free for each; 2^17 operations (an
+# elementwise op over ~32K elements) take ~30 us on one core.  Measured with
+# MLP 784-512-512-10 gradient steps (batch 64/256) on a shared 2-core EPYC
+# (load ~4): 2^15 lost to one thread there, 2^17 gave 1.6-1.75x at 2 threads
+# when the cores were free.
+MIN_WORK = 1 << 17
+
+# How the iterations of a loop are dealt to the threads.  "static" gives each
+# thread one fixed contiguous range; "guided" lets a thread that is running
+# take more while another waits for a core (shared machines), in chunks
+# shrinking with what is left.  Either way each iteration computes its own
+# elements in the same order, so results do not depend on it.
+SCHEDULE = "guided"
+
+# Trip count assumed for a loop whose bounds are not constants.
+_UNKNOWN_TRIPS = 16
+
+
+def _const_index(value: ir.Value) -> int | None:
+    owner = value.owner
+    if not isinstance(owner, ir.Operation) and hasattr(owner, "operation"):
+        owner = owner.operation
+    if not isinstance(owner, ir.Operation) or owner.name != "arith.constant":
+        return None
+    attr = owner.attributes["value"]
+    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
+
+
+def _trips(lb: ir.Value, ub: ir.Value, step: ir.Value) -> int:
+    lo, hi, st = _const_index(lb), _const_index(ub), _const_index(step)
+    if lo is None or hi is None or not st:
+        return _UNKNOWN_TRIPS
+    return max(0, -(-(hi - lo) // st))
+
+
+def _bounds(op: ir.Operation) -> list[tuple[ir.Value, ir.Value, ir.Value]]:
+    """(lower, upper, step) per dimension of an scf.parallel or scf.for."""
+    ops = list(op.operands)
+    if op.name == "scf.for":
+        return [(ops[0], ops[1], ops[2])]
+    n = len(op.regions[0].blocks[0].arguments)
+    return [(ops[i], ops[n + i], ops[2 * n + i]) for i in range(n)]
+
+
+def _op_cost(op: ir.Operation) -> int:
+    """One per scalar operation; a vector operation counts its elements / 8."""
+    for r in op.results:
+        if isinstance(r.type, ir.VectorType):
+            n = 1
+            for d in ir.VectorType(r.type).shape:
+                n *= d
+            return max(1, n // 8)
+    return 1
+
+
+def estimated_work(op: ir.Operation) -> int:
+    """Operations ``op`` executes: its body's, times its trip count for loops."""
+    body = 0
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                body += estimated_work(inner.operation)
+    if op.name in ("scf.for", "scf.parallel"):
+        trips = 1
+        for b in _bounds(op):
+            trips *= _trips(*b)
+        return trips * body
+    return _op_cost(op) + body
+
+
+def _parallel_ancestor(op: ir.Operation) -> bool:
+    parent = op.parent
+    while parent is not None and parent.name != "func.func":
+        if parent.name == "scf.parallel":
+            return True
+        parent = parent.parent
+    return False
+
+
+def _parallel_dim(bounds) -> int | None:
+    """The dimension to run on the threads: the first one with two
+    iterations or more (leading one-iteration dimensions are skipped)."""
+    for dim, b in enumerate(bounds):
+        trips = _trips(*b)
+        if trips >= 2:
+            return dim
+        if trips != 1:
+            return None
+    return None
+
+
+def _restructure(par: ir.Operation, parallel_dim: int | None) -> None:
+    """Replaces ``par`` by scf.for loops over its dimensions, dimension
+    ``parallel_dim`` (None: none) kept as a one-dimensional scf.parallel;
+    the body moves unchanged into the innermost loop."""
+    bounds = _bounds(par)
+    old_block = par.regions[0].blocks[0]
+    ivs = []
+    ip = ir.InsertionPoint(par)
+    with par.location:
+        for dim, (lb, ub, step) in enumerate(bounds):
+            if dim == parallel_dim:
+                new = ir.Operation.create(
+                    "scf.parallel", results=[], operands=[lb, ub, step],
+                    attributes={"operandSegmentSizes":
+                                ir.DenseI32ArrayAttr.get([1, 1, 1, 0])},
+                    regions=1, ip=ip)
+                block = new.regions[0].blocks.append(ir.IndexType.get())
+                with ir.InsertionPoint(block):
+                    term = ir.Operation.create("scf.reduce", operands=[],
+                                               attributes={}, regions=0)
+                ivs.append(block.arguments[0])
+                ip = ir.InsertionPoint(term)
+                continue
+            with ip:
+                loop = scf.ForOp(lb, ub, step)
+            with ir.InsertionPoint(loop.body):
+                term = scf.YieldOp([])
+            ivs.append(loop.induction_variable)
+            ip = ir.InsertionPoint(term)
+    anchor = ip.ref_operation
+    for old_iv, iv in zip(old_block.arguments, ivs):
+        old_iv.replace_all_uses_with(iv)
+    for inner in list(old_block.operations):
+        inner = inner.operation
+        if inner.name == "scf.reduce":
+            continue
+        inner.move_before(anchor)
+    par.erase()
+
+
+@dataclass(frozen=True)
+class RlxParallelLoops(ModulePass):
+    """Runs the scf.parallel loops worth it on OpenMP threads; the others become scf.for.
+
+    The CPU pipeline runs it on memrefs, after ``convert-linalg-to-parallel-loops``
+    and ``scf-forall-to-parallel`` (the schedule's matmul strips).  A loop
+    nest is kept parallel when it is not nested in another scf.parallel, its
+    estimated work (operations executed, vector ones by elements / 8) is at
+    least ``min-work`` and one of its dimensions has at least two
+    iterations; only its first such dimension stays parallel (leading
+    one-iteration dimensions become scf.for loops around it, the later ones
+    scf.for loops inside, which LLVM vectorizes; a collapsed nest would not
+    vectorize).  Every other scf.parallel
+    becomes scf.for loops (all of them with ``threads=1``).  With
+    ``threads`` > 1 the pass then runs ``convert-scf-to-openmp{num-threads=N}``,
+    which turns each kept loop into an OpenMP work-sharing loop (``SCHEDULE``:
+    guided, chunks of iterations dealt as threads come free), and
+    inlines the ``memref.alloca_scope`` that pass wraps each body in
+    (``convert-scf-to-cf`` cannot lower loops inside one; a body with
+    ``memref.alloca`` keeps the scope's meaning as LLVM stacksave/stackrestore).
+    Every iteration writes its own elements and computes them in the
+    sequential order, whichever thread runs it, so results are bitwise the
+    same from run to run and at any thread count.  A loop with
+    reductions (scf.reduce operands, which the CPU pipeline never creates)
+    is refused.
+
+        scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c512) step (%c1, %c1) {
+          ...
+        }
+    becomes (threads=2)
+        omp.parallel num_threads(%c2_i32 : i32) {
+          omp.wsloop schedule(guided) {
+            omp.loop_nest (%i) : index = (%c0) to (%c64) step (%c1) {
+              scf.for %j = %c0 to %c512 step %c1 {
+                ...
+              }
+              omp.yield
+            }
+          }
+          omp.terminator
+        }
+    """
+
+    name = "rlx-parallel-loops"
+
+    threads: int = option(1, "threads the parallel loops will run on (1: none stays parallel)")
+    min_work: int = option(MIN_WORK, "estimated operations below which a loop nest stays "
+                                     "sequential")
+
+    def check_options(self):
+        if self.threads < 1:
+            raise PassOptionError(f"option 'threads' of pass '{self.name}' must be at least 1, "
+                                  f"got {self.threads}")
+        if self.min_work < 0:
+            raise PassOptionError(f"option 'min-work' of pass '{self.name}' must not be "
+                                  f"negative, got {self.min_work}")
+
+    def apply(self, module: ir.Operation) -> None:
+        loops = []
+
+        def collect(op):
+            if op.name == "scf.parallel":
+                loops.append(op)
+            for region in op.regions:
+                for block in region.blocks:
+                    for inner in block.operations:
+                        collect(inner.operation)
+        collect(module)
+        # Outer loops first: a kept loop's inner scf.parallel loops are then
+        # known to be nested in a parallel one.
+        for par in loops:
+            if par.results:
+                self.error(par.location, "rlx-parallel-loops: scf.parallel with reductions "
+                                         "is not supported")
+                raise self.failure()
+            dim = None
+            if self.threads > 1 and not _parallel_ancestor(par) \
+                    and estimated_work(par) >= self.min_work:
+                dim = _parallel_dim(_bounds(par))
+            if dim == 0 and len(_bounds(par)) == 1:
+                continue
+            _restructure(par, dim)
+        if self.threads > 1:
+            self._to_openmp(module)
+
+    def _to_openmp(self, module: ir.Operation) -> None:
+        """Runs ``convert-scf-to-openmp`` on the kept loops, then inlines the
+        ``memref.alloca_scope`` it wraps each body in (scf.for loops inside
+        one would become blocks there, which alloca_scope forbids; bodies
+        that allocate on the stack keep their scope as LLVM
+        stacksave/stackrestore, which is what the scope lowers to)."""
+        from ...passes.pipeline import build_pass_manager
+        build_pass_manager(f"builtin.module(convert-scf-to-openmp{{num-threads={self.threads}}})",
+                           module.context).run(module)
+        scopes = []
+        schedule = ir.Attribute.parse(f"#omp<schedulekind {SCHEDULE}>")
+
+        def collect(op):
+            for region in op.regions:
+                for block in region.blocks:
+                    for inner in block.operations:
+                        collect(inner.operation)
+            if op.name == "memref.alloca_scope" and op.parent is not None \
+                    and op.parent.name == "omp.loop_nest":
+                scopes.append(op)
+            if op.name == "omp.wsloop" and SCHEDULE != "static":
+                op.attributes["schedule_kind"] = schedule
+        collect(module)
+        for scope in scopes:
+            _inline_alloca_scope(scope)
+
+
+def _has_alloca(op: ir.Operation) -> bool:
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                inner = inner.operation
+                if inner.name == "memref.alloca" or _has_alloca(inner):
+                    return True
+    return False
+
+
+def _inline_alloca_scope(scope: ir.Operation) -> None:
+    block = scope.regions[0].blocks[0]
+    ops = [o.operation for o in block.operations]
+    term = ops[-1]
+    if scope.results or term.operands:
+        return
+    stack = _has_alloca(scope)
+    with ir.InsertionPoint(scope), scope.location:
+        if stack:
+            ptr = ir.Type.parse("!llvm.ptr")
+            saved = ir.Operation.create("llvm.intr.stacksave", results=[ptr]).result
+        for op in ops[:-1]:
+            op.move_before(scope)
+        if stack:
+            ir.Operation.create("llvm.intr.stackrestore", operands=[saved])
+    scope.erase()

@@ -1,0 +1,212 @@
+# RUN: %PYTHON %s | FileCheck %s
+# Multi-threaded CPU code (gradir.compile(..., threads=N)): at 1, 2 and 3
+# threads (3 is more than this machine may have, on purpose) every program
+# matches the reference interpreter, gives bitwise the same results on
+# repeated runs, and bitwise the same results at every thread count (the
+# parallel loops split outer dimensions, each element is computed in the
+# single-threaded order; long float sums are blocked into fixed partial sums
+# combined in a fixed order).  Code compiled for 1 thread has no parallel
+# region; at 2 and 3 threads every program below has some, but the last
+# (zero-size tensors: nothing worth a thread).
+
+import numpy as np
+
+import gradir
+from gradir.testing.oracle import compare
+
+rng = np.random.default_rng(0)
+
+
+def mlp_module(batch: int, ty: str = "f32"):
+    return gradir.parse(f"""
+func.func @main(%x: tensor<{batch}x784x{ty}>, %labels: tensor<{batch}xi64>,
+                %w1: tensor<784x512x{ty}>, %b1: tensor<512x{ty}>,
+                %w2: tensor<512x10x{ty}>, %b2: tensor<10x{ty}>) -> tensor<{ty}> {{
+  %h = "rlx.matmul"(%x, %w1) : (tensor<{batch}x784x{ty}>, tensor<784x512x{ty}>) -> tensor<{batch}x512x{ty}>
+  %hb = "rlx.add"(%h, %b1) : (tensor<{batch}x512x{ty}>, tensor<512x{ty}>) -> tensor<{batch}x512x{ty}>
+  %r = "rlx.tanh"(%hb) : (tensor<{batch}x512x{ty}>) -> tensor<{batch}x512x{ty}>
+  %o = "rlx.matmul"(%r, %w2) : (tensor<{batch}x512x{ty}>, tensor<512x10x{ty}>) -> tensor<{batch}x10x{ty}>
+  %ob = "rlx.add"(%o, %b2) : (tensor<{batch}x10x{ty}>, tensor<10x{ty}>) -> tensor<{batch}x10x{ty}>
+  %lp = "rlx.log_softmax"(%ob) : (tensor<{batch}x10x{ty}>) -> tensor<{batch}x10x{ty}>
+  %loss = "rlx.nll_loss"(%lp, %labels) : (tensor<{batch}x10x{ty}>, tensor<{batch}xi64>) -> tensor<{ty}>
+  return %loss : tensor<{ty}>
+}}""")
+
+
+def mlp_args(batch: int, dtype):
+    return [rng.standard_normal((batch, 784)).astype(dtype),
+            rng.integers(0, 10, batch).astype(np.int64),
+            (rng.standard_normal((784, 512)) * 0.05).astype(dtype),
+            (rng.standard_normal(512) * 0.1).astype(dtype),
+            (rng.standard_normal((512, 10)) * 0.05).astype(dtype),
+            (rng.standard_normal(10) * 0.1).astype(dtype)]
+
+
+CONVNET = """
+func.func @main(%x: tensor<16x3x20x20xT>, %labels: tensor<16xi64>,
+                %w1: tensor<8x3x5x5xT>, %b1: tensor<8x1x1xT>,
+                %w2: tensor<512x10xT>) -> tensor<T> {
+  %c = "rlx.conv2d"(%x, %w1) {padding = array<i64: 1, 1, 1, 1>} : (tensor<16x3x20x20xT>, tensor<8x3x5x5xT>) -> tensor<16x8x18x18xT>
+  %cb = "rlx.add"(%c, %b1) : (tensor<16x8x18x18xT>, tensor<8x1x1xT>) -> tensor<16x8x18x18xT>
+  %r = "rlx.relu"(%cb) : (tensor<16x8x18x18xT>) -> tensor<16x8x18x18xT>
+  %p = "rlx.max_pool2d"(%r) {pool_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<16x8x18x18xT>) -> tensor<16x8x9x9xT>
+  %a = "rlx.avg_pool2d"(%p) {pool_size = array<i64: 2, 2>} : (tensor<16x8x9x9xT>) -> tensor<16x8x8x8xT>
+  %f = "rlx.reshape"(%a) : (tensor<16x8x8x8xT>) -> tensor<16x512xT>
+  %d = "rlx.matmul"(%f, %w2) : (tensor<16x512xT>, tensor<512x10xT>) -> tensor<16x10xT>
+  %lp = "rlx.log_softmax"(%d) : (tensor<16x10xT>) -> tensor<16x10xT>
+  %loss = "rlx.nll_loss"(%lp, %labels) : (tensor<16x10xT>, tensor<16xi64>) -> tensor<T>
+  return %loss : tensor<T>
+}"""
+
+
+def convnet_args(dtype):
+    return [rng.standard_normal((16, 3, 20, 20)).astype(dtype),
+            rng.integers(0, 10, 16).astype(np.int64),
+            (rng.standard_normal((8, 3, 5, 5)) * 0.2).astype(dtype),
+            (rng.standard_normal((8, 1, 1)) * 0.1).astype(dtype),
+            (rng.standard_normal((512, 10)) * 0.05).astype(dtype)]
+
+
+# A float32 sum long enough to be split into blocks across the threads (an
+# odd length: the last block is short), a mean over the rows of a wide
+# matrix, a batched matmul with odd sizes and a large transpose.
+REDUCE = """
+func.func @main(%x: tensor<1000003xf32>, %y: tensor<300x1001xf32>) -> (tensor<f32>, tensor<1001xf32>, tensor<300xf32>) {
+  %s = "rlx.sum"(%x) : (tensor<1000003xf32>) -> tensor<f32>
+  %m = "rlx.mean"(%y) {axis = array<i64: 0>} : (tensor<300x1001xf32>) -> tensor<1001xf32>
+  %e = "rlx.exp"(%y) : (tensor<300x1001xf32>) -> tensor<300x1001xf32>
+  %v = "rlx.variance"(%e) {axis = array<i64: 1>} : (tensor<300x1001xf32>) -> tensor<300xf32>
+  return %s, %m, %v : tensor<f32>, tensor<1001xf32>, tensor<300xf32>
+}"""
+
+BMM = """
+func.func @main(%a: tensor<6x97x131xf64>, %b: tensor<6x131x75xf64>, %t: tensor<700x900xf64>) -> (tensor<f64>, tensor<900x700xf64>) {
+  %m = "rlx.matmul"(%a, %b) : (tensor<6x97x131xf64>, tensor<6x131x75xf64>) -> tensor<6x97x75xf64>
+  %q = "rlx.square"(%m) : (tensor<6x97x75xf64>) -> tensor<6x97x75xf64>
+  %s = "rlx.sum"(%q) : (tensor<6x97x75xf64>) -> tensor<f64>
+  %p = "rlx.permute_dims"(%t) : (tensor<700x900xf64>) -> tensor<900x700xf64>
+  return %s, %p : tensor<f64>, tensor<900x700xf64>
+}"""
+
+
+# Zero-size dimensions (the parallel schedule leaves such matmuls and
+# transposes to plain loops: tiling them into an scf.forall asserts in MLIR).
+EMPTY = """
+func.func @main(%a: tensor<0x3xf64>, %b: tensor<3x0xf32>) -> (tensor<f64>, tensor<0x3xf32>) {
+  %t = "rlx.permute_dims"(%a) : (tensor<0x3xf64>) -> tensor<3x0xf64>
+  %m = "rlx.matmul"(%a, %t) : (tensor<0x3xf64>, tensor<3x0xf64>) -> tensor<0x0xf64>
+  %s = "rlx.sum"(%m) : (tensor<0x0xf64>) -> tensor<f64>
+  %u = "rlx.permute_dims"(%b) : (tensor<3x0xf32>) -> tensor<0x3xf32>
+  return %s, %u : tensor<f64>, tensor<0x3xf32>
+}"""
+
+
+def gradient(module):
+    gradir.run_pipeline(module, "builtin.module(rlx-gradient{func=main})")
+    return module
+
+
+cases = [
+    ("mlp64 f32 gradient", gradient(mlp_module(64)), "main_adjoint", mlp_args(64, np.float32)),
+    ("mlp256 f64 gradient", gradient(mlp_module(256, "f64")), "main_adjoint",
+     mlp_args(256, np.float64)),
+    ("convnet f32 gradient", gradient(gradir.parse(CONVNET.replace("xT>", "xf32>")
+                                                   .replace("<T>", "<f32>"))),
+     "main_adjoint", convnet_args(np.float32)),
+    ("convnet f64 gradient", gradient(gradir.parse(CONVNET.replace("xT>", "xf64>")
+                                                   .replace("<T>", "<f64>"))),
+     "main_adjoint", convnet_args(np.float64)),
+    ("reductions f32", gradir.parse(REDUCE), "main",
+     [rng.uniform(0, 1, 1000003).astype(np.float32),
+      rng.standard_normal((300, 1001)).astype(np.float32)]),
+    ("batch matmul f64 gradient", gradient(gradir.parse(BMM)), "main_adjoint",
+     [rng.standard_normal((6, 97, 131)), rng.standard_normal((6, 131, 75)),
+      rng.standard_normal((700, 900))]),
+]
+
+cases.append(("zero-size f64/f32 gradient", gradient(gradir.parse(EMPTY)), "main_adjoint",
+              [np.zeros((0, 3)), np.zeros((3, 0), np.float32)]))
+
+for name, module, fn, args in cases:
+    want = gradir.interpret(module, fn, *args)
+    width = 4 if any(a.dtype == np.float32 for a in args) else 8
+    by_threads = {}
+    for threads in (1, 2, 3):
+        exe = gradir.compile(module, threads=threads)
+        parallel = "omp.parallel" in exe.llvm_ir
+        got = exe[fn](*args)
+        again = exe[fn](*args)
+        repeat = all(np.array_equal(g, a) for g, a in zip(got, again))
+        problems = compare(tuple(got), tuple(want), name, width)
+        by_threads[threads] = got
+        print(f"{name} threads={threads}: parallel={parallel} matches the interpreter: "
+              f"{not problems} bitwise repeatable: {repeat}", *problems)
+    same = all(np.array_equal(g1, g) for t in (2, 3)
+               for g1, g in zip(by_threads[1], by_threads[t]))
+    print(f"{name}: bitwise the same at 1, 2 and 3 threads: {same}")
+
+# CHECK: mlp64 f32 gradient threads=1: parallel=False matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: mlp64 f32 gradient threads=2: parallel=True matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: mlp64 f32 gradient threads=3: parallel=True matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: mlp64 f32 gradient: bitwise the same at 1, 2 and 3 threads: True
+# CHECK-NEXT: mlp256 f64 gradient threads=1: parallel=False matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: mlp256 f64 gradient threads=2: parallel=True matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: mlp256 f64 gradient threads=3: parallel=True matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: mlp256 f64 gradient: bitwise the same at 1, 2 and 3 threads: True
+# CHECK-NEXT: convnet f32 gradient threads=1: parallel=False matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: convnet f32 gradient threads=2: parallel=True matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: convnet f32 gradient threads=3: parallel=True matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: convnet f32 gradient: bitwise the same at 1, 2 and 3 threads: True
+# CHECK-NEXT: convnet f64 gradient threads=1: parallel=False matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: convnet f64 gradient threads=2: parallel=True matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: convnet f64 gradient threads=3: parallel=True matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: convnet f64 gradient: bitwise the same at 1, 2 and 3 threads: True
+# CHECK-NEXT: reductions f32 threads=1: parallel=False matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: reductions f32 threads=2: parallel=True matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: reductions f32 threads=3: parallel=True matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: reductions f32: bitwise the same at 1, 2 and 3 threads: True
+# CHECK-NEXT: batch matmul f64 gradient threads=1: parallel=False matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: batch matmul f64 gradient threads=2: parallel=True matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: batch matmul f64 gradient threads=3: parallel=True matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: batch matmul f64 gradient: bitwise the same at 1, 2 and 3 threads: True
+# CHECK-NEXT: zero-size f64/f32 gradient threads=1: parallel=False matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: zero-size f64/f32 gradient threads=2: parallel=False matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: zero-size f64/f32 gradient threads=3: parallel=False matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: zero-size f64/f32 gradient: bitwise the same at 1, 2 and 3 threads: True
+
+# Bad thread counts are CompileErrors naming the value (gradir.compile), and
+# the environment's default is read when compile runs.
+import os  # noqa: E402
+
+from gradir.runtime.signature import CompileError  # noqa: E402
+
+tiny = gradir.parse("""func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %e = "rlx.exp"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %e : tensor<4xf32>
+}""")
+for bad in (0, -2, True, 1.5):
+    try:
+        gradir.compile(tiny, threads=bad)
+        print("accepted", bad)
+    except CompileError as err:
+        print("refused:", err)
+os.environ["GRADIR_NUM_THREADS"] = "x"
+try:
+    gradir.compile(tiny)
+except CompileError as err:
+    print("refused:", err)
+os.environ["GRADIR_NUM_THREADS"] = "3"
+print("default from GRADIR_NUM_THREADS:", gradir.compile(tiny).options.threads)
+del os.environ["GRADIR_NUM_THREADS"]
+os.environ["OMP_NUM_THREADS"] = "5,2"
+print("default from OMP_NUM_THREADS:", gradir.compile(tiny).options.threads)
+del os.environ["OMP_NUM_THREADS"]
+print("default from the affinity:", gradir.compile(tiny).options.threads == len(os.sched_getaffinity(0)))
+# CHECK-NEXT: refused: threads must be a positive integer, not 0
+# CHECK-NEXT: refused: threads must be a positive integer, not -2
+# CHECK-NEXT: refused: threads must be a positive integer, not True
+# CHECK-NEXT: refused: threads must be a positive integer, not 1.5
+# CHECK-NEXT: refused: GRADIR_NUM_THREADS='x' is not a positive thread count
+# CHECK-NEXT: default from GRADIR_NUM_THREADS: 3
+# CHECK-NEXT: default from OMP_NUM_THREADS: 5
+# CHECK-NEXT: default from the affinity: True

@@ -1,0 +1,72 @@
+// RUN: gradir-opt %s --rlx-lower-to-llvm='cpu=x86-64-v4 stage=bufferized threads=2' | FileCheck %s --check-prefix=BUF
+// RUN: gradir-opt %s --rlx-lower-to-llvm='cpu=x86-64-v4 stage=bufferized threads=1' | FileCheck %s --check-prefix=BUF1
+// RUN: gradir-opt %s --rlx-lower-to-llvm='cpu=x86-64-v3 threads=2' | FileCheck %s --check-prefix=LLVM
+// RUN: gradir-opt %s --rlx-lower-to-llvm='cpu=x86-64-v3 threads=1' | FileCheck %s --check-prefix=LLVM1
+// RUN: env GRADIR_NUM_THREADS=3 gradir-opt %s --rlx-lower-to-llvm='cpu=x86-64-v3' | FileCheck %s --check-prefix=ENV
+// RUN: env GRADIR_NUM_THREADS=1 OMP_NUM_THREADS=2 gradir-opt %s --rlx-lower-to-llvm='cpu=x86-64-v3' | FileCheck %s --check-prefix=LLVM1
+// RUN: env -u GRADIR_NUM_THREADS OMP_NUM_THREADS=3,1 gradir-opt %s --rlx-lower-to-llvm='cpu=x86-64-v3' | FileCheck %s --check-prefix=ENV
+
+// threads > 1: the schedule tiles each matmul into an scf.forall over
+// column strips of the register tile's width (each strip K-blocked and
+// register-tiled as with one thread); after bufferization every linalg op
+// becomes scf.parallel loops, and rlx-parallel-loops makes the ones with
+// enough work OpenMP loops over their first dimension (the matmul's strips,
+// the blocks of the long sum; the bias + relu is vectorized by the
+// schedule's elementwise sequence, on one thread), num_threads fixed at
+// compile time.  Small ops stay sequential.  threads=1 (or
+// GRADIR_NUM_THREADS=1, which wins over OMP_NUM_THREADS) is the
+// single-threaded pipeline: no forall, no OpenMP.
+
+// BUF-LABEL: func.func @mlp(
+// BUF: scf.forall (%[[S:.*]]) in (16) {
+// BUF: memref.subview %{{.*}}[0, %{{.*}}] [784, 32] [1, 1]
+// BUF: scf.for {{.*}} step %c256
+// BUF: scf.for {{.*}} step %c8
+// BUF: vector.fma {{.*}} : vector<32xf32>
+// BUF-LABEL: func.func @total(
+
+// BUF1-LABEL: func.func @mlp(
+// BUF1-NOT: scf.forall
+// BUF1: scf.for {{.*}} step %c256
+// BUF1: scf.for {{.*}} step %c32
+// BUF1-NEXT: scf.for {{.*}} step %c8
+// BUF1-NOT: scf.forall
+
+// LLVM-LABEL: llvm.func @mlp(
+// LLVM-SAME: target_cpu = "x86-64-v3"
+// LLVM: %[[N:.*]] = llvm.mlir.constant(2 : i32) : i32
+// LLVM: omp.parallel num_threads(%[[N]] : i32) {
+// LLVM-NEXT: omp.wsloop schedule(guided) {
+// LLVM-NEXT: omp.loop_nest
+// LLVM: llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+// LLVM: omp.terminator
+// LLVM-LABEL: llvm.func @_mlir_ciface_mlp(
+// LLVM-LABEL: llvm.func @total(
+// LLVM: omp.parallel num_threads(%{{.*}} : i32) {
+// LLVM-LABEL: llvm.func @_mlir_ciface_total(
+// LLVM-LABEL: llvm.func @tiny(
+// LLVM-NOT: omp.
+// LLVM-LABEL: llvm.func @_mlir_ciface_tiny(
+
+// LLVM1-LABEL: llvm.func @mlp(
+// LLVM1-NOT: omp.
+// LLVM1-LABEL: llvm.func @_mlir_ciface_tiny(
+
+// ENV-LABEL: llvm.func @mlp(
+// ENV: llvm.mlir.constant(3 : i32) : i32
+// ENV: omp.parallel
+
+func.func @mlp(%x: tensor<64x784xf32>, %w: tensor<784x512xf32>, %b: tensor<512xf32>) -> tensor<64x512xf32> {
+  %y = "rlx.matmul"(%x, %w) : (tensor<64x784xf32>, tensor<784x512xf32>) -> tensor<64x512xf32>
+  %z = "rlx.add"(%y, %b) : (tensor<64x512xf32>, tensor<512xf32>) -> tensor<64x512xf32>
+  %r = "rlx.relu"(%z) : (tensor<64x512xf32>) -> tensor<64x512xf32>
+  return %r : tensor<64x512xf32>
+}
+func.func @total(%x: tensor<1048576xf32>) -> tensor<f32> {
+  %s = "rlx.sum"(%x) : (tensor<1048576xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}
+func.func @tiny(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %e = "rlx.exp"(%x) : (tensor<8xf32>) -> tensor<8xf32>
+  return %e : tensor<8xf32>
+}

@@ -1,0 +1,176 @@
+// RUN: gradir-opt %s --split-input-file --rlx-parallel-loops='threads=2' | FileCheck %s
+// RUN: gradir-opt %s --split-input-file --rlx-parallel-loops='threads=1' | FileCheck %s --check-prefix=ONE
+// RUN: gradir-opt %s --split-input-file --rlx-parallel-loops='threads=3 min-work=0' | FileCheck %s --check-prefix=ALL
+// RUN: gradir-opt %s --split-input-file --rlx-parallel-loops='threads=2' | gradir-opt --split-input-file --rlx-parallel-loops='threads=2' | FileCheck %s --check-prefix=AGAIN
+
+// A loop nest with enough work runs its first dimension on the threads
+// (an OpenMP work-sharing loop, guided schedule); the other dimensions
+// become scf.for loops inside, in their order.  threads=1 makes every
+// scf.parallel sequential.
+
+// CHECK-LABEL: func.func @big(
+// CHECK: %[[N:.*]] = llvm.mlir.constant(2 : i32) : i32
+// CHECK: omp.parallel num_threads(%[[N]] : i32) {
+// CHECK-NEXT: omp.wsloop schedule(guided) {
+// CHECK-NEXT: omp.loop_nest (%[[I:.*]]) : index = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// CHECK-NEXT: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT: memref.load %{{.*}}[%[[I]], %[[J]]]
+// CHECK-NEXT: math.exp
+// CHECK-NEXT: memref.store %{{.*}}[%[[I]], %[[J]]]
+// CHECK-NEXT: }
+// CHECK-NEXT: omp.yield
+// CHECK-NOT: memref.alloca_scope
+// CHECK-NOT: scf.parallel
+
+// ONE-LABEL: func.func @big(
+// ONE-NOT: omp.
+// ONE: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// ONE-NEXT: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// ONE-NEXT: memref.load %{{.*}}[%[[I]], %[[J]]]
+// ONE-NOT: scf.parallel
+// ONE-NOT: omp.
+
+// ALL-LABEL: func.func @big(
+// ALL: %[[N:.*]] = llvm.mlir.constant(3 : i32) : i32
+// ALL: omp.parallel num_threads(%[[N]] : i32) {
+
+// Running the pass again changes nothing (no scf.parallel is left).
+// AGAIN-LABEL: func.func @big(
+// AGAIN: omp.parallel
+// AGAIN-NOT: omp.parallel
+func.func @big(%a: memref<64x1024xf32>, %b: memref<64x1024xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c1024 = arith.constant 1024 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c1024) step (%c1, %c1) {
+    %x = memref.load %a[%i, %j] : memref<64x1024xf32>
+    %y = math.exp %x : f32
+    memref.store %y, %b[%i, %j] : memref<64x1024xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Too little work (4 x 8 element operations): sequential loops, unless
+// min-work is lowered.
+
+// CHECK-LABEL: func.func @small(
+// CHECK-NOT: omp.
+// CHECK: scf.for
+// CHECK-NEXT: scf.for
+// CHECK-NOT: omp.
+
+// AGAIN-LABEL: func.func @small(
+
+// ALL-LABEL: func.func @small(
+// ALL: omp.parallel
+// ALL: omp.loop_nest
+// ALL-NEXT: scf.for
+func.func @small(%a: memref<4x8xf32>, %b: memref<4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c8) step (%c1, %c1) {
+    %x = memref.load %a[%i, %j] : memref<4x8xf32>
+    %y = arith.addf %x, %x : f32
+    memref.store %y, %b[%i, %j] : memref<4x8xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Only the outermost parallel loop runs on the threads; one nested in it
+// (the scheduled matmul's strips contain such loops) becomes scf.for.  A
+// leading dimension of one iteration is skipped: the next one runs on the
+// threads (a convolution's weight gradient over one input channel); a nest
+// whose dimensions all have one iteration stays sequential.
+
+// CHECK-LABEL: func.func @nested(
+// CHECK: omp.loop_nest (%[[I:.*]]) : index
+// CHECK-NEXT: memref.load %{{.*}}[%[[I]]]
+// CHECK-NEXT: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT: memref.store %{{.*}}[%[[I]], %[[J]]]
+// CHECK-NOT: scf.parallel
+// CHECK-LABEL: func.func @one_trip(
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK: omp.parallel
+// CHECK: omp.loop_nest (%[[J:.*]]) : index = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// CHECK-NEXT: memref.store %{{.*}}[%[[I]], %[[J]]]
+// CHECK-LABEL: func.func @all_one(
+// CHECK-NOT: omp.
+// CHECK: scf.for
+// CHECK-NEXT: scf.for
+// CHECK-NOT: omp.
+func.func @nested(%a: memref<512xf32>, %b: memref<512x512xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c512 = arith.constant 512 : index
+  scf.parallel (%i) = (%c0) to (%c512) step (%c1) {
+    %x = memref.load %a[%i] : memref<512xf32>
+    scf.parallel (%j) = (%c0) to (%c512) step (%c1) {
+      memref.store %x, %b[%i, %j] : memref<512x512xf32>
+      scf.reduce
+    }
+    scf.reduce
+  }
+  return
+}
+func.func @one_trip(%a: memref<1x262144xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c262144 = arith.constant 262144 : index
+  %f = arith.constant 1.0 : f32
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c1, %c262144) step (%c1, %c1) {
+    memref.store %f, %a[%i, %j] : memref<1x262144xf32>
+    scf.reduce
+  }
+  return
+}
+func.func @all_one(%a: memref<1x1xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %f = arith.constant 1.0 : f32
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c1, %c1) step (%c1, %c1) {
+    memref.store %f, %a[%i, %j] : memref<1x1xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A body allocating on the stack keeps the per-iteration scope that
+// convert-scf-to-openmp gives it, as stacksave/stackrestore.
+
+// CHECK-LABEL: func.func @stack(
+// CHECK: omp.loop_nest
+// CHECK-NEXT: %[[S:.*]] = llvm.intr.stacksave : !llvm.ptr
+// CHECK-NEXT: memref.alloca() : memref<1024xf32>
+// CHECK: llvm.intr.stackrestore %[[S]] : !llvm.ptr
+// CHECK-NEXT: omp.yield
+func.func @stack(%a: memref<64x1024xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c1024 = arith.constant 1024 : index
+  scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+    %t = memref.alloca() : memref<1024xf32>
+    scf.for %j = %c0 to %c1024 step %c1 {
+      %x = memref.load %a[%i, %j] : memref<64x1024xf32>
+      memref.store %x, %t[%j] : memref<1024xf32>
+    }
+    scf.for %j = %c0 to %c1024 step %c1 {
+      %x = memref.load %t[%j] : memref<1024xf32>
+      %y = arith.addf %x, %x : f32
+      memref.store %y, %a[%i, %j] : memref<64x1024xf32>
+    }
+    scf.reduce
+  }
+  return
+}

@@ -1,0 +1,56 @@
+# RUN: rm -rf %t && mkdir -p %t
+# RUN: %PYTHON %s %t | FileCheck %s
+# gradir starts LLVM's OpenMP runtime with KMP_BLOCKTIME=0 and OMP_DYNAMIC=true
+# (gradir/runtime/openmp.py) in the JIT and in a loaded library (a process
+# that only loads it, no JIT), each unless the environment sets it.  Checked
+# through libomp's own query functions after a multi-threaded function ran.
+# A process that loads an exported library (its libomp.so copy) and JITs, in
+# either order, runs one libomp (two would abort: "OMP: Error #15").
+
+import os
+import subprocess
+import sys
+
+import gradir
+
+out = sys.argv[1]
+module = gradir.parse("""
+func.func @main(%x: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  %e = "rlx.matmul"(%x, %x) : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
+  return %e : tensor<256x256xf32>
+}""")
+with open(os.path.join(out, "m.mlir"), "w") as f:
+    f.write(gradir.print_module(module))
+gradir.compile(module, threads=2).export_library(os.path.join(out, "m.so"))
+
+CHILD = r"""
+import ctypes, os, sys
+import numpy as np
+import gradir
+out, how = sys.argv[1], sys.argv[2]
+def jit():
+    return gradir.compile(gradir.parse(open(os.path.join(out, "m.mlir")).read()), threads=2)
+def load():
+    return gradir.runtime.load(os.path.join(out, "m.so"))
+exes = {"jit": [jit], "load": [load], "load+jit": [load, jit], "jit+load": [jit, load]}[how]
+ok = all(np.allclose(make()["main"](np.ones((256, 256), np.float32)), 256) for make in exes)
+omp = ctypes.CDLL("libomp.so", mode=os.RTLD_NOLOAD)   # the process's libomp (its soname)
+print(how, "blocktime", omp.kmp_get_blocktime(), "dynamic", omp.omp_get_dynamic(), "ok", ok)
+"""
+
+for env in ({}, {"KMP_BLOCKTIME": "150", "OMP_DYNAMIC": "false"}):
+    for how in ("jit", "load", "load+jit", "jit+load"):
+        full = {k: v for k, v in os.environ.items() if k not in ("KMP_BLOCKTIME", "OMP_DYNAMIC")}
+        full.update(env)
+        proc = subprocess.run([sys.executable, "-c", CHILD, out, how], env=full,
+                              capture_output=True, text=True)
+        print(" ".join(f"{k}={v}" for k, v in env.items()) or "defaults", proc.stdout.strip(),
+              proc.stderr.strip()[-500:])
+# CHECK: defaults jit blocktime 0 dynamic 1 ok True
+# CHECK-NEXT: defaults load blocktime 0 dynamic 1 ok True
+# CHECK-NEXT: defaults load+jit blocktime 0 dynamic 1 ok True
+# CHECK-NEXT: defaults jit+load blocktime 0 dynamic 1 ok True
+# CHECK-NEXT: KMP_BLOCKTIME=150 OMP_DYNAMIC=false jit blocktime 150 dynamic 0 ok True
+# CHECK-NEXT: KMP_BLOCKTIME=150 OMP_DYNAMIC=false load blocktime 150 dynamic 0 ok True
+# CHECK-NEXT: KMP_BLOCKTIME=150 OMP_DYNAMIC=false load+jit blocktime 150 dynamic 0 ok True
+# CHECK-NEXT: KMP_BLOCKTIME=150 OMP_DYNAMIC=false jit+load blocktime 150 dynamic 0 ok True
