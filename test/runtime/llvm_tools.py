@@ -87,7 +87,8 @@ with lowered.context:
     text = print_module(lowered)
 work = out / "parts"
 work.mkdir()
-lib = llvm_tools.build_library(text, SimpleNamespace(signatures=sigs, options=CompileOptions()),
+lib = llvm_tools.build_library(text, SimpleNamespace(signatures=sigs, options=CompileOptions(),
+                                                     llvm_ir=text),
                                2, resolve("host"), work, workers=2)
 objs = sorted(p.name for p in work.glob("part*.o"))
 syms = subprocess.run(["nm", str(lib)], capture_output=True, text=True).stdout
@@ -108,7 +109,7 @@ print("cache:", first.cache_hit, second.cache_hit,
 # A tool that fails is a CompileError naming it.
 try:
     llvm_tools.build_library("llvm.func @broken(", SimpleNamespace(signatures=sigs,
-                             options=CompileOptions()), 2, resolve("host"), out, workers=1)
+                             options=CompileOptions(), llvm_ir=""), 2, resolve("host"), out, workers=1)
 except CompileError as err:
     print("CompileError:", str(err).splitlines()[0][:22])
 # CHECK-NEXT: CompileError: mlir-translate failed

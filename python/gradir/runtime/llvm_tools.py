@@ -127,7 +127,9 @@ def build_library(lowered_text: str, exe, level: int, target, directory: Path,
                   workers: int | None = None) -> Path:
     """Compiles ``lowered_text`` (an LLVM-dialect module, ``exe``'s) at LLVM
     level ``level`` for ``target`` (``host.CpuTarget``) and links it into
-    ``directory/lib.so`` with ``exe``'s signatures (``export_library``).
+    ``directory/lib.so`` with ``exe``'s signatures (``export_library``;
+    ``exe`` has ``signatures``, ``options`` and ``llvm_ir``, the lowered text,
+    which says whether the OpenMP runtime goes beside the library).
 
     ``workers`` (default ``jobs()``) above 1: after ``loop-extract`` the
     module is cut in that many partitions (``llvm-split``, round robin over
