@@ -9,19 +9,17 @@ with other processes, a spinning worker uses up its time slice and is then
 descheduled, and the next region waits for it for a whole slice (~10 ms),
 while a sleeping worker that is woken gets a core at once
 (``bench/cpu_runtimes.py``: 2K-element regions 12 ms with the default, 24 us
-with a block time of 0, at load 8 on 2 cores).  And with ``OMP_DYNAMIC``
-libomp gives a region fewer threads than asked when the machine's cores are
-busy (its load-balance mode counts the running threads of the system, once
-a second): a region then runs on the free cores only instead of waiting for
-a busy one (bench/cpu.py's same-process comparison at load ~9: MLP 64 step
-2 threads / 1 thread 1.04x with it, 0.75-0.84x without).  Results do not
-depend on the team size (each iteration computes its own elements in the
-sequential order), so this changes speed only.  gradir makes both its
-defaults (``kmp_set_defaults`` before the first region: ``KMP_BLOCKTIME=0``,
-``OMP_DYNAMIC=true``), each unless the environment sets it, e.g.
-``KMP_BLOCKTIME=200`` (libomp's default) on an otherwise idle machine, where
-spinning saves the wake-up of each region, or ``OMP_DYNAMIC=false`` to get
-exactly the compiled thread count.
+with a block time of 0, at load 8 on 2 cores).  gradir makes that its
+default (``kmp_set_defaults`` before the first region: ``KMP_BLOCKTIME=0``)
+unless the environment sets it, e.g. ``KMP_BLOCKTIME=200`` (libomp's
+default) on an otherwise idle machine, where spinning saves the wake-up of
+each region.  ``OMP_DYNAMIC`` keeps libomp's default (false: every region
+gets the compiled thread count).  Turning it on is not a good default: its
+load-balance mode counts the system's running threads, including the
+calling process's own, so on an idle 2-core machine it ran GEMM 1024^3 on
+one thread (12.1 ms at threads=2 against 12.7 at threads=1; with it off
+6.6 ms; load 0.65).  Results do not depend on the team size (each iteration
+computes its own elements in the sequential order), so it changes speed only.
 """
 
 from __future__ import annotations
@@ -31,7 +29,7 @@ import os
 
 __all__ = ["DEFAULTS", "configure"]
 
-DEFAULTS = {"KMP_BLOCKTIME": "0", "OMP_DYNAMIC": "true"}
+DEFAULTS = {"KMP_BLOCKTIME": "0"}
 
 
 def configure(lib: ctypes.CDLL) -> None:

@@ -99,19 +99,20 @@ func.func @intermediate(%a: tensor<8x16xf32>, %w: tensor<16x32xf32>) -> tensor<8
 // A result that is an argument is copied into its out-param (rlx-distinct-results); a private
 // callee is inlined and removed.
 // BUF-LABEL: func.func @passthrough(
-// BUF-SAME: %[[X:[^:]*]]: memref<4xf32>, %[[O1:[^:]*]]: memref<4xf32>, %[[O2:[^:]*]]: memref<4xf32>) attributes
-// BUF-DAG: linalg.copy {{.*}}ins(%[[X]] : memref<4xf32>) outs(%[[O1]] : memref<4xf32>)
-// BUF-DAG: vector.transfer_write %{{.*}}, %[[O2]]
+// BUF-SAME: %[[X:[^:]*]]: memref<64xf32>, %[[O1:[^:]*]]: memref<64xf32>, %[[O2:[^:]*]]: memref<64xf32>) attributes
+// BUF-DAG: linalg.copy {{.*}}ins(%[[X]] : memref<64xf32>) outs(%[[O1]] : memref<64xf32>)
+// BUF-DAG: %[[S2:.*]] = memref.subview %[[O2]]
+// BUF-DAG: vector.transfer_write %{{.*}}, %[[S2]]
 // BUF-NOT: call
 // BUF-NOT: func.func private
 // LLVM-NOT: @helper
-func.func private @helper(%x: tensor<4xf32>) -> tensor<4xf32> {
-  %0 = "rlx.tanh"(%x) : (tensor<4xf32>) -> tensor<4xf32>
-  return %0 : tensor<4xf32>
+func.func private @helper(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %0 = "rlx.tanh"(%x) : (tensor<64xf32>) -> tensor<64xf32>
+  return %0 : tensor<64xf32>
 }
-func.func @passthrough(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
-  %0 = call @helper(%x) : (tensor<4xf32>) -> tensor<4xf32>
-  return %x, %0 : tensor<4xf32>, tensor<4xf32>
+func.func @passthrough(%x: tensor<64xf32>) -> (tensor<64xf32>, tensor<64xf32>) {
+  %0 = call @helper(%x) : (tensor<64xf32>) -> tensor<64xf32>
+  return %x, %0 : tensor<64xf32>, tensor<64xf32>
 }
 
 // -----
@@ -121,12 +122,13 @@ func.func @passthrough(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
 // buffer-results-to-out-params alone crashes on a buffer returned twice
 // (rlx-distinct-results copies the later ones).
 // BUF-LABEL: func.func @twice(
-// BUF-SAME: %[[X:[^:]*]]: memref<4xf32>, %[[O1:[^:]*]]: memref<4xf32>, %[[O2:[^:]*]]: memref<4xf32>, %[[O3:[^:]*]]: memref<4xf32>) attributes
-// BUF-DAG: vector.transfer_write %{{.*}}, %[[O1]]
-// BUF-DAG: linalg.copy {{.*}}ins(%[[O1]] : memref<4xf32>) outs(%[[O2]] : memref<4xf32>)
-// BUF-DAG: linalg.copy {{.*}}ins(%[[O1]] : memref<4xf32>) outs(%[[O3]] : memref<4xf32>)
+// BUF-SAME: %[[X:[^:]*]]: memref<64xf32>, %[[O1:[^:]*]]: memref<64xf32>, %[[O2:[^:]*]]: memref<64xf32>, %[[O3:[^:]*]]: memref<64xf32>) attributes
+// BUF-DAG: %[[S1:.*]] = memref.subview %[[O1]]
+// BUF-DAG: vector.transfer_write %{{.*}}, %[[S1]]
+// BUF-DAG: linalg.copy {{.*}}ins(%[[O1]] : memref<64xf32>) outs(%[[O2]] : memref<64xf32>)
+// BUF-DAG: linalg.copy {{.*}}ins(%[[O1]] : memref<64xf32>) outs(%[[O3]] : memref<64xf32>)
 // LLVM-LABEL: llvm.func @twice(
-func.func @twice(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
-  %0 = "rlx.tanh"(%x) : (tensor<4xf32>) -> tensor<4xf32>
-  return %0, %0, %0 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+func.func @twice(%x: tensor<64xf32>) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) {
+  %0 = "rlx.tanh"(%x) : (tensor<64xf32>) -> tensor<64xf32>
+  return %0, %0, %0 : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>
 }

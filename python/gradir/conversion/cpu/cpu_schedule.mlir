@@ -209,6 +209,12 @@ module attributes {transform.with_named_sequence} {
       %z = transform.param.constant 0 : i64 -> !transform.param<i64>
       %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
       transform.match.param.cmpi gt %d0, %z : !transform.param<i64>
+      // the innermost loop spans at least one step of the tile: shorter rows
+      // (LeNet's 24-, 12- and 8-wide images, often strided views) vectorize
+      // into masked partial vectors that run slower than the scalar loop
+      %lanes = transform.param.constant 32 : i64 -> !transform.param<i64>
+      %inner = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi ge %inner, %lanes : !transform.param<i64>
       // at least one input (input[all] asserts on none), indexed by projected
       // permutations only (tiling asserts on (d0) -> (-d0 + c))
       %ins = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
@@ -254,6 +260,12 @@ module attributes {transform.with_named_sequence} {
       transform.match.param.cmpi gt %d0, %z : !transform.param<i64>
       %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
       transform.match.param.cmpi gt %d1, %z : !transform.param<i64>
+      // the innermost loop spans at least one step of the tile: shorter rows
+      // (LeNet's 24-, 12- and 8-wide images, often strided views) vectorize
+      // into masked partial vectors that run slower than the scalar loop
+      %lanes = transform.param.constant 32 : i64 -> !transform.param<i64>
+      %inner = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi ge %inner, %lanes : !transform.param<i64>
       // at least one input (input[all] asserts on none), indexed by projected
       // permutations only (tiling asserts on (d0) -> (-d0 + c))
       %ins = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
@@ -301,6 +313,12 @@ module attributes {transform.with_named_sequence} {
       transform.match.param.cmpi gt %d1, %z : !transform.param<i64>
       %d2 = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
       transform.match.param.cmpi gt %d2, %z : !transform.param<i64>
+      // the innermost loop spans at least one step of the tile: shorter rows
+      // (LeNet's 24-, 12- and 8-wide images, often strided views) vectorize
+      // into masked partial vectors that run slower than the scalar loop
+      %lanes = transform.param.constant 32 : i64 -> !transform.param<i64>
+      %inner = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi ge %inner, %lanes : !transform.param<i64>
       // at least one input (input[all] asserts on none), indexed by projected
       // permutations only (tiling asserts on (d0) -> (-d0 + c))
       %ins = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
@@ -350,6 +368,12 @@ module attributes {transform.with_named_sequence} {
       transform.match.param.cmpi gt %d2, %z : !transform.param<i64>
       %d3 = transform.match.structured.dim %s[3] : (!transform.any_op) -> !transform.param<i64>
       transform.match.param.cmpi gt %d3, %z : !transform.param<i64>
+      // the innermost loop spans at least one step of the tile: shorter rows
+      // (LeNet's 24-, 12- and 8-wide images, often strided views) vectorize
+      // into masked partial vectors that run slower than the scalar loop
+      %lanes = transform.param.constant 32 : i64 -> !transform.param<i64>
+      %inner = transform.match.structured.dim %s[3] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi ge %inner, %lanes : !transform.param<i64>
       // at least one input (input[all] asserts on none), indexed by projected
       // permutations only (tiling asserts on (d0) -> (-d0 + c))
       %ins = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
@@ -393,6 +417,12 @@ module attributes {transform.with_named_sequence} {
       %z = transform.param.constant 0 : i64 -> !transform.param<i64>
       %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
       transform.match.param.cmpi gt %d0, %z : !transform.param<i64>
+      // the innermost loop spans at least one step of the tile: shorter rows
+      // (LeNet's 24-, 12- and 8-wide images, often strided views) vectorize
+      // into masked partial vectors that run slower than the scalar loop
+      %lanes = transform.param.constant 16 : i64 -> !transform.param<i64>
+      %inner = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi ge %inner, %lanes : !transform.param<i64>
       // at least one input (input[all] asserts on none), indexed by projected
       // permutations only (tiling asserts on (d0) -> (-d0 + c))
       %ins = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
@@ -438,6 +468,12 @@ module attributes {transform.with_named_sequence} {
       transform.match.param.cmpi gt %d0, %z : !transform.param<i64>
       %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
       transform.match.param.cmpi gt %d1, %z : !transform.param<i64>
+      // the innermost loop spans at least one step of the tile: shorter rows
+      // (LeNet's 24-, 12- and 8-wide images, often strided views) vectorize
+      // into masked partial vectors that run slower than the scalar loop
+      %lanes = transform.param.constant 16 : i64 -> !transform.param<i64>
+      %inner = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi ge %inner, %lanes : !transform.param<i64>
       // at least one input (input[all] asserts on none), indexed by projected
       // permutations only (tiling asserts on (d0) -> (-d0 + c))
       %ins = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
@@ -485,6 +521,12 @@ module attributes {transform.with_named_sequence} {
       transform.match.param.cmpi gt %d1, %z : !transform.param<i64>
       %d2 = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
       transform.match.param.cmpi gt %d2, %z : !transform.param<i64>
+      // the innermost loop spans at least one step of the tile: shorter rows
+      // (LeNet's 24-, 12- and 8-wide images, often strided views) vectorize
+      // into masked partial vectors that run slower than the scalar loop
+      %lanes = transform.param.constant 16 : i64 -> !transform.param<i64>
+      %inner = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi ge %inner, %lanes : !transform.param<i64>
       // at least one input (input[all] asserts on none), indexed by projected
       // permutations only (tiling asserts on (d0) -> (-d0 + c))
       %ins = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
@@ -534,6 +576,12 @@ module attributes {transform.with_named_sequence} {
       transform.match.param.cmpi gt %d2, %z : !transform.param<i64>
       %d3 = transform.match.structured.dim %s[3] : (!transform.any_op) -> !transform.param<i64>
       transform.match.param.cmpi gt %d3, %z : !transform.param<i64>
+      // the innermost loop spans at least one step of the tile: shorter rows
+      // (LeNet's 24-, 12- and 8-wide images, often strided views) vectorize
+      // into masked partial vectors that run slower than the scalar loop
+      %lanes = transform.param.constant 16 : i64 -> !transform.param<i64>
+      %inner = transform.match.structured.dim %s[3] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi ge %inner, %lanes : !transform.param<i64>
       // at least one input (input[all] asserts on none), indexed by projected
       // permutations only (tiling asserts on (d0) -> (-d0 + c))
       %ins = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>

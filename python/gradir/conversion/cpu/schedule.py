@@ -161,7 +161,13 @@ def _elementwise_sequences(params: ScheduleParams) -> tuple[str, str]:
       transform.match.structured.dim %s[all] {{parallel}} : !transform.any_op
       // no zero-size loop (vectorizing one asserts upstream)
       %z = transform.param.constant 0 : i64 -> !transform.param<i64>
-{nonzero}      // at least one input (input[all] asserts on none), indexed by projected
+{nonzero}      // the innermost loop spans at least one step of the tile: shorter rows
+      // (LeNet's 24-, 12- and 8-wide images, often strided views) vectorize
+      // into masked partial vectors that run slower than the scalar loop
+      %lanes = transform.param.constant {lanes} : i64 -> !transform.param<i64>
+      %inner = transform.match.structured.dim %s[{rank - 1}] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi ge %inner, %lanes : !transform.param<i64>
+      // at least one input (input[all] asserts on none), indexed by projected
       // permutations only (tiling asserts on (d0) -> (-d0 + c))
       %ins = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
       transform.match.param.cmpi gt %ins, %z : !transform.param<i64>
