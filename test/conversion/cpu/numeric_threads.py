@@ -12,7 +12,13 @@
 import numpy as np
 
 import gradir
+from gradir.conversion.cpu import rlx_parallel_loops
 from gradir.testing.oracle import compare
+
+# The CPU pipeline keeps only loops of 2^22+ operations parallel; these small
+# programs use the pass's own threshold so that every op's parallel form
+# (convolutions, pools, reductions, matmul strips) runs threaded here.
+rlx_parallel_loops.PIPELINE_MIN_WORK = rlx_parallel_loops.MIN_WORK
 
 rng = np.random.default_rng(0)
 

@@ -11,7 +11,8 @@
 // register-tiled as with one thread); after bufferization every linalg op
 // becomes scf.parallel loops, and rlx-parallel-loops makes the ones with
 // enough work OpenMP loops over their first dimension (the matmul's strips,
-// the blocks of the long sum; the bias + relu is vectorized by the
+// the blocks of the long sum, each at least 2^22 operations: the CPU
+// pipeline's threshold; the bias + relu is vectorized by the
 // schedule's elementwise sequence, on one thread), num_threads fixed at
 // compile time.  Small ops stay sequential.  threads=1 (or
 // GRADIR_NUM_THREADS=1, which wins over OMP_NUM_THREADS) is the
@@ -56,14 +57,14 @@
 // ENV: llvm.mlir.constant(3 : i32) : i32
 // ENV: omp.parallel
 
-func.func @mlp(%x: tensor<64x784xf32>, %w: tensor<784x512xf32>, %b: tensor<512xf32>) -> tensor<64x512xf32> {
-  %y = "rlx.matmul"(%x, %w) : (tensor<64x784xf32>, tensor<784x512xf32>) -> tensor<64x512xf32>
-  %z = "rlx.add"(%y, %b) : (tensor<64x512xf32>, tensor<512xf32>) -> tensor<64x512xf32>
-  %r = "rlx.relu"(%z) : (tensor<64x512xf32>) -> tensor<64x512xf32>
-  return %r : tensor<64x512xf32>
+func.func @mlp(%x: tensor<256x784xf32>, %w: tensor<784x512xf32>, %b: tensor<512xf32>) -> tensor<256x512xf32> {
+  %y = "rlx.matmul"(%x, %w) : (tensor<256x784xf32>, tensor<784x512xf32>) -> tensor<256x512xf32>
+  %z = "rlx.add"(%y, %b) : (tensor<256x512xf32>, tensor<512xf32>) -> tensor<256x512xf32>
+  %r = "rlx.relu"(%z) : (tensor<256x512xf32>) -> tensor<256x512xf32>
+  return %r : tensor<256x512xf32>
 }
-func.func @total(%x: tensor<1048576xf32>) -> tensor<f32> {
-  %s = "rlx.sum"(%x) : (tensor<1048576xf32>) -> tensor<f32>
+func.func @total(%x: tensor<8388608xf32>) -> tensor<f32> {
+  %s = "rlx.sum"(%x) : (tensor<8388608xf32>) -> tensor<f32>
   return %s : tensor<f32>
 }
 func.func @tiny(%x: tensor<8xf32>) -> tensor<8xf32> {

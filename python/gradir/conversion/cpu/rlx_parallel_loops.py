@@ -20,6 +20,14 @@ __all__ = ["RlxParallelLoops", "MIN_WORK", "estimated_work"]
 # when the cores were free.
 MIN_WORK = 1 << 17
 
+# The CPU pipeline's threshold (rlx-lower-to-llvm, gradir.compile): higher,
+# because a whole program pays a fork/join per region.  bench/cpu.py on an
+# idle 2-core EPYC (AVX-512, load 1.6), 2 threads against 1 in one process:
+# with 2^17, LeNet-5's step (34 regions over short im2col/pool loops) ran
+# 0.15x (14.3 ms against 2.1), MLP 64 0.78x; with 2^22, LeNet-5 0.94x,
+# MLP 64 0.97x, while GEMM 512^3 still gains 1.53x (1024^3: 1.81x).
+PIPELINE_MIN_WORK = 1 << 22
+
 # How the iterations of a loop are dealt to the threads.  "static" gives each
 # thread one fixed contiguous range; "guided" lets a thread that is running
 # take more while another waits for a core (shared machines), in chunks
