@@ -211,7 +211,7 @@ def gradient_checks(model, data) -> bool:
     tgrads = torch.autograd.grad(tloss, list(model.parameters()))
     worst = max(float(np.max(np.abs(g - t.numpy())) / (np.max(np.abs(t.numpy())) + 1e-30))
                 for g, t in zip(grads, tgrads))
-    torch_ok = worst < 1e-9 and abs(float(loss) - float(tloss)) < 1e-9
+    torch_ok = worst < 1e-9 and abs(float(loss) - float(tloss.detach())) < 1e-9
     print(f"gradient check (float64): every gradient vs torch.autograd, largest relative "
           f"difference {worst:.1e} {'OK' if torch_ok else 'FAILED'}")
     return fd_ok and torch_ok
