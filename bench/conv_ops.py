@@ -16,21 +16,15 @@ from __future__ import annotations
 import os
 import statistics
 import sys
-import time
+
+import cpu  # bench/cpu.py: timeit
 
 import numpy as np
 
 
-def timeit(fn, min_time=0.3, max_runs=300):
-    fn()
-    fn()
-    runs = []
-    start = time.perf_counter()
-    while len(runs) < 5 or (time.perf_counter() - start < min_time and len(runs) < max_runs):
-        t0 = time.perf_counter()
-        fn()
-        runs.append(time.perf_counter() - t0)
-    return min(runs) if os.environ.get("CONV_OPS_MIN") else statistics.median(runs)
+def timeit(fn):
+    return cpu.timeit(fn, max_runs=300,
+                      stat=min if os.environ.get("CONV_OPS_MIN") else statistics.median)
 
 
 def _t(shape, e):

@@ -40,7 +40,10 @@ sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 sys.path.insert(0, HERE)
 
 
-def timeit(fn, min_time=0.3, max_runs=200):
+def timeit(fn, min_time=0.3, max_runs=200, stat=statistics.median):
+    """``stat`` (median by default) of the times of ``fn()`` after two
+    warm-up calls: at least 5 runs, more until ``min_time`` seconds or
+    ``max_runs`` runs.  bench/cpu_math.py and bench/conv_ops.py use it too."""
     fn()
     fn()
     runs = []
@@ -49,7 +52,7 @@ def timeit(fn, min_time=0.3, max_runs=200):
         t0 = time.perf_counter()
         fn()
         runs.append(time.perf_counter() - t0)
-    return statistics.median(runs)
+    return stat(runs)
 
 
 def seed_module(n: int):

@@ -17,9 +17,9 @@ is faster).  The header names the CPU, its vector ISA and the load average.
 from __future__ import annotations
 
 import os
-import statistics
 import sys
-import time
+
+import cpu  # bench/cpu.py: timeit
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
@@ -29,16 +29,8 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 OPS = ["exp", "log", "tanh", "erf", "sigmoid", "gelu"]
 
 
-def timeit(fn, min_time=0.3, max_runs=300):
-    fn()
-    fn()
-    runs = []
-    start = time.perf_counter()
-    while len(runs) < 5 or (time.perf_counter() - start < min_time and len(runs) < max_runs):
-        t0 = time.perf_counter()
-        fn()
-        runs.append(time.perf_counter() - t0)
-    return statistics.median(runs)
+def timeit(fn):
+    return cpu.timeit(fn, max_runs=300)
 
 
 def compile_gradir(n: int, approx: bool):
