@@ -126,28 +126,10 @@ class Mirror:
         if check and not (name.startswith(("rlx.", "grad.")) or name in _KNOWN_EXACT):
             raise Unsupported(name)
         node = Node(op, name)
-        self.of_op[op_key(op)] = node
         results = list(op.results)
-        node.results = results
         types = [r.type for r in results]
-        node.types = types
-        of_value = self.of_value
-        uses = self.uses
-        i = 0
-        for r in results:
-            of_value[r] = (node, i)
-            uses[r] = 0
-            i += 1
-        operands = node._operands = list(op.operands)
-        get = uses.get
-        users_of = self.users_of
-        for v in operands:
-            uses[v] = get(v, 0) + 1
-            by = users_of.get(v)
-            if by is None:
-                users_of[v] = {node: 1}
-            else:
-                by[node] = by.get(node, 0) + 1
+        operands = list(op.operands)
+        self._index(node, op, results, types, operands)
         if name == "func.return":
             terminator_uses = self.terminator_uses = {}
             for v in operands:
@@ -175,15 +157,14 @@ class Mirror:
         self.stamp += 1
         return node
 
-    def _make_recorded(self, op: ir.Operation, record) -> Node:
-        """``_make`` from what ``build_op`` recorded (an rlx op)."""
-        _, operands, types, named = record
-        name = op.name
-        node = Node(op, name)
+    def _index(self, node: Node, op: ir.Operation, results: list, types: list,
+               operands: list) -> None:
+        """Enters a new node in the indexes (its op, results, uses and users);
+        the bookkeeping both readers share, written flat (the hot loop)."""
         self.of_op[op_key(op)] = node
-        results = list(op.results)
         node.results = results
         node.types = types
+        node._operands = operands
         of_value = self.of_value
         uses = self.uses
         i = 0
@@ -191,7 +172,6 @@ class Mirror:
             of_value[r] = (node, i)
             uses[r] = 0
             i += 1
-        node._operands = list(operands)
         get = uses.get
         users_of = self.users_of
         for v in operands:
@@ -201,6 +181,13 @@ class Mirror:
                 users_of[v] = {node: 1}
             else:
                 by[node] = by.get(node, 0) + 1
+
+    def _make_recorded(self, op: ir.Operation, record) -> Node:
+        """``_make`` from what ``build_op`` recorded (an rlx op)."""
+        _, operands, types, named = record
+        name = op.name
+        node = Node(op, name)
+        self._index(node, op, list(op.results), types, list(operands))
         if len(operands) > self.max_operands:
             self.max_operands = len(operands)
         for a, _ in named:
