@@ -27,6 +27,9 @@
 
 // LLVM-LABEL: llvm.func @chain(
 // LLVM-SAME: llvm.emit_c_interface
+// Both loops (rows, 32-lane steps) are marked: LLVM does not unroll them
+// again (rlx-loop-hints).
+// LLVM-COUNT-2: llvm.br ^{{.*}} {loop_annotation = #{{.*}}}
 // LLVM-NOT: llvm.return %
 // LLVM-LABEL: llvm.func @_mlir_ciface_chain(
 // LLVM-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)

@@ -1,0 +1,91 @@
+// RUN: gradir-opt %s --rlx-loop-hints | FileCheck %s
+// RUN: gradir-opt %s --rlx-loop-hints=disable=unroll,vectorize | FileCheck %s --check-prefix=BOTH
+// RUN: gradir-opt %s --pass-pipeline='builtin.module(rlx-loop-hints{disable=vectorize})' | FileCheck %s --check-prefix=VEC
+// RUN: gradir-opt %s --rlx-loop-hints | gradir-opt --rlx-loop-hints | FileCheck %s
+// Every loop back edge (a branch to a block that does not come after its
+// own) gets llvm.loop metadata turning LLVM's unrolling off; forward
+// branches and branches that already carry an annotation are left alone.
+
+#keep = #llvm.loop_annotation<mustProgress = true>
+
+// CHECK-DAG: #[[U:.*]] = #llvm.loop_unroll<disable = true>
+// CHECK-DAG: #[[$A:.*]] = #llvm.loop_annotation<unroll = #[[U]]>
+// CHECK-DAG: #[[$KEEP:.*]] = #llvm.loop_annotation<mustProgress = true>
+// BOTH-DAG: #[[BU:.*]] = #llvm.loop_unroll<disable = true>
+// BOTH-DAG: #[[BV:.*]] = #llvm.loop_vectorize<disable = true>
+// BOTH-DAG: #llvm.loop_annotation<vectorize = #[[BV]], unroll = #[[BU]]>
+// VEC-DAG: #[[VV:.*]] = #llvm.loop_vectorize<disable = true>
+// VEC-DAG: #llvm.loop_annotation<vectorize = #[[VV]]>
+// VEC-NOT: loop_unroll
+
+// CHECK-LABEL: llvm.func @loop(
+// CHECK:         llvm.br ^bb1(%{{.*}} : i64){{$}}
+// CHECK:       ^bb1(
+// CHECK:         llvm.cond_br %{{.*}}, ^bb2, ^bb3{{$}}
+// CHECK:       ^bb2:
+// CHECK:         llvm.br ^bb1(%{{.*}} : i64) {loop_annotation = #[[$A]]}
+// CHECK:       ^bb3:
+// CHECK-NEXT:    llvm.return
+llvm.func @loop(%p: !llvm.ptr, %n: i64) {
+  %c0 = llvm.mlir.constant(0 : i64) : i64
+  %c1 = llvm.mlir.constant(1 : i64) : i64
+  %f = llvm.mlir.constant(1.0 : f32) : f32
+  llvm.br ^bb1(%c0 : i64)
+^bb1(%i: i64):
+  %c = llvm.icmp "slt" %i, %n : i64
+  llvm.cond_br %c, ^bb2, ^bb3
+^bb2:
+  %q = llvm.getelementptr %p[%i] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+  llvm.store %f, %q : f32, !llvm.ptr
+  %j = llvm.add %i, %c1 : i64
+  llvm.br ^bb1(%j : i64)
+^bb3:
+  llvm.return
+}
+
+// A rotated loop: the conditional branch is the latch; a self loop counts.
+// CHECK-LABEL: llvm.func @rotated(
+// CHECK:         llvm.cond_br %{{.*}}, ^bb1(%{{.*}} : i64), ^bb2 {loop_annotation = #[[$A]]}
+// CHECK:         llvm.return
+llvm.func @rotated(%n: i64) {
+  %c0 = llvm.mlir.constant(0 : i64) : i64
+  %c1 = llvm.mlir.constant(1 : i64) : i64
+  llvm.br ^bb1(%c0 : i64)
+^bb1(%i: i64):
+  %j = llvm.add %i, %c1 : i64
+  %c = llvm.icmp "slt" %j, %n : i64
+  llvm.cond_br %c, ^bb1(%j : i64), ^bb2
+^bb2:
+  llvm.return
+}
+
+// An annotation the branch has already is kept.
+// CHECK-LABEL: llvm.func @annotated(
+// CHECK:         llvm.cond_br %{{.*}}, ^bb1(%{{.*}} : i64), ^bb2 {loop_annotation = #[[$KEEP]]}
+llvm.func @annotated(%n: i64) {
+  %c0 = llvm.mlir.constant(0 : i64) : i64
+  %c1 = llvm.mlir.constant(1 : i64) : i64
+  llvm.br ^bb1(%c0 : i64)
+^bb1(%i: i64):
+  %j = llvm.add %i, %c1 : i64
+  %c = llvm.icmp "slt" %j, %n : i64
+  llvm.cond_br %c, ^bb1(%j : i64), ^bb2 {loop_annotation = #keep}
+^bb2:
+  llvm.return
+}
+
+// No loop: nothing changes.
+// CHECK-LABEL: llvm.func @straight(
+// CHECK-NOT:     loop_annotation
+// CHECK:         llvm.return
+llvm.func @straight(%c: i1) -> i64 {
+  %a = llvm.mlir.constant(1 : i64) : i64
+  %b = llvm.mlir.constant(2 : i64) : i64
+  llvm.cond_br %c, ^bb1, ^bb2
+^bb1:
+  llvm.return %a : i64
+^bb2:
+  llvm.return %b : i64
+}
+
+llvm.func @declared(i64)
