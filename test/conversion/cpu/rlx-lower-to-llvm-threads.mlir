@@ -26,6 +26,19 @@
 // BUF: vector.fma {{.*}} : vector<32xf32>
 // BUF-LABEL: func.func @total(
 
+// A matmul whose N is one register tile wide or less (a classifier's 10
+// outputs) would be one strip, on one thread: it keeps the single-threaded
+// schedule, peeled instead of padded (no 64x32 copy of the output, no
+// forall), at every thread count.
+// BUF-LABEL: func.func @classifier(
+// BUF-NOT: scf.forall
+// BUF-NOT: memref<64x32xf32>
+// BUF: scf.for {{.*}} step %c256
+// BUF: scf.for {{.*}} step %c8
+// BUF: vector.fma {{.*}} : vector<10xf32>
+// BUF-NOT: scf.forall
+// BUF-LABEL: func.func @tiny(
+
 // BUF1-LABEL: func.func @mlp(
 // BUF1-NOT: scf.forall
 // BUF1: scf.for {{.*}} step %c256
@@ -66,6 +79,10 @@ func.func @mlp(%x: tensor<256x784xf32>, %w: tensor<784x512xf32>, %b: tensor<512x
 func.func @total(%x: tensor<8388608xf32>) -> tensor<f32> {
   %s = "rlx.sum"(%x) : (tensor<8388608xf32>) -> tensor<f32>
   return %s : tensor<f32>
+}
+func.func @classifier(%h: tensor<64x512xf32>, %w: tensor<512x10xf32>) -> tensor<64x10xf32> {
+  %y = "rlx.matmul"(%h, %w) : (tensor<64x512xf32>, tensor<512x10xf32>) -> tensor<64x10xf32>
+  return %y : tensor<64x10xf32>
 }
 func.func @tiny(%x: tensor<8xf32>) -> tensor<8xf32> {
   %e = "rlx.exp"(%x) : (tensor<8xf32>) -> tensor<8xf32>

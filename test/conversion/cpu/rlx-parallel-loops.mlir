@@ -174,3 +174,61 @@ func.func @stack(%a: memref<64x1024xf32>) {
   }
   return
 }
+
+// -----
+
+// A loop whose bound is a partial tile's size (affine.min of the tile and
+// what is left, a K block of 784 = 3 x 256 + 16) counts as the full tile
+// (256 trips): 16 x 4 x 256 x 34 operations (a 256-element vector add
+// counts 32), enough to run in parallel (min-work 2^17).  A bound that is
+// no constant and no such min is assumed 16 trips (16 x 4 x 16 x 34
+// operations: sequential).
+
+// CHECK-LABEL: func.func @partial_tile(
+// CHECK: omp.parallel
+// CHECK: omp.loop_nest
+// CHECK: scf.for
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step
+// CHECK-LABEL: func.func @unknown_bound(
+// CHECK-NOT: omp.
+// CHECK: scf.for
+// CHECK-NOT: omp.
+func.func @partial_tile(%a: memref<16x784x256xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c256 = arith.constant 256 : index
+  %c784 = arith.constant 784 : index
+  %v = arith.constant dense<1.0> : vector<256xf32>
+  scf.parallel (%i) = (%c0) to (%c16) step (%c1) {
+    scf.for %kb = %c0 to %c784 step %c256 {
+      %n = affine.min affine_map<(d0) -> (-d0 + 784, 256)>(%kb)
+      scf.for %k = %c0 to %n step %c1 {
+        %r = arith.addi %kb, %k : index
+        %w = arith.addf %v, %v : vector<256xf32>
+        vector.store %w, %a[%i, %r, %c0] : memref<16x784x256xf32>, vector<256xf32>
+      }
+    }
+    scf.reduce
+  }
+  return
+}
+func.func @unknown_bound(%a: memref<16x784x256xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c256 = arith.constant 256 : index
+  %c784 = arith.constant 784 : index
+  %v = arith.constant dense<1.0> : vector<256xf32>
+  scf.parallel (%i) = (%c0) to (%c16) step (%c1) {
+    scf.for %kb = %c0 to %c784 step %c256 {
+      scf.for %k = %c0 to %n step %c1 {
+        %r = arith.addi %kb, %k : index
+        %w = arith.addf %v, %v : vector<256xf32>
+        vector.store %w, %a[%i, %r, %c0] : memref<16x784x256xf32>, vector<256xf32>
+      }
+    }
+    scf.reduce
+  }
+  return
+}

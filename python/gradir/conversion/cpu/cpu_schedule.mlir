@@ -763,15 +763,34 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // A matmul whose N (dimension 1) is wider than one strip of `width`
+  // columns: narrower ones (N <= the register tile's width, e.g. a
+  // classifier's 10 outputs) would be one strip, i.e. one thread, and
+  // padded; they keep the single-threaded schedule (peeled, no copies).
+  transform.named_sequence @match_two_strips(%op: !transform.any_op {transform.readonly},
+                                                 %width: !transform.param<i64> {transform.readonly}) {
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d1, %width : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield
+  }
+
   transform.named_sequence @match_matmul_f32_nonempty(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
     %m = transform.include @match_matmul_f32 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
     transform.include @match_nonempty_3d failures(propagate) (%m) : (!transform.any_op) -> ()
+    %w = transform.param.constant 32 : i64 -> !transform.param<i64>
+    transform.include @match_two_strips failures(propagate) (%m, %w) : (!transform.any_op, !transform.param<i64>) -> ()
     transform.yield %m : !transform.any_op
   }
 
   transform.named_sequence @match_matmul_f64_nonempty(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
     %m = transform.include @match_matmul_f64 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
     transform.include @match_nonempty_3d failures(propagate) (%m) : (!transform.any_op) -> ()
+    %w = transform.param.constant 16 : i64 -> !transform.param<i64>
+    transform.include @match_two_strips failures(propagate) (%m, %w) : (!transform.any_op, !transform.param<i64>) -> ()
     transform.yield %m : !transform.any_op
   }
 

@@ -49,8 +49,30 @@ def _const_index(value: ir.Value) -> int | None:
     return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
 
 
+def _min_bound(value: ir.Value) -> int | None:
+    """An upper bound of ``value`` when it is an ``affine.min`` with a
+    constant among its results (a tile's size, ``min(256, 784 - k)``): the
+    smallest such constant."""
+    owner = value.owner
+    if not isinstance(owner, ir.Operation) and hasattr(owner, "operation"):
+        owner = owner.operation
+    if not isinstance(owner, ir.Operation) or owner.name != "affine.min":
+        return None
+    consts = []
+    for expr in ir.AffineMapAttr(owner.attributes["map"]).value.results:
+        try:
+            consts.append(ir.AffineConstantExpr(expr).value)
+        except ValueError:
+            pass
+    return min(consts) if consts else None
+
+
 def _trips(lb: ir.Value, ub: ir.Value, step: ir.Value) -> int:
     lo, hi, st = _const_index(lb), _const_index(ub), _const_index(step)
+    if hi is None:
+        # a partial tile's bound: its full size (the last tile is the only
+        # smaller one)
+        hi = _min_bound(ub)
     if lo is None or hi is None or not st:
         return _UNKNOWN_TRIPS
     return max(0, -(-(hi - lo) // st))
