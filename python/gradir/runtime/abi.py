@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .openmp import before_call
+
 __all__ = ["ArgumentError", "Function", "FunctionTable", "Signature", "TensorSpec", "DTYPES",
            "signatures_from_json", "signatures_to_json"]
 
@@ -192,6 +194,7 @@ class Function:
         check_memory(sig)
         outs = [np.empty(s.shape, dtype=s.dtype) for s in sig.outputs]
         descs = [descriptor(a) for a in arrays + outs]
+        before_call()       # issue 14: libomp's block time follows the machine's load
         self._call([ctypes.addressof(d) for d in descs])
         results = _unflatten(outs, tuple(sig.output_tree))
         return results[0] if len(results) == 1 else results
