@@ -232,3 +232,78 @@ func.func @unknown_bound(%a: memref<16x784x256xf32>, %n: index) {
   }
   return
 }
+
+// -----
+
+// An scf.for marked gradir.independent_iterations (rlx-to-linalg's loops
+// over blocks of images: each iteration writes its own slice) runs on the
+// threads like a one-dimensional scf.parallel when it has the work; the
+// scf.parallel loops inside it become sequential.  Unmarked loops, marked
+// ones with too little work, and threads=1 leave the scf.for as it is.
+
+// CHECK-LABEL: func.func @blocks(
+// CHECK: omp.parallel
+// CHECK-NEXT: omp.wsloop schedule(guided) {
+// CHECK-NEXT: omp.loop_nest (%[[B:.*]]) : index
+// CHECK: scf.for
+// CHECK: memref.load %{{.*}}[%[[B]], %{{.*}}]
+// CHECK-NOT: scf.parallel
+// CHECK-LABEL: func.func @unmarked(
+// CHECK-NOT: omp.
+// CHECK: scf.for
+// CHECK-LABEL: func.func @few_blocks(
+// CHECK-NOT: omp.
+// CHECK: scf.for
+// CHECK-NOT: omp.
+
+// ONE-LABEL: func.func @blocks(
+// ONE-NOT: omp.
+// ONE: scf.for {{.*}} {
+// ONE: } {gradir.independent_iterations}
+
+// AGAIN-LABEL: func.func @blocks(
+// AGAIN: omp.parallel
+// AGAIN-NOT: omp.parallel
+// AGAIN-LABEL: func.func @unmarked(
+func.func @blocks(%a: memref<16x65536xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c65536 = arith.constant 65536 : index
+  scf.for %b = %c0 to %c16 step %c1 {
+    scf.parallel (%j) = (%c0) to (%c65536) step (%c1) {
+      %x = memref.load %a[%b, %j] : memref<16x65536xf32>
+      %y = math.exp %x : f32
+      memref.store %y, %a[%b, %j] : memref<16x65536xf32>
+      scf.reduce
+    }
+  } {gradir.independent_iterations}
+  return
+}
+func.func @unmarked(%a: memref<16x65536xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c65536 = arith.constant 65536 : index
+  scf.for %b = %c0 to %c16 step %c1 {
+    scf.for %j = %c0 to %c65536 step %c1 {
+      %x = memref.load %a[%b, %j] : memref<16x65536xf32>
+      %y = math.exp %x : f32
+      memref.store %y, %a[%b, %j] : memref<16x65536xf32>
+    }
+  }
+  return
+}
+func.func @few_blocks(%a: memref<16x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  scf.for %b = %c0 to %c16 step %c1 {
+    scf.for %j = %c0 to %c8 step %c1 {
+      %x = memref.load %a[%b, %j] : memref<16x8xf32>
+      memref.store %x, %a[%b, %j] : memref<16x8xf32>
+    }
+  } {gradir.independent_iterations}
+  return
+}

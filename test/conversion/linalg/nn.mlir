@@ -47,7 +47,8 @@ func.func @conv2d_groups(%x: tensor<1x4x5x5xf32>, %w: tensor<6x2x3x3xf32>) -> te
 
 // An im2col matrix over 256 KiB is packed and multiplied per block of images
 // (here 4 of 16: 4 x 25 x 576 f32 = 225 KiB), in an scf.for that writes the
-// output's slices.
+// output's slices, marked gradir.independent_iterations (each iteration
+// writes its own images only: rlx-parallel-loops may run them on threads).
 
 // CHECK-LABEL: func.func @conv2d_blocked(
 // CHECK-SAME: %[[X:.*]]: tensor<16x1x28x28xf32>
@@ -62,6 +63,7 @@ func.func @conv2d_groups(%x: tensor<1x4x5x5xf32>, %w: tensor<6x2x3x3xf32>) -> te
 // CHECK: %[[PART:.*]] = linalg.generic {{.*}} ins(%[[Y]] : tensor<6x2304xf32>) outs(%{{.*}} : tensor<4x6x24x24xf32>)
 // CHECK: %[[UPD:.*]] = tensor.insert_slice %[[PART]] into %[[ACC]][%[[N0]], 0, 0, 0] [4, 6, 24, 24] [1, 1, 1, 1]
 // CHECK: scf.yield %[[UPD]]
+// CHECK-NEXT: } {gradir.independent_iterations}
 // CHECK: return %[[R]]
 func.func @conv2d_blocked(%x: tensor<16x1x28x28xf32>, %w: tensor<6x1x5x5xf32>) -> tensor<16x6x24x24xf32> {
   %0 = "rlx.conv2d"(%x, %w) : (tensor<16x1x28x28xf32>, tensor<6x1x5x5xf32>) -> tensor<16x6x24x24xf32>
@@ -107,6 +109,7 @@ func.func @conv2d_transpose(%x: tensor<1x2x4x4xf32>, %w: tensor<2x3x3x3xf32>) ->
 // CHECK-COUNT-25: tensor.insert_slice %{{.*}} [4, 6, 8, 8] [1, 1, 1, 1]
 // CHECK: tensor.insert_slice %{{.*}} [4, 6, 12, 12] [1, 1, 1, 1]
 // CHECK: scf.yield
+// CHECK-NEXT: } {gradir.independent_iterations}
 func.func @conv2d_transpose_blocked(%x: tensor<8x16x8x8xf32>, %w: tensor<16x6x5x5xf32>) -> tensor<8x6x12x12xf32> {
   %0 = "rlx.conv2d_transpose"(%x, %w) : (tensor<8x16x8x8xf32>, tensor<16x6x5x5xf32>) -> tensor<8x6x12x12xf32>
   return %0 : tensor<8x6x12x12xf32>

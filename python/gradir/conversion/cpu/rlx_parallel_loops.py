@@ -187,7 +187,10 @@ class RlxParallelLoops(ModulePass):
     one-iteration dimensions become scf.for loops around it, the later ones
     scf.for loops inside, which LLVM vectorizes; a collapsed nest would not
     vectorize).  Every other scf.parallel
-    becomes scf.for loops (all of them with ``threads=1``).  With
+    becomes scf.for loops (all of them with ``threads=1``).  An scf.for
+    marked ``gradir.independent_iterations`` (rlx-to-linalg's loops over
+    blocks of images, whose iterations write disjoint slices) counts as a
+    one-dimensional scf.parallel (with ``threads=1`` it stays as it is).  With
     ``threads`` > 1 the pass then runs ``convert-scf-to-openmp{num-threads=N}``,
     which turns each kept loop into an OpenMP work-sharing loop (``SCHEDULE``:
     guided, chunks of iterations dealt as threads come free), and
@@ -232,6 +235,8 @@ class RlxParallelLoops(ModulePass):
                                   f"negative, got {self.min_work}")
 
     def apply(self, module: ir.Operation) -> None:
+        if self.threads > 1:
+            self._independent_loops(module)
         loops = []
 
         def collect(op):
@@ -258,6 +263,43 @@ class RlxParallelLoops(ModulePass):
             _restructure(par, dim)
         if self.threads > 1:
             self._to_openmp(module)
+
+    def _independent_loops(self, module: ir.Operation) -> None:
+        """Turns each ``scf.for`` marked INDEPENDENT_ITERATIONS (rlx-to-linalg's
+        loops over blocks of images) that is worth it, as an scf.parallel
+        would be (not nested in a parallel loop, ``min-work``, two
+        iterations or more, no results), into a one-dimensional
+        scf.parallel, which the rest of the pass runs on the threads."""
+        from ..linalg.nn import INDEPENDENT_ITERATIONS
+        marked = []
+
+        def collect(op):
+            if op.name == "scf.for" and INDEPENDENT_ITERATIONS in op.attributes:
+                marked.append(op)
+            for region in op.regions:
+                for block in region.blocks:
+                    for inner in block.operations:
+                        collect(inner.operation)
+        collect(module)
+        for loop in marked:          # outer loops first
+            if loop.results or _parallel_ancestor(loop) or _trips(*_bounds(loop)[0]) < 2 \
+                    or estimated_work(loop) < self.min_work:
+                continue
+            lb, ub, step = _bounds(loop)[0]
+            with loop.location:
+                par = ir.Operation.create(
+                    "scf.parallel", results=[], operands=[lb, ub, step],
+                    attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1, 1, 0])},
+                    regions=1, ip=ir.InsertionPoint(loop))
+                block = par.regions[0].blocks.append(ir.IndexType.get())
+                with ir.InsertionPoint(block):
+                    term = ir.Operation.create("scf.reduce", operands=[], attributes={},
+                                               regions=0)
+            old = loop.regions[0].blocks[0]
+            old.arguments[0].replace_all_uses_with(block.arguments[0])
+            for inner in list(old.operations)[:-1]:       # all but scf.yield
+                inner.operation.move_before(term)
+            loop.erase()
 
     def _to_openmp(self, module: ir.Operation) -> None:
         """Runs ``convert-scf-to-openmp`` on the kept loops, then inlines the

@@ -5,7 +5,8 @@
   with zeros to a multiple of PACK_COLUMNS), a generic packing the weights to
   (O, C*KH*KW), ``linalg.matmul`` (groups: ``linalg.batch_matmul`` over the
   groups), a generic reading the product back as NCHW; per block of images
-  in an ``scf.for`` when the im2col matrix is over COL_BLOCK_BYTES.  The
+  in an ``scf.for`` when the im2col matrix is over COL_BLOCK_BYTES (marked
+  INDEPENDENT_ITERATIONS: rlx-parallel-loops may run the blocks on threads).  The
   conv weight gradient is the conv2d the VJP rule emits, so the same GEMM;
 - conv2d_transpose -> a GEMM (O*KH*KW x Cin) x (Cin x N*H*W) and col2im (per
   kernel offset, one generic adding into the strided view of the padded
@@ -283,6 +284,23 @@ def _unpack(y, out_shape, g, og):
     return _maps_generic([y], [ymap], out_shape, elt_of(y), lambda v: v)
 
 
+# Marks a loop over blocks of images whose iterations are independent: each
+# writes only its own images' slice of the loop's result, from values
+# computed in the iteration (no other loop-carried value).  The CPU pipeline
+# may run such a loop's iterations on its threads (rlx-parallel-loops,
+# threads > 1), each computing its elements as one thread would.
+INDEPENDENT_ITERATIONS = "gradir.independent_iterations"
+
+
+def _image_blocks(n: int, nb: int, out_shape, elt) -> scf.ForOp:
+    """An ``scf.for`` over n0 = 0, nb, ..., n - nb carrying the output
+    (empty), marked INDEPENDENT_ITERATIONS; the caller fills its body, which
+    must insert the block's images at n0 and nothing else."""
+    loop = scf.ForOp(index_value(0), index_value(n), index_value(nb), [empty(out_shape, elt)])
+    loop.operation.attributes[INDEPENDENT_ITERATIONS] = ir.UnitAttr.get()
+    return loop
+
+
 def _conv(xp, w, out_shape, strides, dilation, groups):
     """NCHW x OIHW convolution of the padded input ``xp`` (no padding left),
     as a GEMM per group over the im2col matrix:
@@ -315,8 +333,7 @@ def _conv(xp, w, out_shape, strides, dilation, groups):
     if per_image * min(n, 2) <= COL_BLOCK_BYTES:
         # Blocks of nb images: out[n0:n0+nb] = unpack(wm @ col(xp[n0:n0+nb])).
         nb = _largest_divisor(n, lambda d: d * per_image <= COL_BLOCK_BYTES)
-        loop = scf.ForOp(index_value(0), index_value(n), index_value(nb),
-                         [empty(out_shape, elt)])
+        loop = _image_blocks(n, nb, out_shape, elt)
         with ir.InsertionPoint(loop.body):
             n0 = loop.induction_variable
             xs = extract_slice(xp, [n0, 0, 0, 0], [nb, cg, hp, wp])
@@ -402,8 +419,7 @@ def lower_conv2d_transpose(op):
     per_image = g * kk * h * wd * _bytes(elt)
     if npix and per_image * n > COL_BLOCK_BYTES and per_image * min(n, 2) <= COL_BLOCK_BYTES:
         nb = _largest_divisor(n, lambda d: d * per_image <= COL_BLOCK_BYTES)
-        loop = scf.ForOp(index_value(0), index_value(n), index_value(nb),
-                         [empty(out_shape, elt)])
+        loop = _image_blocks(n, nb, out_shape, elt)
         with ir.InsertionPoint(loop.body):
             n0 = loop.induction_variable
             part = block(extract_slice(x, [n0, 0, 0, 0], [nb, cin, h, wd]), nb)
