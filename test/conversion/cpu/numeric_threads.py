@@ -216,3 +216,40 @@ print("default from the affinity:", gradir.compile(tiny).options.threads == len(
 # CHECK-NEXT: default from GRADIR_NUM_THREADS: 3
 # CHECK-NEXT: default from OMP_NUM_THREADS: 5
 # CHECK-NEXT: default from the affinity: True
+
+# Loops between PIPELINE_HOT_MIN_WORK and PIPELINE_MIN_WORK run on the threads
+# only while libomp's block time is nonzero (workers hot), else a sequential
+# copy runs.  Here every loop from 2^10 operations up to the pass's 2^17 is
+# such a loop; gradir's load sampler is made to say "idle" (hot: block time
+# HOT_BLOCKTIME_MS) or "busy" (0) on every call, and both must give the
+# interpreter's results, bitwise the same as one thread.
+from gradir.runtime import openmp
+
+rlx_parallel_loops.PIPELINE_HOT_MIN_WORK = 1 << 10
+openmp.SAMPLE_S = 0.0
+for name, module, fn, args in cases[:3]:
+    want = gradir.interpret(module, fn, *args)
+    width = 4 if any(a.dtype == np.float32 for a in args) else 8
+    one = gradir.compile(module, threads=1)[fn](*args)
+    exe = gradir.compile(module, threads=2)
+    guarded = exe.llvm_ir.count("llvm.call @kmp_get_blocktime()")
+    results = {}
+    for mode, others in (("hot", float("inf")), ("cold", float("-inf"))):
+        openmp.IDLE_OTHERS = others
+        exe[fn](*args)                   # a sample: the choice holds from here on
+        results[mode] = exe[fn](*args)
+        problems = compare(tuple(results[mode]), tuple(want), name, width)
+        print(f"{name} threads=2 {mode}: block time {openmp.blocktime_ms()} ms, "
+              f"hot-only loops: {guarded > 0}, matches the interpreter: {not problems}", *problems)
+    same = all(np.array_equal(a, b) and np.array_equal(a, c)
+               for a, b, c in zip(one, results["hot"], results["cold"]))
+    print(f"{name}: hot, cold and one thread bitwise the same: {same}")
+# CHECK-NEXT: mlp64 f32 gradient threads=2 hot: block time 1 ms, hot-only loops: True, matches the interpreter: True
+# CHECK-NEXT: mlp64 f32 gradient threads=2 cold: block time 0 ms, hot-only loops: True, matches the interpreter: True
+# CHECK-NEXT: mlp64 f32 gradient: hot, cold and one thread bitwise the same: True
+# CHECK-NEXT: mlp256 f64 gradient threads=2 hot: block time 1 ms, hot-only loops: True, matches the interpreter: True
+# CHECK-NEXT: mlp256 f64 gradient threads=2 cold: block time 0 ms, hot-only loops: True, matches the interpreter: True
+# CHECK-NEXT: mlp256 f64 gradient: hot, cold and one thread bitwise the same: True
+# CHECK-NEXT: convnet f32 gradient threads=2 hot: block time 1 ms, hot-only loops: True, matches the interpreter: True
+# CHECK-NEXT: convnet f32 gradient threads=2 cold: block time 0 ms, hot-only loops: True, matches the interpreter: True
+# CHECK-NEXT: convnet f32 gradient: hot, cold and one thread bitwise the same: True

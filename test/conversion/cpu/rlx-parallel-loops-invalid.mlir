@@ -5,6 +5,8 @@
 // ZERO: <pass-pipeline>:1:16: error: option 'threads' of pass 'rlx-parallel-loops' must be at least 1, got 0
 // NEG: <pass-pipeline>:1:16: error: option 'threads' of pass 'rlx-parallel-loops' must be at least 1, got -3
 // WORK: <pass-pipeline>:1:16: error: option 'min-work' of pass 'rlx-parallel-loops' must not be negative, got -1
+// RUN: not gradir-opt %s --rlx-parallel-loops='hot-min-work=-2' 2>&1 | FileCheck %s --check-prefix=HOT
+// HOT: <pass-pipeline>:1:16: error: option 'hot-min-work' of pass 'rlx-parallel-loops' must be -1 or more, got -2
 
 // A parallel loop with reductions would combine its partial results in an
 // order OpenMP leaves open; the CPU pipeline never creates one, and the pass

@@ -2,6 +2,7 @@
 // RUN: gradir-opt %s --split-input-file --rlx-parallel-loops='threads=1' | FileCheck %s --check-prefix=ONE
 // RUN: gradir-opt %s --split-input-file --rlx-parallel-loops='threads=3 min-work=0' | FileCheck %s --check-prefix=ALL
 // RUN: gradir-opt %s --split-input-file --rlx-parallel-loops='threads=2' | gradir-opt --split-input-file --rlx-parallel-loops='threads=2' | FileCheck %s --check-prefix=AGAIN
+// RUN: gradir-opt %s --split-input-file --rlx-parallel-loops='threads=2 min-work=5000 hot-min-work=3000' | FileCheck %s --check-prefix=HOT
 
 // A loop nest with enough work runs its first dimension on the threads
 // (an OpenMP work-sharing loop, guided schedule); the other dimensions
@@ -305,5 +306,65 @@ func.func @few_blocks(%a: memref<16x8xf32>) {
       memref.store %x, %a[%b, %j] : memref<16x8xf32>
     }
   } {gradir.independent_iterations}
+  return
+}
+
+// -----
+
+// hot-min-work: a loop nest with less work than min-work but at least
+// hot-min-work (here 16 x 64 x 4 = 4096 operations, the terminator
+// counted) runs on the threads
+// only while the calling thread's libomp block time is nonzero (workers
+// spinning between regions, see gradir/runtime/openmp.py), else a
+// sequential copy of it runs.  Loops under hot-min-work stay sequential.
+// Both branches compute each element the same way.
+
+// HOT: llvm.func @kmp_get_blocktime() -> i32
+// HOT-NEXT: func.func @mid(
+// HOT: %[[BT:.*]] = llvm.call @kmp_get_blocktime() : () -> i32
+// HOT-NEXT: %[[ZERO:.*]] = arith.constant 0 : i32
+// HOT-NEXT: %[[ON:.*]] = arith.cmpi ne, %[[BT]], %[[ZERO]] : i32
+// HOT-NEXT: scf.if %[[ON]] {
+// HOT: omp.parallel
+// HOT: omp.loop_nest (%[[I:.*]]) : index
+// HOT-NEXT: scf.for %[[J:.*]] =
+// HOT-NEXT: memref.load %{{.*}}[%[[I]], %[[J]]]
+// HOT: } else {
+// HOT-NEXT: scf.for %[[I2:.*]] =
+// HOT-NEXT: scf.for %[[J2:.*]] =
+// HOT-NEXT: memref.load %{{.*}}[%[[I2]], %[[J2]]]
+// HOT-NOT: omp.
+// HOT: return
+// HOT-LABEL: func.func @tiny(
+// HOT-NOT: omp.
+// HOT-NOT: kmp_get_blocktime
+// HOT: return
+
+// CHECK-LABEL: func.func @mid(
+// CHECK-NOT: kmp_get_blocktime
+// CHECK-LABEL: func.func @tiny(
+func.func @mid(%a: memref<16x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c16, %c64) step (%c1, %c1) {
+    %x = memref.load %a[%i, %j] : memref<16x64xf32>
+    %y = math.exp %x : f32
+    memref.store %y, %a[%i, %j] : memref<16x64xf32>
+    scf.reduce
+  }
+  return
+}
+func.func @tiny(%a: memref<2x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c2, %c4) step (%c1, %c1) {
+    %x = memref.load %a[%i, %j] : memref<2x4xf32>
+    memref.store %x, %a[%i, %j] : memref<2x4xf32>
+    scf.reduce
+  }
   return
 }

@@ -160,7 +160,8 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
         # --- issue 14: every core ---
         from . import rlx_parallel_loops
         steps += ["func.func(convert-linalg-to-parallel-loops)", "scf-forall-to-parallel",
-                  f"rlx-parallel-loops{{threads={threads} min-work={rlx_parallel_loops.PIPELINE_MIN_WORK}}}"]
+                  f"rlx-parallel-loops{{threads={threads} min-work={rlx_parallel_loops.PIPELINE_MIN_WORK} "
+                  f"hot-min-work={rlx_parallel_loops.PIPELINE_HOT_MIN_WORK}}}"]
     else:
         # scf-forall-to-for: a schedule may tile with scf.forall whatever the
         # thread count (a no-op on the schedules of this package at 1 thread).

@@ -5,11 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import scf
+from mlir.dialects import arith, scf
 
 from ...passes.base import ModulePass, PassOptionError, option
 
-__all__ = ["RlxParallelLoops", "MIN_WORK", "estimated_work"]
+__all__ = ["RlxParallelLoops", "MIN_WORK", "PIPELINE_MIN_WORK", "PIPELINE_HOT_MIN_WORK",
+           "estimated_work"]
 
 # Estimated work (see ``estimated_work``) below which a loop nest stays on one
 # thread.  A fork/join of LLVM's OpenMP runtime costs a few microseconds when
@@ -27,6 +28,17 @@ MIN_WORK = 1 << 17
 # 0.15x (14.3 ms against 2.1), MLP 64 0.78x; with 2^22, LeNet-5 0.94x,
 # MLP 64 0.97x, while GEMM 512^3 still gains 1.53x (1024^3: 1.81x).
 PIPELINE_MIN_WORK = 1 << 22
+
+# The CPU pipeline's lower threshold (``hot-min-work``): loops from 2^20 up to
+# PIPELINE_MIN_WORK operations run on the threads only while libomp's
+# workers are hot (the calling thread's block time, ``kmp_get_blocktime()``,
+# is nonzero: gradir's runtime sets it so while the machine is otherwise
+# idle, runtime/openmp.py), else on the calling thread alone (a sequential
+# copy of the loop).  A region costs its fork/join only with spinning
+# workers: LeNet-5's step at 2 threads, idle 2-core EPYC (AVX-512), hot /
+# cold workers: 2.03 / 2.46 ms with 2^22 alone, 1.79 / 2.88 ms with every
+# loop from 2^20 parallel (2^19: 1.79 / 3.10), one thread 2.71 ms.
+PIPELINE_HOT_MIN_WORK = 1 << 20
 
 # How the iterations of a loop are dealt to the threads.  "static" gives each
 # thread one fixed contiguous range; "guided" lets a thread that is running
@@ -225,6 +237,9 @@ class RlxParallelLoops(ModulePass):
     threads: int = option(1, "threads the parallel loops will run on (1: none stays parallel)")
     min_work: int = option(MIN_WORK, "estimated operations below which a loop nest stays "
                                      "sequential")
+    hot_min_work: int = option(-1, "estimated operations from which a loop nest below min-work "
+                                   "runs on the threads while libomp's block time is nonzero "
+                                   "(-1: min-work, no such loops)")
 
     def check_options(self):
         if self.threads < 1:
@@ -233,6 +248,9 @@ class RlxParallelLoops(ModulePass):
         if self.min_work < 0:
             raise PassOptionError(f"option 'min-work' of pass '{self.name}' must not be "
                                   f"negative, got {self.min_work}")
+        if self.hot_min_work < -1:
+            raise PassOptionError(f"option 'hot-min-work' of pass '{self.name}' must be -1 or "
+                                  f"more, got {self.hot_min_work}")
 
     def apply(self, module: ir.Operation) -> None:
         if self.threads > 1:
@@ -254,10 +272,15 @@ class RlxParallelLoops(ModulePass):
                 self.error(par.location, "rlx-parallel-loops: scf.parallel with reductions "
                                          "is not supported")
                 raise self.failure()
-            dim = None
-            if self.threads > 1 and not _parallel_ancestor(par) \
-                    and estimated_work(par) >= self.min_work:
-                dim = _parallel_dim(_bounds(par))
+            dim, hot_only = None, False
+            if self.threads > 1 and not _parallel_ancestor(par):
+                work = estimated_work(par)
+                hot_min = self.min_work if self.hot_min_work < 0 else self.hot_min_work
+                if work >= min(self.min_work, hot_min):
+                    dim = _parallel_dim(_bounds(par))
+                    hot_only = dim is not None and work < self.min_work
+            if hot_only:
+                _sequential(_when_hot(module, par))
             if dim == 0 and len(_bounds(par)) == 1:
                 continue
             _restructure(par, dim)
@@ -326,6 +349,56 @@ class RlxParallelLoops(ModulePass):
         collect(module)
         for scope in scopes:
             _inline_alloca_scope(scope)
+
+
+_BLOCKTIME = "kmp_get_blocktime"
+
+
+def _when_hot(module: ir.Operation, par: ir.Operation) -> ir.Operation:
+    """Puts ``par`` in the then-branch of ``scf.if (kmp_get_blocktime() != 0)``
+    and a copy of it in the else-branch; returns the copy (the caller makes
+    it sequential).  libomp's ``kmp_get_blocktime`` (declared in ``module``
+    once, as an llvm.func) is the calling thread's block time."""
+    body = module.regions[0].blocks[0]
+    if not any(op.operation.name == "llvm.func" and
+               ir.StringAttr(op.operation.attributes["sym_name"]).value == _BLOCKTIME
+               for op in body.operations):
+        ir.InsertionPoint.at_block_begin(body).insert(
+            ir.Operation.parse(f"llvm.func @{_BLOCKTIME}() -> i32"))
+    i32 = ir.IntegerType.get_signless(32)
+    with par.location, ir.InsertionPoint(par):
+        call = ir.Operation.create("llvm.call", results=[i32], operands=[], attributes={
+            "callee": ir.FlatSymbolRefAttr.get(_BLOCKTIME),
+            "CConv": ir.Attribute.parse("#llvm.cconv<ccc>"),
+            "TailCallKind": ir.Attribute.parse("#llvm.tailcallkind<none>"),
+            "fastmathFlags": ir.Attribute.parse("#llvm.fastmath<none>"),
+            "op_bundle_sizes": ir.DenseI32ArrayAttr.get([]),
+            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0])})
+        zero = arith.ConstantOp(i32, 0).result
+        hot = arith.CmpIOp(arith.CmpIPredicate.ne, call.result, zero).result
+        branch = scf.IfOp(hot, [], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            then_end = scf.YieldOp([])
+        with ir.InsertionPoint(branch.else_block):
+            else_end = scf.YieldOp([])
+    par.move_before(then_end.operation)
+    return par.clone(ip=ir.InsertionPoint(else_end.operation)).operation
+
+
+def _sequential(op: ir.Operation) -> None:
+    """Makes every scf.parallel in ``op`` (itself included) scf.for loops."""
+    found = []
+
+    def collect(o):
+        if o.name == "scf.parallel":
+            found.append(o)
+        for region in o.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    collect(inner.operation)
+    collect(op)
+    for par in found:
+        _restructure(par, None)
 
 
 def _has_alloca(op: ir.Operation) -> bool:
