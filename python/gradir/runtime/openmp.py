@@ -38,7 +38,9 @@ from Python, ``abi.Function``) sets the calling thread's block time to
 busy time minus this process's own CPU time, so our spinning workers do
 not count), and to 0 otherwise.  ``KMP_BLOCKTIME`` in the environment turns
 this off (its value holds); so does a missing ``/proc/stat``.  A library
-loaded from C keeps the block time of 0.
+loaded from C keeps the block time of 0.  The compiled code reads the
+block time too: loops too short to pay two wake-ups run on the threads
+only while it is nonzero (``rlx_parallel_loops.PIPELINE_HOT_MIN_WORK``).
 """
 
 from __future__ import annotations

@@ -313,11 +313,11 @@ func.func @few_blocks(%a: memref<16x8xf32>) {
 
 // hot-min-work: a loop nest with less work than min-work but at least
 // hot-min-work (here 16 x 64 x 4 = 4096 operations, the terminator
-// counted) runs on the threads
-// only while the calling thread's libomp block time is nonzero (workers
-// spinning between regions, see gradir/runtime/openmp.py), else a
-// sequential copy of it runs.  Loops under hot-min-work stay sequential.
-// Both branches compute each element the same way.
+// counted) runs on the threads only while the calling thread's libomp
+// block time is nonzero (workers spinning between regions, see
+// gradir/runtime/openmp.py), else a sequential copy of it runs.  Loops
+// under hot-min-work stay sequential.  Both branches compute each element
+// the same way.
 
 // HOT: llvm.func @kmp_get_blocktime() -> i32
 // HOT-NEXT: func.func @mid(
