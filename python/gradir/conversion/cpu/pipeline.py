@@ -192,13 +192,16 @@ CPU_PIPELINE = (f"builtin.module({RLX_TO_LINALG},"
 
 
 def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str = "host",
-                  threads: int = 1) -> None:
+                  threads: int = 1, verify_each: bool = False) -> None:
     """Lowers ``module`` (rlx functions; mutated in place) to the LLVM
     dialect with the ABI described in this module's docstring, for the CPU
     ``cpu`` ("host" or a name of ``host.NAMED_TARGETS``: the schedule's
     register tiles and LLVM's target-cpu/target-features follow it), on
     ``threads`` threads (1: single-threaded code; see
-    ``linalg_to_llvm_pipeline``).
+    ``linalg_to_llvm_pipeline``).  ``verify_each``: the IR is verified after
+    every pass of the pipeline (as ``gradir-opt`` and ``rlx-lower-to-llvm``
+    do), not only its result (issue 14, compile time: verifying the LeNet
+    step after each of ~55 passes was a fifth of the pipeline's time).
 
     Raises ``mlir.ir.MLIRError`` with the diagnostics of the failing pass
     (rlx-to-linalg reports refusals at the offending op) and a note naming a
@@ -224,7 +227,11 @@ def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str =
                                        threads=threads)
         # --- end issue 14 ---
         try:
-            build_pass_manager(text, op.context).run(op)
+            pm = build_pass_manager(text, op.context)
+            pm.enable_verifier(verify_each)
+            pm.run(op)
+            if not verify_each:
+                op.verify()
             if stage == "llvm":
                 set_llvm_target(op, target)
         except ir.MLIRError as err:

@@ -68,7 +68,7 @@ class RlxLowerToLlvm(ModulePass):
                 self.error(module, f"{self.name}: {err}")
                 raise self.failure() from None
             lower_to_llvm(module, opt_level=self.opt_level, stage=self.stage, cpu=self.cpu,
-                          threads=threads)
+                          threads=threads, verify_each=True)
         except ir.MLIRError as err:
             if not err.error_diagnostics:
                 self.error(module, f"{self.name}: {err}")
