@@ -9,7 +9,7 @@ from typing import Literal, Optional
 from mlir import ir
 
 from ...passes.base import ModulePass, PassOptionError, option
-from .pipeline import lower_to_llvm
+from .pipeline import lower_to_llvm, prepare_context
 
 __all__ = ["RlxLowerToLlvm"]
 
@@ -58,6 +58,9 @@ class RlxLowerToLlvm(ModulePass):
         if self.threads is not None and self.threads < 1:
             raise PassOptionError(f"option 'threads' of pass '{self.name}' must be a positive "
                                   f"integer, got {self.threads}")
+
+    def prepare(self, context: ir.Context) -> None:
+        prepare_context(context)
 
     def apply(self, module: ir.Operation) -> None:
         try:
