@@ -3,6 +3,7 @@
     build/venv/bin/pip install torch==2.13.0 jax     # peers (once; not in CI)
     build/venv/bin/python bench/cpu.py               # threads 1 and 2
     build/venv/bin/python bench/cpu.py --threads 1 --quick
+    build/venv/bin/python bench/cpu.py --isa avx2    # everyone held to AVX2 + FMA
 
 Workloads, all in float32, each run side by side in one process:
   * mlp{B}:  one gradient step (loss, logits and all six parameter
@@ -17,6 +18,12 @@ Workloads, all in float32, each run side by side in one process:
   * gradir's GEMM compiled for this host (cpu="host") and for AVX2 only
     (cpu="x86-64-v3": its register tiles, 256-bit vectors), in a second table.
 The header names the CPU model and its vector ISA (gradir's host detection).
+``--isa avx2`` measures what an AVX2-only machine (the x86-64-v3 level:
+AVX2, FMA, 16 vector registers) would run, on this one: gradir compiles
+with cpu="x86-64-v3" and every peer is held to AVX2 by its own switch
+(OpenBLAS ``OPENBLAS_CORETYPE=Haswell``, MKL ``MKL_ENABLE_INSTRUCTIONS=AVX2``,
+oneDNN ``ONEDNN_MAX_CPU_ISA=AVX2``, XLA ``--xla_cpu_max_isa=AVX2``); the
+second table is then left out.
 For each thread count a fresh process is pinned to that many cores
 (sched_setaffinity) and sets OMP/OpenBLAS/MKL threads,
 torch.set_num_threads and XLA's Eigen threading before importing anything.
@@ -53,6 +60,15 @@ def timeit(fn, min_time=0.3, max_runs=200, stat=statistics.median):
         fn()
         runs.append(time.perf_counter() - t0)
     return stat(runs)
+
+
+# The CPU gradir compiles for ("host", or "x86-64-v3" under --isa avx2).
+CPU = os.environ.get("BENCH_GRADIR_CPU", "host")
+
+# --isa avx2: the switches that hold each peer's kernels to AVX2 + FMA.
+AVX2_ENV = {"OPENBLAS_CORETYPE": "Haswell", "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+            "ONEDNN_MAX_CPU_ISA": "AVX2", "DNNL_MAX_CPU_ISA": "AVX2",
+            "BENCH_GRADIR_CPU": "x86-64-v3"}
 
 
 def seed_module(n: int):
@@ -119,7 +135,7 @@ def run_workloads(threads: int, quick: bool) -> list[dict]:
         x = rng.standard_normal((batch, 784)).astype(np.float32)
         y = rng.integers(0, 10, batch).astype(np.int64)
         params = init_params(sizes)
-        exe = gradir.compile(differentiate(build_mlp(batch, sizes)), threads=threads)
+        exe = gradir.compile(differentiate(build_mlp(batch, sizes)), threads=threads, cpu=CPU)
         step = exe["main_adjoint"]
         got = step(x, y, *params)
         ref = numpy_step(x, y, *params)
@@ -127,7 +143,7 @@ def run_workloads(threads: int, quick: bool) -> list[dict]:
             np.testing.assert_allclose(g, r, rtol=2e-3, atol=2e-4)
         record(wl, "gradir", timeit(lambda: step(x, y, *params)))
         if threads > 1:
-            step1 = gradir.compile(differentiate(build_mlp(batch, sizes)), threads=1)["main_adjoint"]
+            step1 = gradir.compile(differentiate(build_mlp(batch, sizes)), threads=1, cpu=CPU)["main_adjoint"]
             record(wl, "t1:gradir", timeit(lambda: step1(x, y, *params)))
         record(wl, "numpy", timeit(lambda: numpy_step(x, y, *params)))
         if "torch" in have:
@@ -165,7 +181,7 @@ def run_workloads(threads: int, quick: bool) -> list[dict]:
         wl = f"seed{n}"
         xs = rng.standard_normal((n, n)).astype(np.float32)
         ys = rng.standard_normal((n, n)).astype(np.float32)
-        step = gradir.compile(seed_module(n), threads=threads)["main_adjoint"]
+        step = gradir.compile(seed_module(n), threads=threads, cpu=CPU)["main_adjoint"]
         loss, gx, gy = step(xs, ys)
         np.testing.assert_allclose(gx, (np.ones((n, n)) @ ys).T, rtol=1e-3, atol=1e-3)
         np.testing.assert_allclose(gy, (xs @ np.ones((n, n))).T, rtol=1e-3, atol=1e-3)
@@ -197,12 +213,12 @@ def run_workloads(threads: int, quick: bool) -> list[dict]:
         wl = f"gemm{n}"
         a = rng.standard_normal((n, n)).astype(np.float32)
         b = rng.standard_normal((n, n)).astype(np.float32)
-        mm = gradir.compile(gemm_module(n), threads=threads)["main"]
+        mm = gradir.compile(gemm_module(n), threads=threads, cpu=CPU)["main"]
         np.testing.assert_allclose(mm(a, b), a @ b, rtol=1e-3, atol=1e-2)
         flops = 2 * n ** 3
         record(wl, "gradir", timeit(lambda: mm(a, b)), flops)
         if threads > 1:
-            mm1 = gradir.compile(gemm_module(n), threads=1)["main"]
+            mm1 = gradir.compile(gemm_module(n), threads=1, cpu=CPU)["main"]
             record(wl, "t1:gradir", timeit(lambda: mm1(a, b)), flops)
         record(wl, "numpy", timeit(lambda: a @ b), flops)
         if "torch" in have:
@@ -214,7 +230,7 @@ def run_workloads(threads: int, quick: bool) -> list[dict]:
             f = jax.jit(lambda u, v: u @ v)
             ja, jb = jax.numpy.asarray(a), jax.numpy.asarray(b)
             record(wl, "jax", timeit(lambda: jax.block_until_ready(f(ja, jb))), flops)
-        for cpu in ("x86-64-v3",):
+        for cpu in (("x86-64-v3",) if CPU == "host" else ()):
             mt = gradir.compile(gemm_module(n), cpu=cpu, threads=threads)["main"]
             np.testing.assert_allclose(mt(a, b), a @ b, rtol=1e-3, atol=1e-2)
             record(wl, f"gradir:{cpu}", timeit(lambda: mt(a, b)), flops)
@@ -231,14 +247,14 @@ def lenet_rows(rows, record, have, batch, threads):
     wl = f"lenet{batch}"
     module = lenet_module(batch)
     x, y, params = lenet_inputs(batch)
-    step = gradir.compile(module, threads=threads)["main_adjoint"]
+    step = gradir.compile(module, threads=threads, cpu=CPU)["main_adjoint"]
     got = step(x, y, *params)
     want = gradir.interpret(module, "main_adjoint", x, y, *params)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=2e-3, atol=2e-5)
     record(wl, "gradir", timeit(lambda: step(x, y, *params)))
     if threads > 1:
-        step1 = gradir.compile(module, threads=1)["main_adjoint"]
+        step1 = gradir.compile(module, threads=1, cpu=CPU)["main_adjoint"]
         record(wl, "t1:gradir", timeit(lambda: step1(x, y, *params)))
     if "torch" in have:
         torch = have["torch"]
@@ -256,12 +272,15 @@ def lenet_rows(rows, record, have, batch, threads):
         record(wl, "jax", timeit(lambda: jax.block_until_ready(jstep(jp, jx, jy))))
 
 
-def child_env(threads: int) -> dict:
+def child_env(threads: int, isa: str = "host") -> dict:
     env = dict(os.environ)
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = str(threads)
     env["XLA_FLAGS"] = (f"--xla_cpu_multi_thread_eigen={'true' if threads > 1 else 'false'} "
                         f"intra_op_parallelism_threads={threads}")
+    if isa == "avx2":
+        env.update(AVX2_ENV)
+        env["XLA_FLAGS"] += " --xla_cpu_max_isa=AVX2"
     env["JAX_PLATFORMS"] = "cpu"
     return env
 
@@ -320,6 +339,10 @@ def main(argv: list[str]) -> int:
             os.sched_setaffinity(0, cores[:threads])
         print("ROWS " + json.dumps(run_workloads(threads, quick)))
         return 0
+    isa = argv[argv.index("--isa") + 1] if "--isa" in argv else "host"
+    if isa not in ("host", "avx2"):
+        print(f"--isa: host or avx2, not {isa!r}", file=sys.stderr)
+        return 2
     threads = [1, 2]
     if "--threads" in argv:
         threads = [int(t) for t in argv[argv.index("--threads") + 1].split(",")]
@@ -328,7 +351,7 @@ def main(argv: list[str]) -> int:
         cmd = [sys.executable, os.path.abspath(__file__), "--child", str(th)]
         if quick:
             cmd.append("--quick")
-        proc = subprocess.run(cmd, env=child_env(th), capture_output=True, text=True)
+        proc = subprocess.run(cmd, env=child_env(th, isa), capture_output=True, text=True)
         if proc.returncode != 0:
             print(proc.stdout, proc.stderr, file=sys.stderr)
             return 1
@@ -344,6 +367,9 @@ def main(argv: list[str]) -> int:
           f"L1d {host.l1d // 1024} KiB, L2 {host.l2 // 1024} KiB; "
           f"python {platform.python_version()}; load average {os.getloadavg()[0]:.1f} "
           f"at the end")
+    if isa == "avx2":
+        print("# --isa avx2: gradir compiled for x86-64-v3 (AVX2 + FMA, 16 vector registers); "
+              "numpy (OpenBLAS Haswell kernels), torch (MKL, oneDNN) and JAX (XLA) held to AVX2")
     print_table(rows)
     return 0
 
