@@ -46,12 +46,13 @@ func.func @peeled(%a: tensor<20x784xf32>, %w: tensor<784x50xf32>) -> tensor<20x5
 // -----
 
 // x^T @ dy: no transposed copy of x; each K step reads 8 contiguous
-// elements of a row of x (a column of x^T) and broadcasts them.
+// elements of a row of x (a column of x^T, as a 1-D vector: the schedule's
+// leading-unit-dim cleanup runs once per function) and broadcasts them.
 // CHECK-LABEL: func.func @lhs_transposed(
 // CHECK-SAME: %[[X:[^:]*]]: memref<64x784xf32>
 // CHECK-NOT: memref.alloc
 // CHECK: %[[COL:.*]] = memref.subview %[[X]]{{.*}} [1, 8] [1, 1] : memref<64x784xf32> to memref<1x8xf32, strided<[784, 1], offset: ?>>
-// CHECK: vector.transfer_read %[[COL]]{{.*}} vector<1x8xf32>
+// CHECK: vector.transfer_read %[[COL]]{{.*}} vector<8xf32>
 // CHECK-COUNT-8: vector.fma {{.*}} : vector<32xf32>
 // CHECK-NOT: linalg.transpose
 // CHECK-NOT: vector.transpose
