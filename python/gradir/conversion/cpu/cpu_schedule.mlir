@@ -74,6 +74,69 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // ----- rhs packing: matmuls whose rhs panel is worth a contiguous copy -----
+
+  // A matmul packs the rhs panel of each (K block, N tile) when the panel is
+  // a strided view (N wider than one register tile: its rows are N elements
+  // apart, so a K block of them falls into a few L1 sets) and is read by at
+  // least 4 M tiles (the copy, one read and one write of the
+  // panel, is paid back by the reads of the tiles).
+  transform.named_sequence @match_wide_2d(%op: !transform.any_op {transform.readonly}, %min_m: !transform.param<i64> {transform.readonly}, %min_n: !transform.param<i64> {transform.readonly}) {
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %m = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi ge %m, %min_m : !transform.param<i64>
+      %n = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %n, %min_n : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @match_wide_3d(%op: !transform.any_op {transform.readonly}, %min_m: !transform.param<i64> {transform.readonly}, %min_n: !transform.param<i64> {transform.readonly}) {
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %m = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi ge %m, %min_m : !transform.param<i64>
+      %n = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %n, %min_n : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @match_matmul_f32_packed(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    %m = transform.include @match_matmul_f32 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    %min_m = transform.param.constant 32 : i64 -> !transform.param<i64>
+    %min_n = transform.param.constant 32 : i64 -> !transform.param<i64>
+    transform.include @match_wide_2d failures(propagate) (%m, %min_m, %min_n) : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
+    transform.yield %m : !transform.any_op
+  }
+
+  transform.named_sequence @match_matmul_f64_packed(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    %m = transform.include @match_matmul_f64 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    %min_m = transform.param.constant 32 : i64 -> !transform.param<i64>
+    %min_n = transform.param.constant 16 : i64 -> !transform.param<i64>
+    transform.include @match_wide_2d failures(propagate) (%m, %min_m, %min_n) : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
+    transform.yield %m : !transform.any_op
+  }
+
+  transform.named_sequence @match_batch_matmul_f32_packed(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    %m = transform.include @match_batch_matmul_f32 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    %min_m = transform.param.constant 32 : i64 -> !transform.param<i64>
+    %min_n = transform.param.constant 32 : i64 -> !transform.param<i64>
+    transform.include @match_wide_3d failures(propagate) (%m, %min_m, %min_n) : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
+    transform.yield %m : !transform.any_op
+  }
+
+  transform.named_sequence @match_batch_matmul_f64_packed(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    %m = transform.include @match_batch_matmul_f64 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    %min_m = transform.param.constant 32 : i64 -> !transform.param<i64>
+    %min_n = transform.param.constant 16 : i64 -> !transform.param<i64>
+    transform.include @match_wide_3d failures(propagate) (%m, %min_m, %min_n) : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
+    transform.yield %m : !transform.any_op
+  }
+
   // ----- odd sizes: the register-tile loops peeled, every tile static -----
 
   // The matmul actions peel the M and N tile loops (transform.loop.peel):
@@ -98,6 +161,15 @@ module attributes {transform.with_named_sequence} {
     } : !transform.any_op
     %tiles = transform.structured.match ops{["linalg.matmul", "linalg.batch_matmul"]} attributes{gradir.register_tile} in %f : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %tiles : !transform.any_op
+    %copies = transform.structured.match ops{["linalg.copy"]} attributes{gradir.pack_copy} in %f : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %copies : !transform.any_op
+    // each row read from the panel and written into the copy at its offset:
+    // transfers on the whole 1-row slices would fold into the slice copy
+    // itself (write(read(x)) == x), which bufferizes to a memref.copy of
+    // strided views (a call to a runtime function)
+    transform.apply_patterns to %f {
+      transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
+    } : !transform.any_op
     transform.apply_patterns to %f {
       transform.apply_patterns.vector.transfer_permutation_patterns
       transform.apply_patterns.vector.reduction_to_contract
@@ -160,6 +232,142 @@ module attributes {transform.with_named_sequence} {
     transform.include @peel failures(suppress) (%m) : (!transform.op<"scf.for">) -> ()
     %n = transform.cast %l#1 : !transform.any_op to !transform.op<"scf.for">
     transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
+    transform.yield
+  }
+
+  // Packed: the K block, then the N tiles (peeled, then canonicalized inside
+  // the K loop so that every tile has a static width), then per N tile the
+  // rhs panel is copied into a fresh contiguous buffer (transform.structured.pad
+  // with the rhs "nofold": a tensor.pad without padding, rewritten into
+  // bufferization.alloc_tensor + linalg.copy, the copy tiled into rows that
+  // gradir_cpu_tensor vectorizes), and the M tiles read the copy.  The lhs
+  // and the accumulator are read in place, as in the unpacked actions.
+
+  transform.named_sequence @pack_rhs_matmul_f32(%op: !transform.any_op {transform.consumed}) {
+    %padded, %pad, %copy_back = transform.structured.pad %op pad_to_multiple_of [1] {copy_back_op = "none", padding_dimensions = [0], nofold_flags = [0, 1, 0], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %panel = transform.get_producer_of_operand %padded[1] : (!transform.any_op) -> !transform.any_op
+    %c = transform.structured.rewrite_in_destination_passing_style %panel : (!transform.any_op) -> !transform.any_op
+    %ct, %cl = transform.structured.tile_using_for %c tile_sizes [1, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.annotate %ct "gradir.pack_copy" : !transform.any_op
+    %t, %l:2 = transform.structured.tile_using_for %padded tile_sizes [8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %t "gradir.register_tile" : !transform.any_op
+    transform.annotate %l#1 "gradir.k_loop" : !transform.any_op
+    %m = transform.cast %l#0 : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%m) : (!transform.op<"scf.for">) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @schedule_matmul_f32_packed(%op: !transform.any_op {transform.consumed}) {
+    %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %nt, %ln = transform.structured.tile_using_for %kb tile_sizes [0, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.annotate %nt "gradir.rhs_panel" : !transform.any_op
+    %n = transform.cast %ln : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
+    // only this matmul's loops: the other matches' ops stay untouched
+    transform.apply_patterns to %lk {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %panels = transform.structured.match ops{["linalg.matmul"]} attributes{gradir.rhs_panel} in %lk : (!transform.any_op) -> !transform.any_op
+    transform.foreach %panels : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      transform.include @pack_rhs_matmul_f32 failures(propagate) (%one) : (!transform.any_op) -> ()
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @pack_rhs_matmul_f64(%op: !transform.any_op {transform.consumed}) {
+    %padded, %pad, %copy_back = transform.structured.pad %op pad_to_multiple_of [1] {copy_back_op = "none", padding_dimensions = [0], nofold_flags = [0, 1, 0], padding_values = [0.0 : f64, 0.0 : f64, 0.0 : f64]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %panel = transform.get_producer_of_operand %padded[1] : (!transform.any_op) -> !transform.any_op
+    %c = transform.structured.rewrite_in_destination_passing_style %panel : (!transform.any_op) -> !transform.any_op
+    %ct, %cl = transform.structured.tile_using_for %c tile_sizes [1, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.annotate %ct "gradir.pack_copy" : !transform.any_op
+    %t, %l:2 = transform.structured.tile_using_for %padded tile_sizes [8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %t "gradir.register_tile" : !transform.any_op
+    transform.annotate %l#1 "gradir.k_loop" : !transform.any_op
+    %m = transform.cast %l#0 : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%m) : (!transform.op<"scf.for">) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @schedule_matmul_f64_packed(%op: !transform.any_op {transform.consumed}) {
+    %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %nt, %ln = transform.structured.tile_using_for %kb tile_sizes [0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.annotate %nt "gradir.rhs_panel" : !transform.any_op
+    %n = transform.cast %ln : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
+    // only this matmul's loops: the other matches' ops stay untouched
+    transform.apply_patterns to %lk {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %panels = transform.structured.match ops{["linalg.matmul"]} attributes{gradir.rhs_panel} in %lk : (!transform.any_op) -> !transform.any_op
+    transform.foreach %panels : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      transform.include @pack_rhs_matmul_f64 failures(propagate) (%one) : (!transform.any_op) -> ()
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @pack_rhs_batch_matmul_f32(%op: !transform.any_op {transform.consumed}) {
+    %padded, %pad, %copy_back = transform.structured.pad %op pad_to_multiple_of [1] {copy_back_op = "none", padding_dimensions = [1], nofold_flags = [0, 1, 0], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %panel = transform.get_producer_of_operand %padded[1] : (!transform.any_op) -> !transform.any_op
+    %c = transform.structured.rewrite_in_destination_passing_style %panel : (!transform.any_op) -> !transform.any_op
+    %ct, %cl:2 = transform.structured.tile_using_for %c tile_sizes [1, 1, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %ct "gradir.pack_copy" : !transform.any_op
+    %t, %l:2 = transform.structured.tile_using_for %padded tile_sizes [0, 8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %t "gradir.register_tile" : !transform.any_op
+    transform.annotate %l#1 "gradir.k_loop" : !transform.any_op
+    %m = transform.cast %l#0 : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%m) : (!transform.op<"scf.for">) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @schedule_batch_matmul_f32_packed(%op: !transform.any_op {transform.consumed}) {
+    %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %nt, %lb, %ln = transform.structured.tile_using_for %kb tile_sizes [1, 0, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %nt "gradir.rhs_panel" : !transform.any_op
+    %n = transform.cast %ln : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
+    // only this matmul's loops: the other matches' ops stay untouched
+    transform.apply_patterns to %lk {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %panels = transform.structured.match ops{["linalg.batch_matmul"]} attributes{gradir.rhs_panel} in %lk : (!transform.any_op) -> !transform.any_op
+    transform.foreach %panels : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      transform.include @pack_rhs_batch_matmul_f32 failures(propagate) (%one) : (!transform.any_op) -> ()
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @pack_rhs_batch_matmul_f64(%op: !transform.any_op {transform.consumed}) {
+    %padded, %pad, %copy_back = transform.structured.pad %op pad_to_multiple_of [1] {copy_back_op = "none", padding_dimensions = [1], nofold_flags = [0, 1, 0], padding_values = [0.0 : f64, 0.0 : f64, 0.0 : f64]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %panel = transform.get_producer_of_operand %padded[1] : (!transform.any_op) -> !transform.any_op
+    %c = transform.structured.rewrite_in_destination_passing_style %panel : (!transform.any_op) -> !transform.any_op
+    %ct, %cl:2 = transform.structured.tile_using_for %c tile_sizes [1, 1, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %ct "gradir.pack_copy" : !transform.any_op
+    %t, %l:2 = transform.structured.tile_using_for %padded tile_sizes [0, 8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %t "gradir.register_tile" : !transform.any_op
+    transform.annotate %l#1 "gradir.k_loop" : !transform.any_op
+    %m = transform.cast %l#0 : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%m) : (!transform.op<"scf.for">) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @schedule_batch_matmul_f64_packed(%op: !transform.any_op {transform.consumed}) {
+    %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %nt, %lb, %ln = transform.structured.tile_using_for %kb tile_sizes [1, 0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %nt "gradir.rhs_panel" : !transform.any_op
+    %n = transform.cast %ln : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
+    // only this matmul's loops: the other matches' ops stay untouched
+    transform.apply_patterns to %lk {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %panels = transform.structured.match ops{["linalg.batch_matmul"]} attributes{gradir.rhs_panel} in %lk : (!transform.any_op) -> !transform.any_op
+    transform.foreach %panels : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      transform.include @pack_rhs_batch_matmul_f64 failures(propagate) (%one) : (!transform.any_op) -> ()
+    }
     transform.yield
   }
 
@@ -616,6 +824,10 @@ module attributes {transform.with_named_sequence} {
 
   transform.named_sequence @gradir_cpu_tensor(%root: !transform.any_op {transform.consumed}) {
     %r = transform.foreach_match in %root
+        @match_matmul_f32_packed -> @schedule_matmul_f32_packed,
+        @match_matmul_f64_packed -> @schedule_matmul_f64_packed,
+        @match_batch_matmul_f32_packed -> @schedule_batch_matmul_f32_packed,
+        @match_batch_matmul_f64_packed -> @schedule_batch_matmul_f64_packed,
         @match_matmul_f32 -> @schedule_matmul_f32,
         @match_matmul_f64 -> @schedule_matmul_f64,
         @match_batch_matmul_f32 -> @schedule_batch_matmul_f32,

@@ -51,6 +51,9 @@ SCHEDULE_LIBRARY = _HERE / "cpu_schedule.mlir"
 # 2 * rows accumulators + 2 rhs vectors + 1 broadcast <= 16).
 AVX2_ROWS = 6
 
+# A matmul packs its rhs panels when at least this many M tiles read each.
+PACK_TILES = 4
+
 
 @dataclass(frozen=True)
 class ScheduleParams:
@@ -207,7 +210,8 @@ def schedule_text(params: ScheduleParams) -> str:
     values = dict(tag=params.tag, f32_m=params.f32_m, f32_n=params.f32_n, f32_k=params.f32_k,
                   f64_m=params.f64_m, f64_n=params.f64_n, f64_k=params.f64_k,
                   tr=params.transpose, tr_strategy=strategy, regs=params.registers,
-                  bits=params.bits, target=params.target)
+                  bits=params.bits, target=params.target, pack_tiles=PACK_TILES,
+                  pack_m_f32=PACK_TILES * params.f32_m, pack_m_f64=PACK_TILES * params.f64_m)
     values["elementwise_sequences"], values["elementwise_matches"] = _elementwise_sequences(params)
     return string.Template(TEMPLATE.read_text()).substitute(values)
 
