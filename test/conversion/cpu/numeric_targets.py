@@ -5,6 +5,10 @@
 # with cpu="x86-64-v3" (AVX2: 6x16 / 6x8 tiles, 256-bit vectors) and
 # cpu="x86-64-v4" (AVX-512: 8x32 / 8x16, 512-bit).  Code for a CPU whose
 # features this machine lacks is compiled and checked in its IR only.
+# Single-threaded, the matmuls large enough to pack their rhs panels (at
+# least 4 register tiles of rows, more columns than one tile): power-of-two
+# and odd sizes (remainders of the K block, the M block, the N and M tiles),
+# batch matmul and a transposed lhs.
 
 import os
 import sys
@@ -102,3 +106,36 @@ def test_mlp_gradients():
 # CHECK-LABEL: TEST: test_mlp_gradients
 # CHECK: {{mlp gradients x86-64-v3: all 2 cases match the interpreter|ok compiled for x86-64-v3}}
 # CHECK: {{mlp gradients x86-64-v4: all 2 cases match the interpreter|ok compiled for x86-64-v4}}
+
+
+def packed_cases(s, dt):
+    t = short(dt)
+    tol = (lambda k: 1e-6 * k) if dt is np.float32 else (lambda k: None)
+    for m, k, n in [(512, 512, 512), (256, 1024, 64), (397, 521, 83), (50, 784, 100),
+                    (24, 300, 17), (800, 64, 40)]:
+        s.case(f"packed_{m}x{k}x{n}_{t}", lambda a, b: op("rlx.matmul", a, b),
+               rand((m, k), dt), rand((k, n), dt), atol=tol(k))
+    s.case(f"packed_batch_{t}", lambda a, b: op("rlx.matmul", a, b),
+           rand((2, 61, 300), dt), rand((2, 300, 70), dt), atol=tol(300))
+    s.case(f"packed_lhs_t_{t}", lambda x, y: op("rlx.matmul", op("rlx.permute_dims", x), y),
+           rand((270, 97), dt), rand((270, 45), dt), atol=tol(270))
+    s.case(f"packed_accumulate_{t}",
+           lambda a, b, c: op("rlx.add", op("rlx.matmul", a, b), op("rlx.matmul", c, b)),
+           rand((40, 260), dt), rand((260, 33), dt), rand((40, 260), dt), atol=tol(520))
+
+
+@run
+def test_packed_gemms():
+    for cpu in TARGETS:
+        if not runnable(cpu):
+            check_ir_only(cpu)
+            continue
+        s = Suite(f"packed gemms {cpu}", cpu=cpu, threads=1)
+        for dt in FLOATS:
+            packed_cases(s, dt)
+        s.run()
+# CHECK-LABEL: TEST: test_packed_gemms
+# CHECK: ok packed_397x521x83_f32
+# CHECK: ok packed_batch_f64
+# CHECK: {{packed gemms x86-64-v3: all 18 cases match the interpreter|ok compiled for x86-64-v3}}
+# CHECK: {{packed gemms x86-64-v4: all 18 cases match the interpreter|ok compiled for x86-64-v4}}

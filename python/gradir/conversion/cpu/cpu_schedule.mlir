@@ -259,10 +259,13 @@ module attributes {transform.with_named_sequence} {
 
   transform.named_sequence @schedule_matmul_f32_packed(%op: !transform.any_op {transform.consumed}) {
     %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %nt, %ln = transform.structured.tile_using_for %kb tile_sizes [0, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %mb, %lm = transform.structured.tile_using_for %kb tile_sizes [384, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %nt, %ln = transform.structured.tile_using_for %mb tile_sizes [0, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     transform.annotate %nt "gradir.rhs_panel" : !transform.any_op
     %n = transform.cast %ln : !transform.any_op to !transform.op<"scf.for">
     transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
+    %mbl = transform.cast %lm : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%mbl) : (!transform.op<"scf.for">) -> ()
     // only this matmul's loops: the other matches' ops stay untouched
     transform.apply_patterns to %lk {
       transform.apply_patterns.canonicalization
@@ -291,10 +294,13 @@ module attributes {transform.with_named_sequence} {
 
   transform.named_sequence @schedule_matmul_f64_packed(%op: !transform.any_op {transform.consumed}) {
     %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %nt, %ln = transform.structured.tile_using_for %kb tile_sizes [0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %mb, %lm = transform.structured.tile_using_for %kb tile_sizes [192, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %nt, %ln = transform.structured.tile_using_for %mb tile_sizes [0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     transform.annotate %nt "gradir.rhs_panel" : !transform.any_op
     %n = transform.cast %ln : !transform.any_op to !transform.op<"scf.for">
     transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
+    %mbl = transform.cast %lm : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%mbl) : (!transform.op<"scf.for">) -> ()
     // only this matmul's loops: the other matches' ops stay untouched
     transform.apply_patterns to %lk {
       transform.apply_patterns.canonicalization
@@ -323,10 +329,13 @@ module attributes {transform.with_named_sequence} {
 
   transform.named_sequence @schedule_batch_matmul_f32_packed(%op: !transform.any_op {transform.consumed}) {
     %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %nt, %lb, %ln = transform.structured.tile_using_for %kb tile_sizes [1, 0, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %mb, %lm = transform.structured.tile_using_for %kb tile_sizes [0, 384, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %nt, %lb, %ln = transform.structured.tile_using_for %mb tile_sizes [1, 0, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     transform.annotate %nt "gradir.rhs_panel" : !transform.any_op
     %n = transform.cast %ln : !transform.any_op to !transform.op<"scf.for">
     transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
+    %mbl = transform.cast %lm : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%mbl) : (!transform.op<"scf.for">) -> ()
     // only this matmul's loops: the other matches' ops stay untouched
     transform.apply_patterns to %lk {
       transform.apply_patterns.canonicalization
@@ -355,10 +364,13 @@ module attributes {transform.with_named_sequence} {
 
   transform.named_sequence @schedule_batch_matmul_f64_packed(%op: !transform.any_op {transform.consumed}) {
     %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %nt, %lb, %ln = transform.structured.tile_using_for %kb tile_sizes [1, 0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %mb, %lm = transform.structured.tile_using_for %kb tile_sizes [0, 192, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %nt, %lb, %ln = transform.structured.tile_using_for %mb tile_sizes [1, 0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     transform.annotate %nt "gradir.rhs_panel" : !transform.any_op
     %n = transform.cast %ln : !transform.any_op to !transform.op<"scf.for">
     transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
+    %mbl = transform.cast %lm : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%mbl) : (!transform.op<"scf.for">) -> ()
     // only this matmul's loops: the other matches' ops stay untouched
     transform.apply_patterns to %lk {
       transform.apply_patterns.canonicalization

@@ -64,6 +64,8 @@ class ScheduleParams:
     f64_n: int = 16
     f64_k: int = 256
     transpose: int = 16
+    f32_mb: int = 384
+    f64_mb: int = 192
     registers: int = 32
     bits: int = 512
     target: str = "AVX-512 (x86-64-v4 and later)"
@@ -74,12 +76,13 @@ class ScheduleParams:
         if self.tiles == DEFAULT.tiles:
             return ""
         return (f"_f32_{self.f32_m}x{self.f32_n}k{self.f32_k}"
-                f"_f64_{self.f64_m}x{self.f64_n}k{self.f64_k}_t{self.transpose}")
+                f"_f64_{self.f64_m}x{self.f64_n}k{self.f64_k}_t{self.transpose}"
+                f"_mb{self.f32_mb}x{self.f64_mb}")
 
     @property
     def tiles(self) -> tuple:
         return (self.f32_m, self.f32_n, self.f32_k, self.f64_m, self.f64_n, self.f64_k,
-                self.transpose)
+                self.transpose, self.f32_mb, self.f64_mb)
 
     @property
     def entry_point(self) -> str:
@@ -109,6 +112,13 @@ def _k_block(l1d: int, n: int, elt_bytes: int) -> int:
     return k
 
 
+def _m_block(l2: int, m: int, k: int, elt_bytes: int) -> int:
+    """Rows of the lhs block that the rhs panels of a K block are packed for:
+    a multiple of the register tile's rows whose block (rows x K block)
+    fills at most 3/8 of the L2 cache."""
+    return m * max(1, (3 * l2 // 8) // (k * elt_bytes * m))
+
+
 def _tile(target: CpuTarget, bits: int) -> tuple[int, int]:
     lanes = max(target.lanes(bits), 1)
     vectors = 2
@@ -124,9 +134,11 @@ def schedule_params(target: CpuTarget | str = "host") -> ScheduleParams:
     m32, n32 = _tile(target, 32)
     m64, n64 = _tile(target, 64)
     transpose = 16 if target.lanes(32) >= 16 else max(target.lanes(32), 4)
-    return ScheduleParams(m32, n32, _k_block(target.l1d, n32, 4), m64, n64,
-                          _k_block(target.l1d, n64, 8), transpose, target.vector_registers,
-                          target.vector_bits, f"{target.name} ({target.isa})")
+    k32, k64 = _k_block(target.l1d, n32, 4), _k_block(target.l1d, n64, 8)
+    return ScheduleParams(m32, n32, k32, m64, n64, k64, transpose,
+                          _m_block(target.l2, m32, k32, 4), _m_block(target.l2, m64, k64, 8),
+                          target.vector_registers, target.vector_bits,
+                          f"{target.name} ({target.isa})")
 
 
 _ELEMENTWISE_RANKS = (1, 2, 3, 4)
@@ -211,7 +223,8 @@ def schedule_text(params: ScheduleParams) -> str:
                   f64_m=params.f64_m, f64_n=params.f64_n, f64_k=params.f64_k,
                   tr=params.transpose, tr_strategy=strategy, regs=params.registers,
                   bits=params.bits, target=params.target, pack_tiles=PACK_TILES,
-                  pack_m_f32=PACK_TILES * params.f32_m, pack_m_f64=PACK_TILES * params.f64_m)
+                  pack_m_f32=PACK_TILES * params.f32_m, pack_m_f64=PACK_TILES * params.f64_m,
+                  f32_mb=params.f32_mb, f64_mb=params.f64_mb)
     values["elementwise_sequences"], values["elementwise_matches"] = _elementwise_sequences(params)
     return string.Template(TEMPLATE.read_text()).substitute(values)
 
