@@ -14,8 +14,14 @@
 // lowered to outer products, i.e. vector.fma on broadcast lhs elements; the
 // accumulator tile is hoisted out of the K loop, so it lives in registers.
 // Sizes that the register tile does not divide: the M and N tile loops are
-// peeled (a static remainder tile; no padded copies, no masks).  This instance: f32 tile 8 x 32, K block 256;
-// f64 tile 8 x 16, K block 256 (32 registers of 512 bits).
+// peeled (a static remainder tile; no padded copies, no masks).  Matmuls
+// with at least 4 register tiles of rows and more columns than one tile
+// are blocked like BLAS: K blocks, M blocks (the lhs block within L2), then
+// per N tile the rhs panel (K block x tile width) is packed into a
+// contiguous buffer that the M tiles of the block read (the panel in place
+// has rows N elements apart, which thrash a few L1 sets).  This instance:
+// f32 tile 8 x 32, K block 256, M block 384;
+// f64 tile 8 x 16, K block 256, M block 192 (32 registers of 512 bits).
 // 2-D linalg.transpose ops are tiled 16 x 16, vectorized (masked at the
 // edges) and lowered with the shuffle_16x16 strategy.  Elementwise
 // linalg.generic ops (every loop parallel, rank 1 to 4, 32- or 64-bit

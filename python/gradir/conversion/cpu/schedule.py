@@ -24,6 +24,19 @@ usual sizes.  AVX2 (cpu=x86-64-v3 on that machine), median GFLOP/s of
 pads M to a multiple of 6 (a copy, whose cost varies from call to call)
 and still wins at every size; 8 rows (spilling) was no better than 6.
 
+Packing (issue 14, GEMM at BLAS speed): a matmul with at least
+``PACK_TILES`` register tiles of rows and more columns than one tile copies
+the rhs panel of each (K block, N tile) into a contiguous buffer before its
+M tiles read it (the panel's rows are N elements apart in place: a K block
+of them falls into a few L1 sets and evicts itself), inside M blocks of
+``_m_block`` rows (the lhs block, rows x K block, within 3/8 of L2).
+Measured (test/conversion/Inputs/gemm_bench.py, one thread, f32 GFLOP/s,
+min of 30, AMD EPYC Zen 5, load average 2-3): AVX2 512^3 / 1024^3 118 / 68
+before, 124 / 120 packed, 125 / 125 packed in 384-row M blocks (48- and
+96-row blocks: 105-115, the panels packed too often); AVX-512 232 / 122
+before, 232 / 212 packed, 240 / 228 in 384-row blocks.  K blocks of 512
+instead of 256 (AVX2) were no better.
+
 Every generated symbol ends in the parameters' ``tag`` ("" for the AVX-512
 instance, which is ``cpu_schedule.mlir`` itself), so schedules for several
 targets can be preloaded into one MLIR context.
