@@ -192,70 +192,91 @@ module attributes {transform.with_named_sequence} {
   }
 
   // ----- actions -----
-
-  transform.named_sequence @schedule_matmul_f32(%op: !transform.any_op {transform.consumed}) {
-    %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %t, %l:3 = transform.structured.tile_using_for %kb tile_sizes [8, 32, 1] interchange = [1, 0, 2] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    transform.annotate %t "gradir.register_tile" : !transform.any_op
-    transform.annotate %l#2 "gradir.k_loop" : !transform.any_op
-    %m = transform.cast %l#1 : !transform.any_op to !transform.op<"scf.for">
-    transform.include @peel failures(suppress) (%m) : (!transform.op<"scf.for">) -> ()
-    %n = transform.cast %l#0 : !transform.any_op to !transform.op<"scf.for">
-    transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
-    transform.yield
-  }
-
-  transform.named_sequence @schedule_matmul_f64(%op: !transform.any_op {transform.consumed}) {
-    %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %t, %l:3 = transform.structured.tile_using_for %kb tile_sizes [8, 16, 1] interchange = [1, 0, 2] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    transform.annotate %t "gradir.register_tile" : !transform.any_op
-    transform.annotate %l#2 "gradir.k_loop" : !transform.any_op
-    %m = transform.cast %l#1 : !transform.any_op to !transform.op<"scf.for">
-    transform.include @peel failures(suppress) (%m) : (!transform.op<"scf.for">) -> ()
-    %n = transform.cast %l#0 : !transform.any_op to !transform.op<"scf.for">
-    transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
-    transform.yield
-  }
-
-  transform.named_sequence @schedule_batch_matmul_f32(%op: !transform.any_op {transform.consumed}) {
-    %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %t, %l:4 = transform.structured.tile_using_for %kb tile_sizes [1, 8, 32, 1] interchange = [0, 2, 1, 3] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    transform.annotate %t "gradir.register_tile" : !transform.any_op
-    transform.annotate %l#3 "gradir.k_loop" : !transform.any_op
-    %m = transform.cast %l#2 : !transform.any_op to !transform.op<"scf.for">
-    transform.include @peel failures(suppress) (%m) : (!transform.op<"scf.for">) -> ()
-    %n = transform.cast %l#1 : !transform.any_op to !transform.op<"scf.for">
-    transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
-    transform.yield
-  }
-
-  transform.named_sequence @schedule_batch_matmul_f64(%op: !transform.any_op {transform.consumed}) {
-    %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %t, %l:4 = transform.structured.tile_using_for %kb tile_sizes [1, 8, 16, 1] interchange = [0, 2, 1, 3] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    transform.annotate %t "gradir.register_tile" : !transform.any_op
-    transform.annotate %l#3 "gradir.k_loop" : !transform.any_op
-    %m = transform.cast %l#2 : !transform.any_op to !transform.op<"scf.for">
-    transform.include @peel failures(suppress) (%m) : (!transform.op<"scf.for">) -> ()
-    %n = transform.cast %l#1 : !transform.any_op to !transform.op<"scf.for">
-    transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
-    transform.yield
-  }
-
-  // Packed: the K block, then the N tiles (peeled, then canonicalized inside
-  // the K loop so that every tile has a static width), then per N tile the
-  // rhs panel is copied into a fresh contiguous buffer (transform.structured.pad
-  // with the rhs "nofold": a tensor.pad without padding, rewritten into
+  //
+  // Every matmul: K blocks, then N tiles of the register tile's width
+  // (peeled), canonicalized inside the K loop (only this matmul's ops: the
+  // other matches' handles stay valid), so that every N tile has a static
+  // width.  A remainder tile wider than one vector but not a multiple of it
+  // (f32 AVX2: 9..15 columns; AVX-512: 17..31) is split into one vector's
+  // width and the rest: LLVM legalizes such a vector type (vector<10xf32>
+  // on AVX2: two registers, the second one partial) into shuffles and spills
+  // around the K loop (256x512x10 f32 on AVX2: 8 GFLOP/s, 16 columns: 61).
+  // Then each N tile is tiled into the register tiles (M loop peeled; K
+  // steps of 1, vectorized by gradir_cpu_tensor).  Packed matmuls (see the
+  // matchers) also block M (the M block loop peeled) and copy the rhs panel
+  // of each N tile into a contiguous buffer first: transform.structured.pad
+  // with the rhs "nofold" (a tensor.pad without padding) rewritten into
   // bufferization.alloc_tensor + linalg.copy, the copy tiled into rows that
-  // gradir_cpu_tensor vectorizes), and the M tiles read the copy.  The lhs
-  // and the accumulator are read in place, as in the unpacked actions.
+  // gradir_cpu_tensor vectorizes; the M tiles read the copy.  The lhs and the
+  // accumulator are read in place.
 
-  transform.named_sequence @pack_rhs_matmul_f32(%op: !transform.any_op {transform.consumed}) {
-    %padded, %pad, %copy_back = transform.structured.pad %op pad_to_multiple_of [1] {copy_back_op = "none", padding_dimensions = [0], nofold_flags = [0, 1, 0], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    %panel = transform.get_producer_of_operand %padded[1] : (!transform.any_op) -> !transform.any_op
-    %c = transform.structured.rewrite_in_destination_passing_style %panel : (!transform.any_op) -> !transform.any_op
-    %ct, %cl = transform.structured.tile_using_for %c tile_sizes [1, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    transform.annotate %ct "gradir.pack_copy" : !transform.any_op
-    %t, %l:2 = transform.structured.tile_using_for %padded tile_sizes [8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+  transform.named_sequence @match_narrow_matmul_f32(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.matmul"] : !transform.any_op
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %lanes = transform.param.constant 16 : i64 -> !transform.param<i64>
+      %n = transform.param.constant 32 : i64 -> !transform.param<i64>
+      %w = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %w, %lanes : !transform.param<i64>
+      transform.match.param.cmpi lt %w, %n : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @match_narrow_matmul_f64(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.matmul"] : !transform.any_op
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %lanes = transform.param.constant 8 : i64 -> !transform.param<i64>
+      %n = transform.param.constant 16 : i64 -> !transform.param<i64>
+      %w = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %w, %lanes : !transform.param<i64>
+      transform.match.param.cmpi lt %w, %n : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @match_narrow_batch_matmul_f32(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.batch_matmul"] : !transform.any_op
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %lanes = transform.param.constant 16 : i64 -> !transform.param<i64>
+      %n = transform.param.constant 32 : i64 -> !transform.param<i64>
+      %w = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %w, %lanes : !transform.param<i64>
+      transform.match.param.cmpi lt %w, %n : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @match_narrow_batch_matmul_f64(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.batch_matmul"] : !transform.any_op
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %lanes = transform.param.constant 8 : i64 -> !transform.param<i64>
+      %n = transform.param.constant 16 : i64 -> !transform.param<i64>
+      %w = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %w, %lanes : !transform.param<i64>
+      transform.match.param.cmpi lt %w, %n : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  // --- matmul f32 ---
+
+  transform.named_sequence @split_matmul_f32(%op: !transform.any_op {transform.consumed}) {
+    %t, %l = transform.structured.tile_using_for %op tile_sizes [0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %c = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(propagate) (%c) : (!transform.op<"scf.for">) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @rows_matmul_f32(%op: !transform.any_op {transform.consumed}) {
+    %t, %l:2 = transform.structured.tile_using_for %op tile_sizes [8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     transform.annotate %t "gradir.register_tile" : !transform.any_op
     transform.annotate %l#1 "gradir.k_loop" : !transform.any_op
     %m = transform.cast %l#0 : !transform.any_op to !transform.op<"scf.for">
@@ -263,24 +284,80 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
-  transform.named_sequence @schedule_matmul_f32_packed(%op: !transform.any_op {transform.consumed}) {
-    %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %mb, %lm = transform.structured.tile_using_for %kb tile_sizes [384, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %nt, %ln = transform.structured.tile_using_for %mb tile_sizes [0, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    transform.annotate %nt "gradir.rhs_panel" : !transform.any_op
+  transform.named_sequence @pack_rhs_matmul_f32(%op: !transform.any_op {transform.consumed}) {
+    %padded, %pad, %copy_back = transform.structured.pad %op pad_to_multiple_of [1] {copy_back_op = "none", padding_dimensions = [0], nofold_flags = [0, 1, 0], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %panel = transform.get_producer_of_operand %padded[1] : (!transform.any_op) -> !transform.any_op
+    %c = transform.structured.rewrite_in_destination_passing_style %panel : (!transform.any_op) -> !transform.any_op
+    %ct, %cl = transform.structured.tile_using_for %c tile_sizes [1, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.annotate %ct "gradir.pack_copy" : !transform.any_op
+    transform.include @rows_matmul_f32 failures(propagate) (%padded) : (!transform.any_op) -> ()
+    transform.yield
+  }
+
+  // The N tiles of a K block (or of an M block), peeled.
+  transform.named_sequence @n_tiles_matmul_f32(%kb: !transform.any_op {transform.consumed}) {
+    %nt, %ln = transform.structured.tile_using_for %kb tile_sizes [0, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.annotate %nt "gradir.n_tile" : !transform.any_op
     %n = transform.cast %ln : !transform.any_op to !transform.op<"scf.for">
     transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
-    %mbl = transform.cast %lm : !transform.any_op to !transform.op<"scf.for">
-    transform.include @peel failures(suppress) (%mbl) : (!transform.op<"scf.for">) -> ()
-    // only this matmul's loops: the other matches' ops stay untouched
+    transform.yield
+  }
+
+  transform.named_sequence @split_n_tiles_matmul_f32(%lk: !transform.any_op {transform.consumed}) -> !transform.any_op {
     transform.apply_patterns to %lk {
       transform.apply_patterns.canonicalization
     } : !transform.any_op
-    %panels = transform.structured.match ops{["linalg.matmul"]} attributes{gradir.rhs_panel} in %lk : (!transform.any_op) -> !transform.any_op
-    transform.foreach %panels : !transform.any_op {
+    %r = transform.foreach_match in %lk
+        @match_narrow_matmul_f32 -> @split_matmul_f32
+      : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %r {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.yield %r : !transform.any_op
+  }
+
+  transform.named_sequence @schedule_matmul_f32(%op: !transform.any_op {transform.consumed}) {
+    %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @n_tiles_matmul_f32 failures(propagate) (%kb) : (!transform.any_op) -> ()
+    %r = transform.include @split_n_tiles_matmul_f32 failures(propagate) (%lk) : (!transform.any_op) -> !transform.any_op
+    %tiles = transform.structured.match ops{["linalg.matmul"]} attributes{gradir.n_tile} in %r : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      transform.include @rows_matmul_f32 failures(propagate) (%one) : (!transform.any_op) -> ()
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @schedule_matmul_f32_packed(%op: !transform.any_op {transform.consumed}) {
+    %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %mb, %lm = transform.structured.tile_using_for %kb tile_sizes [384, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @n_tiles_matmul_f32 failures(propagate) (%mb) : (!transform.any_op) -> ()
+    %mbl = transform.cast %lm : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%mbl) : (!transform.op<"scf.for">) -> ()
+    %r = transform.include @split_n_tiles_matmul_f32 failures(propagate) (%lk) : (!transform.any_op) -> !transform.any_op
+    %tiles = transform.structured.match ops{["linalg.matmul"]} attributes{gradir.n_tile} in %r : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
     ^bb0(%one: !transform.any_op):
       transform.include @pack_rhs_matmul_f32 failures(propagate) (%one) : (!transform.any_op) -> ()
     }
+    transform.yield
+  }
+
+  // --- matmul f64 ---
+
+  transform.named_sequence @split_matmul_f64(%op: !transform.any_op {transform.consumed}) {
+    %t, %l = transform.structured.tile_using_for %op tile_sizes [0, 8, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %c = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(propagate) (%c) : (!transform.op<"scf.for">) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @rows_matmul_f64(%op: !transform.any_op {transform.consumed}) {
+    %t, %l:2 = transform.structured.tile_using_for %op tile_sizes [8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %t "gradir.register_tile" : !transform.any_op
+    transform.annotate %l#1 "gradir.k_loop" : !transform.any_op
+    %m = transform.cast %l#0 : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%m) : (!transform.op<"scf.for">) -> ()
     transform.yield
   }
 
@@ -290,32 +367,74 @@ module attributes {transform.with_named_sequence} {
     %c = transform.structured.rewrite_in_destination_passing_style %panel : (!transform.any_op) -> !transform.any_op
     %ct, %cl = transform.structured.tile_using_for %c tile_sizes [1, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     transform.annotate %ct "gradir.pack_copy" : !transform.any_op
-    %t, %l:2 = transform.structured.tile_using_for %padded tile_sizes [8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    transform.annotate %t "gradir.register_tile" : !transform.any_op
-    transform.annotate %l#1 "gradir.k_loop" : !transform.any_op
-    %m = transform.cast %l#0 : !transform.any_op to !transform.op<"scf.for">
-    transform.include @peel failures(suppress) (%m) : (!transform.op<"scf.for">) -> ()
+    transform.include @rows_matmul_f64 failures(propagate) (%padded) : (!transform.any_op) -> ()
+    transform.yield
+  }
+
+  // The N tiles of a K block (or of an M block), peeled.
+  transform.named_sequence @n_tiles_matmul_f64(%kb: !transform.any_op {transform.consumed}) {
+    %nt, %ln = transform.structured.tile_using_for %kb tile_sizes [0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.annotate %nt "gradir.n_tile" : !transform.any_op
+    %n = transform.cast %ln : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @split_n_tiles_matmul_f64(%lk: !transform.any_op {transform.consumed}) -> !transform.any_op {
+    transform.apply_patterns to %lk {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %r = transform.foreach_match in %lk
+        @match_narrow_matmul_f64 -> @split_matmul_f64
+      : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %r {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.yield %r : !transform.any_op
+  }
+
+  transform.named_sequence @schedule_matmul_f64(%op: !transform.any_op {transform.consumed}) {
+    %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @n_tiles_matmul_f64 failures(propagate) (%kb) : (!transform.any_op) -> ()
+    %r = transform.include @split_n_tiles_matmul_f64 failures(propagate) (%lk) : (!transform.any_op) -> !transform.any_op
+    %tiles = transform.structured.match ops{["linalg.matmul"]} attributes{gradir.n_tile} in %r : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      transform.include @rows_matmul_f64 failures(propagate) (%one) : (!transform.any_op) -> ()
+    }
     transform.yield
   }
 
   transform.named_sequence @schedule_matmul_f64_packed(%op: !transform.any_op {transform.consumed}) {
     %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %mb, %lm = transform.structured.tile_using_for %kb tile_sizes [192, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %nt, %ln = transform.structured.tile_using_for %mb tile_sizes [0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    transform.annotate %nt "gradir.rhs_panel" : !transform.any_op
-    %n = transform.cast %ln : !transform.any_op to !transform.op<"scf.for">
-    transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
+    transform.include @n_tiles_matmul_f64 failures(propagate) (%mb) : (!transform.any_op) -> ()
     %mbl = transform.cast %lm : !transform.any_op to !transform.op<"scf.for">
     transform.include @peel failures(suppress) (%mbl) : (!transform.op<"scf.for">) -> ()
-    // only this matmul's loops: the other matches' ops stay untouched
-    transform.apply_patterns to %lk {
-      transform.apply_patterns.canonicalization
-    } : !transform.any_op
-    %panels = transform.structured.match ops{["linalg.matmul"]} attributes{gradir.rhs_panel} in %lk : (!transform.any_op) -> !transform.any_op
-    transform.foreach %panels : !transform.any_op {
+    %r = transform.include @split_n_tiles_matmul_f64 failures(propagate) (%lk) : (!transform.any_op) -> !transform.any_op
+    %tiles = transform.structured.match ops{["linalg.matmul"]} attributes{gradir.n_tile} in %r : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
     ^bb0(%one: !transform.any_op):
       transform.include @pack_rhs_matmul_f64 failures(propagate) (%one) : (!transform.any_op) -> ()
     }
+    transform.yield
+  }
+
+  // --- batch_matmul f32 ---
+
+  transform.named_sequence @split_batch_matmul_f32(%op: !transform.any_op {transform.consumed}) {
+    %t, %l = transform.structured.tile_using_for %op tile_sizes [0, 0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %c = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(propagate) (%c) : (!transform.op<"scf.for">) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @rows_batch_matmul_f32(%op: !transform.any_op {transform.consumed}) {
+    %t, %l:2 = transform.structured.tile_using_for %op tile_sizes [0, 8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %t "gradir.register_tile" : !transform.any_op
+    transform.annotate %l#1 "gradir.k_loop" : !transform.any_op
+    %m = transform.cast %l#0 : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%m) : (!transform.op<"scf.for">) -> ()
     transform.yield
   }
 
@@ -325,32 +444,74 @@ module attributes {transform.with_named_sequence} {
     %c = transform.structured.rewrite_in_destination_passing_style %panel : (!transform.any_op) -> !transform.any_op
     %ct, %cl:2 = transform.structured.tile_using_for %c tile_sizes [1, 1, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     transform.annotate %ct "gradir.pack_copy" : !transform.any_op
-    %t, %l:2 = transform.structured.tile_using_for %padded tile_sizes [0, 8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    transform.annotate %t "gradir.register_tile" : !transform.any_op
-    transform.annotate %l#1 "gradir.k_loop" : !transform.any_op
-    %m = transform.cast %l#0 : !transform.any_op to !transform.op<"scf.for">
-    transform.include @peel failures(suppress) (%m) : (!transform.op<"scf.for">) -> ()
+    transform.include @rows_batch_matmul_f32 failures(propagate) (%padded) : (!transform.any_op) -> ()
+    transform.yield
+  }
+
+  // The N tiles of a K block (or of an M block), peeled.
+  transform.named_sequence @n_tiles_batch_matmul_f32(%kb: !transform.any_op {transform.consumed}) {
+    %nt, %lb, %ln = transform.structured.tile_using_for %kb tile_sizes [1, 0, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %nt "gradir.n_tile" : !transform.any_op
+    %n = transform.cast %ln : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @split_n_tiles_batch_matmul_f32(%lk: !transform.any_op {transform.consumed}) -> !transform.any_op {
+    transform.apply_patterns to %lk {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %r = transform.foreach_match in %lk
+        @match_narrow_batch_matmul_f32 -> @split_batch_matmul_f32
+      : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %r {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.yield %r : !transform.any_op
+  }
+
+  transform.named_sequence @schedule_batch_matmul_f32(%op: !transform.any_op {transform.consumed}) {
+    %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @n_tiles_batch_matmul_f32 failures(propagate) (%kb) : (!transform.any_op) -> ()
+    %r = transform.include @split_n_tiles_batch_matmul_f32 failures(propagate) (%lk) : (!transform.any_op) -> !transform.any_op
+    %tiles = transform.structured.match ops{["linalg.batch_matmul"]} attributes{gradir.n_tile} in %r : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      transform.include @rows_batch_matmul_f32 failures(propagate) (%one) : (!transform.any_op) -> ()
+    }
     transform.yield
   }
 
   transform.named_sequence @schedule_batch_matmul_f32_packed(%op: !transform.any_op {transform.consumed}) {
     %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %mb, %lm = transform.structured.tile_using_for %kb tile_sizes [0, 384, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %nt, %lb, %ln = transform.structured.tile_using_for %mb tile_sizes [1, 0, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    transform.annotate %nt "gradir.rhs_panel" : !transform.any_op
-    %n = transform.cast %ln : !transform.any_op to !transform.op<"scf.for">
-    transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
+    transform.include @n_tiles_batch_matmul_f32 failures(propagate) (%mb) : (!transform.any_op) -> ()
     %mbl = transform.cast %lm : !transform.any_op to !transform.op<"scf.for">
     transform.include @peel failures(suppress) (%mbl) : (!transform.op<"scf.for">) -> ()
-    // only this matmul's loops: the other matches' ops stay untouched
-    transform.apply_patterns to %lk {
-      transform.apply_patterns.canonicalization
-    } : !transform.any_op
-    %panels = transform.structured.match ops{["linalg.batch_matmul"]} attributes{gradir.rhs_panel} in %lk : (!transform.any_op) -> !transform.any_op
-    transform.foreach %panels : !transform.any_op {
+    %r = transform.include @split_n_tiles_batch_matmul_f32 failures(propagate) (%lk) : (!transform.any_op) -> !transform.any_op
+    %tiles = transform.structured.match ops{["linalg.batch_matmul"]} attributes{gradir.n_tile} in %r : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
     ^bb0(%one: !transform.any_op):
       transform.include @pack_rhs_batch_matmul_f32 failures(propagate) (%one) : (!transform.any_op) -> ()
     }
+    transform.yield
+  }
+
+  // --- batch_matmul f64 ---
+
+  transform.named_sequence @split_batch_matmul_f64(%op: !transform.any_op {transform.consumed}) {
+    %t, %l = transform.structured.tile_using_for %op tile_sizes [0, 0, 8, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %c = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(propagate) (%c) : (!transform.op<"scf.for">) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @rows_batch_matmul_f64(%op: !transform.any_op {transform.consumed}) {
+    %t, %l:2 = transform.structured.tile_using_for %op tile_sizes [0, 8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %t "gradir.register_tile" : !transform.any_op
+    transform.annotate %l#1 "gradir.k_loop" : !transform.any_op
+    %m = transform.cast %l#0 : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%m) : (!transform.op<"scf.for">) -> ()
     transform.yield
   }
 
@@ -360,29 +521,53 @@ module attributes {transform.with_named_sequence} {
     %c = transform.structured.rewrite_in_destination_passing_style %panel : (!transform.any_op) -> !transform.any_op
     %ct, %cl:2 = transform.structured.tile_using_for %c tile_sizes [1, 1, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     transform.annotate %ct "gradir.pack_copy" : !transform.any_op
-    %t, %l:2 = transform.structured.tile_using_for %padded tile_sizes [0, 8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    transform.annotate %t "gradir.register_tile" : !transform.any_op
-    transform.annotate %l#1 "gradir.k_loop" : !transform.any_op
-    %m = transform.cast %l#0 : !transform.any_op to !transform.op<"scf.for">
-    transform.include @peel failures(suppress) (%m) : (!transform.op<"scf.for">) -> ()
+    transform.include @rows_batch_matmul_f64 failures(propagate) (%padded) : (!transform.any_op) -> ()
+    transform.yield
+  }
+
+  // The N tiles of a K block (or of an M block), peeled.
+  transform.named_sequence @n_tiles_batch_matmul_f64(%kb: !transform.any_op {transform.consumed}) {
+    %nt, %lb, %ln = transform.structured.tile_using_for %kb tile_sizes [1, 0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %nt "gradir.n_tile" : !transform.any_op
+    %n = transform.cast %ln : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @split_n_tiles_batch_matmul_f64(%lk: !transform.any_op {transform.consumed}) -> !transform.any_op {
+    transform.apply_patterns to %lk {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %r = transform.foreach_match in %lk
+        @match_narrow_batch_matmul_f64 -> @split_batch_matmul_f64
+      : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %r {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.yield %r : !transform.any_op
+  }
+
+  transform.named_sequence @schedule_batch_matmul_f64(%op: !transform.any_op {transform.consumed}) {
+    %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @n_tiles_batch_matmul_f64 failures(propagate) (%kb) : (!transform.any_op) -> ()
+    %r = transform.include @split_n_tiles_batch_matmul_f64 failures(propagate) (%lk) : (!transform.any_op) -> !transform.any_op
+    %tiles = transform.structured.match ops{["linalg.batch_matmul"]} attributes{gradir.n_tile} in %r : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      transform.include @rows_batch_matmul_f64 failures(propagate) (%one) : (!transform.any_op) -> ()
+    }
     transform.yield
   }
 
   transform.named_sequence @schedule_batch_matmul_f64_packed(%op: !transform.any_op {transform.consumed}) {
     %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %mb, %lm = transform.structured.tile_using_for %kb tile_sizes [0, 192, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %nt, %lb, %ln = transform.structured.tile_using_for %mb tile_sizes [1, 0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    transform.annotate %nt "gradir.rhs_panel" : !transform.any_op
-    %n = transform.cast %ln : !transform.any_op to !transform.op<"scf.for">
-    transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
+    transform.include @n_tiles_batch_matmul_f64 failures(propagate) (%mb) : (!transform.any_op) -> ()
     %mbl = transform.cast %lm : !transform.any_op to !transform.op<"scf.for">
     transform.include @peel failures(suppress) (%mbl) : (!transform.op<"scf.for">) -> ()
-    // only this matmul's loops: the other matches' ops stay untouched
-    transform.apply_patterns to %lk {
-      transform.apply_patterns.canonicalization
-    } : !transform.any_op
-    %panels = transform.structured.match ops{["linalg.batch_matmul"]} attributes{gradir.rhs_panel} in %lk : (!transform.any_op) -> !transform.any_op
-    transform.foreach %panels : !transform.any_op {
+    %r = transform.include @split_n_tiles_batch_matmul_f64 failures(propagate) (%lk) : (!transform.any_op) -> !transform.any_op
+    %tiles = transform.structured.match ops{["linalg.batch_matmul"]} attributes{gradir.n_tile} in %r : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
     ^bb0(%one: !transform.any_op):
       transform.include @pack_rhs_batch_matmul_f64 failures(propagate) (%one) : (!transform.any_op) -> ()
     }

@@ -237,7 +237,8 @@ def schedule_text(params: ScheduleParams) -> str:
                   tr=params.transpose, tr_strategy=strategy, regs=params.registers,
                   bits=params.bits, target=params.target, pack_tiles=PACK_TILES,
                   pack_m_f32=PACK_TILES * params.f32_m, pack_m_f64=PACK_TILES * params.f64_m,
-                  f32_mb=params.f32_mb, f64_mb=params.f64_mb)
+                  f32_mb=params.f32_mb, f64_mb=params.f64_mb,
+                  f32_lanes=params.f32_n // 2, f64_lanes=params.f64_n // 2)
     values["elementwise_sequences"], values["elementwise_matches"] = _elementwise_sequences(params)
     return string.Template(TEMPLATE.read_text()).substitute(values)
 
