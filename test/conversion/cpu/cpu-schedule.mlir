@@ -83,7 +83,7 @@ func.func @lhs_transposed(%x: tensor<64x784xf32>, %dy: tensor<64x512xf32>) -> te
 // (300 = 256 + 44) gives the panel a dynamic row count.  No memref.copy
 // (a strided one would call a runtime function).
 // CHECK-LABEL: func.func @packed(
-// CHECK-SAME: %[[A:[^:]*]]: memref<64x300xf32>, %[[W:[^:]*]]: memref<300x100xf32>
+// CHECK-SAME: %[[A:[^:]*]]: memref<256x300xf32>, %[[W:[^:]*]]: memref<300x100xf32>
 // CHECK: scf.for %[[K:.*]] = %c0 to %c300 step %c256 {
 // CHECK: %[[KB:.*]] = affine.min
 // CHECK: scf.for %[[N:.*]] = %c0 to %c96 step %c32 {
@@ -91,7 +91,7 @@ func.func @lhs_transposed(%x: tensor<64x784xf32>, %dy: tensor<64x512xf32>) -> te
 // CHECK-NEXT: scf.for %[[R:.*]] = %c0 to %[[KB]] step %c1 {
 // CHECK: %[[ROW:.*]] = vector.transfer_read %[[W]][%{{.*}}, %[[N]]]{{.*}} : memref<300x100xf32>, vector<1x32xf32>
 // CHECK-NEXT: vector.transfer_write %[[ROW]], %[[P]][%[[R]], %c0] {{.*}} : vector<1x32xf32>, memref<?x32xf32>
-// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c8 {
+// CHECK: scf.for %{{.*}} = %c0 to %c256 step %c8 {
 // CHECK: scf.for {{.*}} iter_args(%{{.*}}) -> (vector<8x32xf32>) {
 // CHECK: vector.transfer_read %[[P]][{{.*}} : memref<?x32xf32>, vector<1x32xf32>
 // CHECK: memref.dealloc %[[P]]
@@ -109,9 +109,9 @@ func.func @lhs_transposed(%x: tensor<64x784xf32>, %dy: tensor<64x512xf32>) -> te
 // AVX2: memref.alloc(%{{.*}}) {{.*}} : memref<?x4xf32>
 // AVX2-NOT: memref.copy
 // AVX2: return
-func.func @packed(%a: tensor<64x300xf32>, %w: tensor<300x100xf32>) -> tensor<64x100xf32> {
-  %0 = "rlx.matmul"(%a, %w) : (tensor<64x300xf32>, tensor<300x100xf32>) -> tensor<64x100xf32>
-  return %0 : tensor<64x100xf32>
+func.func @packed(%a: tensor<256x300xf32>, %w: tensor<300x100xf32>) -> tensor<256x100xf32> {
+  %0 = "rlx.matmul"(%a, %w) : (tensor<256x300xf32>, tensor<300x100xf32>) -> tensor<256x100xf32>
+  return %0 : tensor<256x100xf32>
 }
 
 // -----

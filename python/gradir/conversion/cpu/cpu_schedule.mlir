@@ -15,7 +15,7 @@
 // accumulator tile is hoisted out of the K loop, so it lives in registers.
 // Sizes that the register tile does not divide: the M and N tile loops are
 // peeled (a static remainder tile; no padded copies, no masks).  Matmuls
-// with at least 4 register tiles of rows and more columns than one tile
+// with at least 256 rows and more columns than one register tile
 // are blocked like BLAS: K blocks, M blocks (the lhs block within L2), then
 // per N tile the rhs panel (K block x tile width) is packed into a
 // contiguous buffer that the M tiles of the block read (the panel in place
@@ -85,8 +85,8 @@ module attributes {transform.with_named_sequence} {
   // A matmul packs the rhs panel of each (K block, N tile) when the panel is
   // a strided view (N wider than one register tile: its rows are N elements
   // apart, so a K block of them falls into a few L1 sets) and is read by at
-  // least 4 M tiles (the copy, one read and one write of the
-  // panel, is paid back by the reads of the tiles).
+  // least 256 rows (the copy, one read and one write of the panel, is
+  // paid back by the reads of the M tiles).
   transform.named_sequence @match_wide_2d(%op: !transform.any_op {transform.readonly}, %min_m: !transform.param<i64> {transform.readonly}, %min_n: !transform.param<i64> {transform.readonly}) {
     %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
     ^bb0(%s: !transform.any_op):
@@ -113,7 +113,7 @@ module attributes {transform.with_named_sequence} {
 
   transform.named_sequence @match_matmul_f32_packed(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
     %m = transform.include @match_matmul_f32 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
-    %min_m = transform.param.constant 32 : i64 -> !transform.param<i64>
+    %min_m = transform.param.constant 256 : i64 -> !transform.param<i64>
     %min_n = transform.param.constant 32 : i64 -> !transform.param<i64>
     transform.include @match_wide_2d failures(propagate) (%m, %min_m, %min_n) : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
     transform.yield %m : !transform.any_op
@@ -121,7 +121,7 @@ module attributes {transform.with_named_sequence} {
 
   transform.named_sequence @match_matmul_f64_packed(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
     %m = transform.include @match_matmul_f64 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
-    %min_m = transform.param.constant 32 : i64 -> !transform.param<i64>
+    %min_m = transform.param.constant 256 : i64 -> !transform.param<i64>
     %min_n = transform.param.constant 16 : i64 -> !transform.param<i64>
     transform.include @match_wide_2d failures(propagate) (%m, %min_m, %min_n) : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
     transform.yield %m : !transform.any_op
@@ -129,7 +129,7 @@ module attributes {transform.with_named_sequence} {
 
   transform.named_sequence @match_batch_matmul_f32_packed(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
     %m = transform.include @match_batch_matmul_f32 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
-    %min_m = transform.param.constant 32 : i64 -> !transform.param<i64>
+    %min_m = transform.param.constant 256 : i64 -> !transform.param<i64>
     %min_n = transform.param.constant 32 : i64 -> !transform.param<i64>
     transform.include @match_wide_3d failures(propagate) (%m, %min_m, %min_n) : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
     transform.yield %m : !transform.any_op
@@ -137,7 +137,7 @@ module attributes {transform.with_named_sequence} {
 
   transform.named_sequence @match_batch_matmul_f64_packed(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
     %m = transform.include @match_batch_matmul_f64 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
-    %min_m = transform.param.constant 32 : i64 -> !transform.param<i64>
+    %min_m = transform.param.constant 256 : i64 -> !transform.param<i64>
     %min_n = transform.param.constant 16 : i64 -> !transform.param<i64>
     transform.include @match_wide_3d failures(propagate) (%m, %min_m, %min_n) : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
     transform.yield %m : !transform.any_op

@@ -25,7 +25,7 @@ pads M to a multiple of 6 (a copy, whose cost varies from call to call)
 and still wins at every size; 8 rows (spilling) was no better than 6.
 
 Packing (issue 14, GEMM at BLAS speed): a matmul with at least
-``PACK_TILES`` register tiles of rows and more columns than one tile copies
+``PACK_ROWS`` rows and more columns than one register tile copies
 the rhs panel of each (K block, N tile) into a contiguous buffer before its
 M tiles read it (the panel's rows are N elements apart in place: a K block
 of them falls into a few L1 sets and evicts itself), inside M blocks of
@@ -35,7 +35,10 @@ min of 30, AMD EPYC Zen 5, load average 2-3): AVX2 512^3 / 1024^3 118 / 68
 before, 124 / 120 packed, 125 / 125 packed in 384-row M blocks (48- and
 96-row blocks: 105-115, the panels packed too often); AVX-512 232 / 122
 before, 232 / 212 packed, 240 / 228 in 384-row blocks.  K blocks of 512
-instead of 256 (AVX2) were no better.
+instead of 256 (AVX2) were no better.  Below ``PACK_ROWS`` the copy costs
+more than it saves (x @ W, 784x512 W, AVX-512: 64 rows 269-282 us packed,
+249-256 in place; 128-256 rows the same; lhs^T @ dy with K = 64 and 512
+rows: 190 packed, 211 in place; 512^3: 1118-1134 / 1189-1237).
 
 Every generated symbol ends in the parameters' ``tag`` ("" for the AVX-512
 instance, which is ``cpu_schedule.mlir`` itself), so schedules for several
@@ -64,8 +67,10 @@ SCHEDULE_LIBRARY = _HERE / "cpu_schedule.mlir"
 # 2 * rows accumulators + 2 rhs vectors + 1 broadcast <= 16).
 AVX2_ROWS = 6
 
-# A matmul packs its rhs panels when at least this many M tiles read each.
-PACK_TILES = 4
+# A matmul packs its rhs panels when it has at least this many rows (each
+# panel read by that many rows pays for its copy; measured: 64 to 192 rows
+# ran 5-10% slower packed, 256 the same, 512 and more faster).
+PACK_ROWS = 256
 
 
 @dataclass(frozen=True)
@@ -235,8 +240,7 @@ def schedule_text(params: ScheduleParams) -> str:
     values = dict(tag=params.tag, f32_m=params.f32_m, f32_n=params.f32_n, f32_k=params.f32_k,
                   f64_m=params.f64_m, f64_n=params.f64_n, f64_k=params.f64_k,
                   tr=params.transpose, tr_strategy=strategy, regs=params.registers,
-                  bits=params.bits, target=params.target, pack_tiles=PACK_TILES,
-                  pack_m_f32=PACK_TILES * params.f32_m, pack_m_f64=PACK_TILES * params.f64_m,
+                  bits=params.bits, target=params.target, pack_rows=PACK_ROWS,
                   f32_mb=params.f32_mb, f64_mb=params.f64_mb,
                   f32_lanes=params.f32_n // 2, f64_lanes=params.f64_n // 2)
     values["elementwise_sequences"], values["elementwise_matches"] = _elementwise_sequences(params)
