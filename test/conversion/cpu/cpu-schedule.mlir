@@ -60,10 +60,13 @@ func.func @peeled(%a: tensor<20x784xf32>, %w: tensor<784x50xf32>) -> tensor<20x5
 // CHECK-LABEL: func.func @lhs_transposed(
 // CHECK-SAME: %[[X:[^:]*]]: memref<64x784xf32>
 // CHECK-NOT: memref.alloc() {{.*}} : memref<{{.*}}784
+// CHECK: %[[XB:.*]] = memref.subview %[[X]]{{.*}} : memref<64x784xf32> to memref<64x384xf32, strided<[784, 1], offset: ?>>
 // CHECK: %[[P:.*]] = memref.alloc() {{.*}} : memref<64x32xf32>
-// CHECK: scf.for
-// CHECK: vector.transfer_read %[[X]][{{.*}} : memref<64x784xf32>, vector<1x8xf32>
-// CHECK-NEXT: vector.transfer_read %[[P]][{{.*}} : memref<64x32xf32>, vector<1x32xf32>
+// CHECK: scf.for {{.*}} iter_args
+// CHECK-NEXT: %[[COL:.*]] = memref.subview %[[XB]]{{.*}} [1, 8] [1, 1] : memref<64x384xf32, strided<[784, 1], offset: ?>> to memref<1x8xf32, strided<[784, 1], offset: ?>>
+// CHECK-NEXT: %[[PROW:.*]] = memref.subview %[[P]]
+// CHECK-NEXT: vector.transfer_read %[[COL]]{{.*}} vector<1x8xf32>
+// CHECK-NEXT: vector.transfer_read %[[PROW]]{{.*}} vector<1x32xf32>
 // CHECK-COUNT-8: vector.fma {{.*}} : vector<32xf32>
 // CHECK-NOT: linalg.transpose
 // CHECK-NOT: vector.transpose
@@ -89,11 +92,13 @@ func.func @lhs_transposed(%x: tensor<64x784xf32>, %dy: tensor<64x512xf32>) -> te
 // CHECK: scf.for %[[N:.*]] = %c0 to %c96 step %c32 {
 // CHECK: %[[P:.*]] = memref.alloc(%[[KB]]) {{.*}} : memref<?x32xf32>
 // CHECK-NEXT: scf.for %[[R:.*]] = %c0 to %[[KB]] step %c1 {
+// CHECK-NEXT: %[[DST:.*]] = memref.subview %[[P]][%[[R]], 0] [1, 32] [1, 1]
 // CHECK: %[[ROW:.*]] = vector.transfer_read %[[W]][%{{.*}}, %[[N]]]{{.*}} : memref<300x100xf32>, vector<1x32xf32>
-// CHECK-NEXT: vector.transfer_write %[[ROW]], %[[P]][%[[R]], %c0] {{.*}} : vector<1x32xf32>, memref<?x32xf32>
+// CHECK-NEXT: vector.transfer_write %[[ROW]], %[[DST]][%c0, %c0] {{.*}} : vector<1x32xf32>, memref<1x32xf32, strided<[32, 1], offset: ?>>
 // CHECK: scf.for %{{.*}} = %c0 to %c256 step %c8 {
 // CHECK: scf.for {{.*}} iter_args(%{{.*}}) -> (vector<8x32xf32>) {
-// CHECK: vector.transfer_read %[[P]][{{.*}} : memref<?x32xf32>, vector<1x32xf32>
+// CHECK: memref.subview %[[P]]
+// CHECK: vector.transfer_read {{.*}} : memref<1x32xf32, strided<[32, 1], offset: ?>>, vector<1x32xf32>
 // CHECK: memref.dealloc %[[P]]
 // CHECK: %[[P4:.*]] = memref.alloc(%[[KB]]) {{.*}} : memref<?x4xf32>
 // CHECK: vector.transfer_read %[[W]][%{{.*}}, %c96]{{.*}} : memref<300x100xf32>, vector<1x4xf32>

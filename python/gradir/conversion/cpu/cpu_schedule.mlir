@@ -168,12 +168,13 @@ module attributes {transform.with_named_sequence} {
     %tiles = transform.structured.match ops{["linalg.matmul", "linalg.batch_matmul"]} attributes{gradir.register_tile} in %f : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %tiles : !transform.any_op
     %copies = transform.structured.match ops{["linalg.copy"]} attributes{gradir.pack_copy} in %f : (!transform.any_op) -> !transform.any_op
+    %copy_loops = transform.get_parent_op %copies {op_name = "scf.for"} : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %copies : !transform.any_op
     // each row read from the panel and written into the copy at its offset:
     // transfers on the whole 1-row slices would fold into the slice copy
     // itself (write(read(x)) == x), which bufferizes to a memref.copy of
     // strided views (a call to a runtime function)
-    transform.apply_patterns to %f {
+    transform.apply_patterns to %copy_loops {
       transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
     } : !transform.any_op
     transform.apply_patterns to %f {
