@@ -234,11 +234,16 @@ def child_breakdown(workload: str) -> dict:
         groups = [("MLIR: inline, canonicalize, cse, schedule, fusion", "eliminate-empty-tensors"),
                   ("MLIR: bufferize, out-params, deallocation", "func.func(convert-linalg-to-loops"),
                   ("MLIR: loops and vectors to the LLVM dialect", None)]
+        def run_unverified(group):      # as lower_to_llvm: the result is verified once
+            pm = build_pass_manager("builtin.module(" + ",".join(group) + ")", ctx)
+            pm.enable_verifier(False)
+            pm.run(c.operation)
+
         for name, stop in groups:
             end = next((i for i, s in enumerate(steps) if stop and s.startswith(stop)), len(steps))
             group, steps = steps[:end], steps[end:]
-            timed(name, lambda g=group: build_pass_manager(
-                "builtin.module(" + ",".join(g) + ")", ctx).run(c.operation))
+            timed(name, lambda g=group: run_unverified(g))
+        timed("MLIR: verify the result", lambda: c.operation.verify())
         set_llvm_target(c.operation, target)
         level = llvm_opt_level(3)
         libs = [str(p) for p in runtime_libraries("cpu")]

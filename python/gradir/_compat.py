@@ -339,3 +339,28 @@ def op_key(op) -> int:
     structural (it changes when an operand is replaced), so the Python
     objects themselves are no stable keys."""
     return _CAPSULE_POINTER(op.operation._CAPIPtr, _OP_CAPSULE)
+
+
+# --- walking without wrapping (appended for issue 14, compile time) -------------
+
+def collect_ops(op, keep: Callable[[ir.Operation], bool]) -> list[ir.Operation]:
+    """The ops nested in ``op`` (pre-order, ``op`` excluded) for which
+    ``keep(op)`` is true, found by MLIR's own walk.
+
+    The walk hands each op to Python as a plain ``ir.Operation``: no
+    ``OpView`` wrapping, hence no look-up (and first-time import) of the op's
+    dialect module, which ``block.operations`` does for every op; on IR that
+    Python has not seen yet (a pass's output) that is ~40x cheaper than
+    ``gradir.ir.walk`` (2300 bufferized LeNet ops: 1.3 ms against 54 ms)."""
+    root = op.operation if hasattr(op, "operation") else op
+    found = []
+
+    def visit(inner):
+        if keep(inner):
+            found.append(inner)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+    if found and found[0] == root:
+        found.pop(0)
+    return found

@@ -59,6 +59,12 @@ class ModulePass:
         """Checks option values beyond their types (ranges, combinations);
         raises ``PassOptionError``.  Called when the pass is built."""
 
+    def prepare(self, context: ir.Context) -> None:
+        """Readies ``context`` for the pass managers the pass runs itself
+        (e.g. registers the dialect extensions of their passes, which MLIR
+        forbids while a pass manager runs).  Called when the pipeline is
+        built in ``context``, before it runs; the default does nothing."""
+
     # -- diagnostics --------------------------------------------------------
     def error(self, where, message: str) -> None:
         """Emits an error at ``where`` (op, value's owner, or location)."""

@@ -315,6 +315,8 @@ def add_to_pass_manager(pm: PassManager, elements: list[Element],
                 _printer(pm, printing, elem, "After")
                 continue
             _check_level(instance, elem, scope)
+            if context is not None:
+                instance.prepare(context)
             _printer(pm, printing, elem, "Before")
             _compat.add_python_pass(pm, _make_runner(instance, scope), instance.name,
                                     instance.description())

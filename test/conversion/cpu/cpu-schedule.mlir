@@ -55,8 +55,10 @@ func.func @peeled(%a: tensor<20x784xf32>, %w: tensor<784x50xf32>) -> tensor<20x5
 // -----
 
 // x^T @ dy: no transposed copy of x; each K step reads 8 contiguous
-// elements of a row of x (a column of x^T) and broadcasts them.  The only
-// buffer is the packed rhs panel (K = 64 rows of a 32-column tile of dy).
+// elements of a row of x (a column of x^T, as a 1-D vector: the schedule's
+// leading-unit-dim cleanup runs once per function) and broadcasts them.
+// The only buffer is the packed rhs panel (K = 64 rows of a 32-column tile
+// of dy).
 // CHECK-LABEL: func.func @lhs_transposed(
 // CHECK-SAME: %[[X:[^:]*]]: memref<64x784xf32>
 // CHECK-NOT: memref.alloc() {{.*}} : memref<{{.*}}784
@@ -65,8 +67,8 @@ func.func @peeled(%a: tensor<20x784xf32>, %w: tensor<784x50xf32>) -> tensor<20x5
 // CHECK: scf.for {{.*}} iter_args
 // CHECK-NEXT: %[[COL:.*]] = memref.subview %[[XB]]{{.*}} [1, 8] [1, 1] : memref<64x384xf32, strided<[784, 1], offset: ?>> to memref<1x8xf32, strided<[784, 1], offset: ?>>
 // CHECK-NEXT: %[[PROW:.*]] = memref.subview %[[P]]
-// CHECK-NEXT: vector.transfer_read %[[COL]]{{.*}} vector<1x8xf32>
-// CHECK-NEXT: vector.transfer_read %[[PROW]]{{.*}} vector<1x32xf32>
+// CHECK-NEXT: vector.transfer_read %[[COL]]{{.*}} vector<8xf32>
+// CHECK-NEXT: vector.transfer_read %[[PROW]]{{.*}} vector<32xf32>
 // CHECK-COUNT-8: vector.fma {{.*}} : vector<32xf32>
 // CHECK-NOT: linalg.transpose
 // CHECK-NOT: vector.transpose
@@ -93,22 +95,22 @@ func.func @lhs_transposed(%x: tensor<64x784xf32>, %dy: tensor<64x512xf32>) -> te
 // CHECK: %[[P:.*]] = memref.alloc(%[[KB]]) {{.*}} : memref<?x32xf32>
 // CHECK-NEXT: scf.for %[[R:.*]] = %c0 to %[[KB]] step %c1 {
 // CHECK-NEXT: %[[DST:.*]] = memref.subview %[[P]][%[[R]], 0] [1, 32] [1, 1]
-// CHECK: %[[ROW:.*]] = vector.transfer_read %[[W]][%{{.*}}, %[[N]]]{{.*}} : memref<300x100xf32>, vector<1x32xf32>
-// CHECK-NEXT: vector.transfer_write %[[ROW]], %[[DST]][%c0, %c0] {{.*}} : vector<1x32xf32>, memref<1x32xf32, strided<[32, 1], offset: ?>>
+// CHECK: %[[ROW:.*]] = vector.transfer_read %[[W]][%{{.*}}, %[[N]]]{{.*}} : memref<300x100xf32>, vector<32xf32>
+// CHECK-NEXT: vector.transfer_write %[[ROW]], %[[DST]][%c0, %c0] {{.*}} : vector<32xf32>, memref<1x32xf32, strided<[32, 1], offset: ?>>
 // CHECK: scf.for %{{.*}} = %c0 to %c256 step %c8 {
 // CHECK: scf.for {{.*}} iter_args(%{{.*}}) -> (vector<8x32xf32>) {
 // CHECK: memref.subview %[[P]]
-// CHECK: vector.transfer_read {{.*}} : memref<1x32xf32, strided<[32, 1], offset: ?>>, vector<1x32xf32>
+// CHECK: vector.transfer_read {{.*}} : memref<1x32xf32, strided<[32, 1], offset: ?>>, vector<32xf32>
 // CHECK: memref.dealloc %[[P]]
 // CHECK: %[[P4:.*]] = memref.alloc(%[[KB]]) {{.*}} : memref<?x4xf32>
-// CHECK: vector.transfer_read %[[W]][%{{.*}}, %c96]{{.*}} : memref<300x100xf32>, vector<1x4xf32>
+// CHECK: vector.transfer_read %[[W]][%{{.*}}, %c96]{{.*}} : memref<300x100xf32>, vector<4xf32>
 // CHECK: iter_args(%{{.*}}) -> (vector<8x4xf32>)
 // CHECK: memref.dealloc %[[P4]]
 // CHECK-NOT: memref.copy
 // CHECK: return
 // AVX2-LABEL: func.func @packed(
 // AVX2: memref.alloc(%{{.*}}) {{.*}} : memref<?x16xf32>
-// AVX2: vector.transfer_read {{.*}} : memref<300x100xf32>, vector<1x16xf32>
+// AVX2: vector.transfer_read {{.*}} : memref<300x100xf32>, vector<16xf32>
 // AVX2: iter_args(%{{.*}}) -> (vector<6x16xf32>)
 // AVX2: iter_args(%{{.*}}) -> (vector<4x16xf32>)
 // AVX2: memref.alloc(%{{.*}}) {{.*}} : memref<?x4xf32>

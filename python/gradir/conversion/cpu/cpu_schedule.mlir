@@ -643,17 +643,11 @@ module attributes {transform.with_named_sequence} {
   }
 
   transform.named_sequence @schedule_elementwise_r1_32(%op: !transform.any_op {transform.consumed}) {
-    %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
     transform.sequence %op : !transform.any_op failures(suppress) {
     ^bb0(%g: !transform.any_op):
       %t, %l:1 = transform.structured.tile_using_for %g tile_sizes [32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
       transform.structured.vectorize %t vector_sizes [32] : !transform.any_op
     }
-    // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
-    // only from 1-D vectors.
-    transform.apply_patterns to %p {
-      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
-    } : !transform.any_op
     transform.yield
   }
 
@@ -694,17 +688,11 @@ module attributes {transform.with_named_sequence} {
   }
 
   transform.named_sequence @schedule_elementwise_r2_32(%op: !transform.any_op {transform.consumed}) {
-    %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
     transform.sequence %op : !transform.any_op failures(suppress) {
     ^bb0(%g: !transform.any_op):
       %t, %l:2 = transform.structured.tile_using_for %g tile_sizes [1, 32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
       transform.structured.vectorize %t vector_sizes [1, 32] : !transform.any_op
     }
-    // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
-    // only from 1-D vectors.
-    transform.apply_patterns to %p {
-      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
-    } : !transform.any_op
     transform.yield
   }
 
@@ -747,17 +735,11 @@ module attributes {transform.with_named_sequence} {
   }
 
   transform.named_sequence @schedule_elementwise_r3_32(%op: !transform.any_op {transform.consumed}) {
-    %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
     transform.sequence %op : !transform.any_op failures(suppress) {
     ^bb0(%g: !transform.any_op):
       %t, %l:3 = transform.structured.tile_using_for %g tile_sizes [1, 1, 32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
       transform.structured.vectorize %t vector_sizes [1, 1, 32] : !transform.any_op
     }
-    // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
-    // only from 1-D vectors.
-    transform.apply_patterns to %p {
-      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
-    } : !transform.any_op
     transform.yield
   }
 
@@ -802,17 +784,11 @@ module attributes {transform.with_named_sequence} {
   }
 
   transform.named_sequence @schedule_elementwise_r4_32(%op: !transform.any_op {transform.consumed}) {
-    %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
     transform.sequence %op : !transform.any_op failures(suppress) {
     ^bb0(%g: !transform.any_op):
       %t, %l:4 = transform.structured.tile_using_for %g tile_sizes [1, 1, 1, 32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
       transform.structured.vectorize %t vector_sizes [1, 1, 1, 32] : !transform.any_op
     }
-    // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
-    // only from 1-D vectors.
-    transform.apply_patterns to %p {
-      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
-    } : !transform.any_op
     transform.yield
   }
 
@@ -851,17 +827,11 @@ module attributes {transform.with_named_sequence} {
   }
 
   transform.named_sequence @schedule_elementwise_r1_64(%op: !transform.any_op {transform.consumed}) {
-    %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
     transform.sequence %op : !transform.any_op failures(suppress) {
     ^bb0(%g: !transform.any_op):
       %t, %l:1 = transform.structured.tile_using_for %g tile_sizes [16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
       transform.structured.vectorize %t vector_sizes [16] : !transform.any_op
     }
-    // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
-    // only from 1-D vectors.
-    transform.apply_patterns to %p {
-      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
-    } : !transform.any_op
     transform.yield
   }
 
@@ -902,17 +872,11 @@ module attributes {transform.with_named_sequence} {
   }
 
   transform.named_sequence @schedule_elementwise_r2_64(%op: !transform.any_op {transform.consumed}) {
-    %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
     transform.sequence %op : !transform.any_op failures(suppress) {
     ^bb0(%g: !transform.any_op):
       %t, %l:2 = transform.structured.tile_using_for %g tile_sizes [1, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
       transform.structured.vectorize %t vector_sizes [1, 16] : !transform.any_op
     }
-    // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
-    // only from 1-D vectors.
-    transform.apply_patterns to %p {
-      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
-    } : !transform.any_op
     transform.yield
   }
 
@@ -955,17 +919,11 @@ module attributes {transform.with_named_sequence} {
   }
 
   transform.named_sequence @schedule_elementwise_r3_64(%op: !transform.any_op {transform.consumed}) {
-    %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
     transform.sequence %op : !transform.any_op failures(suppress) {
     ^bb0(%g: !transform.any_op):
       %t, %l:3 = transform.structured.tile_using_for %g tile_sizes [1, 1, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
       transform.structured.vectorize %t vector_sizes [1, 1, 16] : !transform.any_op
     }
-    // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
-    // only from 1-D vectors.
-    transform.apply_patterns to %p {
-      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
-    } : !transform.any_op
     transform.yield
   }
 
@@ -1010,17 +968,11 @@ module attributes {transform.with_named_sequence} {
   }
 
   transform.named_sequence @schedule_elementwise_r4_64(%op: !transform.any_op {transform.consumed}) {
-    %p = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
     transform.sequence %op : !transform.any_op failures(suppress) {
     ^bb0(%g: !transform.any_op):
       %t, %l:4 = transform.structured.tile_using_for %g tile_sizes [1, 1, 1, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
       transform.structured.vectorize %t vector_sizes [1, 1, 1, 16] : !transform.any_op
     }
-    // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
-    // only from 1-D vectors.
-    transform.apply_patterns to %p {
-      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
-    } : !transform.any_op
     transform.yield
   }
 
@@ -1238,6 +1190,13 @@ module attributes {transform.with_named_sequence} {
         @match_elementwise_r4_64 -> @schedule_elementwise_r4_64
       : (!transform.any_op) -> !transform.any_op
     %f = transform.structured.match ops{["func.func"]} in %r : (!transform.any_op) -> !transform.any_op
+    // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
+    // only from 1-D vectors.  Once per function, after every generic is
+    // vectorized (issue 14, compile time: once per generic, over the whole
+    // function each time, was a third of the LeNet step's schedule time).
+    transform.apply_patterns to %f {
+      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
+    } : !transform.any_op
     transform.apply_patterns to %f {
       transform.apply_patterns.vector.lower_masked_transfers
       transform.apply_patterns.vector.transfer_permutation_patterns

@@ -17,9 +17,10 @@ or 1, the layout of numpy ``bool`` arrays.  Intermediate buffers are freed
 before the function returns; functions keep no state between calls.
 
 The pipeline needs the MLIR context's dialect registry complete before a
-pass manager runs it (``convert-to-llvm`` is avoided: it loads dialect
-interfaces lazily, which aborts inside a running pass manager, e.g. when
-``rlx-lower-to-llvm`` runs from ``gradir-opt``).
+pass manager runs it: ``convert-to-llvm`` extends the registry when a pass
+manager holding it starts, which aborts inside a running pass manager (e.g.
+``rlx-lower-to-llvm`` running ``lower_to_llvm`` from ``gradir-opt``), so
+such callers run ``prepare_context`` first.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from mlir import ir
 from mlir.passmanager import PassManager
 
 __all__ = ["LINALG_TO_LLVM", "CPU_PIPELINE", "STAGES", "lower_to_llvm", "preload_schedule",
-           "linalg_to_llvm_pipeline", "SCHEDULE_LIBRARY"]
+           "prepare_context", "linalg_to_llvm_pipeline", "SCHEDULE_LIBRARY"]
 
 # The transform-dialect schedule (generalization before fusion; tiled, vectorized
 # matmuls and transposes).
@@ -64,6 +65,15 @@ def preload_schedule(context: ir.Context, schedule: str | Path | None = None) ->
         except ir.MLIRError as err:
             if not any("doubly defined symbol" in d.message for d in err.error_diagnostics):
                 raise
+
+
+def prepare_context(context: ir.Context) -> None:
+    """Registers in ``context`` what a pass manager running the pipeline adds
+    to the dialect registry when it starts (``convert-to-llvm``'s dialect
+    extension), so that ``lower_to_llvm`` may then run inside a running pass
+    manager.  Call it while no pass manager runs in ``context``."""
+    with context, ir.Location.unknown():
+        PassManager.parse("builtin.module(convert-to-llvm)").run(ir.Module.create().operation)
 
 
 def _has_fma(cpu) -> bool:
@@ -168,12 +178,13 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
     steps += ["func.func(convert-vector-to-scf{full-unroll=true})",
               "func.func(llvm-request-c-wrappers)", "fold-memref-alias-ops",
               "expand-strided-metadata", "lower-affine", "convert-scf-to-cf",
-              "convert-vector-to-llvm", "convert-math-to-llvm", "convert-math-to-libm",
-              # libm calls on vectors (f64 erf) are unrolled into vector ops
-              "convert-vector-to-llvm",
-              "finalize-memref-to-llvm", "convert-arith-to-llvm", "convert-index-to-llvm",
-              "convert-ub-to-llvm", "convert-cf-to-llvm",
-              *(["convert-openmp-to-llvm"] if threads > 1 else []), "convert-func-to-llvm",
+              # math first: libm calls on vectors (f64 erf) are unrolled into
+              # vector ops, which the one convert-vector-to-llvm then lowers
+              "convert-math-to-llvm", "convert-math-to-libm", "convert-vector-to-llvm",
+              *(["convert-openmp-to-llvm"] if threads > 1 else []),
+              # memref, arith, index, ub, cf and func in one conversion (issue 14,
+              # compile time: one walk of the IR instead of six; see prepare_context)
+              "convert-to-llvm",
               "reconcile-unrealized-casts", "canonicalize", "cse"]
     if early_dealloc and opt_level >= 1:
         # issue 14 (compile time): LLVM does not unroll the loops again
@@ -192,13 +203,16 @@ CPU_PIPELINE = (f"builtin.module({RLX_TO_LINALG},"
 
 
 def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str = "host",
-                  threads: int = 1) -> None:
+                  threads: int = 1, verify_each: bool = False) -> None:
     """Lowers ``module`` (rlx functions; mutated in place) to the LLVM
     dialect with the ABI described in this module's docstring, for the CPU
     ``cpu`` ("host" or a name of ``host.NAMED_TARGETS``: the schedule's
     register tiles and LLVM's target-cpu/target-features follow it), on
     ``threads`` threads (1: single-threaded code; see
-    ``linalg_to_llvm_pipeline``).
+    ``linalg_to_llvm_pipeline``).  ``verify_each``: the IR is verified after
+    every pass of the pipeline (as ``gradir-opt`` and ``rlx-lower-to-llvm``
+    do), not only its result (issue 14, compile time: verifying the LeNet
+    step after each of ~55 passes was a fifth of the pipeline's time).
 
     Raises ``mlir.ir.MLIRError`` with the diagnostics of the failing pass
     (rlx-to-linalg reports refusals at the offending op) and a note naming a
@@ -224,7 +238,11 @@ def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str =
                                        threads=threads)
         # --- end issue 14 ---
         try:
-            build_pass_manager(text, op.context).run(op)
+            pm = build_pass_manager(text, op.context)
+            pm.enable_verifier(verify_each)
+            pm.run(op)
+            if not verify_each:
+                op.verify()
             if stage == "llvm":
                 set_llvm_target(op, target)
         except ir.MLIRError as err:

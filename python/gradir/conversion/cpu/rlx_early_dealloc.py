@@ -6,8 +6,9 @@ from dataclasses import dataclass
 
 from mlir import ir
 
+from ... import _compat
 from ...passes.base import ModulePass
-from ..memref_views import aliases_of, ancestor_in_block, walk
+from ..memref_views import aliases_of, ancestor_in_block
 
 @dataclass(frozen=True)
 class RlxEarlyDealloc(ModulePass):
@@ -41,10 +42,13 @@ class RlxEarlyDealloc(ModulePass):
     name = "rlx-early-dealloc"
 
     def apply(self, module: ir.Operation) -> None:
-        for op in [module, *walk(module)]:
-            for region in op.regions:
-                for block in region.blocks:
-                    _hoist_deallocs(block)
+        # the blocks holding deallocs, in walk order (MLIR's walk: no op of
+        # the module is wrapped for Python but the deallocs)
+        blocks = {}
+        for dealloc in _compat.collect_ops(module, lambda o: o.name == "memref.dealloc"):
+            blocks.setdefault(dealloc.block, None)
+        for block in blocks:
+            _hoist_deallocs(block)
 
 
 def _hoist_deallocs(block: ir.Block) -> None:

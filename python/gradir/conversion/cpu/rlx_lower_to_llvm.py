@@ -9,7 +9,7 @@ from typing import Literal, Optional
 from mlir import ir
 
 from ...passes.base import ModulePass, PassOptionError, option
-from .pipeline import lower_to_llvm
+from .pipeline import lower_to_llvm, prepare_context
 
 __all__ = ["RlxLowerToLlvm"]
 
@@ -59,6 +59,9 @@ class RlxLowerToLlvm(ModulePass):
             raise PassOptionError(f"option 'threads' of pass '{self.name}' must be a positive "
                                   f"integer, got {self.threads}")
 
+    def prepare(self, context: ir.Context) -> None:
+        prepare_context(context)
+
     def apply(self, module: ir.Operation) -> None:
         try:
             from .host import resolve_threads
@@ -68,7 +71,7 @@ class RlxLowerToLlvm(ModulePass):
                 self.error(module, f"{self.name}: {err}")
                 raise self.failure() from None
             lower_to_llvm(module, opt_level=self.opt_level, stage=self.stage, cpu=self.cpu,
-                          threads=threads)
+                          threads=threads, verify_each=True)
         except ir.MLIRError as err:
             if not err.error_diagnostics:
                 self.error(module, f"{self.name}: {err}")

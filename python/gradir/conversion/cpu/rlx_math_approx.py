@@ -10,7 +10,7 @@ from typing import Literal
 from mlir import ir
 from mlir.dialects import arith, math
 
-from ...ir import walk
+from ... import _compat
 from ...passes.base import ModulePass, option
 
 __all__ = ["RlxMathApprox", "MAX_ULP", "MAX_ULP_NO_FMA", "APPROXIMATED"]
@@ -229,9 +229,9 @@ class RlxMathApprox(ModulePass):
 
     def apply(self, module: ir.Operation) -> None:
         wanted = {f"math.{name}": _EXPANSIONS[name] for name in self.ops}
-        for op in list(walk(module)):
-            expand = wanted.get(op.name)
-            if expand is None or not _is_f32(op.results[0].type):
+        for op in _compat.collect_ops(module, lambda o: o.name in wanted):
+            expand = wanted[op.name]
+            if not _is_f32(op.results[0].type):
                 continue
             x = op.operands[0]
             with ir.InsertionPoint(op), op.location:

@@ -7,12 +7,16 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith
 
+from ... import _compat
 from ...passes.base import ModulePass
-from ..memref_views import walk
 
 
 def _is_i1(t) -> bool:
     return isinstance(t, ir.IntegerType) and ir.IntegerType(t).width == 1
+
+
+def _is_i1_memref(t: ir.Type) -> bool:
+    return isinstance(t, ir.MemRefType) and _is_i1(t.element_type)
 
 
 def _widen(t: ir.Type) -> ir.Type:
@@ -21,6 +25,29 @@ def _widen(t: ir.Type) -> ir.Type:
         return ir.MemRefType.get(list(mt.shape), ir.IntegerType.get_signless(8),
                                  mt.layout, mt.memory_space)
     return t
+
+
+def _has_i1(op) -> bool:
+    """Whether ``op`` has an i1 memref (result, region argument, or
+    signature), stores an i1 or loads one (plain loops: this runs on every
+    op of the module)."""
+    name = op.name
+    if name == "func.func":
+        return True
+    if name == "memref.store":
+        return _is_i1(op.operands[0].type)
+    if name == "memref.load":
+        return _is_i1(op.results[0].type)
+    for r in op.results:
+        if _is_i1_memref(r.type):
+            return True
+    if len(op.regions):
+        for region in op.regions:
+            for block in region.blocks:
+                for a in block.arguments:
+                    if _is_i1_memref(a.type):
+                        return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -48,7 +75,7 @@ class RlxWidenBoolMemrefs(ModulePass):
     name = "rlx-widen-bool-memrefs"
 
     def apply(self, module: ir.Operation) -> None:
-        for op in list(walk(module.operation)):
+        for op in _compat.collect_ops(module, _has_i1):
             if op.name == "func.func":
                 self._retype_signature(op)
             for region in op.regions:

@@ -216,17 +216,11 @@ def _elementwise_sequences(params: ScheduleParams) -> tuple[str, str]:
   }}
 
   transform.named_sequence @schedule_{name}(%op: !transform.any_op {{transform.consumed}}) {{
-    %p = transform.get_parent_op %op {{op_name = "func.func"}} : (!transform.any_op) -> !transform.any_op
     transform.sequence %op : !transform.any_op failures(suppress) {{
     ^bb0(%g: !transform.any_op):
       %t, %l:{rank} = transform.structured.tile_using_for %g tile_sizes [{sizes}] : (!transform.any_op) -> (!transform.any_op, {loops})
       transform.structured.vectorize %t vector_sizes [{sizes}] : !transform.any_op
     }}
-    // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
-    // only from 1-D vectors.
-    transform.apply_patterns to %p {{
-      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
-    }} : !transform.any_op
     transform.yield
   }}
 """)
