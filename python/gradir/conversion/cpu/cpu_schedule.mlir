@@ -151,8 +151,9 @@ module attributes {transform.with_named_sequence} {
   // is padded (no whole-matrix copy) and no vector is masked.  They mark the
   // tiles and their K loops; gradir_cpu_tensor vectorizes every marked tile
   // once every matmul is tiled (the shapes are static only after the
-  // canonicalization here, which must not run while other matmuls' handles
-  // are live).
+  // canonicalization here, which must not run over the whole function while
+  // other matmuls' handles are live: the actions canonicalize inside their
+  // own K loop only).
   // (peeling fails, silenceably, where the tile divides the loop or the
   // loop has one partial iteration: canonicalization makes those static)
   transform.named_sequence @peel(%loop: !transform.op<"scf.for"> {transform.consumed}) {
