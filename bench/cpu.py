@@ -23,7 +23,10 @@ AVX2, FMA, 16 vector registers) would run, on this one: gradir compiles
 with cpu="x86-64-v3" and every peer is held to AVX2 by its own switch
 (OpenBLAS ``OPENBLAS_CORETYPE=Haswell``, MKL ``MKL_ENABLE_INSTRUCTIONS=AVX2``,
 oneDNN ``ONEDNN_MAX_CPU_ISA=AVX2``, XLA ``--xla_cpu_max_isa=AVX2``); the
-second table is then left out.
+second table is then left out.  XLA's switch holds only the code XLA
+generates: its library GEMM kernels still use AVX-512 (measured: ~245
+GFLOP/s at 512^3 on one core, more than AVX2 can do), so JAX's column there
+is not an AVX2 number.
 For each thread count a fresh process is pinned to that many cores
 (sched_setaffinity) and sets OMP/OpenBLAS/MKL threads,
 torch.set_num_threads and XLA's Eigen threading before importing anything.
@@ -369,7 +372,9 @@ def main(argv: list[str]) -> int:
           f"at the end")
     if isa == "avx2":
         print("# --isa avx2: gradir compiled for x86-64-v3 (AVX2 + FMA, 16 vector registers); "
-              "numpy (OpenBLAS Haswell kernels), torch (MKL, oneDNN) and JAX (XLA) held to AVX2")
+              "numpy (OpenBLAS Haswell kernels) and torch (MKL, oneDNN) held to AVX2; JAX's "
+              "generated code too (--xla_cpu_max_isa), but not its library GEMM kernels "
+              "(~245 GFLOP/s at 512^3 on one core, beyond AVX2): its column is not AVX2-only")
     print_table(rows)
     return 0
 

@@ -1,7 +1,7 @@
 """GEMM throughput of the CPU pipeline against numpy (not a lit test).
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 build/venv/bin/python \
-        test/conversion/Inputs/gemm_bench.py [N ...] [--opt-level L] [--dtype f32|f64]
+        test/conversion/Inputs/gemm_bench.py [N ...] [--opt-level L] [--dtype f32|f64] [--cpu host|x86-64-v3]
 
 Prints, per size, the best-of-runs time and GFLOP/s of ``rlx.matmul``
 compiled by ``gradir.compile`` (the rlx-to-linalg + CPU pipeline) and of
@@ -41,11 +41,12 @@ def main(argv=None):
     p.add_argument("--opt-level", type=int, default=3)
     p.add_argument("--dtype", default="f32", choices=["f32", "f64"])
     p.add_argument("--repeat", type=int, default=10)
+    p.add_argument("--cpu", default="host", help="gradir's target (x86-64-v3: AVX2)")
     args = p.parse_args(argv)
     np_dtype = np.float32 if args.dtype == "f32" else np.float64
     rng = np.random.default_rng(0)
     for n in args.sizes:
-        exe = gradir.compile(gemm_module(n, args.dtype), opt_level=args.opt_level)
+        exe = gradir.compile(gemm_module(n, args.dtype), opt_level=args.opt_level, cpu=args.cpu)
         f = exe["gemm"]
         a = rng.standard_normal((n, n)).astype(np_dtype)
         b = rng.standard_normal((n, n)).astype(np_dtype)

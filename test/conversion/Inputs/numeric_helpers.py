@@ -98,7 +98,7 @@ class Suite:
     """Cases compiled together in one module."""
 
     def __init__(self, title: str, opt_level: int | None = None, gradient: bool = False,
-                 cpu: str | None = None):
+                 cpu: str | None = None, threads: int | None = None):
         """``gradient``: each case must return a 0-d float (the target);
         rlx-gradient adds ``@case<i>_adjoint`` for every case, and the suite
         compares the adjoints (value and gradients) instead."""
@@ -106,6 +106,7 @@ class Suite:
         self.opt_level = opt_level
         self.gradient = gradient
         self.cpu = cpu          # gradir.compile's cpu= (None: its default, the host)
+        self.threads = threads  # gradir.compile's threads= (None: its default)
         self.cases = []
 
     def case(self, name, build, *inputs, rtol=None, atol=None):
@@ -142,6 +143,8 @@ class Suite:
         options = {} if level is None else {"opt_level": level}
         if self.cpu is not None:
             options["cpu"] = self.cpu
+        if self.threads is not None:
+            options["threads"] = self.threads
         exe = gradir.compile(module, **options)
         failures = []
         for i, (name, _, inputs, rtol, atol) in enumerate(self.cases):

@@ -15,10 +15,14 @@
 // CHECK-NOT: vector.mask
 // CHECK-NOT: linalg.matmul
 // CHECK: return
+// AVX2 (8 lanes): the 10 columns are one vector and 2 columns.
 // AVX2-LABEL: func.func @odd_n(
 // AVX2-NOT: memref.alloc
-// AVX2: iter_args(%{{.*}}) -> (vector<6x10xf32>)
-// AVX2: iter_args(%{{.*}}) -> (vector<4x10xf32>)
+// AVX2: iter_args(%{{.*}}) -> (vector<6x8xf32>)
+// AVX2: iter_args(%{{.*}}) -> (vector<4x8xf32>)
+// AVX2: iter_args(%{{.*}}) -> (vector<6x2xf32>)
+// AVX2: iter_args(%{{.*}}) -> (vector<4x2xf32>)
+// AVX2-NOT: x10xf32>)
 // AVX2: return
 func.func @odd_n(%a: tensor<64x512xf32>, %w: tensor<512x10xf32>) -> tensor<64x10xf32> {
   %0 = "rlx.matmul"(%a, %w) : (tensor<64x512xf32>, tensor<512x10xf32>) -> tensor<64x10xf32>
@@ -28,13 +32,18 @@ func.func @odd_n(%a: tensor<64x512xf32>, %w: tensor<512x10xf32>) -> tensor<64x10
 // -----
 
 // 20 x 50: the M and N tile loops are peeled into full 8x32 tiles and
-// remainder tiles of 4 rows and of 18 columns, each with a static shape.
+// remainder tiles of 4 rows and of 18 columns, each with a static shape;
+// the 18 columns are split into one vector (16) and 2 (a vector<18xf32>
+// would be legalized into shuffles and spills around the K loop).
 // CHECK-LABEL: func.func @peeled(
 // CHECK-NOT: memref.alloc
 // CHECK-DAG: iter_args(%{{.*}}) -> (vector<8x32xf32>)
 // CHECK-DAG: iter_args(%{{.*}}) -> (vector<4x32xf32>)
-// CHECK-DAG: iter_args(%{{.*}}) -> (vector<8x18xf32>)
-// CHECK-DAG: iter_args(%{{.*}}) -> (vector<4x18xf32>)
+// CHECK-DAG: iter_args(%{{.*}}) -> (vector<8x16xf32>)
+// CHECK-DAG: iter_args(%{{.*}}) -> (vector<4x16xf32>)
+// CHECK-DAG: iter_args(%{{.*}}) -> (vector<8x2xf32>)
+// CHECK-DAG: iter_args(%{{.*}}) -> (vector<4x2xf32>)
+// CHECK-NOT: vector<{{[0-9]+}}x18xf32>
 // CHECK-NOT: memref.copy
 // CHECK-NOT: linalg.matmul
 // CHECK: return
@@ -48,11 +57,18 @@ func.func @peeled(%a: tensor<20x784xf32>, %w: tensor<784x50xf32>) -> tensor<20x5
 // x^T @ dy: no transposed copy of x; each K step reads 8 contiguous
 // elements of a row of x (a column of x^T, as a 1-D vector: the schedule's
 // leading-unit-dim cleanup runs once per function) and broadcasts them.
+// The only buffer is the packed rhs panel (K = 64 rows of a 32-column tile
+// of dy).
 // CHECK-LABEL: func.func @lhs_transposed(
 // CHECK-SAME: %[[X:[^:]*]]: memref<64x784xf32>
-// CHECK-NOT: memref.alloc
-// CHECK: %[[COL:.*]] = memref.subview %[[X]]{{.*}} [1, 8] [1, 1] : memref<64x784xf32> to memref<1x8xf32, strided<[784, 1], offset: ?>>
-// CHECK: vector.transfer_read %[[COL]]{{.*}} vector<8xf32>
+// CHECK-NOT: memref.alloc() {{.*}} : memref<{{.*}}784
+// CHECK: %[[XB:.*]] = memref.subview %[[X]]{{.*}} : memref<64x784xf32> to memref<64x384xf32, strided<[784, 1], offset: ?>>
+// CHECK: %[[P:.*]] = memref.alloc() {{.*}} : memref<64x32xf32>
+// CHECK: scf.for {{.*}} iter_args
+// CHECK-NEXT: %[[COL:.*]] = memref.subview %[[XB]]{{.*}} [1, 8] [1, 1] : memref<64x384xf32, strided<[784, 1], offset: ?>> to memref<1x8xf32, strided<[784, 1], offset: ?>>
+// CHECK-NEXT: %[[PROW:.*]] = memref.subview %[[P]]
+// CHECK-NEXT: vector.transfer_read %[[COL]]{{.*}} vector<8xf32>
+// CHECK-NEXT: vector.transfer_read %[[PROW]]{{.*}} vector<32xf32>
 // CHECK-COUNT-8: vector.fma {{.*}} : vector<32xf32>
 // CHECK-NOT: linalg.transpose
 // CHECK-NOT: vector.transpose
@@ -61,6 +77,65 @@ func.func @lhs_transposed(%x: tensor<64x784xf32>, %dy: tensor<64x512xf32>) -> te
   %xt = "rlx.permute_dims"(%x) {axes = array<i64: 1, 0>} : (tensor<64x784xf32>) -> tensor<784x64xf32>
   %0 = "rlx.matmul"(%xt, %dy) : (tensor<784x64xf32>, tensor<64x512xf32>) -> tensor<784x512xf32>
   return %0 : tensor<784x512xf32>
+}
+
+// -----
+
+// Packing: each (K block, N tile) copies its rhs panel (K block rows of one
+// register tile's width, rows 100 elements apart in %w) into a contiguous
+// buffer, one vector row per step, before the M tiles read it; the peeled
+// N remainder (4 columns) packs a 4-wide panel.  The K block's remainder
+// (300 = 256 + 44) gives the panel a dynamic row count.  No memref.copy
+// (a strided one would call a runtime function).
+// CHECK-LABEL: func.func @packed(
+// CHECK-SAME: %[[A:[^:]*]]: memref<256x300xf32>, %[[W:[^:]*]]: memref<300x100xf32>
+// CHECK: scf.for %[[K:.*]] = %c0 to %c300 step %c256 {
+// CHECK: %[[KB:.*]] = affine.min
+// CHECK: scf.for %[[N:.*]] = %c0 to %c96 step %c32 {
+// CHECK: %[[P:.*]] = memref.alloc(%[[KB]]) {{.*}} : memref<?x32xf32>
+// CHECK-NEXT: scf.for %[[R:.*]] = %c0 to %[[KB]] step %c1 {
+// CHECK-NEXT: %[[DST:.*]] = memref.subview %[[P]][%[[R]], 0] [1, 32] [1, 1]
+// CHECK: %[[ROW:.*]] = vector.transfer_read %[[W]][%{{.*}}, %[[N]]]{{.*}} : memref<300x100xf32>, vector<32xf32>
+// CHECK-NEXT: vector.transfer_write %[[ROW]], %[[DST]][%c0, %c0] {{.*}} : vector<32xf32>, memref<1x32xf32, strided<[32, 1], offset: ?>>
+// CHECK: scf.for %{{.*}} = %c0 to %c256 step %c8 {
+// CHECK: scf.for {{.*}} iter_args(%{{.*}}) -> (vector<8x32xf32>) {
+// CHECK: memref.subview %[[P]]
+// CHECK: vector.transfer_read {{.*}} : memref<1x32xf32, strided<[32, 1], offset: ?>>, vector<32xf32>
+// CHECK: memref.dealloc %[[P]]
+// CHECK: %[[P4:.*]] = memref.alloc(%[[KB]]) {{.*}} : memref<?x4xf32>
+// CHECK: vector.transfer_read %[[W]][%{{.*}}, %c96]{{.*}} : memref<300x100xf32>, vector<4xf32>
+// CHECK: iter_args(%{{.*}}) -> (vector<8x4xf32>)
+// CHECK: memref.dealloc %[[P4]]
+// CHECK-NOT: memref.copy
+// CHECK: return
+// AVX2-LABEL: func.func @packed(
+// AVX2: memref.alloc(%{{.*}}) {{.*}} : memref<?x16xf32>
+// AVX2: vector.transfer_read {{.*}} : memref<300x100xf32>, vector<16xf32>
+// AVX2: iter_args(%{{.*}}) -> (vector<6x16xf32>)
+// AVX2: iter_args(%{{.*}}) -> (vector<4x16xf32>)
+// AVX2: memref.alloc(%{{.*}}) {{.*}} : memref<?x4xf32>
+// AVX2-NOT: memref.copy
+// AVX2: return
+func.func @packed(%a: tensor<256x300xf32>, %w: tensor<300x100xf32>) -> tensor<256x100xf32> {
+  %0 = "rlx.matmul"(%a, %w) : (tensor<256x300xf32>, tensor<300x100xf32>) -> tensor<256x100xf32>
+  return %0 : tensor<256x100xf32>
+}
+
+// -----
+
+// M blocks (f64: 192 rows, 3/8 of a 1 MiB L2 at K block 256): 1000 rows
+// are five blocks and a 40-row remainder block, each with its own packed
+// 16-wide panels (8x16 f64 tiles).
+// CHECK-LABEL: func.func @packed_m_blocks(
+// CHECK: scf.for %{{.*}} = %c0 to %c960 step %c192 {
+// CHECK: memref.alloc() {{.*}} : memref<40x16xf64>
+// CHECK: iter_args(%{{.*}}) -> (vector<8x16xf64>)
+// CHECK: memref.alloc() {{.*}} : memref<40x16xf64>
+// CHECK: iter_args(%{{.*}}) -> (vector<8x16xf64>)
+// CHECK: return
+func.func @packed_m_blocks(%a: tensor<1000x40xf64>, %w: tensor<40x48xf64>) -> tensor<1000x48xf64> {
+  %0 = "rlx.matmul"(%a, %w) : (tensor<1000x40xf64>, tensor<40x48xf64>) -> tensor<1000x48xf64>
+  return %0 : tensor<1000x48xf64>
 }
 
 // -----
@@ -119,7 +194,8 @@ func.func @exp_f64(%x: tensor<20xf64>) -> tensor<20xf64> {
 // CHECK-LABEL: func.func @batch_peeled(
 // CHECK-NOT: memref.alloc
 // CHECK-DAG: iter_args(%{{.*}}) -> (vector<1x8x32xf32>)
-// CHECK-DAG: iter_args(%{{.*}}) -> (vector<1x4x18xf32>)
+// CHECK-DAG: iter_args(%{{.*}}) -> (vector<1x4x16xf32>)
+// CHECK-DAG: iter_args(%{{.*}}) -> (vector<1x4x2xf32>)
 // CHECK-NOT: memref.copy
 // CHECK-NOT: linalg.batch_matmul
 // CHECK: return

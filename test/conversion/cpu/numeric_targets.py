@@ -5,6 +5,12 @@
 # with cpu="x86-64-v3" (AVX2: 6x16 / 6x8 tiles, 256-bit vectors) and
 # cpu="x86-64-v4" (AVX-512: 8x32 / 8x16, 512-bit).  Code for a CPU whose
 # features this machine lacks is compiled and checked in its IR only.
+# Single-threaded, the matmuls large enough to pack their rhs panels (at
+# least 256 rows, more columns than one register tile): power-of-two
+# and odd sizes (remainders of the K block, the M block, the N and M tiles),
+# batch matmul and a transposed lhs; and N tiles wider than one vector but
+# not a multiple of it, split into one vector and the rest (f32: 9..15
+# columns on AVX2, 17..31 on AVX-512; f64: 5..7 / 9..15).
 
 import os
 import sys
@@ -102,3 +108,45 @@ def test_mlp_gradients():
 # CHECK-LABEL: TEST: test_mlp_gradients
 # CHECK: {{mlp gradients x86-64-v3: all 2 cases match the interpreter|ok compiled for x86-64-v3}}
 # CHECK: {{mlp gradients x86-64-v4: all 2 cases match the interpreter|ok compiled for x86-64-v4}}
+
+
+def packed_cases(s, dt):
+    t = short(dt)
+    # sums of K products (|a|, |b| < 2) in another order than the
+    # interpreter's: about K roundings of the element type
+    tol = (lambda k: 1e-6 * k) if dt is np.float32 else (lambda k: 2e-15 * k)
+    for m, k, n in [(512, 512, 512), (256, 1024, 64), (397, 521, 83), (300, 784, 100),
+                    (256, 300, 17), (800, 64, 40)]:
+        s.case(f"packed_{m}x{k}x{n}_{t}", lambda a, b: op("rlx.matmul", a, b),
+               rand((m, k), dt), rand((k, n), dt), atol=tol(k))
+    s.case(f"packed_batch_{t}", lambda a, b: op("rlx.matmul", a, b),
+           rand((2, 261, 70), dt), rand((2, 70, 50), dt), atol=tol(70))
+    s.case(f"packed_lhs_t_{t}", lambda x, y: op("rlx.matmul", op("rlx.permute_dims", x), y),
+           rand((70, 297), dt), rand((70, 45), dt), atol=tol(70))
+    for m, k, n in [(30, 40, 10), (13, 50, 24), (9, 20, 50), (7, 33, 6), (11, 19, 13),
+                    (40, 64, 120)]:
+        s.case(f"split_{m}x{k}x{n}_{t}", lambda a, b: op("rlx.matmul", a, b),
+               rand((m, k), dt), rand((k, n), dt), atol=tol(k))
+    s.case(f"split_batch_{t}", lambda a, b: op("rlx.matmul", a, b),
+           rand((2, 9, 30), dt), rand((2, 30, 12), dt), atol=tol(30))
+    s.case(f"packed_accumulate_{t}",
+           lambda a, b, c: op("rlx.add", op("rlx.matmul", a, b), op("rlx.matmul", c, b)),
+           rand((260, 40), dt), rand((40, 33), dt), rand((260, 40), dt), atol=tol(80))
+
+
+@run
+def test_packed_gemms():
+    for cpu in TARGETS:
+        if not runnable(cpu):
+            check_ir_only(cpu)
+            continue
+        s = Suite(f"packed gemms {cpu}", cpu=cpu, threads=1)
+        for dt in FLOATS:
+            packed_cases(s, dt)
+        s.run()
+# CHECK-LABEL: TEST: test_packed_gemms
+# CHECK: ok packed_397x521x83_f32
+# CHECK: ok packed_batch_f64
+# CHECK: ok split_30x40x10_f64
+# CHECK: {{packed gemms x86-64-v3: all 32 cases match the interpreter|ok compiled for x86-64-v3}}
+# CHECK: {{packed gemms x86-64-v4: all 32 cases match the interpreter|ok compiled for x86-64-v4}}

@@ -12,6 +12,7 @@
 
 // AVX2-LABEL: func.func @gemm(
 // AVX2: scf.for {{.*}} step %c16 {
+// AVX2: memref.subview {{.*}} [60, 16] [1, 1]
 // AVX2-NEXT: scf.for {{.*}} step %c6 {
 // AVX2-NEXT: memref.subview {{.*}} [6, 16] [1, 1]
 // AVX2-NEXT: vector.transfer_read {{.*}} vector<6x16xf32>

@@ -43,7 +43,7 @@
 // BUF1-NOT: scf.forall
 // BUF1: scf.for {{.*}} step %c256
 // BUF1: scf.for {{.*}} step %c32
-// BUF1-NEXT: scf.for {{.*}} step %c8
+// BUF1: scf.for {{.*}} step %c8
 // BUF1-NOT: scf.forall
 
 // LLVM-LABEL: llvm.func @mlp(

@@ -14,8 +14,14 @@
 // lowered to outer products, i.e. vector.fma on broadcast lhs elements; the
 // accumulator tile is hoisted out of the K loop, so it lives in registers.
 // Sizes that the register tile does not divide: the M and N tile loops are
-// peeled (a static remainder tile; no padded copies, no masks).  This instance: f32 tile 8 x 32, K block 256;
-// f64 tile 8 x 16, K block 256 (32 registers of 512 bits).
+// peeled (a static remainder tile; no padded copies, no masks).  Matmuls
+// with at least 256 rows and more columns than one register tile
+// are blocked like BLAS: K blocks, M blocks (the lhs block within L2), then
+// per N tile the rhs panel (K block x tile width) is packed into a
+// contiguous buffer that the M tiles of the block read (the panel in place
+// has rows N elements apart, which thrash a few L1 sets).  This instance:
+// f32 tile 8 x 32, K block 256, M block 384;
+// f64 tile 8 x 16, K block 256, M block 192 (32 registers of 512 bits).
 // 2-D linalg.transpose ops are tiled 16 x 16, vectorized (masked at the
 // edges) and lowered with the shuffle_16x16 strategy.  Elementwise
 // linalg.generic ops (every loop parallel, rank 1 to 4, 32- or 64-bit
@@ -74,6 +80,69 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // ----- rhs packing: matmuls whose rhs panel is worth a contiguous copy -----
+
+  // A matmul packs the rhs panel of each (K block, N tile) when the panel is
+  // a strided view (N wider than one register tile: its rows are N elements
+  // apart, so a K block of them falls into a few L1 sets) and is read by at
+  // least 256 rows (the copy, one read and one write of the panel, is
+  // paid back by the reads of the M tiles).
+  transform.named_sequence @match_wide_2d(%op: !transform.any_op {transform.readonly}, %min_m: !transform.param<i64> {transform.readonly}, %min_n: !transform.param<i64> {transform.readonly}) {
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %m = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi ge %m, %min_m : !transform.param<i64>
+      %n = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %n, %min_n : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @match_wide_3d(%op: !transform.any_op {transform.readonly}, %min_m: !transform.param<i64> {transform.readonly}, %min_n: !transform.param<i64> {transform.readonly}) {
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %m = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi ge %m, %min_m : !transform.param<i64>
+      %n = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %n, %min_n : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @match_matmul_f32_packed(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    %m = transform.include @match_matmul_f32 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    %min_m = transform.param.constant 256 : i64 -> !transform.param<i64>
+    %min_n = transform.param.constant 32 : i64 -> !transform.param<i64>
+    transform.include @match_wide_2d failures(propagate) (%m, %min_m, %min_n) : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
+    transform.yield %m : !transform.any_op
+  }
+
+  transform.named_sequence @match_matmul_f64_packed(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    %m = transform.include @match_matmul_f64 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    %min_m = transform.param.constant 256 : i64 -> !transform.param<i64>
+    %min_n = transform.param.constant 16 : i64 -> !transform.param<i64>
+    transform.include @match_wide_2d failures(propagate) (%m, %min_m, %min_n) : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
+    transform.yield %m : !transform.any_op
+  }
+
+  transform.named_sequence @match_batch_matmul_f32_packed(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    %m = transform.include @match_batch_matmul_f32 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    %min_m = transform.param.constant 256 : i64 -> !transform.param<i64>
+    %min_n = transform.param.constant 32 : i64 -> !transform.param<i64>
+    transform.include @match_wide_3d failures(propagate) (%m, %min_m, %min_n) : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
+    transform.yield %m : !transform.any_op
+  }
+
+  transform.named_sequence @match_batch_matmul_f64_packed(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    %m = transform.include @match_batch_matmul_f64 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    %min_m = transform.param.constant 256 : i64 -> !transform.param<i64>
+    %min_n = transform.param.constant 16 : i64 -> !transform.param<i64>
+    transform.include @match_wide_3d failures(propagate) (%m, %min_m, %min_n) : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
+    transform.yield %m : !transform.any_op
+  }
+
   // ----- odd sizes: the register-tile loops peeled, every tile static -----
 
   // The matmul actions peel the M and N tile loops (transform.loop.peel):
@@ -82,8 +151,9 @@ module attributes {transform.with_named_sequence} {
   // is padded (no whole-matrix copy) and no vector is masked.  They mark the
   // tiles and their K loops; gradir_cpu_tensor vectorizes every marked tile
   // once every matmul is tiled (the shapes are static only after the
-  // canonicalization here, which must not run while other matmuls' handles
-  // are live).
+  // canonicalization here, which must not run over the whole function while
+  // other matmuls' handles are live: the actions canonicalize inside their
+  // own K loop only).
   // (peeling fails, silenceably, where the tile divides the loop or the
   // loop has one partial iteration: canonicalization makes those static)
   transform.named_sequence @peel(%loop: !transform.op<"scf.for"> {transform.consumed}) {
@@ -98,6 +168,16 @@ module attributes {transform.with_named_sequence} {
     } : !transform.any_op
     %tiles = transform.structured.match ops{["linalg.matmul", "linalg.batch_matmul"]} attributes{gradir.register_tile} in %f : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %tiles : !transform.any_op
+    %copies = transform.structured.match ops{["linalg.copy"]} attributes{gradir.pack_copy} in %f : (!transform.any_op) -> !transform.any_op
+    %copy_loops = transform.get_parent_op %copies {op_name = "scf.for"} : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %copies : !transform.any_op
+    // each row read from the panel and written into the copy at its offset:
+    // transfers on the whole 1-row slices would fold into the slice copy
+    // itself (write(read(x)) == x), which bufferizes to a memref.copy of
+    // strided views (a call to a runtime function)
+    transform.apply_patterns to %copy_loops {
+      transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
+    } : !transform.any_op
     transform.apply_patterns to %f {
       transform.apply_patterns.vector.transfer_permutation_patterns
       transform.apply_patterns.vector.reduction_to_contract
@@ -114,52 +194,385 @@ module attributes {transform.with_named_sequence} {
   }
 
   // ----- actions -----
+  //
+  // Every matmul: K blocks, then N tiles of the register tile's width
+  // (peeled), canonicalized inside the K loop (only this matmul's ops: the
+  // other matches' handles stay valid), so that every N tile has a static
+  // width.  A remainder tile wider than one vector but not a multiple of it
+  // (f32 AVX2: 9..15 columns; AVX-512: 17..31) is split into one vector's
+  // width and the rest: LLVM legalizes such a vector type (vector<10xf32>
+  // on AVX2: two registers, the second one partial) into shuffles and spills
+  // around the K loop (256x512x10 f32 on AVX2: 8 GFLOP/s, 16 columns: 61).
+  // Then each N tile is tiled into the register tiles (M loop peeled; K
+  // steps of 1, vectorized by gradir_cpu_tensor).  Packed matmuls (see the
+  // matchers) also block M (the M block loop peeled) and copy the rhs panel
+  // of each N tile into a contiguous buffer first: transform.structured.pad
+  // with the rhs "nofold" (a tensor.pad without padding) rewritten into
+  // bufferization.alloc_tensor + linalg.copy, the copy tiled into rows that
+  // gradir_cpu_tensor vectorizes; the M tiles read the copy.  The lhs and the
+  // accumulator are read in place.
+
+  transform.named_sequence @match_narrow_matmul_f32(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.matmul"] : !transform.any_op
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %lanes = transform.param.constant 16 : i64 -> !transform.param<i64>
+      %n = transform.param.constant 32 : i64 -> !transform.param<i64>
+      %w = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %w, %lanes : !transform.param<i64>
+      transform.match.param.cmpi lt %w, %n : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @match_narrow_matmul_f64(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.matmul"] : !transform.any_op
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %lanes = transform.param.constant 8 : i64 -> !transform.param<i64>
+      %n = transform.param.constant 16 : i64 -> !transform.param<i64>
+      %w = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %w, %lanes : !transform.param<i64>
+      transform.match.param.cmpi lt %w, %n : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @match_narrow_batch_matmul_f32(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.batch_matmul"] : !transform.any_op
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %lanes = transform.param.constant 16 : i64 -> !transform.param<i64>
+      %n = transform.param.constant 32 : i64 -> !transform.param<i64>
+      %w = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %w, %lanes : !transform.param<i64>
+      transform.match.param.cmpi lt %w, %n : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @match_narrow_batch_matmul_f64(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.batch_matmul"] : !transform.any_op
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %lanes = transform.param.constant 8 : i64 -> !transform.param<i64>
+      %n = transform.param.constant 16 : i64 -> !transform.param<i64>
+      %w = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %w, %lanes : !transform.param<i64>
+      transform.match.param.cmpi lt %w, %n : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  // --- matmul f32 ---
+
+  transform.named_sequence @split_matmul_f32(%op: !transform.any_op {transform.consumed}) {
+    %t, %l = transform.structured.tile_using_for %op tile_sizes [0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %c = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(propagate) (%c) : (!transform.op<"scf.for">) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @rows_matmul_f32(%op: !transform.any_op {transform.consumed}) {
+    %t, %l:2 = transform.structured.tile_using_for %op tile_sizes [8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %t "gradir.register_tile" : !transform.any_op
+    transform.annotate %l#1 "gradir.k_loop" : !transform.any_op
+    %m = transform.cast %l#0 : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%m) : (!transform.op<"scf.for">) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @pack_rhs_matmul_f32(%op: !transform.any_op {transform.consumed}) {
+    %padded, %pad, %copy_back = transform.structured.pad %op pad_to_multiple_of [1] {copy_back_op = "none", padding_dimensions = [0], nofold_flags = [0, 1, 0], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %panel = transform.get_producer_of_operand %padded[1] : (!transform.any_op) -> !transform.any_op
+    %c = transform.structured.rewrite_in_destination_passing_style %panel : (!transform.any_op) -> !transform.any_op
+    %ct, %cl = transform.structured.tile_using_for %c tile_sizes [1, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.annotate %ct "gradir.pack_copy" : !transform.any_op
+    transform.include @rows_matmul_f32 failures(propagate) (%padded) : (!transform.any_op) -> ()
+    transform.yield
+  }
+
+  // The N tiles of a K block (or of an M block), peeled.
+  transform.named_sequence @n_tiles_matmul_f32(%kb: !transform.any_op {transform.consumed}) {
+    %nt, %ln = transform.structured.tile_using_for %kb tile_sizes [0, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.annotate %nt "gradir.n_tile" : !transform.any_op
+    %n = transform.cast %ln : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @split_n_tiles_matmul_f32(%lk: !transform.any_op {transform.consumed}) -> !transform.any_op {
+    transform.apply_patterns to %lk {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %r = transform.foreach_match in %lk
+        @match_narrow_matmul_f32 -> @split_matmul_f32
+      : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %r {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.yield %r : !transform.any_op
+  }
 
   transform.named_sequence @schedule_matmul_f32(%op: !transform.any_op {transform.consumed}) {
     %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %t, %l:3 = transform.structured.tile_using_for %kb tile_sizes [8, 32, 1] interchange = [1, 0, 2] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.include @n_tiles_matmul_f32 failures(propagate) (%kb) : (!transform.any_op) -> ()
+    %r = transform.include @split_n_tiles_matmul_f32 failures(propagate) (%lk) : (!transform.any_op) -> !transform.any_op
+    %tiles = transform.structured.match ops{["linalg.matmul"]} attributes{gradir.n_tile} in %r : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      transform.include @rows_matmul_f32 failures(propagate) (%one) : (!transform.any_op) -> ()
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @schedule_matmul_f32_packed(%op: !transform.any_op {transform.consumed}) {
+    %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %mb, %lm = transform.structured.tile_using_for %kb tile_sizes [384, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @n_tiles_matmul_f32 failures(propagate) (%mb) : (!transform.any_op) -> ()
+    %mbl = transform.cast %lm : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%mbl) : (!transform.op<"scf.for">) -> ()
+    %r = transform.include @split_n_tiles_matmul_f32 failures(propagate) (%lk) : (!transform.any_op) -> !transform.any_op
+    %tiles = transform.structured.match ops{["linalg.matmul"]} attributes{gradir.n_tile} in %r : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      transform.include @pack_rhs_matmul_f32 failures(propagate) (%one) : (!transform.any_op) -> ()
+    }
+    transform.yield
+  }
+
+  // --- matmul f64 ---
+
+  transform.named_sequence @split_matmul_f64(%op: !transform.any_op {transform.consumed}) {
+    %t, %l = transform.structured.tile_using_for %op tile_sizes [0, 8, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %c = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(propagate) (%c) : (!transform.op<"scf.for">) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @rows_matmul_f64(%op: !transform.any_op {transform.consumed}) {
+    %t, %l:2 = transform.structured.tile_using_for %op tile_sizes [8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     transform.annotate %t "gradir.register_tile" : !transform.any_op
-    transform.annotate %l#2 "gradir.k_loop" : !transform.any_op
-    %m = transform.cast %l#1 : !transform.any_op to !transform.op<"scf.for">
+    transform.annotate %l#1 "gradir.k_loop" : !transform.any_op
+    %m = transform.cast %l#0 : !transform.any_op to !transform.op<"scf.for">
     transform.include @peel failures(suppress) (%m) : (!transform.op<"scf.for">) -> ()
-    %n = transform.cast %l#0 : !transform.any_op to !transform.op<"scf.for">
+    transform.yield
+  }
+
+  transform.named_sequence @pack_rhs_matmul_f64(%op: !transform.any_op {transform.consumed}) {
+    %padded, %pad, %copy_back = transform.structured.pad %op pad_to_multiple_of [1] {copy_back_op = "none", padding_dimensions = [0], nofold_flags = [0, 1, 0], padding_values = [0.0 : f64, 0.0 : f64, 0.0 : f64]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %panel = transform.get_producer_of_operand %padded[1] : (!transform.any_op) -> !transform.any_op
+    %c = transform.structured.rewrite_in_destination_passing_style %panel : (!transform.any_op) -> !transform.any_op
+    %ct, %cl = transform.structured.tile_using_for %c tile_sizes [1, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.annotate %ct "gradir.pack_copy" : !transform.any_op
+    transform.include @rows_matmul_f64 failures(propagate) (%padded) : (!transform.any_op) -> ()
+    transform.yield
+  }
+
+  // The N tiles of a K block (or of an M block), peeled.
+  transform.named_sequence @n_tiles_matmul_f64(%kb: !transform.any_op {transform.consumed}) {
+    %nt, %ln = transform.structured.tile_using_for %kb tile_sizes [0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.annotate %nt "gradir.n_tile" : !transform.any_op
+    %n = transform.cast %ln : !transform.any_op to !transform.op<"scf.for">
     transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
     transform.yield
+  }
+
+  transform.named_sequence @split_n_tiles_matmul_f64(%lk: !transform.any_op {transform.consumed}) -> !transform.any_op {
+    transform.apply_patterns to %lk {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %r = transform.foreach_match in %lk
+        @match_narrow_matmul_f64 -> @split_matmul_f64
+      : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %r {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.yield %r : !transform.any_op
   }
 
   transform.named_sequence @schedule_matmul_f64(%op: !transform.any_op {transform.consumed}) {
     %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %t, %l:3 = transform.structured.tile_using_for %kb tile_sizes [8, 16, 1] interchange = [1, 0, 2] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.include @n_tiles_matmul_f64 failures(propagate) (%kb) : (!transform.any_op) -> ()
+    %r = transform.include @split_n_tiles_matmul_f64 failures(propagate) (%lk) : (!transform.any_op) -> !transform.any_op
+    %tiles = transform.structured.match ops{["linalg.matmul"]} attributes{gradir.n_tile} in %r : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      transform.include @rows_matmul_f64 failures(propagate) (%one) : (!transform.any_op) -> ()
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @schedule_matmul_f64_packed(%op: !transform.any_op {transform.consumed}) {
+    %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %mb, %lm = transform.structured.tile_using_for %kb tile_sizes [192, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @n_tiles_matmul_f64 failures(propagate) (%mb) : (!transform.any_op) -> ()
+    %mbl = transform.cast %lm : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%mbl) : (!transform.op<"scf.for">) -> ()
+    %r = transform.include @split_n_tiles_matmul_f64 failures(propagate) (%lk) : (!transform.any_op) -> !transform.any_op
+    %tiles = transform.structured.match ops{["linalg.matmul"]} attributes{gradir.n_tile} in %r : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      transform.include @pack_rhs_matmul_f64 failures(propagate) (%one) : (!transform.any_op) -> ()
+    }
+    transform.yield
+  }
+
+  // --- batch_matmul f32 ---
+
+  transform.named_sequence @split_batch_matmul_f32(%op: !transform.any_op {transform.consumed}) {
+    %t, %l = transform.structured.tile_using_for %op tile_sizes [0, 0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %c = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(propagate) (%c) : (!transform.op<"scf.for">) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @rows_batch_matmul_f32(%op: !transform.any_op {transform.consumed}) {
+    %t, %l:2 = transform.structured.tile_using_for %op tile_sizes [0, 8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     transform.annotate %t "gradir.register_tile" : !transform.any_op
-    transform.annotate %l#2 "gradir.k_loop" : !transform.any_op
-    %m = transform.cast %l#1 : !transform.any_op to !transform.op<"scf.for">
+    transform.annotate %l#1 "gradir.k_loop" : !transform.any_op
+    %m = transform.cast %l#0 : !transform.any_op to !transform.op<"scf.for">
     transform.include @peel failures(suppress) (%m) : (!transform.op<"scf.for">) -> ()
-    %n = transform.cast %l#0 : !transform.any_op to !transform.op<"scf.for">
+    transform.yield
+  }
+
+  transform.named_sequence @pack_rhs_batch_matmul_f32(%op: !transform.any_op {transform.consumed}) {
+    %padded, %pad, %copy_back = transform.structured.pad %op pad_to_multiple_of [1] {copy_back_op = "none", padding_dimensions = [1], nofold_flags = [0, 1, 0], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %panel = transform.get_producer_of_operand %padded[1] : (!transform.any_op) -> !transform.any_op
+    %c = transform.structured.rewrite_in_destination_passing_style %panel : (!transform.any_op) -> !transform.any_op
+    %ct, %cl:2 = transform.structured.tile_using_for %c tile_sizes [1, 1, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %ct "gradir.pack_copy" : !transform.any_op
+    transform.include @rows_batch_matmul_f32 failures(propagate) (%padded) : (!transform.any_op) -> ()
+    transform.yield
+  }
+
+  // The N tiles of a K block (or of an M block), peeled.
+  transform.named_sequence @n_tiles_batch_matmul_f32(%kb: !transform.any_op {transform.consumed}) {
+    %nt, %lb, %ln = transform.structured.tile_using_for %kb tile_sizes [1, 0, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %nt "gradir.n_tile" : !transform.any_op
+    %n = transform.cast %ln : !transform.any_op to !transform.op<"scf.for">
     transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
     transform.yield
+  }
+
+  transform.named_sequence @split_n_tiles_batch_matmul_f32(%lk: !transform.any_op {transform.consumed}) -> !transform.any_op {
+    transform.apply_patterns to %lk {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %r = transform.foreach_match in %lk
+        @match_narrow_batch_matmul_f32 -> @split_batch_matmul_f32
+      : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %r {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.yield %r : !transform.any_op
   }
 
   transform.named_sequence @schedule_batch_matmul_f32(%op: !transform.any_op {transform.consumed}) {
     %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %t, %l:4 = transform.structured.tile_using_for %kb tile_sizes [1, 8, 32, 1] interchange = [0, 2, 1, 3] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.include @n_tiles_batch_matmul_f32 failures(propagate) (%kb) : (!transform.any_op) -> ()
+    %r = transform.include @split_n_tiles_batch_matmul_f32 failures(propagate) (%lk) : (!transform.any_op) -> !transform.any_op
+    %tiles = transform.structured.match ops{["linalg.batch_matmul"]} attributes{gradir.n_tile} in %r : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      transform.include @rows_batch_matmul_f32 failures(propagate) (%one) : (!transform.any_op) -> ()
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @schedule_batch_matmul_f32_packed(%op: !transform.any_op {transform.consumed}) {
+    %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %mb, %lm = transform.structured.tile_using_for %kb tile_sizes [0, 384, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @n_tiles_batch_matmul_f32 failures(propagate) (%mb) : (!transform.any_op) -> ()
+    %mbl = transform.cast %lm : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%mbl) : (!transform.op<"scf.for">) -> ()
+    %r = transform.include @split_n_tiles_batch_matmul_f32 failures(propagate) (%lk) : (!transform.any_op) -> !transform.any_op
+    %tiles = transform.structured.match ops{["linalg.batch_matmul"]} attributes{gradir.n_tile} in %r : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      transform.include @pack_rhs_batch_matmul_f32 failures(propagate) (%one) : (!transform.any_op) -> ()
+    }
+    transform.yield
+  }
+
+  // --- batch_matmul f64 ---
+
+  transform.named_sequence @split_batch_matmul_f64(%op: !transform.any_op {transform.consumed}) {
+    %t, %l = transform.structured.tile_using_for %op tile_sizes [0, 0, 8, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %c = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(propagate) (%c) : (!transform.op<"scf.for">) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @rows_batch_matmul_f64(%op: !transform.any_op {transform.consumed}) {
+    %t, %l:2 = transform.structured.tile_using_for %op tile_sizes [0, 8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     transform.annotate %t "gradir.register_tile" : !transform.any_op
-    transform.annotate %l#3 "gradir.k_loop" : !transform.any_op
-    %m = transform.cast %l#2 : !transform.any_op to !transform.op<"scf.for">
+    transform.annotate %l#1 "gradir.k_loop" : !transform.any_op
+    %m = transform.cast %l#0 : !transform.any_op to !transform.op<"scf.for">
     transform.include @peel failures(suppress) (%m) : (!transform.op<"scf.for">) -> ()
-    %n = transform.cast %l#1 : !transform.any_op to !transform.op<"scf.for">
+    transform.yield
+  }
+
+  transform.named_sequence @pack_rhs_batch_matmul_f64(%op: !transform.any_op {transform.consumed}) {
+    %padded, %pad, %copy_back = transform.structured.pad %op pad_to_multiple_of [1] {copy_back_op = "none", padding_dimensions = [1], nofold_flags = [0, 1, 0], padding_values = [0.0 : f64, 0.0 : f64, 0.0 : f64]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %panel = transform.get_producer_of_operand %padded[1] : (!transform.any_op) -> !transform.any_op
+    %c = transform.structured.rewrite_in_destination_passing_style %panel : (!transform.any_op) -> !transform.any_op
+    %ct, %cl:2 = transform.structured.tile_using_for %c tile_sizes [1, 1, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %ct "gradir.pack_copy" : !transform.any_op
+    transform.include @rows_batch_matmul_f64 failures(propagate) (%padded) : (!transform.any_op) -> ()
+    transform.yield
+  }
+
+  // The N tiles of a K block (or of an M block), peeled.
+  transform.named_sequence @n_tiles_batch_matmul_f64(%kb: !transform.any_op {transform.consumed}) {
+    %nt, %lb, %ln = transform.structured.tile_using_for %kb tile_sizes [1, 0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %nt "gradir.n_tile" : !transform.any_op
+    %n = transform.cast %ln : !transform.any_op to !transform.op<"scf.for">
     transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
     transform.yield
   }
 
+  transform.named_sequence @split_n_tiles_batch_matmul_f64(%lk: !transform.any_op {transform.consumed}) -> !transform.any_op {
+    transform.apply_patterns to %lk {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %r = transform.foreach_match in %lk
+        @match_narrow_batch_matmul_f64 -> @split_batch_matmul_f64
+      : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %r {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.yield %r : !transform.any_op
+  }
+
   transform.named_sequence @schedule_batch_matmul_f64(%op: !transform.any_op {transform.consumed}) {
     %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %t, %l:4 = transform.structured.tile_using_for %kb tile_sizes [1, 8, 16, 1] interchange = [0, 2, 1, 3] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    transform.annotate %t "gradir.register_tile" : !transform.any_op
-    transform.annotate %l#3 "gradir.k_loop" : !transform.any_op
-    %m = transform.cast %l#2 : !transform.any_op to !transform.op<"scf.for">
-    transform.include @peel failures(suppress) (%m) : (!transform.op<"scf.for">) -> ()
-    %n = transform.cast %l#1 : !transform.any_op to !transform.op<"scf.for">
-    transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
+    transform.include @n_tiles_batch_matmul_f64 failures(propagate) (%kb) : (!transform.any_op) -> ()
+    %r = transform.include @split_n_tiles_batch_matmul_f64 failures(propagate) (%lk) : (!transform.any_op) -> !transform.any_op
+    %tiles = transform.structured.match ops{["linalg.batch_matmul"]} attributes{gradir.n_tile} in %r : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      transform.include @rows_batch_matmul_f64 failures(propagate) (%one) : (!transform.any_op) -> ()
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @schedule_batch_matmul_f64_packed(%op: !transform.any_op {transform.consumed}) {
+    %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %mb, %lm = transform.structured.tile_using_for %kb tile_sizes [0, 192, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @n_tiles_batch_matmul_f64 failures(propagate) (%mb) : (!transform.any_op) -> ()
+    %mbl = transform.cast %lm : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%mbl) : (!transform.op<"scf.for">) -> ()
+    %r = transform.include @split_n_tiles_batch_matmul_f64 failures(propagate) (%lk) : (!transform.any_op) -> !transform.any_op
+    %tiles = transform.structured.match ops{["linalg.batch_matmul"]} attributes{gradir.n_tile} in %r : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      transform.include @pack_rhs_batch_matmul_f64 failures(propagate) (%one) : (!transform.any_op) -> ()
+    }
     transform.yield
   }
 
@@ -568,6 +981,10 @@ module attributes {transform.with_named_sequence} {
 
   transform.named_sequence @gradir_cpu_tensor(%root: !transform.any_op {transform.consumed}) {
     %r = transform.foreach_match in %root
+        @match_matmul_f32_packed -> @schedule_matmul_f32_packed,
+        @match_matmul_f64_packed -> @schedule_matmul_f64_packed,
+        @match_batch_matmul_f32_packed -> @schedule_batch_matmul_f32_packed,
+        @match_batch_matmul_f64_packed -> @schedule_batch_matmul_f64_packed,
         @match_matmul_f32 -> @schedule_matmul_f32,
         @match_matmul_f64 -> @schedule_matmul_f64,
         @match_batch_matmul_f32 -> @schedule_batch_matmul_f32,

@@ -24,6 +24,22 @@ usual sizes.  AVX2 (cpu=x86-64-v3 on that machine), median GFLOP/s of
 pads M to a multiple of 6 (a copy, whose cost varies from call to call)
 and still wins at every size; 8 rows (spilling) was no better than 6.
 
+Packing (issue 14, GEMM at BLAS speed): a matmul with at least
+``PACK_ROWS`` rows and more columns than one register tile copies
+the rhs panel of each (K block, N tile) into a contiguous buffer before its
+M tiles read it (the panel's rows are N elements apart in place: a K block
+of them falls into a few L1 sets and evicts itself), inside M blocks of
+``_m_block`` rows (the lhs block, rows x K block, within 3/8 of L2).
+Measured (test/conversion/Inputs/gemm_bench.py, one thread, f32 GFLOP/s,
+min of 30, AMD EPYC Zen 5, load average 2-3): AVX2 512^3 / 1024^3 118 / 68
+before, 124 / 120 packed, 125 / 125 packed in 384-row M blocks (48- and
+96-row blocks: 105-115, the panels packed too often); AVX-512 232 / 122
+before, 232 / 212 packed, 240 / 228 in 384-row blocks.  K blocks of 512
+instead of 256 (AVX2) were no better.  Below ``PACK_ROWS`` the copy costs
+more than it saves (x @ W, 784x512 W, AVX-512: 64 rows 269-282 us packed,
+249-256 in place; 128-256 rows the same; lhs^T @ dy with K = 64 and 512
+rows: 190 packed, 211 in place; 512^3: 1118-1134 / 1189-1237).
+
 Every generated symbol ends in the parameters' ``tag`` ("" for the AVX-512
 instance, which is ``cpu_schedule.mlir`` itself), so schedules for several
 targets can be preloaded into one MLIR context.
@@ -51,6 +67,11 @@ SCHEDULE_LIBRARY = _HERE / "cpu_schedule.mlir"
 # 2 * rows accumulators + 2 rhs vectors + 1 broadcast <= 16).
 AVX2_ROWS = 6
 
+# A matmul packs its rhs panels when it has at least this many rows (each
+# panel read by that many rows pays for its copy; measured: 64 to 192 rows
+# ran 5-10% slower packed, 256 the same, 512 and more faster).
+PACK_ROWS = 256
+
 
 @dataclass(frozen=True)
 class ScheduleParams:
@@ -61,6 +82,8 @@ class ScheduleParams:
     f64_n: int = 16
     f64_k: int = 256
     transpose: int = 16
+    f32_mb: int = 384
+    f64_mb: int = 192
     registers: int = 32
     bits: int = 512
     target: str = "AVX-512 (x86-64-v4 and later)"
@@ -71,12 +94,13 @@ class ScheduleParams:
         if self.tiles == DEFAULT.tiles:
             return ""
         return (f"_f32_{self.f32_m}x{self.f32_n}k{self.f32_k}"
-                f"_f64_{self.f64_m}x{self.f64_n}k{self.f64_k}_t{self.transpose}")
+                f"_f64_{self.f64_m}x{self.f64_n}k{self.f64_k}_t{self.transpose}"
+                f"_mb{self.f32_mb}x{self.f64_mb}")
 
     @property
     def tiles(self) -> tuple:
         return (self.f32_m, self.f32_n, self.f32_k, self.f64_m, self.f64_n, self.f64_k,
-                self.transpose)
+                self.transpose, self.f32_mb, self.f64_mb)
 
     @property
     def entry_point(self) -> str:
@@ -106,6 +130,13 @@ def _k_block(l1d: int, n: int, elt_bytes: int) -> int:
     return k
 
 
+def _m_block(l2: int, m: int, k: int, elt_bytes: int) -> int:
+    """Rows of the lhs block that the rhs panels of a K block are packed for:
+    a multiple of the register tile's rows whose block (rows x K block)
+    fills at most 3/8 of the L2 cache."""
+    return m * max(1, (3 * l2 // 8) // (k * elt_bytes * m))
+
+
 def _tile(target: CpuTarget, bits: int) -> tuple[int, int]:
     lanes = max(target.lanes(bits), 1)
     vectors = 2
@@ -121,9 +152,11 @@ def schedule_params(target: CpuTarget | str = "host") -> ScheduleParams:
     m32, n32 = _tile(target, 32)
     m64, n64 = _tile(target, 64)
     transpose = 16 if target.lanes(32) >= 16 else max(target.lanes(32), 4)
-    return ScheduleParams(m32, n32, _k_block(target.l1d, n32, 4), m64, n64,
-                          _k_block(target.l1d, n64, 8), transpose, target.vector_registers,
-                          target.vector_bits, f"{target.name} ({target.isa})")
+    k32, k64 = _k_block(target.l1d, n32, 4), _k_block(target.l1d, n64, 8)
+    return ScheduleParams(m32, n32, k32, m64, n64, k64, transpose,
+                          _m_block(target.l2, m32, k32, 4), _m_block(target.l2, m64, k64, 8),
+                          target.vector_registers, target.vector_bits,
+                          f"{target.name} ({target.isa})")
 
 
 _ELEMENTWISE_RANKS = (1, 2, 3, 4)
@@ -201,7 +234,9 @@ def schedule_text(params: ScheduleParams) -> str:
     values = dict(tag=params.tag, f32_m=params.f32_m, f32_n=params.f32_n, f32_k=params.f32_k,
                   f64_m=params.f64_m, f64_n=params.f64_n, f64_k=params.f64_k,
                   tr=params.transpose, tr_strategy=strategy, regs=params.registers,
-                  bits=params.bits, target=params.target)
+                  bits=params.bits, target=params.target, pack_rows=PACK_ROWS,
+                  f32_mb=params.f32_mb, f64_mb=params.f64_mb,
+                  f32_lanes=params.f32_n // 2, f64_lanes=params.f64_n // 2)
     values["elementwise_sequences"], values["elementwise_matches"] = _elementwise_sequences(params)
     return string.Template(TEMPLATE.read_text()).substitute(values)
 
