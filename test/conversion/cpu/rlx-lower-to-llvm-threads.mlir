@@ -7,8 +7,8 @@
 // RUN: env -u GRADIR_NUM_THREADS OMP_NUM_THREADS=3,1 gradir-opt %s --rlx-lower-to-llvm='cpu=x86-64-v3' | FileCheck %s --check-prefix=ENV
 
 // threads > 1: the schedule tiles each matmul into an scf.forall over
-// column strips of the register tile's width (each strip K-blocked and
-// register-tiled as with one thread); after bufferization every linalg op
+// column strips (each strip K-blocked and register-tiled as with one
+// thread); after bufferization every linalg op
 // becomes scf.parallel loops, and rlx-parallel-loops makes the ones with
 // enough work OpenMP loops over their first dimension (the matmul's strips,
 // the blocks of the long sum, each at least 2^22 operations: the CPU
@@ -18,12 +18,25 @@
 // GRADIR_NUM_THREADS=1, which wins over OMP_NUM_THREADS) is the
 // single-threaded pipeline: no forall, no OpenMP.
 
+// A matmul that packs its rhs panels with one thread (at least 256 rows)
+// runs the same packed schedule in strips of 4 register tiles (128 columns
+// on AVX-512): per K block (the last one 784 - 768 = 16 rows: dynamic)
+// and N tile of its strip, each thread copies the rhs panel into its own
+// buffer (allocated inside the strip: no buffer shared between threads),
+// which the M tiles read.
 // BUF-LABEL: func.func @mlp(
-// BUF: scf.forall (%[[S:.*]]) in (16) {
-// BUF: memref.subview %{{.*}}[0, %{{.*}}] [784, 32] [1, 1]
+// BUF: scf.forall (%{{.*}}) in (4) {
+// BUF: memref.subview %{{.*}}[0, %{{.*}}] [256, 128] [1, 1]
 // BUF: scf.for {{.*}} step %c256
+// BUF: scf.for {{.*}} to %c128 step %c32
+// BUF: %[[P:.*]] = memref.alloc(%{{.*}}) {{.*}} : memref<?x32xf32>
+// BUF: scf.for
+// BUF: %[[ROW:.*]] = memref.subview %[[P]][%{{.*}}, 0] [1, 32]
+// BUF: vector.transfer_write %{{.*}}, %[[ROW]]
 // BUF: scf.for {{.*}} step %c8
+// BUF: memref.subview %[[P]]
 // BUF: vector.fma {{.*}} : vector<32xf32>
+// BUF: memref.dealloc %[[P]]
 // BUF-LABEL: func.func @total(
 
 // A matmul whose N is one register tile wide or less (a classifier's 10
@@ -37,6 +50,26 @@
 // BUF: scf.for {{.*}} step %c8
 // BUF: vector.fma {{.*}} : vector<10xf32>
 // BUF-NOT: scf.forall
+
+// Fewer rows (no packing): strips of the register tile's width, the whole
+// matrix padded to tile multiples, the rhs read in place.
+// BUF-LABEL: func.func @strips(
+// BUF-NOT: memref<?x32xf32>
+// BUF: scf.forall (%{{.*}}) in (16) {
+// BUF: memref.subview %{{.*}}[0, %{{.*}}] [784, 32] [1, 1]
+// BUF: scf.for {{.*}} step %c256
+// BUF: scf.for {{.*}} step %c8
+// BUF: vector.fma {{.*}} : vector<32xf32>
+// BUF-NOT: memref.alloc
+
+// A packed matmul whose N is not a multiple of the strip width is padded
+// to one (300 -> 384 columns: three strips).
+// BUF-LABEL: func.func @odd_strips(
+// BUF: memref.alloc() {{.*}} : memref<64x384xf32>
+// BUF: memref.alloc() {{.*}} : memref<256x384xf32>
+// BUF: scf.forall (%{{.*}}) in (3) {
+// BUF: memref.alloc() {{.*}} : memref<64x32xf32>
+// BUF: vector.fma {{.*}} : vector<32xf32>
 // BUF-LABEL: func.func @tiny(
 
 // BUF1-LABEL: func.func @mlp(
@@ -83,6 +116,14 @@ func.func @total(%x: tensor<8388608xf32>) -> tensor<f32> {
 func.func @classifier(%h: tensor<64x512xf32>, %w: tensor<512x10xf32>) -> tensor<64x10xf32> {
   %y = "rlx.matmul"(%h, %w) : (tensor<64x512xf32>, tensor<512x10xf32>) -> tensor<64x10xf32>
   return %y : tensor<64x10xf32>
+}
+func.func @strips(%x: tensor<64x784xf32>, %w: tensor<784x512xf32>) -> tensor<64x512xf32> {
+  %y = "rlx.matmul"(%x, %w) : (tensor<64x784xf32>, tensor<784x512xf32>) -> tensor<64x512xf32>
+  return %y : tensor<64x512xf32>
+}
+func.func @odd_strips(%x: tensor<256x64xf32>, %w: tensor<64x300xf32>) -> tensor<256x300xf32> {
+  %y = "rlx.matmul"(%x, %w) : (tensor<256x64xf32>, tensor<64x300xf32>) -> tensor<256x300xf32>
+  return %y : tensor<256x300xf32>
 }
 func.func @tiny(%x: tensor<8xf32>) -> tensor<8xf32> {
   %e = "rlx.exp"(%x) : (tensor<8xf32>) -> tensor<8xf32>

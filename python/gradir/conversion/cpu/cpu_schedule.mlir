@@ -1059,6 +1059,24 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  transform.named_sequence @schedule_matmul_f32_parallel_packed(%op: !transform.any_op {transform.consumed}) {
+    %f = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
+    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [128] {copy_back_op = "none", padding_dimensions = [1], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [0, 128] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @schedule_matmul_f32_packed failures(propagate) (%strip) : (!transform.any_op) -> ()
+    transform.include @vectorize_register_tiles failures(propagate) (%f) : (!transform.any_op) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @schedule_matmul_f64_parallel_packed(%op: !transform.any_op {transform.consumed}) {
+    %f = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
+    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [64] {copy_back_op = "none", padding_dimensions = [1], padding_values = [0.0 : f64, 0.0 : f64, 0.0 : f64]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [0, 64] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @schedule_matmul_f64_packed failures(propagate) (%strip) : (!transform.any_op) -> ()
+    transform.include @vectorize_register_tiles failures(propagate) (%f) : (!transform.any_op) -> ()
+    transform.yield
+  }
+
   transform.named_sequence @schedule_batch_matmul_f32_parallel(%op: !transform.any_op {transform.consumed}) {
     %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [1, 8, 32, 1] {copy_back_op = "none", padding_dimensions = [0, 1, 2, 3], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [1, 0, 32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
@@ -1147,6 +1165,18 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  transform.named_sequence @match_matmul_f32_packed_nonempty(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    %m = transform.include @match_matmul_f32_packed failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @match_nonempty_3d failures(propagate) (%m) : (!transform.any_op) -> ()
+    transform.yield %m : !transform.any_op
+  }
+
+  transform.named_sequence @match_matmul_f64_packed_nonempty(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    %m = transform.include @match_matmul_f64_packed failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @match_nonempty_3d failures(propagate) (%m) : (!transform.any_op) -> ()
+    transform.yield %m : !transform.any_op
+  }
+
   transform.named_sequence @match_matmul_f32_nonempty(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
     %m = transform.include @match_matmul_f32 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
     transform.include @match_nonempty_3d failures(propagate) (%m) : (!transform.any_op) -> ()
@@ -1187,6 +1217,8 @@ module attributes {transform.with_named_sequence} {
   // schedule) is scheduled the same at every thread count.
   transform.named_sequence @gradir_cpu_tensor_parallel(%root: !transform.any_op {transform.consumed}) {
     %r = transform.foreach_match in %root
+        @match_matmul_f32_packed_nonempty -> @schedule_matmul_f32_parallel_packed,
+        @match_matmul_f64_packed_nonempty -> @schedule_matmul_f64_parallel_packed,
         @match_matmul_f32_nonempty -> @schedule_matmul_f32_parallel,
         @match_matmul_f64_nonempty -> @schedule_matmul_f64_parallel,
         @match_batch_matmul_f32_nonempty -> @schedule_batch_matmul_f32_parallel,

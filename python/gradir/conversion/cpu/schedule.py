@@ -72,6 +72,12 @@ AVX2_ROWS = 6
 # ran 5-10% slower packed, 256 the same, 512 and more faster).
 PACK_ROWS = 256
 
+# threads > 1: a packed matmul's column strips (the scf.forall iterations
+# that the threads share) are this many register tiles wide; each strip runs
+# the single-threaded packed schedule (K blocks, M blocks, the strip's N
+# tiles), so the lhs block in L2 is read by this many N tiles per load.
+STRIP_TILES = 4
+
 
 @dataclass(frozen=True)
 class ScheduleParams:
@@ -236,7 +242,8 @@ def schedule_text(params: ScheduleParams) -> str:
                   tr=params.transpose, tr_strategy=strategy, regs=params.registers,
                   bits=params.bits, target=params.target, pack_rows=PACK_ROWS,
                   f32_mb=params.f32_mb, f64_mb=params.f64_mb,
-                  f32_lanes=params.f32_n // 2, f64_lanes=params.f64_n // 2)
+                  f32_lanes=params.f32_n // 2, f64_lanes=params.f64_n // 2,
+                  f32_strip=STRIP_TILES * params.f32_n, f64_strip=STRIP_TILES * params.f64_n)
     values["elementwise_sequences"], values["elementwise_matches"] = _elementwise_sequences(params)
     return string.Template(TEMPLATE.read_text()).substitute(values)
 
