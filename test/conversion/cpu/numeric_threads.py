@@ -95,6 +95,19 @@ func.func @main(%a: tensor<6x97x131xf64>, %b: tensor<6x131x75xf64>, %t: tensor<7
 }"""
 
 
+# Packed matmuls (at least 256 rows, wider than one register tile) with odd
+# sizes: N not a multiple of the strip width (padded to one with threads > 1,
+# peeled with one thread), M not a multiple of the M block, K not a multiple
+# of the K block (the lhs gradient is a packed matmul with a transposed rhs).
+PACKED = """
+func.func @main(%a: tensor<419x301xf32>, %b: tensor<301x333xf32>) -> tensor<f32> {
+  %m = "rlx.matmul"(%a, %b) : (tensor<419x301xf32>, tensor<301x333xf32>) -> tensor<419x333xf32>
+  %q = "rlx.square"(%m) : (tensor<419x333xf32>) -> tensor<419x333xf32>
+  %s = "rlx.sum"(%q) : (tensor<419x333xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}"""
+
+
 # Zero-size dimensions (the parallel schedule leaves such matmuls and
 # transposes to plain loops: tiling them into an scf.forall asserts in MLIR).
 EMPTY = """
@@ -128,6 +141,9 @@ cases = [
     ("batch matmul f64 gradient", gradient(gradir.parse(BMM)), "main_adjoint",
      [rng.standard_normal((6, 97, 131)), rng.standard_normal((6, 131, 75)),
       rng.standard_normal((700, 900))]),
+    ("packed odd matmul f32 gradient", gradient(gradir.parse(PACKED)), "main_adjoint",
+     [rng.uniform(0, 0.1, (419, 301)).astype(np.float32),
+      rng.uniform(0, 0.1, (301, 333)).astype(np.float32)]),
 ]
 
 cases.append(("zero-size f64/f32 gradient", gradient(gradir.parse(EMPTY)), "main_adjoint",
@@ -175,6 +191,10 @@ for name, module, fn, args in cases:
 # CHECK-NEXT: batch matmul f64 gradient threads=2: parallel=True matches the interpreter: True bitwise repeatable: True
 # CHECK-NEXT: batch matmul f64 gradient threads=3: parallel=True matches the interpreter: True bitwise repeatable: True
 # CHECK-NEXT: batch matmul f64 gradient: bitwise the same at 1, 2 and 3 threads: True
+# CHECK-NEXT: packed odd matmul f32 gradient threads=1: parallel=False matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: packed odd matmul f32 gradient threads=2: parallel=True matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: packed odd matmul f32 gradient threads=3: parallel=True matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: packed odd matmul f32 gradient: bitwise the same at 1, 2 and 3 threads: True
 # CHECK-NEXT: zero-size f64/f32 gradient threads=1: parallel=False matches the interpreter: True bitwise repeatable: True
 # CHECK-NEXT: zero-size f64/f32 gradient threads=2: parallel=False matches the interpreter: True bitwise repeatable: True
 # CHECK-NEXT: zero-size f64/f32 gradient threads=3: parallel=False matches the interpreter: True bitwise repeatable: True
