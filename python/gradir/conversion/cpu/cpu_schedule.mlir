@@ -1017,7 +1017,15 @@ module attributes {transform.with_named_sequence} {
   // transpose tile's height, each strip into masked square tiles.  The
   // strips write disjoint columns; each output element is computed by one
   // strip in the single-threaded order, so results do not depend on the
-  // thread count.
+  // thread count.  Matmuls that the single-threaded schedule packs (see
+  // @match_matmul_f32_packed) run that packed schedule inside strips of
+  // 128 (f32) / 64 (f64) columns, 4 register tiles: per K
+  // block, M block and N tile of its strip, each thread copies the rhs panel
+  // into a buffer of its own (allocated inside the strip, so no buffer is
+  // shared between threads), and the lhs block in L2 serves the strip's N
+  // tiles; N is padded to a multiple of the strip (every strip static), M
+  // and K are peeled / blocked as with one thread (same summation order,
+  // bitwise the same results).
 
   // The register tile of a parallel strip, vectorized right away (the strip's
   // matmul must not reach gradir_cpu_tensor's matchers again).
@@ -1059,6 +1067,9 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // The packed strips: the strip's matmul is scheduled by the single-threaded
+  // packed action and its register tiles and pack copies vectorized at once
+  // (the parallel actions leave no linalg.matmul for gradir_cpu_tensor).
   transform.named_sequence @schedule_matmul_f32_parallel_packed(%op: !transform.any_op {transform.consumed}) {
     %f = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
     %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [128] {copy_back_op = "none", padding_dimensions = [1], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
