@@ -19,16 +19,15 @@
 // single-threaded pipeline: no forall, no OpenMP.
 
 // A matmul that packs its rhs panels with one thread (at least 256 rows)
-// runs the same packed schedule in strips of 4 register tiles (128 columns
+// runs the same packed schedule in strips of one register tile (32 columns
 // on AVX-512): per K block (the last one 784 - 768 = 16 rows: dynamic)
-// and N tile of its strip, each thread copies the rhs panel into its own
+// and M block of its strip, each thread copies the rhs panel into its own
 // buffer (allocated inside the strip: no buffer shared between threads),
 // which the M tiles read.
 // BUF-LABEL: func.func @mlp(
-// BUF: scf.forall (%{{.*}}) in (4) {
-// BUF: memref.subview %{{.*}}[0, %{{.*}}] [256, 128] [1, 1]
+// BUF: scf.forall (%{{.*}}) in (16) {
+// BUF: memref.subview %{{.*}}[0, %{{.*}}] [256, 32] [1, 1]
 // BUF: scf.for {{.*}} step %c256
-// BUF: scf.for {{.*}} to %c128 step %c32
 // BUF: %[[P:.*]] = memref.alloc(%{{.*}}) {{.*}} : memref<?x32xf32>
 // BUF: scf.for
 // BUF: %[[ROW:.*]] = memref.subview %[[P]][%{{.*}}, 0] [1, 32]
@@ -63,11 +62,11 @@
 // BUF-NOT: memref.alloc
 
 // A packed matmul whose N is not a multiple of the strip width is padded
-// to one (300 -> 384 columns: three strips).
+// to one (300 -> 320 columns: ten strips); M is not padded.
 // BUF-LABEL: func.func @odd_strips(
-// BUF: memref.alloc() {{.*}} : memref<64x384xf32>
-// BUF: memref.alloc() {{.*}} : memref<256x384xf32>
-// BUF: scf.forall (%{{.*}}) in (3) {
+// BUF: memref.alloc() {{.*}} : memref<64x320xf32>
+// BUF: memref.alloc() {{.*}} : memref<256x320xf32>
+// BUF: scf.forall (%{{.*}}) in (10) {
 // BUF: memref.alloc() {{.*}} : memref<64x32xf32>
 // BUF: vector.fma {{.*}} : vector<32xf32>
 // BUF-LABEL: func.func @tiny(

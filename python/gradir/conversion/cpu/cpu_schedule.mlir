@@ -1019,11 +1019,10 @@ module attributes {transform.with_named_sequence} {
   // strip in the single-threaded order, so results do not depend on the
   // thread count.  Matmuls that the single-threaded schedule packs (see
   // @match_matmul_f32_packed) run that packed schedule inside strips of
-  // 128 (f32) / 64 (f64) columns, 4 register tiles: per K
+  // 32 (f32) / 16 (f64) columns (STRIP_TILES register tiles): per K
   // block, M block and N tile of its strip, each thread copies the rhs panel
   // into a buffer of its own (allocated inside the strip, so no buffer is
-  // shared between threads), and the lhs block in L2 serves the strip's N
-  // tiles; N is padded to a multiple of the strip (every strip static), M
+  // shared between threads); N is padded to a multiple of the strip (every strip static), M
   // and K are peeled / blocked as with one thread (same summation order,
   // bitwise the same results).
 
@@ -1072,8 +1071,8 @@ module attributes {transform.with_named_sequence} {
   // (the parallel actions leave no linalg.matmul for gradir_cpu_tensor).
   transform.named_sequence @schedule_matmul_f32_parallel_packed(%op: !transform.any_op {transform.consumed}) {
     %f = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
-    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [128] {copy_back_op = "none", padding_dimensions = [1], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [0, 128] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [32] {copy_back_op = "none", padding_dimensions = [1], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [0, 32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     transform.include @schedule_matmul_f32_packed failures(propagate) (%strip) : (!transform.any_op) -> ()
     transform.include @vectorize_register_tiles failures(propagate) (%f) : (!transform.any_op) -> ()
     transform.yield
@@ -1081,8 +1080,8 @@ module attributes {transform.with_named_sequence} {
 
   transform.named_sequence @schedule_matmul_f64_parallel_packed(%op: !transform.any_op {transform.consumed}) {
     %f = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
-    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [64] {copy_back_op = "none", padding_dimensions = [1], padding_values = [0.0 : f64, 0.0 : f64, 0.0 : f64]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [0, 64] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [16] {copy_back_op = "none", padding_dimensions = [1], padding_values = [0.0 : f64, 0.0 : f64, 0.0 : f64]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [0, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     transform.include @schedule_matmul_f64_packed failures(propagate) (%strip) : (!transform.any_op) -> ()
     transform.include @vectorize_register_tiles failures(propagate) (%f) : (!transform.any_op) -> ()
     transform.yield

@@ -75,8 +75,12 @@ PACK_ROWS = 256
 # threads > 1: a packed matmul's column strips (the scf.forall iterations
 # that the threads share) are this many register tiles wide; each strip runs
 # the single-threaded packed schedule (K blocks, M blocks, the strip's N
-# tiles), so the lhs block in L2 is read by this many N tiles per load.
-STRIP_TILES = 4
+# tiles) and N is padded to a multiple of the strip.  Measured (GEMM 1024^3
+# at 2 threads, AVX2 and AVX-512): 1, 2, 4 and 8 tiles ran the same within
+# the noise; wider strips pad odd widths more (LeNet's 4096x16 @ 16x150 at
+# 4 tiles: 150 -> 192 / 256 columns; at 1 tile the 160 / 160 of the unpacked
+# strips).
+STRIP_TILES = 1
 
 
 @dataclass(frozen=True)
