@@ -218,15 +218,19 @@ def symbol_name(op) -> str:
     return ir.StringAttr(op.attributes["sym_name"]).value
 
 
-def functions(module) -> list:
-    """The ``func.func`` ops directly in ``module`` (an Operation or OpView), in order."""
+def functions(module, op_name: str = "func.func", nested: bool = False) -> list:
+    """The ``op_name`` ops (``func.func`` by default; ``llvm.func``, ...)
+    directly in ``module`` (an Operation or OpView), in order; ``nested``:
+    also those of the ``builtin.module`` ops nested in it."""
     out = []
     for region in module.regions:
         for block in region.blocks:
             for op in block.operations:
                 op = op.operation
-                if op.name == "func.func":
+                if op.name == op_name:
                     out.append(op)
+                elif nested and op.name == "builtin.module":
+                    out += functions(op, op_name, nested)
     return out
 
 

@@ -8,6 +8,7 @@ from typing import Literal
 
 from mlir import ir
 
+from ...ir import functions
 from ...passes.base import ModulePass, option
 
 __all__ = ["RlxLoopHints", "HINTS"]
@@ -54,23 +55,12 @@ class RlxLoopHints(ModulePass):
         if "vectorize" in self.disable:
             parts.append("vectorize = <disable = true>")
         annotation = ir.Attribute.parse(f"#llvm.loop_annotation<{', '.join(parts)}>")
-        for fn in _llvm_functions(module):
+        for fn in functions(module, "llvm.func", nested=True):
             _annotate(fn, annotation)
 
 
-def _llvm_functions(module: ir.Operation):
-    for region in module.regions:
-        for block in region.blocks:
-            for op in block.operations:
-                op = op.operation
-                if op.name == "llvm.func" and op.regions[0].blocks:
-                    yield op
-                elif op.name == "builtin.module":
-                    yield from _llvm_functions(op)
-
-
 def _annotate(fn: ir.Operation, annotation: ir.Attribute) -> None:
-    blocks = list(fn.regions[0].blocks)
+    blocks = list(fn.regions[0].blocks)     # none for a declaration
     if len(blocks) < 2:
         return
     order = {block: i for i, block in enumerate(blocks)}

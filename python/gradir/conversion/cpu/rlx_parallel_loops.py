@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, scf
 
+from ..._compat import collect_ops
 from ...passes.base import ModulePass, PassOptionError, option
 
 __all__ = ["RlxParallelLoops", "MIN_WORK", "PIPELINE_MIN_WORK", "PIPELINE_HOT_MIN_WORK",
@@ -255,16 +256,7 @@ class RlxParallelLoops(ModulePass):
     def apply(self, module: ir.Operation) -> None:
         if self.threads > 1:
             self._independent_loops(module)
-        loops = []
-
-        def collect(op):
-            if op.name == "scf.parallel":
-                loops.append(op)
-            for region in op.regions:
-                for block in region.blocks:
-                    for inner in block.operations:
-                        collect(inner.operation)
-        collect(module)
+        loops = _parallel_loops(module)
         # Outer loops first: a kept loop's inner scf.parallel loops are then
         # known to be nested in a parallel one.
         for par in loops:
@@ -385,19 +377,15 @@ def _when_hot(module: ir.Operation, par: ir.Operation) -> ir.Operation:
     return par.clone(ip=ir.InsertionPoint(else_end.operation)).operation
 
 
+def _parallel_loops(op: ir.Operation) -> list[ir.Operation]:
+    """The scf.parallel ops in ``op`` (itself included), outer ones first."""
+    return ([op] if op.name == "scf.parallel" else []) + collect_ops(
+        op, lambda o: o.name == "scf.parallel")
+
+
 def _sequential(op: ir.Operation) -> None:
     """Makes every scf.parallel in ``op`` (itself included) scf.for loops."""
-    found = []
-
-    def collect(o):
-        if o.name == "scf.parallel":
-            found.append(o)
-        for region in o.regions:
-            for block in region.blocks:
-                for inner in block.operations:
-                    collect(inner.operation)
-    collect(op)
-    for par in found:
+    for par in _parallel_loops(op):
         _restructure(par, None)
 
 
