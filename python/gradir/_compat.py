@@ -364,3 +364,83 @@ def collect_ops(op, keep: Callable[[ir.Operation], bool]) -> list[ir.Operation]:
     if found and found[0] == root:
         found.pop(0)
     return found
+
+
+def child_ops(op, keep: Callable[[ir.Operation], bool],
+              descend: Callable[[ir.Operation], bool] = lambda inner: False) -> list[ir.Operation]:
+    """The ops directly in the regions of ``op`` for which ``keep(op)`` is
+    true, in order, and (pre-order) those nested in a kept-or-not child for
+    which ``descend(child)`` is true; plain ``ir.Operation``s from MLIR's
+    walk (see ``collect_ops``), which visits no op inside a child it does not
+    descend into."""
+    root = op.operation if hasattr(op, "operation") else op
+    found = []
+    first = [True]
+
+    def visit(inner):
+        if first[0]:                    # the walk's first op is the root
+            first[0] = False
+            return ir.WalkResult.ADVANCE
+        if keep(inner):
+            found.append(inner)
+        return ir.WalkResult.ADVANCE if descend(inner) else ir.WalkResult.SKIP
+
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
+
+
+def terminator(block: ir.Block) -> ir.Operation:
+    """The last op of ``block`` (its terminator), as a plain ``ir.Operation``
+    (``block.operations[-1]`` wraps it in an ``OpView``, which imports the
+    op's dialect module the first time: 11 ms for ``mlir.dialects.llvm``)."""
+    return ir.InsertionPoint.at_block_terminator(block).ref_operation
+
+
+def _capi():
+    import ctypes
+    import os
+    from mlir import _mlir_libs
+
+    class Ptr(ctypes.Structure):            # MlirOperation, MlirAttribute
+        _fields_ = [("ptr", ctypes.c_void_p)]
+
+    class StringRef(ctypes.Structure):      # MlirStringRef
+        _fields_ = [("data", ctypes.c_char_p), ("length", ctypes.c_size_t)]
+
+    lib = ctypes.CDLL(os.path.join(os.path.dirname(_mlir_libs.__file__), "libMLIRPythonCAPI.so"))
+    lib.mlirArrayAttrGetElement.argtypes = [Ptr, ctypes.c_ssize_t]
+    lib.mlirArrayAttrGetElement.restype = Ptr
+    lib.mlirOperationSetDiscardableAttributeByName.argtypes = [Ptr, StringRef, Ptr]
+    lib.mlirOperationSetDiscardableAttributeByName.restype = None
+    return lib, Ptr, StringRef
+
+
+_ATTR_CAPSULE = b"mlir.ir.Attribute._CAPIPtr"
+
+
+def set_attribute_from(ops, name: str, holder: ir.ArrayAttr, index: int = 0) -> None:
+    """Sets the discardable attribute ``name`` of every op of ``ops`` to
+    ``holder[index]`` without handing that element to Python: a dialect
+    attribute reaching Python (``ir.Attribute.parse``, ``holder[index]``) is
+    down-cast, which imports its dialect's Python module the first time
+    (``mlir.dialects.llvm``: 11 ms, issue 14, compile time).  The builtin
+    ``holder`` keeps it alive; MLIR's C API sets it."""
+    if not ops:
+        return
+    global _CAPI
+    if _CAPI is None:
+        _CAPI = _capi()
+    lib, ptr, string_ref = _CAPI
+    holder = ir.ArrayAttr(holder)
+    if not 0 <= index < len(holder):
+        raise IndexError(f"attribute index {index} out of range")
+    attr = lib.mlirArrayAttrGetElement(
+        ptr(_CAPSULE_POINTER(holder._CAPIPtr, _ATTR_CAPSULE)), index)
+    key = name.encode()
+    for op in ops:
+        op = op.operation
+        lib.mlirOperationSetDiscardableAttributeByName(
+            ptr(_CAPSULE_POINTER(op._CAPIPtr, _OP_CAPSULE)), string_ref(key, len(key)), attr)
+
+
+_CAPI = None
