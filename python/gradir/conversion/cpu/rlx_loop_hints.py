@@ -77,6 +77,6 @@ def _back_edges(fn: ir.Operation) -> list[ir.Operation]:
         if not any(order[succ] <= i for succ in block.successors):
             continue
         term = _compat.terminator(block)
-        if term.name in _BRANCHES and "loop_annotation" not in term.attributes:
+        if term is not None and term.name in _BRANCHES and "loop_annotation" not in term.attributes:
             found.append(term)
     return found
