@@ -414,8 +414,8 @@ def _capi():
     lib = ctypes.CDLL(os.path.join(os.path.dirname(_mlir_libs.__file__), "libMLIRPythonCAPI.so"))
     lib.mlirArrayAttrGetElement.argtypes = [Ptr, ctypes.c_ssize_t]
     lib.mlirArrayAttrGetElement.restype = Ptr
-    lib.mlirOperationSetDiscardableAttributeByName.argtypes = [Ptr, StringRef, Ptr]
-    lib.mlirOperationSetDiscardableAttributeByName.restype = None
+    lib.mlirOperationSetAttributeByName.argtypes = [Ptr, StringRef, Ptr]
+    lib.mlirOperationSetAttributeByName.restype = None
     lib.mlirValueIsAOpResult.argtypes = [Ptr]
     lib.mlirValueIsAOpResult.restype = ctypes.c_bool
     lib.mlirOpResultGetOwner.argtypes = [Ptr]
@@ -448,7 +448,8 @@ _ATTR_CAPSULE = b"mlir.ir.Attribute._CAPIPtr"
 
 
 def set_attribute_from(ops, name: str, holder: ir.ArrayAttr, index: int = 0) -> None:
-    """Sets the discardable attribute ``name`` of every op of ``ops`` to
+    """Sets the attribute ``name`` (inherent or discardable, as
+    ``op.attributes[name] = ...``) of every op of ``ops`` to
     ``holder[index]`` without handing that element to Python: a dialect
     attribute reaching Python (``ir.Attribute.parse``, ``holder[index]``) is
     down-cast, which imports its dialect's Python module the first time
@@ -465,7 +466,7 @@ def set_attribute_from(ops, name: str, holder: ir.ArrayAttr, index: int = 0) -> 
     key = name.encode()
     for op in ops:
         op = op.operation
-        lib.mlirOperationSetDiscardableAttributeByName(
+        lib.mlirOperationSetAttributeByName(
             ptr(_CAPSULE_POINTER(op._CAPIPtr, _OP_CAPSULE)), string_ref(key, len(key)), attr)
 
 
