@@ -322,12 +322,17 @@ def process_chunk(text: str, source_name: str, opts: Options, context,
                                       large_elements_limit=opts.elide_elements,
                                       print_generic_op_form=opts.print_generic,
                                       enable_debug_info=opts.print_debuginfo)
+            reproducer = None
             if opts.crash_recovery:     # a crashing (upstream) pass: a diagnostic, not SIGSEGV
-                _compat.enable_crash_recovery(pm, opts.crash_reproducer or _reproducer_path())
+                reproducer = opts.crash_reproducer or _reproducer_path()
+                if not _compat.enable_crash_recovery(pm, reproducer):
+                    reproducer = None
             try:
                 pm.run(module.operation)
             except ir.MLIRError as err:
                 diags.extend(flatten_diagnostics(_compat.diagnostic_records(err.error_diagnostics)))
+                if reproducer is not None:
+                    _without_reproducer_noise(diags, reproducer)
                 if not any(d.severity == "error" for d in diags):
                     diags.append(Diag("error", _compat.format_location(module.operation.location),
                                       "pass pipeline failed: " + str(err).splitlines()[0]))
@@ -521,6 +526,27 @@ def guarded(tool: str, input_path: str, body) -> int:
         print(f"{src}:1:1: error: internal error: {type(exc).__name__}: {exc} "
               f"(set GRADIR_DEBUG=1 for a traceback)", file=sys.stderr)
         return 1
+
+
+_CRASH_MARK = "A signal was caught while processing the MLIR module"
+_REPRODUCER_NOISE = ("Failures have been detected while processing an MLIR pass pipeline",
+                     "Pipeline failed while executing")
+
+
+def _without_reproducer_noise(diags: list, reproducer: str) -> None:
+    """MLIR's crash reproducer reports every failed pipeline, crashed or
+    not, with an error ("Failures have been detected ...") and a note naming
+    the reproducer it wrote.  For a pass that failed the ordinary way (a
+    refusal with its own diagnostic) those are noise, and the reproducer
+    goes: only a crash keeps them (``--verify-diagnostics`` sees exactly
+    the pass's own diagnostics, as without recovery)."""
+    if any(d.message.startswith(_CRASH_MARK) for d in diags):
+        return
+    diags[:] = [d for d in diags if not d.message.startswith(_REPRODUCER_NOISE)]
+    try:
+        os.unlink(reproducer)
+    except OSError:
+        pass
 
 
 def _reproducer_path() -> str:

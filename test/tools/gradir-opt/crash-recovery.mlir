@@ -20,6 +20,14 @@
 // RUN: gradir-opt %s --pass-pipeline='builtin.module(canonicalize)' > %t.on
 // RUN: gradir-opt %s --pass-pipeline='builtin.module(canonicalize)' --crash-recovery=false > %t.off
 // RUN: diff %t.on %t.off
+// A pass that fails the ordinary way (a refusal) reports only its own
+// diagnostics, and no reproducer is left behind.
+// RUN: rm -f %t.refused
+// RUN: not gradir-opt %s --pass-pipeline='builtin.module(rlx-gradient{func=nope})' --mlir-pass-pipeline-crash-reproducer=%t.refused 2>&1 | FileCheck %s --check-prefix=REFUSED
+// REFUSED: error: {{.*}}nope
+// REFUSED-NOT: Failures have been detected
+// REFUSED-NOT: reproducer
+// RUN: not test -e %t.refused
 // RUN: not gradir-opt %s --mlir-pass-pipeline-crash-reproducer 2>&1 | FileCheck %s --check-prefix=USAGE
 // USAGE: gradir-opt: error: option '--mlir-pass-pipeline-crash-reproducer' requires a file name
 module {
