@@ -606,24 +606,22 @@ def lower_avg_pool2d(op):
 
 
 def _exact_backward(p, grad, x, elt, pick):
-    """The gradient of exactly tiling windows: for each kernel offset
-    (``_kernel_loops``), one all-parallel generic over the output positions
-    writes the strided view of the input gradient it owns, ``pick(g, window
-    values, offset)`` with ``g`` the window's output gradient and ``offset``
-    the row-major position ``ky * KW + kx`` (an ``index`` Value); each
-    element written once: no zero fill, no read-modify-write scatter."""
+    """The gradient of exactly tiling windows: for each kernel offset, one
+    all-parallel generic over the output positions writes the strided view of
+    the input gradient it owns, ``pick(g, window values, offset)`` with ``g``
+    the window's output gradient (each element written once: no zero fill,
+    no read-modify-write scatter)."""
     views = _window_views(x, p) if x is not None else []
+    out = empty(p.shape, elt)
     n, c = p.shape[:2]
     kh, kw = p.kernel
-    out_shape = [n, c] + list(p.out)
-
-    def write_offset(ky, kx, out):
-        pos = arith.addi(_scaled(ky, kw), kx)
-        part = _maps_generic([grad] + views, [identity_map(4)] * (1 + len(views)), out_shape,
-                             elt, lambda g, *vals: pick(g, vals, pos))
-        return insert_slice(part, out, [0, 0, ky, kx], [1, 1, kh, kw])
-
-    return _kernel_loops(p.kernel, empty(p.shape, elt), write_offset)
+    for ky in range(kh):
+        for kx in range(kw):
+            part = _maps_generic([grad] + views, [identity_map(4)] * (1 + len(views)),
+                                 [n, c] + list(p.out), elt,
+                                 lambda g, *vals, pos=ky * kw + kx: pick(g, vals, pos))
+            out = insert_slice(part, out, [0, 0, ky, kx], [1, 1, kh, kw])
+    return out
 
 
 def _window_map(p):
@@ -691,7 +689,7 @@ def lower_max_pool2d_backward(op):
                 greater = arith.cmpf(arith.CmpFPredicate.OGT, v, m)
                 m = arith.select(greater, v, m)
                 arg = arith.select(greater, index_value(pos), arg)
-            hit = arith.cmpi(arith.CmpIPredicate.eq, arg, own)
+            hit = arith.cmpi(arith.CmpIPredicate.eq, arg, index_value(own))
             return arith.select(hit, g, zero(elt))
 
         return [_exact_backward(p, grad, x, elt, pick)]
