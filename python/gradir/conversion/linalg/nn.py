@@ -8,9 +8,10 @@
   in an ``scf.for`` when the im2col matrix is over COL_BLOCK_BYTES (marked
   INDEPENDENT_ITERATIONS: rlx-parallel-loops may run the blocks on threads).  The
   conv weight gradient is the conv2d the VJP rule emits, so the same GEMM;
-- conv2d_transpose -> a GEMM (O*KH*KW x Cin) x (Cin x N*H*W) and col2im (per
-  kernel offset, one generic adding into the strided view of the padded
-  output), blocked over images like conv2d;
+- conv2d_transpose -> a GEMM (O*KH*KW x Cin) x (Cin x N*H*W) and col2im (an
+  ``scf.for`` over ky and kx around one generic adding the offset's rows into
+  the strided view of the padded output: one loop nest for the whole kernel),
+  blocked over images like conv2d;
 - max_pool2d / avg_pool2d -> windows of up to UNROLLED_WINDOW elements: one
   all-parallel generic over that many strided views of the padded input
   (avg: divided by the window counts, a constant); larger windows:
@@ -19,9 +20,9 @@
   dilation or padding): per kernel offset, one generic over the windows finds
   the first maximum and writes grad or 0 into that offset's strided view;
   otherwise a reduction ``linalg.generic`` computing each window's arg-max
-  (the first in row-major window order), then, per kernel offset, an
-  in-place strided update of the padded gradient; avg_pool2d_backward -> the
-  same two forms with ``grad / count``;
+  (the first in row-major window order), then an ``scf.for`` over the kernel
+  offsets around one in-place strided update of the padded gradient;
+  avg_pool2d_backward -> the same two forms with ``grad / count``;
 - softmax, log_softmax, layer_norm, rms_norm -> reductions and elementwise
   ``linalg.generic`` ops (the statistics are read through projected maps);
 - cross_entropy_with_logits, nll_loss -> reduction ``linalg.generic`` ops
@@ -610,7 +611,15 @@ def _exact_backward(p, grad, x, elt, pick):
     all-parallel generic over the output positions writes the strided view of
     the input gradient it owns, ``pick(g, window values, offset)`` with ``g``
     the window's output gradient (each element written once: no zero fill,
-    no read-modify-write scatter)."""
+    no read-modify-write scatter).
+
+    One nest per offset, unlike col2im (issue 14, compile time): with the
+    offset a run-time value (an ``scf.for`` over the offsets; one 6-D
+    generic over the (N, C, Ho, KH, Wo, KW) view; an arg-max pass and a
+    spreading pass) LeNet's pool1 backward ran 0.27-0.29 ms against 0.21
+    (``bench/conv_ops.py``): a constant offset lets LLVM fold the arg-max
+    compare, and one generic with an output per offset is not bufferized
+    in place (copies)."""
     views = _window_views(x, p) if x is not None else []
     out = empty(p.shape, elt)
     n, c = p.shape[:2]

@@ -7,7 +7,9 @@ cumsum -> an ``scf.for`` over the scanned axis adding one slice at a time.
 sum of more than ``B`` elements is *blocked*, as numpy's pairwise
 sum: each reduced axis longer than the block is cut into blocks of
 ``SUM_BLOCK`` that are summed first, then their partial sums are summed
-(recursively), plus the tail; so the rounding error grows with the log of
+(recursively), plus the tail; shorter reduced axes are summed innermost
+first, several in one stage while together they hold at most ``SUM_BLOCK``
+elements; so the rounding error grows with the log of
 the length, not the length (2e7 x 0.1f sums to 2e6, not 2,097,152), and the
 order is fixed (deterministic).  max/min propagate NaN, as numpy.
 

@@ -3,7 +3,9 @@
 
 - reshape, expand_dims, squeeze, flatten -> ``tensor.collapse_shape`` /
   ``tensor.expand_shape`` (no copy after bufferization);
-- permute_dims -> ``linalg.transpose``; broadcast_to -> ``linalg.broadcast``
+- permute_dims -> ``linalg.transpose``, or a copy ``linalg.generic`` for rank
+  > 2 when the innermost axis stays (elementwise fusion then folds it into
+  its generic producer or consumer); broadcast_to -> ``linalg.broadcast``
   (stretched unit dims are collapsed away first);
 - concat -> ``tensor.insert_slice`` into a ``tensor.empty``; split and
   strided_slice with positive strides -> ``tensor.extract_slice``; negative
