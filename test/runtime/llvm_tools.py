@@ -101,6 +101,18 @@ print("objects:", objs, "outlined:", syms.count("main_adjoint.extracted") > 3,
 # CHECK-NEXT: objects: ['part0.o', 'part1.o'] outlined: True exported: True
 print("loads:", np.allclose(gradir.runtime.load(lib)["main_adjoint"](*args)[0], ref[0], rtol=1e-5))
 # CHECK-NEXT: loads: True
+# The signatures, their digest and the target record are globals of the
+# module (no C compiled for them); the memrefCopy shim is linked only when
+# the code calls it.
+dyn = subprocess.run(["nm", "-D", "--defined-only", str(lib)], capture_output=True, text=True).stdout
+print("data:", all(f" R {s}" in dyn for s in ("gradir_signatures", "gradir_signatures_sha256",
+                                             "gradir_cpu_target")),
+      "shim as needed:", ("memrefCopy" in dyn) == ("@memrefCopy(" in text))
+# CHECK-NEXT: data: True shim as needed: True
+from gradir.runtime.export import data_llvm_ir
+quoted = data_llvm_ir(SimpleNamespace(signatures=sigs, options=CompileOptions()))
+print("escaped:", '\\22' in quoted, quoted.count("constant ["))
+# CHECK-NEXT: escaped: True 3
 
 # GRADIR_LLVM_PASSES replaces the pipeline (here LLVM's default<O2>, as before).
 os.environ["GRADIR_LLVM_PASSES"] = "default<O2>"

@@ -32,12 +32,22 @@ class Executable(FunctionTable):
     cache_path = None
 
     def __init__(self, lowered: ir.Module, signatures: dict, options: CompileOptions,
-                 pic: bool = False, lowered_text: str | None = None):
+                 pic: bool = False, lowered_text: str | None = None,
+                 llvm_ir: str | None = None):
+        """``lowered_text`` / ``llvm_ir``: the lowered module printed / its
+        LLVM IR, where the caller has either (``llvm_ir`` then prints on first
+        use: issue 14, compile time)."""
         self.options = options
         self.signatures = signatures
         self._pic = pic
-        self._lowered_text = print_module(lowered) if lowered_text is None else lowered_text
-        threads = options.threads if uses_openmp(self._lowered_text) else 1
+        self._lowered_module = None
+        if lowered_text is None and llvm_ir is not None:
+            self._lowered_text, self._lowered_module = None, lowered
+            parallel = uses_openmp(llvm_ir)
+        else:
+            self._lowered_text = print_module(lowered) if lowered_text is None else lowered_text
+            parallel = uses_openmp(self._lowered_text)
+        threads = options.threads if parallel else 1
         libs = [str(p) for p in runtime_libraries(options.target, threads)]
         if threads > 1:
             import ctypes
@@ -56,6 +66,10 @@ class Executable(FunctionTable):
     @property
     def llvm_ir(self) -> str:
         """The lowered module (LLVM dialect) as text."""
+        if self._lowered_text is None:
+            with self._lowered_module.context:
+                self._lowered_text = print_module(self._lowered_module)
+            self._lowered_module = None
         return self._lowered_text
 
     def export_library(self, path: str | os.PathLike) -> Path:
@@ -278,6 +292,7 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
     lowered, sigs = lower(module, options, functions)
     # --- issue 14: LLVM through the tool binaries, loop nests outlined (llvm_tools.py) ---
     from . import llvm_tools
+    llvm_ir = None
     if (options.target == "cpu" and llvm_opt_level(options.opt_level) >= 1
             and llvm_tools.mode() != "off"):
         with lowered.context:
@@ -301,14 +316,16 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
                     exe.cache_path = directory / f"{key}.so"
                     _cache.store_library(directory, key, exe._library.path)
                 return exe
-    with lowered.context:
-        text = print_module(lowered)
+    text = None
+    if llvm_ir is None:
+        with lowered.context:
+            text = print_module(lowered)
     # --- end issue 14 ---
     with lowered.context:
         # PIC: the object the JIT compiled can be linked into a library (the
         # cache entry, export_library) without running LLVM again; no run-time
         # cost measured (bench/compile_time.py --llvm-levels runs PIC code).
-        exe = Executable(lowered, sigs, options, pic=True, lowered_text=text)
+        exe = Executable(lowered, sigs, options, pic=True, lowered_text=text, llvm_ir=llvm_ir)
     if directory is not None:
         exe.cache_hit = False
         exe.cache_path = directory / f"{key}.so"

