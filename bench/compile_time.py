@@ -277,22 +277,28 @@ def _split(pipeline: str) -> list[str]:
     return out + [cur]
 
 
+def _timed_program(workload: str):
+    """(module, function, arguments) of a workload whose compile and run
+    time the LLVM comparisons measure (gemmN: bench/cpu.py's GEMM alone)."""
+    import numpy as np
+    if workload.startswith("gemm"):
+        from cpu import gemm_module
+        n = int(workload[4:])
+        rng = np.random.default_rng(0)
+        return gemm_module(n), "main", [rng.standard_normal((n, n)).astype(np.float32)
+                                        for _ in range(2)]
+    x, y, params = _inputs(workload)
+    m, _ = _gradir_module(workload, {})
+    return m, "main_adjoint", [x, y, *params]
+
+
 # --- LLVM O3 against O2 ------------------------------------------------------------------
 
 def child_llvm_levels(workload: str, rounds: int) -> dict:
     import numpy as np
     import gradir
     from gradir.runtime import jit
-    if workload.startswith("gemm"):             # bench/cpu.py's GEMM: the matmul kernel alone
-        from cpu import gemm_module
-        n = int(workload[4:])
-        m, fn_name = gemm_module(n), "main"
-        rng = np.random.default_rng(0)
-        args = [rng.standard_normal((n, n)).astype(np.float32) for _ in range(2)]
-    else:
-        x, y, params = _inputs(workload)
-        m, _ = _gradir_module(workload, {})
-        fn_name, args = "main_adjoint", [x, y, *params]
+    m, fn_name, args = _timed_program(workload)
     out = {}
     results = {}
     for _ in range(rounds):
@@ -318,37 +324,30 @@ def child_llvm_levels(workload: str, rounds: int) -> dict:
 
 # --- gradir's opt pipeline against LLVM's default<O2> (the tools path) ----------------------
 
-def child_llvm_passes(workload: str, rounds: int) -> dict:
+def child_llvm_passes(workload: str, rounds: int, threads: int) -> dict:
     """The tools path (GRADIR_LLVM_TOOLS=1) with llvm_tools.PIPELINE and with
-    GRADIR_LLVM_PASSES=default<O2>: compile wall and CPU time (this process
-    and its opt/llc children), run time (median of 25), results compared."""
+    GRADIR_LLVM_PASSES=default<O2>, code for ``threads`` threads: compile
+    wall and CPU time (this process and its opt/llc children), run time
+    (median of 25), results compared."""
     import resource
     import numpy as np
     import gradir
     os.environ["GRADIR_LLVM_TOOLS"] = "1"
-    if workload.startswith("gemm"):
-        from cpu import gemm_module
-        n = int(workload[4:])
-        m, fn_name = gemm_module(n), "main"
-        rng = np.random.default_rng(0)
-        args = [rng.standard_normal((n, n)).astype(np.float32) for _ in range(2)]
-    else:
-        x, y, params = _inputs(workload)
-        m, _ = _gradir_module(workload, {})
-        fn_name, args = "main_adjoint", [x, y, *params]
+    m, fn_name, args = _timed_program(workload)
 
     def cpu_s():
         a = resource.getrusage(resource.RUSAGE_SELF)
         b = resource.getrusage(resource.RUSAGE_CHILDREN)
         return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
     out, results = {}, {}
+    gradir.compile(m, functions=[fn_name], cache=False, threads=threads)  # first-use set-up: not timed
     for _ in range(rounds):
         for name, passes in (("gradir", None), ("O2", "default<O2>")):
             os.environ.pop("GRADIR_LLVM_PASSES", None)
             if passes:
                 os.environ["GRADIR_LLVM_PASSES"] = passes
             t, c = time.perf_counter(), cpu_s()
-            exe = gradir.compile(m, functions=[fn_name], cache=False)
+            exe = gradir.compile(m, functions=[fn_name], cache=False, threads=threads)
             out.setdefault(f"{name} compile", []).append(time.perf_counter() - t)
             out.setdefault(f"{name} cpu", []).append(cpu_s() - c)
             step = exe[fn_name]
@@ -422,7 +421,8 @@ def main(argv: list[str]) -> int:
         elif kind == "breakdown":
             result = child_breakdown(workload)
         elif kind == "passes":
-            result = child_llvm_passes(workload, int(argv[argv.index("--child") + 3]))
+            result = child_llvm_passes(workload, *map(int, argv[argv.index("--child") + 3:
+                                                                    argv.index("--child") + 5]))
         else:
             result = child_llvm_levels(workload, int(argv[argv.index("--child") + 3]))
         print("RESULT " + json.dumps(result))
@@ -466,11 +466,11 @@ def main(argv: list[str]) -> int:
         print("\nthe LLVM tools path (GRADIR_LLVM_TOOLS=1): opt with gradir's pipeline "
               "(llvm_tools.PIPELINE) or LLVM's default<O2>; compile wall / CPU (opt, llc "
               f"included) in s, run in ms; medians of {rounds}")
-        print(f"{'workload':<10}{'gradir compile':>15}{'O2 compile':>11}{'gradir cpu':>11}"
-              f"{'O2 cpu':>8}{'gradir run':>11}{'O2 run':>8}  same results")
-        for wl in workloads:
-            r, _ = _run_child(["passes", wl, str(rounds)], _env(None))
-            print(f"{wl:<10}{r['gradir compile']:>15.2f}{r['O2 compile']:>11.2f}"
+        print(f"{'workload':<10}{'threads':>8}{'gradir compile':>15}{'O2 compile':>11}"
+              f"{'gradir cpu':>11}{'O2 cpu':>8}{'gradir run':>11}{'O2 run':>8}  same results")
+        for wl, th in ((wl, th) for wl in workloads for th in (1, 2)):
+            r, _ = _run_child(["passes", wl, str(rounds), str(th)], _env(None))
+            print(f"{wl:<10}{th:>8}{r['gradir compile']:>15.2f}{r['O2 compile']:>11.2f}"
                   f"{r['gradir cpu']:>11.2f}{r['O2 cpu']:>8.2f}{r['gradir run'] * 1e3:>11.3f}"
                   f"{r['O2 run'] * 1e3:>8.3f}  {r['same results']}")
         print(header() + " at the end")
