@@ -343,7 +343,8 @@ def op_key(op) -> int:
 
 # --- walking without wrapping (appended for issue 14, compile time) -------------
 
-def collect_ops(op, keep: Callable[[ir.Operation], bool]) -> list[ir.Operation]:
+def collect_ops(op, keep: Callable[[ir.Operation], bool],
+                post_order: bool = False) -> list[ir.Operation]:
     """The ops nested in ``op`` (pre-order, ``op`` excluded) for which
     ``keep(op)`` is true, found by MLIR's own walk.
 
@@ -360,6 +361,11 @@ def collect_ops(op, keep: Callable[[ir.Operation], bool]) -> list[ir.Operation]:
             found.append(inner)
         return ir.WalkResult.ADVANCE
 
+    if post_order:                      # nested ops before the op holding them
+        root.walk(visit, ir.WalkOrder.POST_ORDER)
+        if found and found[-1] == root:
+            found.pop()
+        return found
     root.walk(visit, ir.WalkOrder.PRE_ORDER)
     if found and found[0] == root:
         found.pop(0)
