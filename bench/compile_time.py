@@ -9,6 +9,9 @@
                                                     # GRADIR_LLVM_TOOLS=0 / 1 (runtime/llvm_tools.py)
     build/venv/bin/python bench/compile_time.py --llvm-levels --workloads lenet64,mlp64,gemm512
                                                     # LLVM O3 vs O2: compile and run time
+    build/venv/bin/python bench/compile_time.py --llvm-passes --workloads lenet64,mlp64,gemm512
+                                                    # the tools path's opt pipeline: gradir's
+                                                    # (llvm_tools.PIPELINE) vs LLVM's default<O2>
 
 Workloads (float32, batch 64): lenet64, one LeNet-5 gradient step
 (bench/lenet.py: loss and the ten parameter gradients); mlp64, one step of
@@ -37,7 +40,9 @@ interleaved, and the table shows medians over the rounds.  Rows:
 before ``jax.jit``) to the first result, so imports are not in it; "import"
 is the import of gradir (JAX: jax, torch: torch) and "process" the wall time
 of the whole process as the parent sees it (interpreter start, imports,
-first call, exit).  Ratios are peer / gradir (>1: gradir is faster).  The
+first call, exit); "jax imp+1st/this" compares import + first call (JAX
+loads XLA at import, gradir loads MLIR on its first call).  Ratios are
+peer / gradir (>1: gradir is faster).  The
 header names the CPU, its vector ISA and the load average before and after.
 """
 
@@ -272,22 +277,28 @@ def _split(pipeline: str) -> list[str]:
     return out + [cur]
 
 
+def _timed_program(workload: str):
+    """(module, function, arguments) of a workload whose compile and run
+    time the LLVM comparisons measure (gemmN: bench/cpu.py's GEMM alone)."""
+    import numpy as np
+    if workload.startswith("gemm"):
+        from cpu import gemm_module
+        n = int(workload[4:])
+        rng = np.random.default_rng(0)
+        return gemm_module(n), "main", [rng.standard_normal((n, n)).astype(np.float32)
+                                        for _ in range(2)]
+    x, y, params = _inputs(workload)
+    m, _ = _gradir_module(workload, {})
+    return m, "main_adjoint", [x, y, *params]
+
+
 # --- LLVM O3 against O2 ------------------------------------------------------------------
 
 def child_llvm_levels(workload: str, rounds: int) -> dict:
     import numpy as np
     import gradir
     from gradir.runtime import jit
-    if workload.startswith("gemm"):             # bench/cpu.py's GEMM: the matmul kernel alone
-        from cpu import gemm_module
-        n = int(workload[4:])
-        m, fn_name = gemm_module(n), "main"
-        rng = np.random.default_rng(0)
-        args = [rng.standard_normal((n, n)).astype(np.float32) for _ in range(2)]
-    else:
-        x, y, params = _inputs(workload)
-        m, _ = _gradir_module(workload, {})
-        fn_name, args = "main_adjoint", [x, y, *params]
+    m, fn_name, args = _timed_program(workload)
     out = {}
     results = {}
     for _ in range(rounds):
@@ -308,6 +319,48 @@ def child_llvm_levels(workload: str, rounds: int) -> dict:
             out.setdefault(f"O{level} compile", []).append(compile_s)
             out.setdefault(f"O{level} run", []).append(statistics.median(runs[5:]))
     same = all(np.allclose(a, b, rtol=1e-4, atol=1e-5) for a, b in zip(results[3], results[2]))
+    return {k: statistics.median(v) for k, v in out.items()} | {"same results": same}
+
+
+# --- gradir's opt pipeline against LLVM's default<O2> (the tools path) ----------------------
+
+def child_llvm_passes(workload: str, rounds: int, threads: int) -> dict:
+    """The tools path (GRADIR_LLVM_TOOLS=1) with llvm_tools.PIPELINE and with
+    GRADIR_LLVM_PASSES=default<O2>, code for ``threads`` threads: compile
+    wall and CPU time (this process and its opt/llc children), run time
+    (median of 25), results compared."""
+    import resource
+    import numpy as np
+    import gradir
+    os.environ["GRADIR_LLVM_TOOLS"] = "1"
+    m, fn_name, args = _timed_program(workload)
+
+    def cpu_s():
+        a = resource.getrusage(resource.RUSAGE_SELF)
+        b = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+    out, results = {}, {}
+    gradir.compile(m, functions=[fn_name], cache=False, threads=threads)  # first-use set-up: not timed
+    for _ in range(rounds):
+        for name, passes in (("gradir", None), ("O2", "default<O2>")):
+            os.environ.pop("GRADIR_LLVM_PASSES", None)
+            if passes:
+                os.environ["GRADIR_LLVM_PASSES"] = passes
+            t, c = time.perf_counter(), cpu_s()
+            exe = gradir.compile(m, functions=[fn_name], cache=False, threads=threads)
+            out.setdefault(f"{name} compile", []).append(time.perf_counter() - t)
+            out.setdefault(f"{name} cpu", []).append(cpu_s() - c)
+            step = exe[fn_name]
+            res = step(*args)
+            results[name] = res if isinstance(res, tuple) else (res,)
+            runs = []
+            for _ in range(25):
+                t = time.perf_counter()
+                step(*args)
+                runs.append(time.perf_counter() - t)
+            out.setdefault(f"{name} run", []).append(statistics.median(runs[5:]))
+    same = all(np.allclose(a, b, rtol=1e-4, atol=1e-5)
+               for a, b in zip(results["gradir"], results["O2"]))
     return {k: statistics.median(v) for k, v in out.items()} | {"same results": same}
 
 
@@ -367,6 +420,9 @@ def main(argv: list[str]) -> int:
             result = child_torch(workload)
         elif kind == "breakdown":
             result = child_breakdown(workload)
+        elif kind == "passes":
+            result = child_llvm_passes(workload, *map(int, argv[argv.index("--child") + 3:
+                                                                    argv.index("--child") + 5]))
         else:
             result = child_llvm_levels(workload, int(argv[argv.index("--child") + 3]))
         print("RESULT " + json.dumps(result))
@@ -406,6 +462,20 @@ def main(argv: list[str]) -> int:
         print(header() + " at the end")
         return 0
 
+    if "--llvm-passes" in argv:
+        print("\nthe LLVM tools path (GRADIR_LLVM_TOOLS=1): opt with gradir's pipeline "
+              "(llvm_tools.PIPELINE) or LLVM's default<O2>; compile wall / CPU (opt, llc "
+              f"included) in s, run in ms; medians of {rounds}")
+        print(f"{'workload':<10}{'threads':>8}{'gradir compile':>15}{'O2 compile':>11}"
+              f"{'gradir cpu':>11}{'O2 cpu':>8}{'gradir run':>11}{'O2 run':>8}  same results")
+        for wl, th in ((wl, th) for wl in workloads for th in (1, 2)):
+            r, _ = _run_child(["passes", wl, str(rounds), str(th)], _env(None))
+            print(f"{wl:<10}{th:>8}{r['gradir compile']:>15.2f}{r['O2 compile']:>11.2f}"
+                  f"{r['gradir cpu']:>11.2f}{r['O2 cpu']:>8.2f}{r['gradir run'] * 1e3:>11.3f}"
+                  f"{r['O2 run'] * 1e3:>8.3f}  {r['same results']}")
+        print(header() + " at the end")
+        return 0
+
     rows = [("gradir cold", "gradir", False), ("gradir cold adj", "gradir-adjoint", False),
             ("gradir miss", "gradir", "miss"), ("gradir warm", "gradir", True)]
     if "--llvm-tools" in argv:
@@ -432,7 +502,7 @@ def main(argv: list[str]) -> int:
     print(f"\nfirst call = parse + gradient + compile + first run (JAX: jit + trace + XLA "
           f"compile + run), seconds, median of {rounds} fresh processes each")
     print(f"{'workload':<9}{'row':<17}{'first call':>11}{'compile':>9}{'import':>8}"
-          f"{'process':>9}{'jax/this':>10}{'jax proc/this proc':>20}")
+          f"{'process':>9}{'jax/this':>10}{'jax imp+1st/this':>18}{'jax proc/this proc':>20}")
     for wl in workloads:
         med = {name: {k: statistics.median(r[k] for r in results[(wl, name)])
                       for k in results[(wl, name)][0] if k != "cache_hit"}
@@ -441,10 +511,12 @@ def main(argv: list[str]) -> int:
         for name, _, _ in rows:
             r = med[name]
             ratio = f"{jax['first_call'] / r['first_call']:>10.2f}" if jax else f"{'-':>10}"
+            both = (f"{(jax['import'] + jax['first_call']) / (r['import'] + r['first_call']):>18.2f}"
+                    if jax else f"{'-':>18}")
             pratio = f"{jax['process'] / r['process']:>20.2f}" if jax else f"{'-':>20}"
             comp = f"{r['compile']:>9.2f}" if "compile" in r else f"{'-':>9}"
             print(f"{wl:<9}{name:<17}{r['first_call']:>11.2f}{comp}{r['import']:>8.2f}"
-                  f"{r['process']:>9.2f}{ratio}{pratio}")
+                  f"{r['process']:>9.2f}{ratio}{both}{pratio}")
     print(header() + " at the end")
     return 0
 

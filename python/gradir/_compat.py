@@ -364,3 +364,63 @@ def collect_ops(op, keep: Callable[[ir.Operation], bool]) -> list[ir.Operation]:
     if found and found[0] == root:
         found.pop(0)
     return found
+
+
+# --- LLVM IR of an LLVM-dialect module, in process (issue 14, compile time) ---
+
+def translate_to_llvm_ir(module) -> str:
+    """``mlir-translate --mlir-to-llvmir`` of ``module`` (an LLVM-dialect
+    module or its operation) without printing it and starting the tool: the
+    LeNet step's 11 ms against 30 ms of printing plus ~100 ms of the
+    process.  Raises ``mlir.ir.MLIRError``-like RuntimeError on failure.
+    The native function itself: ``mlir.dialects.llvm`` would import its
+    generated op classes first (14 ms) for nothing."""
+    from mlir._mlir_libs._mlirDialectsLLVM import translate_module_to_llvmir
+    op = module.operation if hasattr(module, "operation") else module
+    return translate_module_to_llvmir(op)
+
+
+# --- crash recovery for pass pipelines (appended: gradir-opt, upstream crashes) ---
+
+_CRASH_REPRODUCER_SYMBOL = "_ZN4mlir11PassManager31enableCrashReproducerGenerationEN4llvm9StringRefEb"
+
+
+def enable_crash_recovery(pm, reproducer_path: str) -> bool:
+    """MLIR's local crash reproducer on ``pm`` (``mlir-opt
+    --mlir-pass-pipeline-crash-reproducer=PATH
+    --mlir-pass-pipeline-local-reproducer``): a pass that crashes (e.g.
+    upstream ``buffer-results-to-out-params`` on a function returning one
+    buffer twice: SIGSEGV) makes ``pm.run`` raise ``MLIRError`` naming the
+    pass, and the IR it was given is written to ``reproducer_path``.  The
+    context must run single-threaded (MLIR's requirement for local
+    reproducers; gradir-opt's contexts do).
+
+    The Python bindings of MLIR 22 do not expose it: this calls
+    ``mlir::PassManager::enableCrashReproducerGeneration(StringRef, bool)``
+    of the bindings' C API library through ctypes (``MlirPassManager``
+    wraps the ``mlir::PassManager*``; ``StringRef`` is passed as its
+    pointer and length, the Itanium C++ ABI on x86-64 and AArch64 Linux).
+    Returns False, changing nothing, where the symbol is missing."""
+    import ctypes
+    from pathlib import Path
+    import mlir._mlir_libs as libs
+    global _ENABLE_REPRODUCER
+    if _ENABLE_REPRODUCER is None:
+        try:
+            lib = ctypes.CDLL(str(Path(libs.__file__).parent / "libMLIRPythonCAPI.so"))
+            fn = getattr(lib, _CRASH_REPRODUCER_SYMBOL)
+        except (OSError, AttributeError):
+            _ENABLE_REPRODUCER = False
+            return False
+        fn.restype = None
+        fn.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_bool]
+        _ENABLE_REPRODUCER = fn
+    if _ENABLE_REPRODUCER is False:
+        return False
+    ptr = _CAPSULE_POINTER(pm._CAPIPtr, b"mlir.passmanager.PassManager._CAPIPtr")
+    path = str(reproducer_path).encode()
+    _ENABLE_REPRODUCER(ptr, path, len(path), True)
+    return True
+
+
+_ENABLE_REPRODUCER = None

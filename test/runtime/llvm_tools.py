@@ -3,7 +3,9 @@
 # issue 14: the LLVM-tools path (gradir/runtime/llvm_tools.py, opt-in with
 # GRADIR_LLVM_TOOLS=1): loop nests outlined (loop-extract), opt/llc binaries,
 # one process or partitions compiled in parallel (llvm-split), linked and
-# loaded like a cache entry.  Its results equal ExecutionEngine's path and the
+# loaded like a cache entry; the module reaches opt as LLVM IR translated in
+# process, optimized by gradir's pipeline (llvm_tools.PIPELINE) unless
+# GRADIR_LLVM_PASSES names another.  Its results equal ExecutionEngine's path and the
 # interpreter's, the outlining happened, the compile cache stores its library
 # (a second compile hits), and a failing tool is a CompileError.
 
@@ -83,8 +85,10 @@ print("x86-64-v3:", type(v3).__name__,
 from gradir.runtime.jit import lower
 lowered, sigs = lower(m, CompileOptions(), ["main_adjoint"])
 with lowered.context:
-    from gradir.ir import print_module
-    text = print_module(lowered)
+    from gradir import _compat
+    text = _compat.translate_to_llvm_ir(lowered)
+print("LLVM IR:", text.count("define ") >= 2, "llvm.func" not in text)
+# CHECK-NEXT: LLVM IR: True True
 work = out / "parts"
 work.mkdir()
 lib = llvm_tools.build_library(text, SimpleNamespace(signatures=sigs, options=CompileOptions(),
@@ -97,6 +101,27 @@ print("objects:", objs, "outlined:", syms.count("main_adjoint.extracted") > 3,
 # CHECK-NEXT: objects: ['part0.o', 'part1.o'] outlined: True exported: True
 print("loads:", np.allclose(gradir.runtime.load(lib)["main_adjoint"](*args)[0], ref[0], rtol=1e-5))
 # CHECK-NEXT: loads: True
+# The signatures, their digest and the target record are globals of the
+# module (no C compiled for them); the memrefCopy shim is linked only when
+# the code calls it.
+dyn = subprocess.run(["nm", "-D", "--defined-only", str(lib)], capture_output=True, text=True).stdout
+print("data:", all(f" R {s}" in dyn for s in ("gradir_signatures", "gradir_signatures_sha256",
+                                             "gradir_cpu_target")),
+      "shim as needed:", ("memrefCopy" in dyn) == ("@memrefCopy(" in text))
+# CHECK-NEXT: data: True shim as needed: True
+from gradir.runtime.export import data_llvm_ir
+quoted = data_llvm_ir(SimpleNamespace(signatures=sigs, options=CompileOptions()))
+print("escaped:", '\\22' in quoted, quoted.count("constant ["))
+# CHECK-NEXT: escaped: True 3
+
+# GRADIR_LLVM_PASSES replaces the pipeline (here LLVM's default<O2>, as before).
+os.environ["GRADIR_LLVM_PASSES"] = "default<O2>"
+print("passes:", llvm_tools.opt_command(Path("opt"), 2, resolve("host"))[1],
+      np.allclose(gradir.compile(m, cache=False)["main_adjoint"](*args)[0], ref[0], rtol=1e-5))
+# CHECK-NEXT: passes: -passes=loop-extract,default<O2> True
+del os.environ["GRADIR_LLVM_PASSES"]
+print("pipeline:", llvm_tools.passes(2) == llvm_tools.PIPELINE, llvm_tools.passes(1))
+# CHECK-NEXT: pipeline: True default<O1>
 
 # The compile cache stores the linked library; a second compile hits it.
 os.environ["GRADIR_LLVM_JOBS"] = "2"
@@ -108,11 +133,11 @@ print("cache:", first.cache_hit, second.cache_hit,
 
 # A tool that fails is a CompileError naming it.
 try:
-    llvm_tools.build_library("llvm.func @broken(", SimpleNamespace(signatures=sigs,
+    llvm_tools.build_library("define void @broken(", SimpleNamespace(signatures=sigs,
                              options=CompileOptions(), llvm_ir=""), 2, resolve("host"), out, workers=1)
 except CompileError as err:
-    print("CompileError:", str(err).splitlines()[0][:22])
-# CHECK-NEXT: CompileError: mlir-translate failed
+    print("CompileError:", str(err).splitlines()[0][:10])
+# CHECK-NEXT: CompileError: opt failed
 # A failing tools path falls back to ExecutionEngine with a warning.
 import warnings
 real, llvm_tools.build_library = llvm_tools.build_library, lambda *a, **k: (_ for _ in ()).throw(

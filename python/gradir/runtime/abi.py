@@ -222,6 +222,15 @@ def check_memory(sig: Signature) -> None:
                           f"GiB; this machine has {total / 2**30:.1f} GiB of memory and swap")
 
 
+def _is_masked(value) -> bool:
+    """Whether ``value`` is a numpy masked array, without importing
+    ``numpy.ma`` (23 ms of the first call, issue 14): no masked array exists
+    before something imported it."""
+    import sys
+    ma = sys.modules.get("numpy.ma")
+    return ma is not None and isinstance(value, ma.MaskedArray)
+
+
 def _as_array(value, spec: TensorSpec, where: str) -> np.ndarray:
     """``value`` as a C-contiguous array of ``spec``, or ArgumentError.
 
@@ -230,7 +239,7 @@ def _as_array(value, spec: TensorSpec, where: str) -> np.ndarray:
     arguments, no integers outside the dtype's range, no masked arrays (the
     mask would be dropped)."""
     want = np.dtype(spec.dtype)
-    if isinstance(value, np.ma.MaskedArray):
+    if _is_masked(value):
         raise ArgumentError(f"{where} must be a {spec.describe()}, got a masked array (its "
                             "mask would be lost; pass value.filled(...) or value.data)")
     if isinstance(value, np.ndarray):

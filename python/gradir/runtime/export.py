@@ -60,13 +60,29 @@ void memrefCopy(int64_t elem, unranked_t *src, unranked_t *dst) {
 """
 
 
-def _target_symbol(exe) -> str:
-    """issue 14: the CPU the code was compiled for (``target_check``)."""
-    if exe.options.target != "cpu":
-        return ""
-    from .target_check import TARGET_SYMBOL, target_record
-    return (f"__attribute__((visibility(\"default\"))) const char {TARGET_SYMBOL}[] =\n"
-            f"{c_string(target_record(exe.options.cpu))};\n")
+def _library_data(exe) -> list[tuple[str, str]]:
+    """(symbol, NUL-terminated string) the library exports: the signatures'
+    JSON, its digest and (CPU) the target record."""
+    sig_json = signatures_to_json(exe.signatures)
+    data = [(SIGNATURE_SYMBOL, sig_json),
+            (DIGEST_SYMBOL, hashlib.sha256(sig_json.encode()).hexdigest())]
+    if exe.options.target == "cpu":
+        from .target_check import TARGET_SYMBOL, target_record
+        data.append((TARGET_SYMBOL, target_record(exe.options.cpu)))
+    return data
+
+
+def data_llvm_ir(exe) -> str:
+    """issue 14 (compile time): ``_library_data`` as LLVM IR globals, for
+    the tools path to append to the module it compiles, so linking needs no
+    C compiler run for them (``export_library(..., data_in_objects=True)``)."""
+    lines = []
+    for name, text in _library_data(exe):
+        raw = text.encode() + b"\0"
+        body = "".join(chr(b) if 32 <= b < 127 and b not in (34, 92) else f"\\{b:02X}"
+                       for b in raw)
+        lines.append(f'@{name} = constant [{len(raw)} x i8] c"{body}", align 1')
+    return "\n".join(lines) + "\n"
 
 
 def _compile_object(exe, libs, tmp: Path) -> Path:
@@ -84,11 +100,15 @@ def _compile_object(exe, libs, tmp: Path) -> Path:
     return obj
 
 
-def export_library(exe, path: Path, object_file: Path | None = None) -> Path:
+def export_library(exe, path: Path, object_file: Path | None = None,
+                   data_in_objects: bool = False, needs_shim: bool = True) -> Path:
     """Writes ``path`` (a .so) holding exe's functions and signatures, plus
     the MLIR runtime libraries it links against, next to it.  ``object_file``:
     exe's code already compiled (PIC), e.g. by the JIT, or a list of objects;
-    else compiled here."""
+    else compiled here.  ``data_in_objects``: the objects define the
+    signature, digest and target symbols already (``data_llvm_ir``);
+    ``needs_shim`` False: they do not call ``memrefCopy`` (with both, no C
+    file is compiled: the link alone)."""
     path = Path(path).resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
     threads = getattr(exe.options, "threads", 1) if uses_openmp(exe.llvm_ir) else 1
@@ -102,14 +122,16 @@ def export_library(exe, path: Path, object_file: Path | None = None) -> Path:
                     else _compile_object(exe, libs, tmp)]
         if not objs or any(not o.exists() or o.stat().st_size == 0 for o in objs):
             raise CompileError("ExecutionEngine produced no object file to export")
-        meta = tmp / "signatures.c"
-        sig_json = signatures_to_json(exe.signatures)
-        digest = hashlib.sha256(sig_json.encode()).hexdigest()
-        meta.write_text(f"__attribute__((visibility(\"default\"))) const char "
-                        f"{SIGNATURE_SYMBOL}[] =\n{c_string(sig_json)};\n"
-                        f"__attribute__((visibility(\"default\"))) const char "
-                        f"{DIGEST_SYMBOL}[] = \"{digest}\";\n" + _SHIM_C
-                        + _target_symbol(exe))
+        source = "" if data_in_objects else "".join(
+            f"__attribute__((visibility(\"default\"))) const char {name}[] =\n"
+            f"{c_string(text)};\n" for name, text in _library_data(exe))
+        if needs_shim:
+            source += _SHIM_C
+        c_files = []
+        if source:
+            meta = tmp / "signatures.c"
+            meta.write_text(source)
+            c_files = ["-x", "c", str(meta), "-x", "none"]
         # Linked next to its destination (same filesystem: the rename is atomic
         # and never crosses devices, e.g. /tmp on tmpfs).
         tmp_out = path.parent / f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
@@ -118,8 +140,8 @@ def export_library(exe, path: Path, object_file: Path | None = None) -> Path:
         # library; -z defs makes any other unresolved symbol a link error here
         # rather than a load error there.
         device_libs = [lib for lib in libs if lib.name != "libmlir_c_runner_utils.so"]
-        cmd = [compiler(), "-shared", "-fPIC", "-O2", "-o", str(tmp_out), *map(str, objs), "-x", "c",
-               str(meta), "-x", "none", *[f"-L{d}" for d in dict.fromkeys(
+        cmd = [compiler(), "-shared", "-fPIC", "-O2", "-o", str(tmp_out), *map(str, objs),
+               *c_files, *[f"-L{d}" for d in dict.fromkeys(
                    str(lib.parent) for lib in [libs[0], *device_libs])],
                *[f"-l:{lib.name}" for lib in device_libs],
                "-Wl,-rpath,$ORIGIN", "-Wl,-z,defs", "-lm", "-lc"]

@@ -32,12 +32,22 @@ class Executable(FunctionTable):
     cache_path = None
 
     def __init__(self, lowered: ir.Module, signatures: dict, options: CompileOptions,
-                 pic: bool = False, lowered_text: str | None = None):
+                 pic: bool = False, lowered_text: str | None = None,
+                 llvm_ir: str | None = None):
+        """``lowered_text`` / ``llvm_ir``: the lowered module printed / its
+        LLVM IR, where the caller has either (``llvm_ir`` then prints on first
+        use: issue 14, compile time)."""
         self.options = options
         self.signatures = signatures
         self._pic = pic
-        self._lowered_text = print_module(lowered) if lowered_text is None else lowered_text
-        threads = options.threads if uses_openmp(self._lowered_text) else 1
+        self._lowered_module = None
+        if lowered_text is None and llvm_ir is not None:
+            self._lowered_text, self._lowered_module = None, lowered
+            parallel = uses_openmp(llvm_ir)
+        else:
+            self._lowered_text = print_module(lowered) if lowered_text is None else lowered_text
+            parallel = uses_openmp(self._lowered_text)
+        threads = options.threads if parallel else 1
         libs = [str(p) for p in runtime_libraries(options.target, threads)]
         if threads > 1:
             import ctypes
@@ -56,6 +66,10 @@ class Executable(FunctionTable):
     @property
     def llvm_ir(self) -> str:
         """The lowered module (LLVM dialect) as text."""
+        if self._lowered_text is None:
+            with self._lowered_module.context:
+                self._lowered_text = print_module(self._lowered_module)
+            self._lowered_module = None
         return self._lowered_text
 
     def export_library(self, path: str | os.PathLike) -> Path:
@@ -133,8 +147,10 @@ class ToolchainExecutable(CachedExecutable):
     cache_hit = None
 
     @classmethod
-    def build(cls, text: str, sigs: dict, options: CompileOptions, workers: int | None = None):
-        """``text``: the lowered module (LLVM dialect) printed."""
+    def build(cls, lowered: ir.Module, llvm_ir: str, sigs: dict, options: CompileOptions,
+              workers: int | None = None):
+        """``lowered``: the lowered module (LLVM dialect), kept to print
+        ``llvm_ir`` on demand; ``llvm_ir``: its translation to LLVM IR."""
         import tempfile
         from types import SimpleNamespace
         from ..conversion.cpu.host import resolve
@@ -145,18 +161,28 @@ class ToolchainExecutable(CachedExecutable):
         work = tempfile.mkdtemp(prefix="gradir-llvm-")
         try:
             path = llvm_tools.build_library(
-                text, SimpleNamespace(signatures=sigs, options=options, llvm_ir=text),
+                llvm_ir, SimpleNamespace(signatures=sigs, options=options, llvm_ir=llvm_ir),
                 llvm_opt_level(options.opt_level), resolve(options.cpu), Path(work),
                 workers=workers)
             exe = cls(load(path), "", options)
         except BaseException:
             shutil.rmtree(work, ignore_errors=True)
             raise
-        exe._lowered = text
+        exe._lowered_module = lowered
         exe.cache_path = None
         # The library file (export_library copies it) lives as long as the executable.
         weakref.finalize(exe, shutil.rmtree, work, ignore_errors=True)
         return exe
+
+    @property
+    def llvm_ir(self) -> str:
+        """The lowered module (LLVM dialect) as text (printed on first use:
+        issue 14, compile time, ~30 ms of the LeNet step)."""
+        if self._lowered is None:
+            with self._lowered_module.context:
+                self._lowered = print_module(self._lowered_module)
+            self._lowered_module = None
+        return self._lowered
 
 
 def lower(module, options: CompileOptions, functions=None) -> tuple[ir.Module, dict]:
@@ -266,29 +292,40 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
     lowered, sigs = lower(module, options, functions)
     # --- issue 14: LLVM through the tool binaries, loop nests outlined (llvm_tools.py) ---
     from . import llvm_tools
-    with lowered.context:
-        text = print_module(lowered)
+    llvm_ir = None
     if (options.target == "cpu" and llvm_opt_level(options.opt_level) >= 1
-            and llvm_tools.enabled(text)):
-        workers = llvm_tools.jobs()     # a bad GRADIR_LLVM_JOBS is an error, not a fallback
-        try:
-            exe = ToolchainExecutable.build(text, sigs, options, workers)
-        except CompileError as err:     # a broken tool install: ExecutionEngine still works
-            import warnings
-            warnings.warn(f"gradir: the LLVM tools path failed, compiling with "
-                          f"ExecutionEngine instead: {str(err)[:500]}", RuntimeWarning, stacklevel=2)
-        else:
-            if directory is not None:
-                exe.cache_hit = False
-                exe.cache_path = directory / f"{key}.so"
-                _cache.store_library(directory, key, exe._library.path)
-            return exe
+            and llvm_tools.mode() != "off"):
+        with lowered.context:
+            try:
+                llvm_ir = _compat.translate_to_llvm_ir(lowered)
+            except Exception as err:    # noqa: BLE001 - the bindings raise RuntimeError
+                raise CompileError(f"translating the lowered module to LLVM IR failed: {err}") \
+                    from None
+        if llvm_tools.enabled(llvm_ir):
+            workers = llvm_tools.jobs()     # a bad GRADIR_LLVM_JOBS is an error, not a fallback
+            try:
+                exe = ToolchainExecutable.build(lowered, llvm_ir, sigs, options, workers)
+            except CompileError as err:     # a broken tool install: ExecutionEngine still works
+                import warnings
+                warnings.warn(f"gradir: the LLVM tools path failed, compiling with "
+                              f"ExecutionEngine instead: {str(err)[:500]}", RuntimeWarning,
+                              stacklevel=2)
+            else:
+                if directory is not None:
+                    exe.cache_hit = False
+                    exe.cache_path = directory / f"{key}.so"
+                    _cache.store_library(directory, key, exe._library.path)
+                return exe
+    text = None
+    if llvm_ir is None:
+        with lowered.context:
+            text = print_module(lowered)
     # --- end issue 14 ---
     with lowered.context:
         # PIC: the object the JIT compiled can be linked into a library (the
         # cache entry, export_library) without running LLVM again; no run-time
         # cost measured (bench/compile_time.py --llvm-levels runs PIC code).
-        exe = Executable(lowered, sigs, options, pic=True, lowered_text=text)
+        exe = Executable(lowered, sigs, options, pic=True, lowered_text=text, llvm_ir=llvm_ir)
     if directory is not None:
         exe.cache_hit = False
         exe.cache_path = directory / f"{key}.so"

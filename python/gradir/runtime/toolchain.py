@@ -45,10 +45,10 @@ def runtime_library_dir() -> Path:
 
 
 def uses_openmp(llvm_text: str) -> bool:
-    """Whether a lowered module (LLVM dialect text) has parallel regions,
-    i.e. needs the OpenMP runtime (code without any needs none, at any
-    thread count)."""
-    return "omp.parallel" in llvm_text
+    """Whether a lowered module (LLVM dialect text, or its LLVM IR) has
+    parallel regions, i.e. needs the OpenMP runtime (code without any needs
+    none, at any thread count)."""
+    return "omp.parallel" in llvm_text or "@__kmpc_fork_call(" in llvm_text
 
 
 def runtime_libraries(target: str, threads: int = 1) -> list[Path]:

@@ -44,6 +44,8 @@ class Options:
     verify_on_parse: bool = True
     list_passes: bool = False
     show_version: bool = False
+    crash_recovery: bool = True
+    crash_reproducer: str | None = None
 
 
 class UsageError(Exception):
@@ -65,6 +67,8 @@ _BOOL_FLAGS = {
     "verify-each": "verify_each",
     "emit-bytecode": "emit_bytecode",
     "mlir-disable-threading": None,      # gradir always runs single-threaded
+    "crash-recovery": "crash_recovery",
+    "mlir-pass-pipeline-local-reproducer": None,     # gradir's reproducers are always local
     "allow-unregistered-dialect": "allow_unregistered",
     "list-passes": "list_passes",
     "help": "list_passes",
@@ -115,6 +119,10 @@ def parse_args(argv: list[str]) -> Options:
                 raise UsageError(f"option '--{name}': empty pass name in '{value}'")
             getattr(opts, "print_after" if name.endswith("after") else "print_before").extend(
                 names)
+        elif name == "mlir-pass-pipeline-crash-reproducer":
+            if not eq or not value:
+                raise UsageError(f"option '--{name}' requires a file name (--{name}=<file>)")
+            opts.crash_reproducer = value
         elif name == "mlir-elide-elementsattrs-if-larger":
             try:
                 opts.elide_elements = int(value)
@@ -314,10 +322,17 @@ def process_chunk(text: str, source_name: str, opts: Options, context,
                                       large_elements_limit=opts.elide_elements,
                                       print_generic_op_form=opts.print_generic,
                                       enable_debug_info=opts.print_debuginfo)
+            reproducer = None
+            if opts.crash_recovery:     # a crashing (upstream) pass: a diagnostic, not SIGSEGV
+                reproducer = opts.crash_reproducer or _reproducer_path()
+                if not _compat.enable_crash_recovery(pm, reproducer):
+                    reproducer = None
             try:
                 pm.run(module.operation)
             except ir.MLIRError as err:
                 diags.extend(flatten_diagnostics(_compat.diagnostic_records(err.error_diagnostics)))
+                if reproducer is not None:
+                    _without_reproducer_noise(diags, reproducer)
                 if not any(d.severity == "error" for d in diags):
                     diags.append(Diag("error", _compat.format_location(module.operation.location),
                                       "pass pipeline failed: " + str(err).splitlines()[0]))
@@ -511,3 +526,31 @@ def guarded(tool: str, input_path: str, body) -> int:
         print(f"{src}:1:1: error: internal error: {type(exc).__name__}: {exc} "
               f"(set GRADIR_DEBUG=1 for a traceback)", file=sys.stderr)
         return 1
+
+
+_CRASH_MARK = "A signal was caught while processing the MLIR module"
+_REPRODUCER_NOISE = ("Failures have been detected while processing an MLIR pass pipeline",
+                     "Pipeline failed while executing")
+
+
+def _without_reproducer_noise(diags: list, reproducer: str) -> None:
+    """MLIR's crash reproducer reports every failed pipeline, crashed or
+    not, with an error ("Failures have been detected ...") and a note naming
+    the reproducer it wrote.  For a pass that failed the ordinary way (a
+    refusal with its own diagnostic) those are noise, and the reproducer
+    goes: only a crash keeps them (``--verify-diagnostics`` sees exactly
+    the pass's own diagnostics, as without recovery)."""
+    if any(d.message.startswith(_CRASH_MARK) for d in diags):
+        return
+    diags[:] = [d for d in diags if not d.message.startswith(_REPRODUCER_NOISE)]
+    try:
+        os.unlink(reproducer)
+    except OSError:
+        pass
+
+
+def _reproducer_path() -> str:
+    """Where a crashing pass's input IR goes (MLIR's local crash reproducer,
+    ``_compat.enable_crash_recovery``): written only when a pass crashes; the
+    diagnostic names it."""
+    return os.path.join(tempfile.gettempdir(), f"gradir-crash-reproducer-{os.getpid()}.mlir")

@@ -44,6 +44,9 @@ CONV_T = [  # (data, weight IOHW, strides, padding, dilation, groups, output_pad
     ((2, 6, 5, 7), (6, 2, 3, 2), [2, 2], [1, 0, 1, 1], [2, 2], 3, [1, 1]),
     # A GEMM product over 256 KiB: per block of images; groups 2, padding 1.
     ((8, 16, 8, 8), (16, 3, 5, 5), [1, 1], [1, 1, 1, 1], [1, 1], 2, None),
+    # One-row and one-column kernels (col2im loops of one iteration), groups 2.
+    ((2, 4, 3, 5), (4, 3, 1, 3), [2, 1], [0, 1, 0, 1], [1, 2], 2, [1, 0]),
+    ((1, 3, 4, 2), (3, 2, 3, 1), [1, 3], [1, 0, 0, 0], [2, 1], 1, None),
 ]
 POOLS = [  # (data, pool_size, strides, padding, dilation, ceil_mode, count_include_pad)
     ((1, 2, 6, 6), [2, 2], [2, 2], [0, 0, 0, 0], None, False, False),
@@ -57,6 +60,8 @@ POOLS = [  # (data, pool_size, strides, padding, dilation, ceil_mode, count_incl
     ((2, 3, 9, 8), [3, 2], [3, 2], [0, 0, 0, 0], None, False, False),
     # A 5x5 window (more than 16 elements: linalg's pooling ops).
     ((1, 2, 9, 8), [5, 5], [2, 1], [2, 2, 2, 2], None, False, False),
+    # A one-row overlapping window (the scatter's loop over ky: one iteration).
+    ((1, 2, 5, 7), [1, 3], [1, 2], [0, 1, 0, 1], None, False, False),
 ]
 
 
@@ -174,9 +179,13 @@ def test_norm():
 # CHECK-LABEL: TEST: test_conv_pool
 # CHECK: ok conv2d_8_f32
 # CHECK: ok conv2d_transpose_6_f32
+# CHECK: ok conv2d_transpose_7_f32
+# CHECK: ok conv2d_transpose_8_f32
 # CHECK: ok max_pool2d_backward_3_f32
 # CHECK: ok max_pool2d_backward_6_f32
 # CHECK: ok avg_pool2d_backward_7_f32
+# CHECK: ok max_pool2d_backward_8_f32
+# CHECK: ok avg_pool2d_backward_8_f32
 # CHECK: ok conv2d_8_f64
 # CHECK: ok conv2d_transpose_2_f64
 # CHECK: ok max_pool2d_backward_5_f64

@@ -24,6 +24,13 @@ def test_shape():
         x = rand((2, 3, 4), dt)
         s.case(f"permute_dims_{t}", lambda a: op("rlx.permute_dims", a, axes=[1, 2, 0]), x)
         s.case(f"permute_dims_rev_{t}", lambda a: op("rlx.permute_dims", a), x)
+        # Rank 4 keeping the innermost axis (a copy generic): alone, and fused
+        # with an elementwise producer and consumer.
+        x4 = rand((2, 3, 4, 5), dt)
+        s.case(f"permute_dims_rows_{t}", lambda a: op("rlx.permute_dims", a, axes=[2, 0, 1, 3]),
+               x4)
+        s.case(f"permute_dims_rows_fused_{t}", lambda a: op("rlx.exp", op(
+            "rlx.permute_dims", op("rlx.sin", a), axes=[1, 0, 2, 3])), x4)
         for src, dst in [((2, 3), (3, 2)), ((2, 3, 4), (6, 4)), ((6,), (2, 1, 3)), ((), (1, 1)),
                          ((1, 1), ()), ((4, 6), (2, 2, 3, 2)), ((2, 1, 3), (3, 2))]:
             s.case(f"reshape_{src}_{dst}_{t}",
@@ -85,6 +92,8 @@ def test_shape():
                    rand(src, dt))
     b = bools((3, 4))
     s.case("bool_permute", lambda a: op("rlx.permute_dims", a), b)
+    s.case("bool_permute_rows", lambda a: op("rlx.permute_dims", a, axes=[1, 0, 2]),
+           bools((2, 3, 4)))
     s.case("bool_concat", lambda a, c: op("rlx.concat", a, c, axis=[1]), b, bools((3, 2)))
     s.case("bool_take", lambda a, i: op("rlx.take", a, i, axis=[1]), b,
            np.array([3, 0], np.int64))
@@ -129,8 +138,10 @@ def test_reduce():
     s.run()
 
 # CHECK-LABEL: TEST: test_shape
+# CHECK: ok permute_dims_rows_fused_f32
 # CHECK: ok split_sections_empty_f32
 # CHECK: ok strided_slice_neg_full_f64
+# CHECK: ok bool_permute_rows
 # CHECK: ok bool_take
 # CHECK: ok tuple_nested
 # CHECK: shape: all {{[0-9]+}} cases match the interpreter

@@ -41,9 +41,20 @@ for axis, shape in ((1, (3,)), (0, (70001,))):
     print(f"axis {axis} relative error < 1e-6:", rel(got, want.sum(axis=axis)) < 1e-6)
 got = compiled("sum", x.shape, ())(x)
 print("all axes relative error < 1e-6:", rel(got, want.sum()) < 1e-6)
+# Several reduced axes in stages (inner axes of at most 256 elements together
+# in one stage, a longer axis blocked).
+for shape, axes, result in (((64, 16, 8, 8), (0, 2, 3), (16,)),
+                            ((3, 300, 4, 2), (0, 1, 3), (4,))):
+    x = rng.uniform(0, 1, shape).astype(np.float32)
+    attrs = "{axis = array<i64: " + ", ".join(map(str, axes)) + ">}"
+    got = compiled("sum", shape, result, attrs)(x)
+    print(f"axes {axes} relative error < 1e-6:",
+          rel(got, x.astype(np.float64).sum(axis=axes)) < 1e-6)
 # CHECK: sum 4e6 x 0.1 relative error < 1e-5: True
 # CHECK: mean 4e6 x 0.1 relative error < 1e-5: True
 # CHECK: sum of 2^24 + 4096 ones exact: True
 # CHECK: axis 1 relative error < 1e-6: True
 # CHECK: axis 0 relative error < 1e-6: True
 # CHECK: all axes relative error < 1e-6: True
+# CHECK: axes (0, 2, 3) relative error < 1e-6: True
+# CHECK: axes (0, 1, 3) relative error < 1e-6: True

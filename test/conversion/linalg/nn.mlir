@@ -72,29 +72,41 @@ func.func @conv2d_blocked(%x: tensor<16x1x28x28xf32>, %w: tensor<6x1x5x5xf32>) -
 
 // -----
 
-// conv2d_transpose: a GEMM (O*KH*KW x Cin) x (Cin x N*H*W), then col2im: per
-// kernel offset, one generic adds its row block into the strided view of the
-// padded output; the padding is cropped at the end.  (A product over 256 KiB
-// is computed per block of images in an scf.for, as conv2d's im2col.)
+// conv2d_transpose: a GEMM (O*KH*KW x Cin) x (Cin x N*H*W), then col2im:
+// one scf.for over ky around one over kx carries the padded output; its
+// body adds the offset's rows of the product (rows ky*KW + kx :: KH*KW) into
+// the strided view of the output they reach (one loop nest for the whole
+// kernel).  The padding is cropped at the end.  (A product over 256 KiB is
+// computed per block of images in an scf.for, as conv2d's im2col.)
 
+// CHECK-DAG: #[[$ID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 // CHECK-DAG: #[[$XPACK:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, (d0 * 4 + d2) * 4 + d3)>
 // CHECK-DAG: #[[$WPACK:.*]] = affine_map<(d0, d1, d2, d3) -> (d1 * 9 + d2 * 3 + d3, d0)>
-// CHECK-DAG: #[[$ROW0:.*]] = affine_map<(d0, d1, d2, d3) -> (d1 * 9, (d0 * 4 + d2) * 4 + d3)>
-// CHECK-DAG: #[[$ROW8:.*]] = affine_map<(d0, d1, d2, d3) -> (d1 * 9 + 8, (d0 * 4 + d2) * 4 + d3)>
 // CHECK-LABEL: func.func @conv2d_transpose(
 // CHECK-SAME: %[[X:.*]]: tensor<1x2x4x4xf32>, %[[W:.*]]: tensor<2x3x3x3xf32>)
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
 // CHECK: %[[WM:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[$WPACK]]], {{.*}} ins(%[[W]] : tensor<2x3x3x3xf32>) outs(%{{.*}} : tensor<27x2xf32>)
 // CHECK: %[[XM:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[$XPACK]]], {{.*}} ins(%[[X]] : tensor<1x2x4x4xf32>) outs(%{{.*}} : tensor<2x16xf32>)
 // CHECK: %[[XP:.*]] = tensor.insert_slice %[[XM]] into %{{.*}}[0, 0] [2, 16] [1, 1] : tensor<2x16xf32> into tensor<2x32xf32>
 // CHECK: %[[COLS:.*]] = linalg.matmul ins(%[[WM]], %[[XP]] : tensor<27x2xf32>, tensor<2x32xf32>) outs(%{{.*}} : tensor<27x32xf32>)
 // CHECK: %[[Z:.*]] = linalg.fill {{.*}} -> tensor<1x3x9x9xf32>
-// CHECK: %[[V0:.*]] = tensor.extract_slice %[[Z]][0, 0, 0, 0] [1, 3, 4, 4] [1, 1, 2, 2]
-// CHECK: %[[U0:.*]] = linalg.generic {indexing_maps = [#[[$ROW0]], #{{.*}}], {{.*}} ins(%[[COLS]] : tensor<27x32xf32>) outs(%[[V0]] : tensor<1x3x4x4xf32>)
+// CHECK: %[[OUT:.*]] = scf.for %[[KY:[a-z0-9_]+]] = %[[C0]] to %[[C3]] step %[[C1]] iter_args(%[[A:.*]] = %[[Z]]) -> (tensor<1x3x9x9xf32>) {
+// CHECK-NEXT: %[[IN:.*]] = scf.for %[[KX:[a-z0-9_]+]] = %[[C0]] to %[[C3]] step %[[C1]] iter_args(%[[B:.*]] = %[[A]]) -> (tensor<1x3x9x9xf32>) {
+// CHECK-NEXT: %[[R0:.*]] = arith.muli %[[KY]], %[[C3]] : index
+// CHECK-NEXT: %[[ROW:.*]] = arith.addi %[[R0]], %[[KX]] : index
+// CHECK-NEXT: %[[ROWS:.*]] = tensor.extract_slice %[[COLS]][%[[ROW]], 0] [3, 32] [9, 1] : tensor<27x32xf32> to tensor<3x32xf32>
+// CHECK-NEXT: %[[V:.*]] = tensor.extract_slice %[[B]][0, 0, %[[KY]], %[[KX]]] [1, 3, 4, 4] [1, 1, 2, 2] : tensor<1x3x9x9xf32> to tensor<1x3x4x4xf32>
+// CHECK-NEXT: %[[U:.*]] = linalg.generic {indexing_maps = [#[[$XPACK]], #[[$ID]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[ROWS]] : tensor<3x32xf32>) outs(%[[V]] : tensor<1x3x4x4xf32>)
 // CHECK: arith.addf
-// CHECK: tensor.insert_slice %[[U0]] into %[[Z]][0, 0, 0, 0] [1, 3, 4, 4] [1, 1, 2, 2]
-// CHECK: %[[V8:.*]] = tensor.extract_slice %{{.*}}[0, 0, 2, 2] [1, 3, 4, 4] [1, 1, 2, 2]
-// CHECK: linalg.generic {indexing_maps = [#[[$ROW8]], #{{.*}}], {{.*}} ins(%[[COLS]] : tensor<27x32xf32>) outs(%[[V8]] : tensor<1x3x4x4xf32>)
-// CHECK: %[[R:.*]] = tensor.extract_slice %{{.*}}[0, 0, 1, 1] [1, 3, 8, 8] [1, 1, 1, 1] : tensor<1x3x9x9xf32> to tensor<1x3x8x8xf32>
+// CHECK: %[[INS:.*]] = tensor.insert_slice %[[U]] into %[[B]][0, 0, %[[KY]], %[[KX]]] [1, 3, 4, 4] [1, 1, 2, 2] : tensor<1x3x4x4xf32> into tensor<1x3x9x9xf32>
+// CHECK-NEXT: scf.yield %[[INS]]
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.yield %[[IN]]
+// CHECK-NEXT: }
+// CHECK-NOT: linalg.generic
+// CHECK: %[[R:.*]] = tensor.extract_slice %[[OUT]][0, 0, 1, 1] [1, 3, 8, 8] [1, 1, 1, 1] : tensor<1x3x9x9xf32> to tensor<1x3x8x8xf32>
 // CHECK: return %[[R]]
 func.func @conv2d_transpose(%x: tensor<1x2x4x4xf32>, %w: tensor<2x3x3x3xf32>) -> tensor<1x3x8x8xf32> {
   %0 = "rlx.conv2d_transpose"(%x, %w) {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64, output_padding = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>, tensor<2x3x3x3xf32>) -> tensor<1x3x8x8xf32>
@@ -103,10 +115,33 @@ func.func @conv2d_transpose(%x: tensor<1x2x4x4xf32>, %w: tensor<2x3x3x3xf32>) ->
 
 // -----
 
+// Groups: the product is one GEMM per group (G, Og*KH*KW, cols); the
+// offset's rows are read for every group at once.
+
+// CHECK-DAG: #[[$GROWS:.*]] = affine_map<(d0, d1, d2, d3) -> (d1 floordiv 2, d1 mod 2, (d0 * 3 + d2) * 3 + d3)>
+// CHECK-LABEL: func.func @conv2d_transpose_groups(
+// CHECK: %[[COLS:.*]] = linalg.batch_matmul {{.*}} -> tensor<2x12x32xf32>
+// CHECK: scf.for %[[KY:[a-z0-9_]+]] = {{.*}} -> (tensor<1x4x6x9xf32>)
+// CHECK-NEXT: scf.for %[[KX:[a-z0-9_]+]] = {{.*}} iter_args(%[[B:.*]] = %{{.*}}) -> (tensor<1x4x6x9xf32>)
+// CHECK: %[[ROWS:.*]] = tensor.extract_slice %[[COLS]][0, %{{.*}}, 0] [2, 2, 32] [1, 6, 1] : tensor<2x12x32xf32> to tensor<2x2x32xf32>
+// CHECK-NEXT: %[[V:.*]] = tensor.extract_slice %[[B]][0, 0, %[[KY]], %[[KX]]] [1, 4, 3, 3] [1, 1, 2, 3]
+// CHECK-NEXT: linalg.generic {indexing_maps = [#[[$GROWS]], #{{.*}}], {{.*}} ins(%[[ROWS]] : tensor<2x2x32xf32>) outs(%[[V]] : tensor<1x4x3x3xf32>)
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, 1] [1, 4, 5, 8] [1, 1, 1, 1] : tensor<1x4x6x9xf32> to tensor<1x4x5x8xf32>
+func.func @conv2d_transpose_groups(%x: tensor<1x4x3x3xf32>, %w: tensor<4x2x2x3xf32>) -> tensor<1x4x5x8xf32> {
+  %0 = "rlx.conv2d_transpose"(%x, %w) {strides = array<i64: 2, 3>, padding = array<i64: 0, 1, 2, 0>, dilation = array<i64: 1, 1>, groups = 2 : i64, output_padding = array<i64: 1, 0>} : (tensor<1x4x3x3xf32>, tensor<4x2x2x3xf32>) -> tensor<1x4x5x8xf32>
+  return %0 : tensor<1x4x5x8xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @conv2d_transpose_blocked(
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<8x6x12x12xf32>)
 // CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<150x16xf32>, tensor<16x256xf32>)
-// CHECK-COUNT-25: tensor.insert_slice %{{.*}} [4, 6, 8, 8] [1, 1, 1, 1]
+// CHECK: scf.for {{.*}} -> (tensor<4x6x12x12xf32>)
+// CHECK-NEXT: scf.for {{.*}} -> (tensor<4x6x12x12xf32>)
+// CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, 0] [6, 256] [25, 1] : tensor<150x256xf32> to tensor<6x256xf32>
+// CHECK-COUNT-1: tensor.insert_slice %{{.*}} [4, 6, 8, 8] [1, 1, 1, 1]
+// CHECK-NOT: tensor.insert_slice %{{.*}} [4, 6, 8, 8] [1, 1, 1, 1]
 // CHECK: tensor.insert_slice %{{.*}} [4, 6, 12, 12] [1, 1, 1, 1]
 // CHECK: scf.yield
 // CHECK-NEXT: } {gradir.independent_iterations}
@@ -190,9 +225,18 @@ func.func @max_pool2d_backward(%g: tensor<1x2x3x3xf32>, %x: tensor<1x2x6x6xf32>)
 // gradient (a zero fill first).
 
 // CHECK-LABEL: func.func @max_pool2d_backward_overlap(
+// CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
 // CHECK: %[[ARG:.*]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
-// CHECK: linalg.fill {{.*}} -> tensor<1x1x5x5xf32>
-// CHECK-COUNT-9: tensor.insert_slice %{{.*}} [1, 1, 3, 3] [1, 1, 1, 1]
+// CHECK: %[[Z:.*]] = linalg.fill {{.*}} -> tensor<1x1x5x5xf32>
+// CHECK: scf.for %[[KY:[a-z0-9_]+]] = %{{.*}} to %[[C3]] step %{{.*}} iter_args(%{{.*}} = %[[Z]])
+// CHECK-NEXT: scf.for %[[KX:[a-z0-9_]+]] = %{{.*}} to %[[C3]] step %{{.*}} iter_args(%[[G:.*]] = %{{.*}})
+// CHECK-NEXT: %[[V:.*]] = tensor.extract_slice %[[G]][0, 0, %[[KY]], %[[KX]]] [1, 1, 3, 3] [1, 1, 1, 1]
+// CHECK-NEXT: %[[P0:.*]] = arith.muli %[[KY]], %[[C3]] : index
+// CHECK-NEXT: %[[POS:.*]] = arith.addi %[[P0]], %[[KX]] : index
+// CHECK-NEXT: %[[U:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[ARG]]#1 : tensor<1x1x3x3xf32>, tensor<1x1x3x3xindex>) outs(%[[V]] : tensor<1x1x3x3xf32>)
+// CHECK: arith.cmpi eq, %{{.*}}, %[[POS]] : index
+// CHECK: tensor.insert_slice %[[U]] into %[[G]][0, 0, %[[KY]], %[[KX]]] [1, 1, 3, 3] [1, 1, 1, 1]
+// CHECK-NOT: tensor.insert_slice
 func.func @max_pool2d_backward_overlap(%g: tensor<1x1x3x3xf32>, %x: tensor<1x1x5x5xf32>) -> tensor<1x1x5x5xf32> {
   %0 = "rlx.max_pool2d_backward"(%g, %x) {pool_size = array<i64: 3, 3>, strides = array<i64: 1, 1>} : (tensor<1x1x3x3xf32>, tensor<1x1x5x5xf32>) -> tensor<1x1x5x5xf32>
   return %0 : tensor<1x1x5x5xf32>

@@ -1,4 +1,5 @@
 // RUN: gradir-opt %s --split-input-file --rlx-to-linalg | FileCheck %s
+// RUN: gradir-opt %s --split-input-file --rlx-to-linalg=sum-block=256 | FileCheck %s --check-prefix=BLOCK
 
 // Reductions: linalg.reduce from a linalg.fill of the identity; keepdims is
 // an expand_shape of the reduced tensor.
@@ -122,4 +123,40 @@ func.func @cumsum(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
 func.func @collapse_sum_to(%x: tensor<2x3x4xf32>) -> tensor<3x1xf32> {
   %0 = "rlx.collapse_sum_to"(%x) : (tensor<2x3x4xf32>) -> tensor<3x1xf32>
   return %0 : tensor<3x1xf32>
+}
+
+// -----
+
+// sum-block=256: a sum of more than 256 elements goes in stages from the
+// innermost axis out; reduced axes whose elements number at most 256
+// together are one stage (a conv bias gradient: the 8x8 rows and columns,
+// then the batch), an axis longer than 256 is blocked.
+
+// CHECK-LABEL: func.func @sum_stages(
+// CHECK: linalg.reduce ins(%{{.*}} : tensor<64x16x8x8xf32>) outs(%{{.*}} : tensor<16xf32>) dimensions = [0, 2, 3]
+// BLOCK-LABEL: func.func @sum_stages(
+// BLOCK: %[[HW:.*]] = linalg.reduce ins(%{{.*}} : tensor<64x16x8x8xf32>) outs(%{{.*}} : tensor<64x16xf32>) dimensions = [2, 3]
+// BLOCK: %[[N:.*]] = linalg.reduce ins(%[[HW]] : tensor<64x16xf32>) outs(%{{.*}} : tensor<16xf32>) dimensions = [0]
+// BLOCK-NOT: linalg.reduce
+// BLOCK: return %[[N]]
+func.func @sum_stages(%x: tensor<64x16x8x8xf32>) -> tensor<16xf32> {
+  %0 = "rlx.sum"(%x) {axis = array<i64: 0, 2, 3>} : (tensor<64x16x8x8xf32>) -> tensor<16xf32>
+  return %0 : tensor<16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @sum_stages_blocked_axis(
+// BLOCK-LABEL: func.func @sum_stages_blocked_axis(
+// BLOCK: %[[W:.*]] = linalg.reduce ins(%{{.*}} : tensor<3x300x4x2xf32>) outs(%{{.*}} : tensor<3x300x4xf32>) dimensions = [3]
+// BLOCK: tensor.extract_slice %[[W]][0, 0, 0] [3, 256, 4]
+// BLOCK: linalg.reduce ins(%{{.*}} : tensor<3x1x256x4xf32>) outs(%{{.*}} : tensor<3x1x4xf32>) dimensions = [2]
+// BLOCK: tensor.extract_slice %[[W]][0, 256, 0] [3, 44, 4]
+// BLOCK: %[[P:.*]] = linalg.generic
+// BLOCK: arith.addf
+// BLOCK: %[[R:.*]] = linalg.reduce ins(%[[P]] : tensor<3x4xf32>) outs(%{{.*}} : tensor<4xf32>) dimensions = [0]
+// BLOCK: return %[[R]]
+func.func @sum_stages_blocked_axis(%x: tensor<3x300x4x2xf32>) -> tensor<4xf32> {
+  %0 = "rlx.sum"(%x) {axis = array<i64: 0, 1, 3>} : (tensor<3x300x4x2xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
 }

@@ -26,6 +26,25 @@ func.func @permute_dims_default(%x: tensor<2x3x4xf32>) -> tensor<4x3x2xf32> {
 
 // -----
 
+// Higher ranks that keep the innermost axis: a copy generic (fused into its
+// generic producers and consumers by the CPU pipeline's elementwise fusion).
+// CHECK-DAG: #[[$PERM:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d2, d0, d3)>
+// CHECK-DAG: #[[$ID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @permute_dims_rows(
+// CHECK-SAME: %[[X:.*]]: tensor<2x3x4x5xf32>)
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<4x2x3x5xf32>
+// CHECK: %[[T:.*]] = linalg.generic {indexing_maps = [#[[$PERM]], #[[$ID]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[X]] : tensor<2x3x4x5xf32>) outs(%[[E]] : tensor<4x2x3x5xf32>)
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: linalg.yield %[[IN]] : f32
+// CHECK-NOT: linalg.transpose
+// CHECK: return %[[T]]
+func.func @permute_dims_rows(%x: tensor<2x3x4x5xf32>) -> tensor<4x2x3x5xf32> {
+  %0 = "rlx.permute_dims"(%x) {axes = array<i64: 2, 0, 1, 3>} : (tensor<2x3x4x5xf32>) -> tensor<4x2x3x5xf32>
+  return %0 : tensor<4x2x3x5xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @reshape(
 // CHECK-SAME: %[[X:.*]]: tensor<2x3xf32>)
 // CHECK: %[[C:.*]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1]] : tensor<2x3xf32> into tensor<6xf32>

@@ -8,9 +8,10 @@
   in an ``scf.for`` when the im2col matrix is over COL_BLOCK_BYTES (marked
   INDEPENDENT_ITERATIONS: rlx-parallel-loops may run the blocks on threads).  The
   conv weight gradient is the conv2d the VJP rule emits, so the same GEMM;
-- conv2d_transpose -> a GEMM (O*KH*KW x Cin) x (Cin x N*H*W) and col2im (per
-  kernel offset, one generic adding into the strided view of the padded
-  output), blocked over images like conv2d;
+- conv2d_transpose -> a GEMM (O*KH*KW x Cin) x (Cin x N*H*W) and col2im (an
+  ``scf.for`` over ky and kx around one generic adding the offset's rows into
+  the strided view of the padded output: one loop nest for the whole kernel),
+  blocked over images like conv2d;
 - max_pool2d / avg_pool2d -> windows of up to UNROLLED_WINDOW elements: one
   all-parallel generic over that many strided views of the padded input
   (avg: divided by the window counts, a constant); larger windows:
@@ -19,9 +20,9 @@
   dilation or padding): per kernel offset, one generic over the windows finds
   the first maximum and writes grad or 0 into that offset's strided view;
   otherwise a reduction ``linalg.generic`` computing each window's arg-max
-  (the first in row-major window order), then, per kernel offset, an
-  in-place strided update of the padded gradient; avg_pool2d_backward -> the
-  same two forms with ``grad / count``;
+  (the first in row-major window order), then an ``scf.for`` over the kernel
+  offsets around one in-place strided update of the padded gradient;
+  avg_pool2d_backward -> the same two forms with ``grad / count``;
 - softmax, log_softmax, layer_norm, rms_norm -> reductions and elementwise
   ``linalg.generic`` ops (the statistics are read through projected maps);
 - cross_entropy_with_logits, nll_loss -> reduction ``linalg.generic`` ops
@@ -357,6 +358,53 @@ def lower_conv2d(op):
     return [_conv(xp, w, shape_of(op.results[0].type), strides, dilation, groups)]
 
 
+def _kernel_loops(kernel, init, body):
+    """``body(ky, kx, acc) -> acc'`` for every kernel offset (ky, kx) in
+    row-major order, as an ``scf.for`` over ky around one over kx carrying
+    the tensor ``init`` (``ky``/``kx`` are ``index`` Values): one copy of the
+    body's loop nest for the whole kernel, not one per offset (issue 14,
+    compile time: each nest costs MLIR passes, LLVM optimization and code
+    generation)."""
+    kh, kw = kernel
+    outer = scf.ForOp(index_value(0), index_value(kh), index_value(1), [init])
+    with ir.InsertionPoint(outer.body):
+        inner = scf.ForOp(index_value(0), index_value(kw), index_value(1),
+                          [outer.inner_iter_args[0]])
+        with ir.InsertionPoint(inner.body):
+            scf.YieldOp([body(outer.induction_variable, inner.induction_variable,
+                              inner.inner_iter_args[0])])
+        scf.YieldOp([inner.results[0]])
+    return outer.results[0]
+
+
+def _scaled(i, factor):
+    return i if factor == 1 else arith.muli(i, index_value(factor))
+
+
+def _col2im(cols, out_p, g, og, kernel, hw, strides, dilation):
+    """``out_p[n, g*Og + o, y*sh + ky*dh, x*sw + kx*dw] += cols[g, (o, ky, kx), (n, y, x)]``
+    for every kernel offset (``_kernel_loops``): the offset's rows of
+    ``cols`` (the strided row view ``cols[g, ky*KW + kx :: KH*KW]``) added
+    into the strided view of ``out_p`` they reach."""
+    (kh, kw), (h, wd), (sh, sw), (dh, dw) = kernel, hw, strides, dilation
+    nb, cout = shape_of(out_p)[:2]
+    grouped = g > 1
+    ncols = shape_of(cols)[-1]
+    cmap = affine_map(4, _group_index(g, og, _d(1)) + [(_d(0) * h + _d(2)) * wd + _d(3)])
+
+    def add_offset(ky, kx, acc):
+        row = arith.addi(_scaled(ky, kw), kx)
+        rows = extract_slice(cols, [0] * grouped + [row, 0], [g] * grouped + [og, ncols],
+                             [1] * grouped + [kh * kw, 1])
+        offsets = [0, 0, _scaled(ky, dh), _scaled(kx, dw)]
+        dest = extract_slice(acc, offsets, [nb, cout, h, wd], [1, 1, sh, sw])
+        upd = generic([rows], [dest], [cmap, identity_map(4)], [PARALLEL] * 4,
+                      lambda v, a: [arith.addf(a, v)])[0]
+        return insert_slice(upd, acc, offsets, [1, 1, sh, sw])
+
+    return _kernel_loops(kernel, out_p, add_offset)
+
+
 @lowers("rlx.conv2d_transpose")
 def lower_conv2d_transpose(op):
     """A GEMM per group, then col2im:
@@ -401,17 +449,8 @@ def lower_conv2d_transpose(op):
 
         xm = _packed(elt, gdim + [cg, bpix], _round_up(bpix, PACK_COLUMNS), build_x)
         cols = _gemm(wm, xm, elt)                                  # ([G,] Og*KH*KW, cols)
-        out_p = filled([nb, cout, hp, wp], elt, 0)
-        pix = (_d(0) * h + _d(2)) * wd + _d(3)
-        for ky in range(kh):
-            for kx in range(kw):
-                go = _group_index(g, og, _d(1))
-                cmap = affine_map(4, go[:-1] + [go[-1] * (kh * kw) + ky * kw + kx, pix])
-                offsets = [0, 0, ky * dh, kx * dw]
-                dest = extract_slice(out_p, offsets, [nb, cout, h, wd], [1, 1, sh, sw])
-                upd = generic([cols], [dest], [cmap, identity_map(4)], [PARALLEL] * 4,
-                              lambda v, acc: [arith.addf(acc, v)])[0]
-                out_p = insert_slice(upd, out_p, offsets, [1, 1, sh, sw])
+        out_p = _col2im(cols, filled([nb, cout, hp, wp], elt, 0), g, og, (kh, kw), (h, wd),
+                        (sh, sw), (dh, dw))
         return extract_slice(out_p, [0, 0, pt, pl], [nb] + out_shape[1:])
 
     # Blocks of images whose GEMM product (the cols matrix) stays in L2, as
@@ -572,7 +611,15 @@ def _exact_backward(p, grad, x, elt, pick):
     all-parallel generic over the output positions writes the strided view of
     the input gradient it owns, ``pick(g, window values, offset)`` with ``g``
     the window's output gradient (each element written once: no zero fill,
-    no read-modify-write scatter)."""
+    no read-modify-write scatter).
+
+    One nest per offset, unlike col2im (issue 14, compile time): with the
+    offset a run-time value (an ``scf.for`` over the offsets; one 6-D
+    generic over the (N, C, Ho, KH, Wo, KW) view; an arg-max pass and a
+    spreading pass) LeNet's pool1 backward ran 0.27-0.29 ms against 0.21
+    (``bench/conv_ops.py``): a constant offset lets LLVM fold the arg-max
+    compare, and one generic with an output per offset is not bufferized
+    in place (copies)."""
     views = _window_views(x, p) if x is not None else []
     out = empty(p.shape, elt)
     n, c = p.shape[:2]
@@ -617,18 +664,21 @@ def _argmax(xp, p, out_shape):
 
 
 def _scatter(p, contribs, shape, elt):
-    """Adds ``contribs(ky, kx, dest)`` (building a generic that updates the
-    strided window slice ``dest``) into the padded gradient for every kernel
-    offset, then crops the padding."""
-    gp = filled(p.padded_shape(), elt, 0)
+    """Adds ``contribs(pos, dest)`` (building a generic that updates the
+    strided window slice ``dest``; ``pos`` the row-major kernel offset
+    ``ky * KW + kx``, an ``index`` Value) into the padded gradient for every
+    kernel offset (``_kernel_loops``), then crops the padding."""
     n, c = shape[:2]
     ho, wo = p.out
     (sh, sw), (dh, dw) = p.strides, p.dilation
-    for ky in range(p.kernel[0]):
-        for kx in range(p.kernel[1]):
-            offsets = [0, 0, ky * dh, kx * dw]
-            dest = extract_slice(gp, offsets, [n, c, ho, wo], [1, 1, sh, sw])
-            gp = insert_slice(contribs(ky, kx, dest), gp, offsets, [1, 1, sh, sw])
+
+    def add_offset(ky, kx, gp):
+        offsets = [0, 0, _scaled(ky, dh), _scaled(kx, dw)]
+        dest = extract_slice(gp, offsets, [n, c, ho, wo], [1, 1, sh, sw])
+        pos = arith.addi(_scaled(ky, p.kernel[1]), kx)
+        return insert_slice(contribs(pos, dest), gp, offsets, [1, 1, sh, sw])
+
+    gp = _kernel_loops(p.kernel, filled(p.padded_shape(), elt, 0), add_offset)
     pt, pl = p.pad[0], p.pad[1]
     return extract_slice(gp, [0, 0, pt, pl], shape)
 
@@ -653,13 +703,10 @@ def lower_max_pool2d_backward(op):
 
         return [_exact_backward(p, grad, x, elt, pick)]
     arg = _argmax(p.padded(x, float("-inf")), p, gshape)
-    kw = p.kernel[1]
 
-    def contrib(ky, kx, dest):
-        pos = ky * kw + kx
-
+    def contrib(pos, dest):
         def body(g, a, acc):
-            hit = arith.cmpi(arith.CmpIPredicate.eq, a, index_value(pos))
+            hit = arith.cmpi(arith.CmpIPredicate.eq, a, pos)
             return [arith.addf(acc, arith.select(hit, g, zero(elt)))]
 
         return generic([grad, arg], [dest], [identity_map(4)] * 3, [PARALLEL] * 4, body)[0]
@@ -679,7 +726,7 @@ def lower_avg_pool2d_backward(op):
         return [_exact_backward(p, grad, None, elt, lambda g, _v, _o: arith.divf(g, count))]
     g = _divide_by_counts(grad, p)
 
-    def contrib(ky, kx, dest):
+    def contrib(_pos, dest):
         return generic([g], [dest], [identity_map(4)] * 2, [PARALLEL] * 4,
                        lambda v, acc: [arith.addf(acc, v)])[0]
 

@@ -7,7 +7,9 @@ cumsum -> an ``scf.for`` over the scanned axis adding one slice at a time.
 sum of more than ``B`` elements is *blocked*, as numpy's pairwise
 sum: each reduced axis longer than the block is cut into blocks of
 ``SUM_BLOCK`` that are summed first, then their partial sums are summed
-(recursively), plus the tail; so the rounding error grows with the log of
+(recursively), plus the tail; shorter reduced axes are summed innermost
+first, several in one stage while together they hold at most ``SUM_BLOCK``
+elements; so the rounding error grows with the log of
 the length, not the length (2e7 x 0.1f sums to 2e6, not 2,097,152), and the
 order is fixed (deterministic).  max/min propagate NaN, as numpy.
 
@@ -76,14 +78,24 @@ def sum_blocks(block: int):
 
 def reduce_sum(x: ir.Value, dims) -> ir.Value:
     """Sum over ``dims``: one ``linalg.reduce`` when at most ``SUM_BLOCK``
-    elements meet, else blocked axis by axis (``_blocked_sum``)."""
+    elements meet, else in stages from the innermost axis out: reduced axes
+    whose elements together number at most ``SUM_BLOCK`` in one
+    ``linalg.reduce`` (e.g. a conv bias gradient's 8x8 rows and columns),
+    a longer axis blocked (``_blocked_sum``)."""
     dims = sorted(set(dims))
     shape = shape_of(x)
     if not SUM_BLOCK or _count(shape, dims) <= SUM_BLOCK or not is_float(elt_of(x)):
         return reduce(x, dims, "sum")
+    group: list[int] = []
     for d in reversed(dims):                  # innermost first; indices stay valid
-        x = _blocked_sum(x, d)
-    return x
+        if group and _count(shape, group + [d]) > SUM_BLOCK:
+            x = reduce(x, group, "sum")
+            group = []
+        if shape[d] > SUM_BLOCK:
+            x = _blocked_sum(x, d)
+        else:
+            group.append(d)
+    return reduce(x, group, "sum") if group else x
 
 
 def _blocked_sum(x: ir.Value, d: int) -> ir.Value:

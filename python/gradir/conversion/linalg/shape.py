@@ -3,7 +3,9 @@
 
 - reshape, expand_dims, squeeze, flatten -> ``tensor.collapse_shape`` /
   ``tensor.expand_shape`` (no copy after bufferization);
-- permute_dims -> ``linalg.transpose``; broadcast_to -> ``linalg.broadcast``
+- permute_dims -> ``linalg.transpose``, or a copy ``linalg.generic`` for rank
+  > 2 when the innermost axis stays (elementwise fusion then folds it into
+  its generic producer or consumer); broadcast_to -> ``linalg.broadcast``
   (stretched unit dims are collapsed away first);
 - concat -> ``tensor.insert_slice`` into a ``tensor.empty``; split and
   strided_slice with positive strides -> ``tensor.extract_slice``; negative
@@ -20,7 +22,7 @@ from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
 from ...dialects.infer import attributes_of
-from .linalg_utils import (PARALLEL, broadcast_to, elt_of, empty, extract_slice, generic,
+from .linalg_utils import (PARALLEL, affine_map, broadcast_to, elt_of, empty, extract_slice, generic,
                            identity_map, index_value, insert_slice, normalize_axes, numel,
                            reshape, shape_of, transpose, zero)
 from .registry import lowers
@@ -41,6 +43,14 @@ def lower_permute_dims(op):
     rank = len(shape_of(x))
     axes = attributes_of(op).get("axes")
     perm = list(range(rank))[::-1] if axes is None else normalize_axes(axes, rank)
+    if rank > 2 and perm[-1] == rank - 1 and perm != sorted(perm):
+        # Rows stay rows: a copy generic, which linalg-fuse-elementwise-ops
+        # fuses into its generic consumer or producer (issue 14: the conv
+        # weight gradient's NCHW <-> CNHW swaps read and written by the
+        # packing generics of its GEMM, not copied on their own).
+        return [generic([x], [empty(_result_shape(op), elt_of(x))],
+                        [affine_map(rank, [perm.index(j) for j in range(rank)]), identity_map(rank)], [PARALLEL] * rank,
+                        lambda v, _o: [v])[0]]
     return [transpose(x, perm)]
 
 
