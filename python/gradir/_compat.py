@@ -343,7 +343,8 @@ def op_key(op) -> int:
 
 # --- walking without wrapping (appended for issue 14, compile time) -------------
 
-def collect_ops(op, keep: Callable[[ir.Operation], bool]) -> list[ir.Operation]:
+def collect_ops(op, keep: Callable[[ir.Operation], bool],
+                post_order: bool = False) -> list[ir.Operation]:
     """The ops nested in ``op`` (pre-order, ``op`` excluded) for which
     ``keep(op)`` is true, found by MLIR's own walk.
 
@@ -360,10 +361,279 @@ def collect_ops(op, keep: Callable[[ir.Operation], bool]) -> list[ir.Operation]:
             found.append(inner)
         return ir.WalkResult.ADVANCE
 
+    if post_order:                      # nested ops before the op holding them
+        root.walk(visit, ir.WalkOrder.POST_ORDER)
+        if found and found[-1] == root:
+            found.pop()
+        return found
     root.walk(visit, ir.WalkOrder.PRE_ORDER)
     if found and found[0] == root:
         found.pop(0)
     return found
+
+
+def child_ops(op, keep: Callable[[ir.Operation], bool],
+              descend: Callable[[ir.Operation], bool] = lambda inner: False) -> list[ir.Operation]:
+    """The ops directly in the regions of ``op`` for which ``keep(op)`` is
+    true, in order, and (pre-order) those nested in a kept-or-not child for
+    which ``descend(child)`` is true; plain ``ir.Operation``s from MLIR's
+    walk (see ``collect_ops``), which visits no op inside a child it does not
+    descend into."""
+    root = op.operation if hasattr(op, "operation") else op
+    found = []
+    first = [True]
+
+    def visit(inner):
+        if first[0]:                    # the walk's first op is the root
+            first[0] = False
+            return ir.WalkResult.ADVANCE
+        if keep(inner):
+            found.append(inner)
+        return ir.WalkResult.ADVANCE if descend(inner) else ir.WalkResult.SKIP
+
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
+
+
+def terminator(block: ir.Block) -> ir.Operation | None:
+    """The terminator of ``block`` as a plain ``ir.Operation``, None when its
+    last op is none (or it is empty).  ``block.operations[-1]`` would wrap it
+    in an ``OpView``, which imports the op's dialect module the first time
+    (11 ms for ``mlir.dialects.llvm``)."""
+    try:
+        return ir.InsertionPoint.at_block_terminator(block).ref_operation
+    except ValueError:      # "Block has no terminator"
+        return None
+
+
+def _capi():
+    import ctypes
+    import os
+    from mlir import _mlir_libs
+
+    class Ptr(ctypes.Structure):            # MlirOperation, MlirAttribute
+        _fields_ = [("ptr", ctypes.c_void_p)]
+
+    class StringRef(ctypes.Structure):      # MlirStringRef
+        _fields_ = [("data", ctypes.c_char_p), ("length", ctypes.c_size_t)]
+
+    lib = ctypes.CDLL(os.path.join(os.path.dirname(_mlir_libs.__file__), "libMLIRPythonCAPI.so"))
+    lib.mlirArrayAttrGetElement.argtypes = [Ptr, ctypes.c_ssize_t]
+    lib.mlirArrayAttrGetElement.restype = Ptr
+    lib.mlirOperationSetAttributeByName.argtypes = [Ptr, StringRef, Ptr]
+    lib.mlirOperationSetAttributeByName.restype = None
+    lib.mlirValueIsAOpResult.argtypes = [Ptr]
+    lib.mlirValueIsAOpResult.restype = ctypes.c_bool
+    lib.mlirOpResultGetOwner.argtypes = [Ptr]
+    lib.mlirOpResultGetOwner.restype = Ptr
+    for fn, args, res in (("mlirValueGetFirstUse", [Ptr], Ptr),
+                          ("mlirOpOperandIsNull", [Ptr], ctypes.c_bool),
+                          ("mlirOpOperandGetOwner", [Ptr], Ptr),
+                          ("mlirOpOperandGetOperandNumber", [Ptr], ctypes.c_uint),
+                          ("mlirOpOperandGetNextUse", [Ptr], Ptr),
+                          ("mlirOperationGetParentOperation", [Ptr], Ptr),
+                          ("mlirBlockGetFirstOperation", [Ptr], Ptr),
+                          ("mlirOperationGetNextInBlock", [Ptr], Ptr)):
+        getattr(lib, fn).argtypes = args
+        getattr(lib, fn).restype = res
+    new_capsule = ctypes.pythonapi.PyCapsule_New
+    new_capsule.restype = ctypes.py_object
+    new_capsule.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    lib.new_capsule = new_capsule
+    return lib, Ptr, StringRef
+
+
+def _capi_lib():
+    global _CAPI
+    if _CAPI is None:
+        _CAPI = _capi()
+    return _CAPI
+
+
+_ATTR_CAPSULE = b"mlir.ir.Attribute._CAPIPtr"
+
+
+def set_attribute_from(ops, name: str, holder: ir.ArrayAttr, index: int = 0) -> None:
+    """Sets the attribute ``name`` (inherent or discardable, as
+    ``op.attributes[name] = ...``) of every op of ``ops`` to
+    ``holder[index]`` without handing that element to Python: a dialect
+    attribute reaching Python (``ir.Attribute.parse``, ``holder[index]``) is
+    down-cast, which imports its dialect's Python module the first time
+    (``mlir.dialects.llvm``: 11 ms, issue 14, compile time).  The builtin
+    ``holder`` keeps it alive; MLIR's C API sets it."""
+    if not ops:
+        return
+    lib, ptr, string_ref = _capi_lib()
+    holder = ir.ArrayAttr(holder)
+    if not 0 <= index < len(holder):
+        raise IndexError(f"attribute index {index} out of range")
+    attr = lib.mlirArrayAttrGetElement(
+        ptr(_CAPSULE_POINTER(holder._CAPIPtr, _ATTR_CAPSULE)), index)
+    key = name.encode()
+    for op in ops:
+        op = op.operation
+        lib.mlirOperationSetAttributeByName(
+            ptr(_CAPSULE_POINTER(op._CAPIPtr, _OP_CAPSULE)), string_ref(key, len(key)), attr)
+
+
+_CAPI = None
+_VALUE_CAPSULE = b"mlir.ir.Value._CAPIPtr"
+
+
+def defining_op(value: ir.Value) -> ir.Operation | None:
+    """The op that defines ``value`` as a plain ``ir.Operation``, None for a
+    block argument.  ``value.owner`` wraps the op in an ``OpView``, which
+    imports its dialect's Python module the first time (``mlir.dialects.linalg``:
+    ~28 ms); this asks MLIR's C API and wraps nothing."""
+    lib, ptr, _ = _capi_lib()
+    raw = ptr(_CAPSULE_POINTER(value._CAPIPtr, _VALUE_CAPSULE))
+    if not lib.mlirValueIsAOpResult(raw):
+        return None
+    return _operation(lib, lib.mlirOpResultGetOwner(raw))
+
+
+def _operation(lib, raw) -> ir.Operation | None:
+    """The Python ``ir.Operation`` of a C API ``MlirOperation`` (None for null)."""
+    if not raw.ptr:
+        return None
+    return ir.Operation._CAPICreate(lib.new_capsule(raw.ptr, _OP_CAPSULE, None))
+
+
+def uses_of(value: ir.Value) -> list[tuple[ir.Operation, int]]:
+    """``(owner, operand number)`` of every use of ``value``, owners as
+    plain ``ir.Operation``s (``value.uses`` hands out ``OpView``s, see
+    ``defining_op``)."""
+    lib, ptr, _ = _capi_lib()
+    use = lib.mlirValueGetFirstUse(ptr(_CAPSULE_POINTER(value._CAPIPtr, _VALUE_CAPSULE)))
+    out = []
+    while not lib.mlirOpOperandIsNull(use):
+        out.append((_operation(lib, lib.mlirOpOperandGetOwner(use)),
+                    lib.mlirOpOperandGetOperandNumber(use)))
+        use = lib.mlirOpOperandGetNextUse(use)
+    return out
+
+
+def parent_op(op) -> ir.Operation | None:
+    """The op holding ``op`` as a plain ``ir.Operation`` (``op.parent`` is an
+    ``OpView``), None at the top."""
+    lib, ptr, _ = _capi_lib()
+    return _operation(lib, lib.mlirOperationGetParentOperation(
+        ptr(_CAPSULE_POINTER(op.operation._CAPIPtr, _OP_CAPSULE))))
+
+
+_BLOCK_CAPSULE = b"mlir.ir.Block._CAPIPtr"
+
+
+def block_ops(block: ir.Block) -> list[ir.Operation]:
+    """The ops of ``block`` in order, as plain ``ir.Operation``s
+    (``block.operations`` wraps each in an ``OpView``)."""
+    lib, ptr, _ = _capi_lib()
+    out = []
+    raw = lib.mlirBlockGetFirstOperation(ptr(_CAPSULE_POINTER(block._CAPIPtr, _BLOCK_CAPSULE)))
+    while raw.ptr:
+        out.append(_operation(lib, raw))
+        raw = lib.mlirOperationGetNextInBlock(raw)
+    return out
+
+
+# --- linalg builders without opdsl (appended for issue 14, compile time) ----------
+
+def _linalg_namespace():
+    """Builds ``linalg`` (see the class) on first use: importing the op
+    classes takes ~4 ms, which only a lowering needs."""
+
+    class linalg:  # noqa: N801  (a namespace standing in for mlir.dialects.linalg)
+        """The linalg ops rlx-to-linalg builds, from the generated op classes and
+        ``fill_builtin_region``, giving the IR that ``mlir.dialects.linalg``'s
+        helpers give.  Importing ``mlir.dialects.linalg`` runs its opdsl module
+        ``core_named_ops`` (~28 ms, a third of the MLP step's rlx-to-linalg);
+        these builders import only ``mlir.dialects._linalg_ops_gen`` (~4 ms).
+        Named structured ops get their region as upstream's builders make it;
+        ``copy`` gets the ``cast`` attribute opdsl sets, the pooling ops the
+        ``strides``/``dilations`` given (as ``DenseElementsAttr`` of i64)."""
+
+        from mlir.dialects._linalg_ops_gen import (  # noqa: F401
+            BatchMatmulOp, BroadcastOp, CopyOp, FillOp, GenericOp, IndexOp, MatmulOp,
+            PoolingNchwMaxOp, PoolingNchwSumOp, ReduceOp, TransposeOp, YieldOp)
+        from mlir._mlir_libs._mlirDialectsLinalg import fill_builtin_region
+
+        @staticmethod
+        def _result_types(outs) -> list:
+            return [v.type for v in outs if isinstance(v.type, ir.RankedTensorType)]
+
+        @classmethod
+        def _named(cls, op):
+            cls.fill_builtin_region(op.operation)
+            return op
+
+        @classmethod
+        def fill(cls, value, *, outs):
+            """``linalg.fill``: the result Value (one tensor out) or the op."""
+            op = cls._named(cls.FillOp(cls._result_types(outs), [value], list(outs)))
+            return op.result if len(op.results) == 1 else op
+
+        @classmethod
+        def copy(cls, value, *, outs):
+            op = cls.CopyOp(cls._result_types(outs), [value], list(outs))
+            set_attribute_from([op], "cast", ir.Attribute.parse("[#linalg.type_fn<cast_signed>]"))
+            cls._named(op)
+            return op.result if len(op.results) == 1 else op
+
+        @classmethod
+        def _matmul_like(cls, op_class, ins, outs, indexing_maps, cast):
+            op = op_class(result_tensors=cls._result_types(outs), inputs=list(ins),
+                          outputs=list(outs), indexing_maps=indexing_maps, cast=cast)
+            cls._named(op)
+            return op.result if len(op.results) == 1 else op
+
+        @classmethod
+        def matmul(cls, *ins, outs, indexing_maps=None, cast=None):
+            return cls._matmul_like(cls.MatmulOp, ins, outs, indexing_maps, cast)
+
+        @classmethod
+        def batch_matmul(cls, *ins, outs, indexing_maps=None, cast=None):
+            return cls._matmul_like(cls.BatchMatmulOp, ins, outs, indexing_maps, cast)
+
+        @classmethod
+        def transpose(cls, value, *, outs, permutation):
+            """``linalg.transpose``: the op."""
+            return cls._named(cls.TransposeOp(result=cls._result_types(outs[:1]), input=value,
+                                              init=outs[0], permutation=permutation))
+
+        @classmethod
+        def broadcast(cls, value, *, outs, dimensions):
+            """``linalg.broadcast``: the op."""
+            return cls._named(cls.BroadcastOp(result=cls._result_types(outs[:1]), input=value,
+                                              init=outs[0], dimensions=dimensions))
+
+        @classmethod
+        def _pooling(cls, op_class, ins, outs, strides, dilations):
+            import numpy as np
+            op = op_class(cls._result_types(outs), list(ins), list(outs))
+            for name, values in (("strides", strides), ("dilations", dilations)):
+                if values:
+                    op.operation.attributes[name] = ir.DenseElementsAttr.get(
+                        np.array(values, dtype=np.int64))
+            cls._named(op)
+            return op.result if len(op.results) == 1 else op
+
+        @classmethod
+        def pooling_nchw_max(cls, *ins, outs, strides=None, dilations=None):
+            return cls._pooling(cls.PoolingNchwMaxOp, ins, outs, strides, dilations)
+
+        @classmethod
+        def pooling_nchw_sum(cls, *ins, outs, strides=None, dilations=None):
+            return cls._pooling(cls.PoolingNchwSumOp, ins, outs, strides, dilations)
+
+    return linalg
+
+
+def __getattr__(name: str):
+    """``_compat.linalg``, built on first access (PEP 562)."""
+    if name == "linalg":
+        value = globals()["linalg"] = _linalg_namespace()
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # --- LLVM IR of an LLVM-dialect module, in process (issue 14, compile time) ---

@@ -221,17 +221,11 @@ def symbol_name(op) -> str:
 def functions(module, op_name: str = "func.func", nested: bool = False) -> list:
     """The ``op_name`` ops (``func.func`` by default; ``llvm.func``, ...)
     directly in ``module`` (an Operation or OpView), in order; ``nested``:
-    also those of the ``builtin.module`` ops nested in it."""
-    out = []
-    for region in module.regions:
-        for block in region.blocks:
-            for op in block.operations:
-                op = op.operation
-                if op.name == op_name:
-                    out.append(op)
-                elif nested and op.name == "builtin.module":
-                    out += functions(op, op_name, nested)
-    return out
+    also those of the ``builtin.module`` ops nested in it.  Plain
+    ``ir.Operation``s, found without wrapping the module's other ops
+    (``_compat.child_ops``)."""
+    return _compat.child_ops(module, lambda op: op.name == op_name,
+                             lambda op: nested and op.name == "builtin.module")
 
 
 def find_function(module, name: str):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from mlir import ir
 
+from .. import _compat
 from ..ir import walk as ir_walk
 
 __all__ = ["VIEW_OPS", "aliases_of", "walk", "ancestor_in_block"]
@@ -17,15 +18,15 @@ VIEW_OPS = frozenset({"memref.subview", "memref.expand_shape", "memref.collapse_
 
 
 def aliases_of(value: ir.Value) -> list[ir.Value]:
-    """``value`` and every view derived from it (transitively)."""
+    """``value`` and every view derived from it (transitively).  The users
+    are looked at as plain ``ir.Operation``s (``_compat.uses_of``: no
+    ``OpView``, no import of their dialects' Python modules)."""
     out, todo = [], [value]
     while todo:
         v = todo.pop()
         out.append(v)
-        for use in v.uses:
-            user = use.owner
-            user = user.operation if hasattr(user, "operation") else user
-            if user.name in VIEW_OPS and use.operand_number == 0:
+        for user, operand_number in _compat.uses_of(v):
+            if user.name in VIEW_OPS and operand_number == 0:
                 todo.extend(user.results)
     return out
 
@@ -41,9 +42,11 @@ def walk(op: ir.Operation, *, into_kernels: bool = True):
 
 
 def ancestor_in_block(op: ir.Operation, block: ir.Block):
-    """The ancestor of ``op`` (possibly ``op``) whose block is ``block``, or None."""
+    """The ancestor of ``op`` (possibly ``op``) whose block is ``block``, or
+    None; a plain ``ir.Operation`` (``_compat.parent_op``)."""
+    op = op.operation
     while op is not None:
         if op.block == block:
             return op
-        op = op.parent
+        op = _compat.parent_op(op)
     return None

@@ -196,9 +196,10 @@ class RlxToLinalg(ModulePass):
         fill_from_elements(module)      # loop indices as 0-d tensors (scf bodies)
         with reduce.sum_blocks(self.sum_block):
             _compat.apply_patterns(module, patterns())
-        for op in walk(module):
-            if op.name.startswith(("rlx.", "grad.")):
-                self.error(op, f"failed to lower '{op.name}'")
-                failed = True
+        # MLIR's walk: the lowered ops are not wrapped for Python (wrapping a
+        # linalg op would import mlir.dialects.linalg, see _compat.linalg)
+        for op in _compat.collect_ops(module, lambda o: o.name.startswith(("rlx.", "grad."))):
+            self.error(op, f"failed to lower '{op.name}'")
+            failed = True
         if failed:
             raise self.failure()

@@ -456,10 +456,35 @@ def report_write_error(tool: str, path: str | None, err: OSError) -> None:
     print(f"{tool}: error: could not write {what}: {err.strerror or err}", file=sys.stderr)
 
 
+_BYTECODE_MAGIC = b"ML\xefR"
+
+
+def _bytecode_as_text(tool: str, name: str, raw: bytes) -> str | None:
+    """MLIR bytecode (``--emit-bytecode``, ``mlir-opt --emit-bytecode``) read
+    as ``mlir-opt`` reads it, handed on as text with its locations (printed
+    with debug info), so diagnostics still point into the source the
+    bytecode was made from.  None after printing why it cannot be read."""
+    from mlir import ir
+    from ..ir import make_context, print_module
+    with make_context() as ctx:
+        ctx.allow_unregistered_dialects = True
+        try:
+            module = ir.Module.parse(raw)
+        except ir.MLIRError as err:
+            from .. import _compat
+            records = _compat.diagnostic_records(err.error_diagnostics)
+            reason = "; ".join([r[2] for r in records] + [n[2] for r in records for n in r[3]])
+            print(f"{name}: error: could not read MLIR bytecode: {reason or 'malformed'}",
+                  file=sys.stderr)
+            return None
+        return print_module(module, debug_info=True, segments=True)
+
+
 def read_input(tool: str, path: str) -> tuple[str, str] | None:
     """``(source name, text)`` of the input file (``-``: stdin), or None
     after printing why it cannot be read (missing, unreadable, a closed
-    stdin, not UTF-8)."""
+    stdin, not UTF-8, malformed MLIR bytecode).  Bytecode comes back as
+    text (``_bytecode_as_text``)."""
     name = "<stdin>" if path == "-" else path
     what = "standard input" if path == "-" else f"input file '{path}'"
     try:
@@ -471,6 +496,11 @@ def read_input(tool: str, path: str) -> tuple[str, str] | None:
         else:
             with open(path, "rb") as f:
                 raw = f.read()
+        if raw.startswith(_BYTECODE_MAGIC):
+            text = _bytecode_as_text(tool, name, raw)
+            if text is None:
+                return None
+            return name, text
         text = raw.decode("utf-8")
         from ..ir import MAX_NESTING, nesting_problem
         where = nesting_problem(text)

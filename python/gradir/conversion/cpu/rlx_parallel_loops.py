@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, scf
 
-from ..._compat import collect_ops
+from ..._compat import block_ops, child_ops, collect_ops, parent_op, set_attribute_from
+from ...ir import functions, symbol_name
 from ...passes.base import ModulePass, PassOptionError, option
 
 __all__ = ["RlxParallelLoops", "MIN_WORK", "PIPELINE_MIN_WORK", "PIPELINE_HOT_MIN_WORK",
@@ -286,16 +287,9 @@ class RlxParallelLoops(ModulePass):
         iterations or more, no results), into a one-dimensional
         scf.parallel, which the rest of the pass runs on the threads."""
         from ..linalg.nn import INDEPENDENT_ITERATIONS
-        marked = []
-
-        def collect(op):
-            if op.name == "scf.for" and INDEPENDENT_ITERATIONS in op.attributes:
-                marked.append(op)
-            for region in op.regions:
-                for block in region.blocks:
-                    for inner in block.operations:
-                        collect(inner.operation)
-        collect(module)
+        # MLIR's walk: no op wrapped for Python (issue 14, compile time)
+        marked = collect_ops(module, lambda op: op.name == "scf.for"
+                             and INDEPENDENT_ITERATIONS in op.attributes)
         for loop in marked:          # outer loops first
             if loop.results or _parallel_ancestor(loop) or _trips(*_bounds(loop)[0]) < 2 \
                     or estimated_work(loop) < self.min_work:
@@ -325,20 +319,20 @@ class RlxParallelLoops(ModulePass):
         from ...passes.pipeline import build_pass_manager
         build_pass_manager(f"builtin.module(convert-scf-to-openmp{{num-threads={self.threads}}})",
                            module.context).run(module)
+        # MLIR's walk and C API, inner ops first: no op wrapped for Python
+        # (each omp op wrapped ran a failing import of mlir.dialects.omp, which
+        # does not exist; issue 14, compile time)
         scopes = []
         schedule = ir.Attribute.parse(f"#omp<schedulekind {SCHEDULE}>")
-
-        def collect(op):
-            for region in op.regions:
-                for block in region.blocks:
-                    for inner in block.operations:
-                        collect(inner.operation)
-            if op.name == "memref.alloca_scope" and op.parent is not None \
-                    and op.parent.name == "omp.loop_nest":
+        for op in collect_ops(module, lambda o: o.name in ("memref.alloca_scope", "omp.wsloop"),
+                              post_order=True):
+            if op.name == "omp.wsloop":
+                if SCHEDULE != "static":
+                    op.attributes["schedule_kind"] = schedule
+                continue
+            parent = parent_op(op)
+            if parent is not None and parent.name == "omp.loop_nest":
                 scopes.append(op)
-            if op.name == "omp.wsloop" and SCHEDULE != "static":
-                op.attributes["schedule_kind"] = schedule
-        collect(module)
         for scope in scopes:
             _inline_alloca_scope(scope)
 
@@ -351,21 +345,24 @@ def _when_hot(module: ir.Operation, par: ir.Operation) -> ir.Operation:
     and a copy of it in the else-branch; returns the copy (the caller makes
     it sequential).  libomp's ``kmp_get_blocktime`` (declared in ``module``
     once, as an llvm.func) is the calling thread's block time."""
+    # No LLVM op, type or attribute reaches Python (that imports
+    # mlir.dialects.llvm, 11 ms; issue 14, compile time): the declaration is
+    # parsed in a module of its own and moved, the call's LLVM attributes are
+    # set from a builtin array (_compat.set_attribute_from).
     body = module.regions[0].blocks[0]
-    if not any(op.operation.name == "llvm.func" and
-               ir.StringAttr(op.operation.attributes["sym_name"]).value == _BLOCKTIME
-               for op in body.operations):
-        ir.InsertionPoint.at_block_begin(body).insert(
-            ir.Operation.parse(f"llvm.func @{_BLOCKTIME}() -> i32"))
+    if not any(symbol_name(fn) == _BLOCKTIME for fn in functions(module, "llvm.func")):
+        scratch = ir.Module.parse(f"llvm.func @{_BLOCKTIME}() -> i32")
+        child_ops(scratch, lambda op: True)[0].move_before(block_ops(body)[0])
     i32 = ir.IntegerType.get_signless(32)
     with par.location, ir.InsertionPoint(par):
         call = ir.Operation.create("llvm.call", results=[i32], operands=[], attributes={
             "callee": ir.FlatSymbolRefAttr.get(_BLOCKTIME),
-            "CConv": ir.Attribute.parse("#llvm.cconv<ccc>"),
-            "TailCallKind": ir.Attribute.parse("#llvm.tailcallkind<none>"),
-            "fastmathFlags": ir.Attribute.parse("#llvm.fastmath<none>"),
             "op_bundle_sizes": ir.DenseI32ArrayAttr.get([]),
             "operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0])})
+        holder = ir.Attribute.parse("[#llvm.cconv<ccc>, #llvm.tailcallkind<none>, "
+                                    "#llvm.fastmath<none>]")
+        for i, name in enumerate(("CConv", "TailCallKind", "fastmathFlags")):
+            set_attribute_from([call], name, holder, i)
         zero = arith.ConstantOp(i32, 0).result
         hot = arith.CmpIOp(arith.CmpIPredicate.ne, call.result, zero).result
         branch = scf.IfOp(hot, [], has_else=True)

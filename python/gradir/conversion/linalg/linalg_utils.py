@@ -12,8 +12,9 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, tensor
 
+from ..._compat import linalg  # not mlir.dialects.linalg: see _compat.linalg
 from ...dialects.util import (elt_of, normalize_axes, numel, reduction_axes,  # noqa: F401
                               shape_of)  # re-exported for the patterns
 
@@ -213,7 +214,10 @@ def broadcast_map(shape: Sequence[int], out_shape: Sequence[int]) -> ir.AffineMa
 
 
 def _iterators(kinds: Sequence[str]) -> ir.ArrayAttr:
-    return ir.ArrayAttr.get([ir.Attribute.parse(f"#linalg.iterator_type<{k}>") for k in kinds])
+    # One parse of the whole array: a linalg attribute handed to Python on its
+    # own would import mlir.dialects.linalg (see _compat.linalg).
+    return ir.Attribute.parse(
+        "[" + ", ".join(f"#linalg.iterator_type<{k}>" for k in kinds) + "]")
 
 
 def generic(inputs: Sequence[ir.Value], inits: Sequence[ir.Value],

@@ -27,8 +27,9 @@ batch shape, collapsed to one, and multiplied by ``linalg.batch_matmul``.
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import linalg
 
+from ... import _compat
+from ..._compat import linalg  # not mlir.dialects.linalg: see _compat.linalg
 from ...dialects.infer import broadcast_shapes
 from .linalg_utils import broadcast_to, elt_of, filled, numel, reshape, shape_of
 from .registry import lowers
@@ -74,10 +75,9 @@ def lower_matmul(op):
 def _transposed_2d(v):
     """The source of ``v`` when ``v`` is a 2-D transpose (rlx.permute_dims
     not lowered yet, or the linalg.transpose it became), else None."""
-    owner = v.owner
-    if not isinstance(owner, (ir.Operation, ir.OpView)):
+    owner = _compat.defining_op(v)     # not v.owner: see _compat.linalg
+    if owner is None:
         return None
-    owner = owner.operation
     if owner.name == "rlx.permute_dims":
         axes = owner.attributes["axes"] if "axes" in owner.attributes else None
         if axes is None or [int(x) % 2 for x in ir.DenseI64ArrayAttr(axes)] == [1, 0]:

@@ -34,7 +34,9 @@ from __future__ import annotations
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith, linalg, math, scf, tensor
+from mlir.dialects import arith, math, scf, tensor
+
+from ..._compat import linalg  # not mlir.dialects.linalg: see _compat.linalg
 
 from ...dialects.infer import attributes_of
 from .linalg_utils import (PARALLEL, REDUCTION, affine_map, elementwise, elt_of, empty,

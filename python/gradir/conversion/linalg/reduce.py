@@ -24,8 +24,9 @@ from __future__ import annotations
 import contextlib
 
 from mlir import ir
-from mlir.dialects import arith, linalg, scf
+from mlir.dialects import arith, scf
 
+from ..._compat import linalg  # not mlir.dialects.linalg: see _compat.linalg
 from ...dialects.infer import attributes_of
 from .linalg_utils import (PARALLEL, REDUCTION, elementwise, elt_of, empty,
                            extract_slice, filled, generic, highest, identity_map, is_float,

@@ -15,6 +15,7 @@ from typing import Callable
 
 from mlir import ir
 
+from ... import _compat
 from ...dialects.infer import raw_attributes
 from .linalg_utils import convert_scalar, elementwise, elt_of, is_half, shape_of
 
@@ -86,10 +87,9 @@ def _mark_recomputed(values, op) -> None:
     seen = set()
     while todo:
         v = todo.pop()
-        owner = v.owner
-        if not isinstance(owner, (ir.Operation, ir.OpView)):
+        owner = _compat.defining_op(v)     # not v.owner: see _compat.linalg
+        if owner is None:
             continue                                 # a block argument
-        owner = owner.operation
         if owner in seen or owner == op:
             continue
         seen.add(owner)

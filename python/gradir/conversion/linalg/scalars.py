@@ -7,8 +7,9 @@ buffer)."""
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import linalg, tensor
+from mlir.dialects import tensor
 
+from ..._compat import linalg  # not mlir.dialects.linalg: see _compat.linalg
 from ...ir import walk
 
 __all__ = ["fill_from_elements"]

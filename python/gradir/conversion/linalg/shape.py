@@ -19,8 +19,9 @@
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, tensor
 
+from ..._compat import linalg  # not mlir.dialects.linalg: see _compat.linalg
 from ...dialects.infer import attributes_of
 from .linalg_utils import (PARALLEL, affine_map, broadcast_to, elt_of, empty, extract_slice, generic,
                            identity_map, index_value, insert_slice, normalize_axes, numel,
