@@ -103,3 +103,27 @@ def test_packaged_schedule():
 # CHECK-LABEL: TEST: test_packaged_schedule
 # CHECK-NEXT: True True
 # CHECK-NEXT: cpu_schedule_f32_6x16k256_f64_6x8k256_t8_mb384x192.mlir True True True False
+
+
+@run
+def test_thread_schedules():
+    # the thread count is a parameter: one instance (tag, file) per count,
+    # whose parallel entry point splits packed matmuls into that many strips
+    for cpu in ("x86-64-v4", "x86-64-v3"):
+        for threads in (1, 2, 3):
+            p = schedule.schedule_params(cpu, threads)
+            body = schedule.schedule_path(p).read_text()
+            print(cpu, threads, repr(p.tag), schedule.schedule_path(p).name,
+                  f"@{p.parallel_entry_point}(" in body,
+                  f"target_size = {threads * p.f32_n}}}" in body,
+                  f"num_threads [0, {threads}]" in body,
+                  f"-> @schedule_matmul_f32_thread_strips{p.tag}," in body)
+    print(schedule.DEFAULT.for_threads(2).tag, schedule.DEFAULT.for_threads(2).threads)
+# CHECK-LABEL: TEST: test_thread_schedules
+# CHECK-NEXT: x86-64-v4 1 '' cpu_schedule.mlir True True True False
+# CHECK-NEXT: x86-64-v4 2 '_p2' cpu_schedule_avx512_p2.mlir True True True True
+# CHECK-NEXT: x86-64-v4 3 '_p3' cpu_schedule_avx512_p3.mlir True True True True
+# CHECK-NEXT: x86-64-v3 1 '_f32_6x16k256_f64_6x8k256_t8_mb384x192' cpu_schedule_f32_6x16k256_f64_6x8k256_t8_mb384x192.mlir True True True False
+# CHECK-NEXT: x86-64-v3 2 '_f32_6x16k256_f64_6x8k256_t8_mb384x192_p2' cpu_schedule_f32_6x16k256_f64_6x8k256_t8_mb384x192_p2.mlir True True True True
+# CHECK-NEXT: x86-64-v3 3 '_f32_6x16k256_f64_6x8k256_t8_mb384x192_p3' cpu_schedule_f32_6x16k256_f64_6x8k256_t8_mb384x192_p3.mlir True True True True
+# CHECK-NEXT: _p2 2

@@ -6,8 +6,9 @@
 # parallel loops split outer dimensions, each element is computed in the
 # single-threaded order; long float sums are blocked into fixed partial sums
 # combined in a fixed order).  Code compiled for 1 thread has no parallel
-# region; at 2 and 3 threads every program below has some, but the last
-# (zero-size tensors: nothing worth a thread).
+# region; at 2 and 3 threads every program below has some, but the one of
+# zero-size tensors (nothing worth a thread).  The last program is compiled
+# for AVX2 (x86-64-v3: other register tiles, so other strips).
 
 import numpy as np
 
@@ -96,15 +97,34 @@ func.func @main(%a: tensor<6x97x131xf64>, %b: tensor<6x131x75xf64>, %t: tensor<7
 
 
 # Packed matmuls (at least 256 rows, wider than one register tile) with odd
-# sizes: N not a multiple of the strip width (padded to one with threads > 1,
-# peeled with one thread), M not a multiple of the M block, K not a multiple
-# of the K block (the lhs gradient is a packed matmul with a transposed rhs).
+# sizes: N not a multiple of the register tile (padded to one with threads
+# > 1, peeled with one thread), M not a multiple of the M block, K not a
+# multiple of the K block (the lhs gradient is a packed matmul with a
+# transposed rhs).  With threads > 1 each thread gets one strip of the
+# largest multiple of the thread count of N's tiles, the other tiles strips
+# of one tile: on AVX-512 (f32 tiles of 32 columns) 333 columns are 11
+# tiles (2 threads: 2 x 5 + 1; 3 threads: 3 x 3 + 2), 301 are 10 (2 x 5;
+# 3 x 3 + 1); on AVX2 (16 columns) 21 and 19 tiles.
 PACKED = """
 func.func @main(%a: tensor<419x301xf32>, %b: tensor<301x333xf32>) -> tensor<f32> {
   %m = "rlx.matmul"(%a, %b) : (tensor<419x301xf32>, tensor<301x333xf32>) -> tensor<419x333xf32>
   %q = "rlx.square"(%m) : (tensor<419x333xf32>) -> tensor<419x333xf32>
   %s = "rlx.sum"(%q) : (tensor<419x333xf32>) -> tensor<f32>
   return %s : tensor<f32>
+}"""
+
+
+# f64 (AVX-512 tiles of 16 columns): 67 columns are 5 tiles (2 threads:
+# 2 x 2 + 1; 3 threads: 3 x 1 + 2), 70 are 5, 20 are 2 (3 threads: fewer
+# tiles than threads, strips of one tile); the second matmul's lhs and the
+# first's rhs gradient have fewer than 256 rows (not packed).
+PACKED_F64 = """
+func.func @main(%a: tensor<300x70xf64>, %b: tensor<70x67xf64>, %c: tensor<67x20xf64>) -> tensor<f64> {
+  %m = "rlx.matmul"(%a, %b) : (tensor<300x70xf64>, tensor<70x67xf64>) -> tensor<300x67xf64>
+  %n = "rlx.matmul"(%m, %c) : (tensor<300x67xf64>, tensor<67x20xf64>) -> tensor<300x20xf64>
+  %q = "rlx.square"(%n) : (tensor<300x20xf64>) -> tensor<300x20xf64>
+  %s = "rlx.sum"(%q) : (tensor<300x20xf64>) -> tensor<f64>
+  return %s : tensor<f64>
 }"""
 
 
@@ -148,13 +168,18 @@ cases = [
 
 cases.append(("zero-size f64/f32 gradient", gradient(gradir.parse(EMPTY)), "main_adjoint",
               [np.zeros((0, 3)), np.zeros((3, 0), np.float32)]))
+cases.append(("packed odd matmul f64 gradient", gradient(gradir.parse(PACKED_F64)),
+              "main_adjoint", [rng.uniform(0, 0.1, (300, 70)), rng.uniform(0, 0.1, (70, 67)),
+                               rng.uniform(0, 0.1, (67, 20))]))
+cases.append(("packed odd matmul f32 gradient (AVX2)", gradient(gradir.parse(PACKED)),
+              "main_adjoint", cases[6][3], "x86-64-v3"))
 
-for name, module, fn, args in cases:
+for name, module, fn, args, *cpu in cases:
     want = gradir.interpret(module, fn, *args)
     width = 4 if any(a.dtype == np.float32 for a in args) else 8
     by_threads = {}
     for threads in (1, 2, 3):
-        exe = gradir.compile(module, threads=threads)
+        exe = gradir.compile(module, threads=threads, cpu=cpu[0] if cpu else "host")
         parallel = "omp.parallel" in exe.llvm_ir
         got = exe[fn](*args)
         again = exe[fn](*args)
@@ -199,6 +224,14 @@ for name, module, fn, args in cases:
 # CHECK-NEXT: zero-size f64/f32 gradient threads=2: parallel=False matches the interpreter: True bitwise repeatable: True
 # CHECK-NEXT: zero-size f64/f32 gradient threads=3: parallel=False matches the interpreter: True bitwise repeatable: True
 # CHECK-NEXT: zero-size f64/f32 gradient: bitwise the same at 1, 2 and 3 threads: True
+# CHECK-NEXT: packed odd matmul f64 gradient threads=1: parallel=False matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: packed odd matmul f64 gradient threads=2: parallel=True matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: packed odd matmul f64 gradient threads=3: parallel=True matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: packed odd matmul f64 gradient: bitwise the same at 1, 2 and 3 threads: True
+# CHECK-NEXT: packed odd matmul f32 gradient (AVX2) threads=1: parallel=False matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: packed odd matmul f32 gradient (AVX2) threads=2: parallel=True matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: packed odd matmul f32 gradient (AVX2) threads=3: parallel=True matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: packed odd matmul f32 gradient (AVX2): bitwise the same at 1, 2 and 3 threads: True
 
 # Bad thread counts are CompileErrors naming the value (gradir.compile), and
 # the environment's default is read when compile runs.

@@ -1,5 +1,6 @@
 // RUN: gradir-opt %s --rlx-lower-to-llvm='cpu=x86-64-v4 stage=bufferized threads=2' | FileCheck %s --check-prefix=BUF
 // RUN: gradir-opt %s --rlx-lower-to-llvm='cpu=x86-64-v4 stage=bufferized threads=1' | FileCheck %s --check-prefix=BUF1
+// RUN: gradir-opt %s --rlx-lower-to-llvm='cpu=x86-64-v4 stage=bufferized threads=3' | FileCheck %s --check-prefix=BUF3
 // RUN: gradir-opt %s --rlx-lower-to-llvm='cpu=x86-64-v3 threads=2' | FileCheck %s --check-prefix=LLVM
 // RUN: gradir-opt %s --rlx-lower-to-llvm='cpu=x86-64-v3 threads=1' | FileCheck %s --check-prefix=LLVM1
 // RUN: env GRADIR_NUM_THREADS=3 gradir-opt %s --rlx-lower-to-llvm='cpu=x86-64-v3' | FileCheck %s --check-prefix=ENV
@@ -19,15 +20,17 @@
 // single-threaded pipeline: no forall, no OpenMP.
 
 // A matmul that packs its rhs panels with one thread (at least 256 rows)
-// runs the same packed schedule in strips of one register tile (32 columns
-// on AVX-512): per K block (the last one 784 - 768 = 16 rows: dynamic)
-// and M block of its strip, each thread copies the rhs panel into its own
-// buffer (allocated inside the strip: no buffer shared between threads),
-// which the M tiles read.
+// runs the same packed schedule in one column strip per thread: 512
+// columns = 16 register tiles of 32 (AVX-512) = two strips of 256 columns
+// (8 tiles); per K block (the last one 784 - 768 = 16 rows: dynamic) and M
+// block of its strip, each thread copies the rhs panel of each of its N
+// tiles into its own buffer (allocated inside the strip: no buffer shared
+// between threads), which the M tiles read.
 // BUF-LABEL: func.func @mlp(
-// BUF: scf.forall (%{{.*}}) in (16) {
-// BUF: memref.subview %{{.*}}[0, %{{.*}}] [256, 32] [1, 1]
+// BUF: scf.forall (%{{.*}}) in (2) {
+// BUF: memref.subview %{{.*}}[0, %{{.*}}] [256, 256] [1, 1]
 // BUF: scf.for {{.*}} step %c256
+// BUF: scf.for %{{.*}} = %c0 to %c256 step %c32
 // BUF: %[[P:.*]] = memref.alloc(%{{.*}}) {{.*}} : memref<?x32xf32>
 // BUF: scf.for
 // BUF: %[[ROW:.*]] = memref.subview %[[P]][%{{.*}}, 0] [1, 32]
@@ -36,7 +39,21 @@
 // BUF: memref.subview %[[P]]
 // BUF: vector.fma {{.*}} : vector<32xf32>
 // BUF: memref.dealloc %[[P]]
+// BUF-NOT: scf.forall
 // BUF-LABEL: func.func @total(
+// Three threads: 15 of the 16 tiles in three strips of 160 columns, the
+// last tile (columns 480..511) in a strip of its own, after them.
+// BUF3-LABEL: func.func @mlp(
+// BUF3: scf.forall (%{{.*}}) in (3) {
+// BUF3: memref.subview %{{.*}}[0, %{{.*}}] [256, 160] [1, 1]
+// BUF3: scf.for %{{.*}} = %c0 to %c160 step %c32
+// BUF3: memref.alloc(%{{.*}}) {{.*}} : memref<?x32xf32>
+// BUF3: vector.fma {{.*}} : vector<32xf32>
+// BUF3: memref.subview %{{.*}}[0, 480] [256, 32] [1, 1]
+// BUF3: memref.alloc(%{{.*}}) {{.*}} : memref<?x32xf32>
+// BUF3: vector.fma {{.*}} : vector<32xf32>
+// BUF3-NOT: scf.forall
+// BUF3-LABEL: func.func @total(
 
 // A matmul whose N is one register tile wide or less (a classifier's 10
 // outputs) would be one strip, on one thread: it keeps the single-threaded
@@ -61,15 +78,57 @@
 // BUF: vector.fma {{.*}} : vector<32xf32>
 // BUF-NOT: memref.alloc
 
-// A packed matmul whose N is not a multiple of the strip width is padded
-// to one (300 -> 320 columns: ten strips); M is not padded.
+// A packed matmul whose N is not a multiple of the register tile's width
+// is padded to one (300 -> 320 columns: ten tiles, as with one thread);
+// M is not padded.  Two threads: two strips of five tiles.
 // BUF-LABEL: func.func @odd_strips(
 // BUF: memref.alloc() {{.*}} : memref<64x320xf32>
 // BUF: memref.alloc() {{.*}} : memref<256x320xf32>
-// BUF: scf.forall (%{{.*}}) in (10) {
+// BUF: scf.forall (%{{.*}}) in (2) {
+// BUF: memref.subview %{{.*}}[0, %{{.*}}] [256, 160] [1, 1]
+// BUF: scf.for %{{.*}} = %c0 to %c160 step %c32
 // BUF: memref.alloc() {{.*}} : memref<64x32xf32>
 // BUF: vector.fma {{.*}} : vector<32xf32>
+// BUF-NOT: scf.forall
+// Three threads: nine tiles in three strips of three, the tenth after them.
+// BUF3-LABEL: func.func @odd_strips(
+// BUF3: memref.alloc() {{.*}} : memref<256x320xf32>
+// BUF3: scf.forall (%{{.*}}) in (3) {
+// BUF3: memref.subview %{{.*}}[0, %{{.*}}] [256, 96] [1, 1]
+// BUF3: scf.for %{{.*}} = %c0 to %c96 step %c32
+// BUF3: memref.subview %{{.*}}[0, 288] [256, 32] [1, 1]
+// BUF3-NOT: scf.forall
+
+// 330 columns -> 352 = 11 tiles.  Two threads: two strips of five tiles,
+// then the last tile; three threads: three strips of three tiles, then the
+// last two tiles in strips of one (an scf.forall of two).
+// BUF-LABEL: func.func @odd_rest(
+// BUF: memref.alloc() {{.*}} : memref<256x352xf32>
+// BUF: scf.forall (%{{.*}}) in (2) {
+// BUF: memref.subview %{{.*}}[0, %{{.*}}] [256, 160] [1, 1]
+// BUF: memref.subview %{{.*}}[0, 320] [256, 32] [1, 1]
+// BUF-NOT: scf.forall
+// BUF3-LABEL: func.func @odd_rest(
+// BUF3: memref.alloc() {{.*}} : memref<256x352xf32>
+// BUF3: scf.forall (%{{.*}}) in (3) {
+// BUF3: memref.subview %{{.*}}[0, %{{.*}}] [256, 96] [1, 1]
+// BUF3: memref.subview %{{.*}}[0, 288] [256, 64] [1, 1]
+// BUF3: scf.forall (%{{.*}}) in (2) {
+// BUF3: memref.subview %{{.*}}[0, %{{.*}}] [256, 32] [1, 1]
+// BUF3-NOT: scf.forall
+
+// Two tiles (64 columns): two strips of one tile, at two threads and at
+// three (fewer tiles than threads).
+// BUF-LABEL: func.func @narrow_packed(
+// BUF: scf.forall (%{{.*}}) in (2) {
+// BUF: memref.subview %{{.*}}[0, %{{.*}}] [256, 32] [1, 1]
+// BUF-NOT: scf.forall
 // BUF-LABEL: func.func @tiny(
+// BUF3-LABEL: func.func @narrow_packed(
+// BUF3: scf.forall (%{{.*}}) in (2) {
+// BUF3: memref.subview %{{.*}}[0, %{{.*}}] [256, 32] [1, 1]
+// BUF3-NOT: scf.forall
+// BUF3-LABEL: func.func @tiny(
 
 // BUF1-LABEL: func.func @mlp(
 // BUF1-NOT: scf.forall
@@ -123,6 +182,14 @@ func.func @strips(%x: tensor<64x784xf32>, %w: tensor<784x512xf32>) -> tensor<64x
 func.func @odd_strips(%x: tensor<256x64xf32>, %w: tensor<64x300xf32>) -> tensor<256x300xf32> {
   %y = "rlx.matmul"(%x, %w) : (tensor<256x64xf32>, tensor<64x300xf32>) -> tensor<256x300xf32>
   return %y : tensor<256x300xf32>
+}
+func.func @odd_rest(%x: tensor<256x64xf32>, %w: tensor<64x330xf32>) -> tensor<256x330xf32> {
+  %y = "rlx.matmul"(%x, %w) : (tensor<256x64xf32>, tensor<64x330xf32>) -> tensor<256x330xf32>
+  return %y : tensor<256x330xf32>
+}
+func.func @narrow_packed(%x: tensor<256x64xf32>, %w: tensor<64x64xf32>) -> tensor<256x64xf32> {
+  %y = "rlx.matmul"(%x, %w) : (tensor<256x64xf32>, tensor<64x64xf32>) -> tensor<256x64xf32>
+  return %y : tensor<256x64xf32>
 }
 func.func @tiny(%x: tensor<8xf32>) -> tensor<8xf32> {
   %e = "rlx.exp"(%x) : (tensor<8xf32>) -> tensor<8xf32>

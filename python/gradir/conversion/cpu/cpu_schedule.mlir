@@ -1018,13 +1018,19 @@ module attributes {transform.with_named_sequence} {
   // strips write disjoint columns; each output element is computed by one
   // strip in the single-threaded order, so results do not depend on the
   // thread count.  Matmuls that the single-threaded schedule packs (see
-  // @match_matmul_f32_packed) run that packed schedule inside strips of
-  // 32 (f32) / 16 (f64) columns (STRIP_TILES register tiles): per K
-  // block, M block and N tile of its strip, each thread copies the rhs panel
-  // into a buffer of its own (allocated inside the strip, so no buffer is
-  // shared between threads); N is padded to a multiple of the strip (every strip static), M
-  // and K are peeled / blocked as with one thread (same summation order,
-  // bitwise the same results).
+  // @match_matmul_f32_packed) run that packed schedule inside column
+  // strips: per K block, M block and N tile of its strip, each thread copies
+  // the rhs panel into a buffer of its own (allocated inside the strip, so
+  // no buffer is shared between threads).  N is padded to a multiple of the
+  // register tile's width (32 f32 / 16 f64 columns); M and K are
+  // peeled / blocked as with one thread (same summation order, bitwise the
+  // same results).  An instance for T > 1 threads gives a packed matmul
+  // with more than T - 1 tiles one strip per thread (its largest multiple of
+  // T tiles, split evenly: a thread streams each lhs block once for its
+  // whole strip) and the rest of its tiles (fewer than T) strips of one
+  // tile; narrower packed matmuls, and every packed matmul in an instance
+  // for one thread (whose parallel entry point does not know the thread
+  // count), run in strips of one tile.  This instance: 1 thread(s).
 
   // The register tile of a parallel strip, vectorized right away (the strip's
   // matmul must not reach gradir_cpu_tensor's matchers again).
@@ -1069,20 +1075,76 @@ module attributes {transform.with_named_sequence} {
   // The packed strips: the strip's matmul is scheduled by the single-threaded
   // packed action and its register tiles and pack copies vectorized at once
   // (the parallel actions leave no linalg.matmul for gradir_cpu_tensor).
+  // Strips of one register tile (N already a multiple of the tile's width).
+  transform.named_sequence @tile_strips_matmul_f32(%op: !transform.any_op {transform.consumed}) {
+    %strip, %forall = transform.structured.tile_using_forall %op tile_sizes [0, 32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @schedule_matmul_f32_packed failures(propagate) (%strip) : (!transform.any_op) -> ()
+    transform.yield
+  }
+
   transform.named_sequence @schedule_matmul_f32_parallel_packed(%op: !transform.any_op {transform.consumed}) {
     %f = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
     %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [32] {copy_back_op = "none", padding_dimensions = [1], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [0, 32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    transform.include @schedule_matmul_f32_packed failures(propagate) (%strip) : (!transform.any_op) -> ()
+    transform.include @tile_strips_matmul_f32 failures(propagate) (%padded) : (!transform.any_op) -> ()
     transform.include @vectorize_register_tiles failures(propagate) (%f) : (!transform.any_op) -> ()
+    transform.yield
+  }
+
+  // One strip per thread: N (padded to the tile's width) is split after
+  // its largest multiple of 1 tiles (continuous_tile_sizes' first
+  // chunk), which is tiled into 1 strips (num_threads: static widths);
+  // the rest, fewer than 1 tiles (in at most 1 chunks of powers of
+  // two tiles), runs in strips of one tile.
+  transform.named_sequence @schedule_matmul_f32_thread_strips(%op: !transform.any_op {transform.consumed}) {
+    %f = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
+    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [32] {copy_back_op = "none", padding_dimensions = [1], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %sizes, %chunks = transform.structured.continuous_tile_sizes %padded {dimension = 1, target_size = 32} : (!transform.any_op) -> !transform.param<i64>
+    %parts = transform.structured.split %padded after %chunks {dimension = 1, multiway} : !transform.any_op, !transform.param<i64>
+    %p:2 = transform.split_handle %parts {fail_on_payload_too_small = false} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %rest = transform.merge_handles %p#1 : !transform.any_op
+    %strip, %forall = transform.structured.tile_using_forall %p#0 num_threads [0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @schedule_matmul_f32_packed failures(propagate) (%strip) : (!transform.any_op) -> ()
+    transform.foreach %rest : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      transform.include @tile_strips_matmul_f32 failures(propagate) (%one) : (!transform.any_op) -> ()
+    }
+    transform.include @vectorize_register_tiles failures(propagate) (%f) : (!transform.any_op) -> ()
+    transform.yield
+  }
+
+  // Strips of one register tile (N already a multiple of the tile's width).
+  transform.named_sequence @tile_strips_matmul_f64(%op: !transform.any_op {transform.consumed}) {
+    %strip, %forall = transform.structured.tile_using_forall %op tile_sizes [0, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @schedule_matmul_f64_packed failures(propagate) (%strip) : (!transform.any_op) -> ()
     transform.yield
   }
 
   transform.named_sequence @schedule_matmul_f64_parallel_packed(%op: !transform.any_op {transform.consumed}) {
     %f = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
     %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [16] {copy_back_op = "none", padding_dimensions = [1], padding_values = [0.0 : f64, 0.0 : f64, 0.0 : f64]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [0, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @tile_strips_matmul_f64 failures(propagate) (%padded) : (!transform.any_op) -> ()
+    transform.include @vectorize_register_tiles failures(propagate) (%f) : (!transform.any_op) -> ()
+    transform.yield
+  }
+
+  // One strip per thread: N (padded to the tile's width) is split after
+  // its largest multiple of 1 tiles (continuous_tile_sizes' first
+  // chunk), which is tiled into 1 strips (num_threads: static widths);
+  // the rest, fewer than 1 tiles (in at most 1 chunks of powers of
+  // two tiles), runs in strips of one tile.
+  transform.named_sequence @schedule_matmul_f64_thread_strips(%op: !transform.any_op {transform.consumed}) {
+    %f = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
+    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [16] {copy_back_op = "none", padding_dimensions = [1], padding_values = [0.0 : f64, 0.0 : f64, 0.0 : f64]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %sizes, %chunks = transform.structured.continuous_tile_sizes %padded {dimension = 1, target_size = 16} : (!transform.any_op) -> !transform.param<i64>
+    %parts = transform.structured.split %padded after %chunks {dimension = 1, multiway} : !transform.any_op, !transform.param<i64>
+    %p:2 = transform.split_handle %parts {fail_on_payload_too_small = false} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %rest = transform.merge_handles %p#1 : !transform.any_op
+    %strip, %forall = transform.structured.tile_using_forall %p#0 num_threads [0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     transform.include @schedule_matmul_f64_packed failures(propagate) (%strip) : (!transform.any_op) -> ()
+    transform.foreach %rest : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      transform.include @tile_strips_matmul_f64 failures(propagate) (%one) : (!transform.any_op) -> ()
+    }
     transform.include @vectorize_register_tiles failures(propagate) (%f) : (!transform.any_op) -> ()
     transform.yield
   }
@@ -1184,6 +1246,22 @@ module attributes {transform.with_named_sequence} {
   transform.named_sequence @match_matmul_f64_packed_nonempty(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
     %m = transform.include @match_matmul_f64_packed failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
     transform.include @match_nonempty_3d failures(propagate) (%m) : (!transform.any_op) -> ()
+    transform.yield %m : !transform.any_op
+  }
+
+  // threads > 1: a packed matmul with at least one register tile per
+  // thread (N > (1 - 1) tiles).
+  transform.named_sequence @match_matmul_f32_thread_strips(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    %m = transform.include @match_matmul_f32_packed_nonempty failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    %w = transform.param.constant 0 : i64 -> !transform.param<i64>
+    transform.include @match_two_strips failures(propagate) (%m, %w) : (!transform.any_op, !transform.param<i64>) -> ()
+    transform.yield %m : !transform.any_op
+  }
+
+  transform.named_sequence @match_matmul_f64_thread_strips(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    %m = transform.include @match_matmul_f64_packed_nonempty failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    %w = transform.param.constant 0 : i64 -> !transform.param<i64>
+    transform.include @match_two_strips failures(propagate) (%m, %w) : (!transform.any_op, !transform.param<i64>) -> ()
     transform.yield %m : !transform.any_op
   }
 

@@ -122,7 +122,7 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
     ``threads=1`` is the single-threaded pipeline unchanged."""
     # --- issue 14: the schedule instance of the target (host.py, schedule.py) ---
     from .schedule import DEFAULT, schedule_params, schedule_path
-    params = DEFAULT if cpu is None else schedule_params(cpu)
+    params = DEFAULT.for_threads(threads) if cpu is None else schedule_params(cpu, threads)
     if schedule is None and preload:
         schedule = schedule_path(params)
     # --- end issue 14 ---
@@ -234,7 +234,7 @@ def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str =
         from .schedule import schedule_params, schedule_path
         target = resolve(cpu)
         if opt_level >= 1:
-            preload_schedule(op.context, schedule_path(schedule_params(target)))
+            preload_schedule(op.context, schedule_path(schedule_params(target, threads)))
         text = linalg_to_llvm_pipeline(opt_level, stage=stage, preload=False, cpu=target,
                                        threads=threads)
         # --- end issue 14 ---

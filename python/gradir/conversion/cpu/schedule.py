@@ -51,7 +51,7 @@ import os
 import string
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .host import CpuTarget, resolve
@@ -72,15 +72,20 @@ AVX2_ROWS = 6
 # ran 5-10% slower packed, 256 the same, 512 and more faster).
 PACK_ROWS = 256
 
-# threads > 1: a packed matmul's column strips (the scf.forall iterations
-# that the threads share) are this many register tiles wide; each strip runs
-# the single-threaded packed schedule (K blocks, M blocks, the strip's N
-# tiles) and N is padded to a multiple of the strip.  Measured (GEMM 1024^3
-# at 2 threads, AVX2 and AVX-512): 1, 2, 4 and 8 tiles ran the same within
-# the noise; wider strips pad odd widths more (LeNet's 4096x16 @ 16x150 at
-# 4 tiles: 150 -> 192 / 256 columns; at 1 tile the 160 / 160 of the unpacked
-# strips).
-STRIP_TILES = 1
+# threads > 1 (issue 14, GEMM at BLAS speed on every core): a packed matmul
+# with at least one register tile per thread runs in one column strip per
+# thread: N, padded to a multiple of the register tile's width (as with one
+# thread), is split after its largest multiple of ``threads`` tiles, which
+# the threads share in ``threads`` equal strips; the rest (fewer than
+# ``threads`` tiles) runs in strips of one tile.  Each strip runs the
+# single-threaded packed schedule (K blocks, M blocks, the strip's N tiles),
+# so a thread streams the lhs block of a K block once for its whole strip.
+# Measured (GEMM 1024^3 f32 at 2 threads, AMD EPYC Zen 5, AVX2 / x86-64-v3,
+# OpenBLAS Haswell): strips of one tile 8.85 ms (numpy 0.87x), one strip per
+# thread 0.98-1.02x (see README).  Schedules for several thread counts
+# differ, so the thread count is one of the parameters (and of the tag).
+# The parallel entry point of a ``threads=1`` instance (the thread count
+# unknown, e.g. ``cpu_schedule.mlir`` for mlir-opt) uses strips of one tile.
 
 
 @dataclass(frozen=True)
@@ -97,15 +102,23 @@ class ScheduleParams:
     registers: int = 32
     bits: int = 512
     target: str = "AVX-512 (x86-64-v4 and later)"
+    threads: int = 1
 
     @property
     def tag(self) -> str:
-        """Suffix of every symbol of the schedule ("" for the AVX-512 instance)."""
+        """Suffix of every symbol of the schedule ("" for the AVX-512
+        instance at one thread; ``_p<threads>`` ends the tag of a
+        multi-threaded instance)."""
+        threads = f"_p{self.threads}" if self.threads > 1 else ""
         if self.tiles == DEFAULT.tiles:
-            return ""
+            return threads
         return (f"_f32_{self.f32_m}x{self.f32_n}k{self.f32_k}"
                 f"_f64_{self.f64_m}x{self.f64_n}k{self.f64_k}_t{self.transpose}"
-                f"_mb{self.f32_mb}x{self.f64_mb}")
+                f"_mb{self.f32_mb}x{self.f64_mb}{threads}")
+
+    def for_threads(self, threads: int) -> "ScheduleParams":
+        """These parameters for code running on ``threads`` threads."""
+        return replace(self, threads=max(int(threads), 1))
 
     @property
     def tiles(self) -> tuple:
@@ -156,8 +169,9 @@ def _tile(target: CpuTarget, bits: int) -> tuple[int, int]:
     return rows, vectors * lanes
 
 
-def schedule_params(target: CpuTarget | str = "host") -> ScheduleParams:
-    """The schedule's parameters for ``target`` (a CpuTarget or a cpu name)."""
+def schedule_params(target: CpuTarget | str = "host", threads: int = 1) -> ScheduleParams:
+    """The schedule's parameters for ``target`` (a CpuTarget or a cpu name)
+    and code running on ``threads`` threads."""
     target = resolve(target)
     m32, n32 = _tile(target, 32)
     m64, n64 = _tile(target, 64)
@@ -166,7 +180,7 @@ def schedule_params(target: CpuTarget | str = "host") -> ScheduleParams:
     return ScheduleParams(m32, n32, k32, m64, n64, k64, transpose,
                           _m_block(target.l2, m32, k32, 4), _m_block(target.l2, m64, k64, 8),
                           target.vector_registers, target.vector_bits,
-                          f"{target.name} ({target.isa})")
+                          f"{target.name} ({target.isa})", max(int(threads), 1))
 
 
 _ELEMENTWISE_RANKS = (1, 2, 3, 4)
@@ -247,7 +261,24 @@ def schedule_text(params: ScheduleParams) -> str:
                   bits=params.bits, target=params.target, pack_rows=PACK_ROWS,
                   f32_mb=params.f32_mb, f64_mb=params.f64_mb,
                   f32_lanes=params.f32_n // 2, f64_lanes=params.f64_n // 2,
-                  f32_strip=STRIP_TILES * params.f32_n, f64_strip=STRIP_TILES * params.f64_n)
+                  threads=params.threads,
+                  f32_thread_cols=params.threads * params.f32_n,
+                  f64_thread_cols=params.threads * params.f64_n,
+                  f32_thread_min=(params.threads - 1) * params.f32_n,
+                  f64_thread_min=(params.threads - 1) * params.f64_n)
+    # the chunks of a split for per-thread strips: the multiple of the
+    # thread count, then the rest in powers of two (fewer than `threads`
+    # tiles: one chunk per bit of threads - 1)
+    rest = max((params.threads - 1).bit_length(), 1)
+    values.update(split_parts=rest + 1, split_rest_count=rest,
+                  split_types=", ".join(["!transform.any_op"] * (rest + 1)),
+                  split_rest=", ".join(f"%p#{i}" for i in range(1, rest + 1)))
+    # the per-thread strips only where the thread count is known
+    values["thread_strip_matches"] = "" if params.threads == 1 else (
+        f"\n        @match_matmul_f32_thread_strips{params.tag} -> "
+        f"@schedule_matmul_f32_thread_strips{params.tag},"
+        f"\n        @match_matmul_f64_thread_strips{params.tag} -> "
+        f"@schedule_matmul_f64_thread_strips{params.tag},")
     values["elementwise_sequences"], values["elementwise_matches"] = _elementwise_sequences(params)
     return string.Template(TEMPLATE.read_text()).substitute(values)
 
@@ -266,7 +297,7 @@ def schedule_path(params: ScheduleParams) -> Path:
     if params.tag == "":
         return SCHEDULE_LIBRARY
     text = schedule_text(params)
-    name = f"cpu_schedule{params.tag or '_avx512'}.mlir"
+    name = f"cpu_schedule{'_avx512' if params.tiles == DEFAULT.tiles else ''}{params.tag}.mlir"
     for folder in (_cache_dir(), Path(tempfile.gettempdir()) / f"gradir-{os.getuid()}"):
         path = folder / name
         try:
