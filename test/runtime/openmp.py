@@ -88,3 +88,19 @@ print("again", a.sample(0.6, 100.8, 1.69))
 # CHECK-NEXT: light True
 # CHECK-NEXT: no /proc/stat False False
 # CHECK-NEXT: again True
+
+# update() counts this process's finished children (a compile's opt/llc) as
+# its own: 0.3 s of them between two samples is no other process.
+import os
+import posix
+clock = iter([10.0, 10.2])
+times = iter([posix.times_result((1.0, 0.0, 0.0, 0.0, 0.0)),
+              posix.times_result((1.0, 0.0, 0.3, 0.0, 0.0))])
+busy = iter([50.0, 50.3])
+real_monotonic, real_times = openmp.time.monotonic, os.times
+openmp.time.monotonic, os.times = (lambda: next(clock)), (lambda: next(times))
+b = openmp._Adaptive(FakeLib())
+b._busy = lambda: next(busy)
+print("children:", b.update(), b.update())
+openmp.time.monotonic, os.times = real_monotonic, real_times
+# CHECK-NEXT: children: 0 1

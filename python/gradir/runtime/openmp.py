@@ -35,8 +35,9 @@ follows the machine: ``before_call`` (every call of a compiled function
 from Python, ``abi.Function``) sets the calling thread's block time to
 ``HOT_BLOCKTIME_MS`` while the other processes used less than
 ``IDLE_OTHERS`` of a core over the last ``SAMPLE_S`` seconds (``/proc/stat``
-busy time minus this process's own CPU time, so our spinning workers do
-not count), and to 0 otherwise.  ``KMP_BLOCKTIME`` in the environment turns
+busy time minus this process's own CPU time and its finished children's,
+so our spinning workers and the opt/llc processes of a compile just before
+do not count), and to 0 otherwise.  ``KMP_BLOCKTIME`` in the environment turns
 this off (its value holds); so does a missing ``/proc/stat``.  A library
 loaded from C keeps the block time of 0.  The compiled code reads the
 block time too: loops too short to pay two wake-ups run on the threads
@@ -112,7 +113,10 @@ class _Adaptive:
         if now >= self.next:
             self.next = now + SAMPLE_S
             t = os.times()
-            self.sample(now, self._busy(), t.user + t.system)
+            # our own finished child processes (opt/llc of a compile) are no
+            # other process competing for the cores: counted as ours
+            self.sample(now, self._busy(),
+                        t.user + t.system + t.children_user + t.children_system)
         ms = HOT_BLOCKTIME_MS if self.hot else 0
         self.set(ms)
         return ms
