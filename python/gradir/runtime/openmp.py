@@ -60,9 +60,15 @@ DEFAULTS = {"KMP_BLOCKTIME": "0"}
 # measured the same), short enough to stop spinning soon after a call.
 HOT_BLOCKTIME_MS = 1
 # Cores the other processes may use (average over the last sample) with
-# workers still spinning: a fifth of a core, whatever the machine's size
-# (conservative on machines with more cores than gradir's threads).
-IDLE_OTHERS = 0.2
+# workers still spinning: half a core, whatever the machine's size
+# (conservative on machines with more cores than gradir's threads).  The
+# estimate counts clock ticks (/proc/stat, os.times: 10 ms) over ~0.1 s on
+# two or more CPUs, so it wobbles by +-0.2 core on an idle machine (a
+# threshold of 0.2 let that put the workers to sleep for a sample now and
+# then: LeNet-5's step at 2 threads 2.08 instead of 1.52 ms); one busy
+# process is a whole core (MLP step at 2 threads, one busy loop beside it:
+# 1.28 ms spinning, 1.09 ms asleep).
+IDLE_OTHERS = 0.5
 # Seconds between two looks at /proc/stat (each costs ~20 us).
 SAMPLE_S = 0.1
 
