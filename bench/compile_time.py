@@ -10,8 +10,9 @@
     build/venv/bin/python bench/compile_time.py --llvm-levels --workloads lenet64,mlp64,gemm512
                                                     # LLVM O3 vs O2: compile and run time
     build/venv/bin/python bench/compile_time.py --llvm-passes --workloads lenet64,mlp64,gemm512
-                                                    # the tools path's opt pipeline: gradir's
-                                                    # (llvm_tools.PIPELINE) vs LLVM's default<O2>
+                                                    # the tools path's opt pipelines: gradir's
+                                                    # (llvm_tools.PIPELINE, for OpenMP modules)
+                                                    # vs LLVM's default<O2> (the others)
 
 Workloads (float32, batch 64): lenet64, one LeNet-5 gradient step
 (bench/lenet.py: loss and the ten parameter gradients); mlp64, one step of
@@ -325,8 +326,10 @@ def child_llvm_levels(workload: str, rounds: int) -> dict:
 # --- gradir's opt pipeline against LLVM's default<O2> (the tools path) ----------------------
 
 def child_llvm_passes(workload: str, rounds: int, threads: int) -> dict:
-    """The tools path (GRADIR_LLVM_TOOLS=1) with llvm_tools.PIPELINE and with
-    GRADIR_LLVM_PASSES=default<O2>, code for ``threads`` threads: compile
+    """The tools path (GRADIR_LLVM_TOOLS=1) with llvm_tools.PIPELINE (what
+    gradir runs on modules with OpenMP regions) and with default<O2> (what
+    it runs on the others), both forced through GRADIR_LLVM_PASSES, code for
+    ``threads`` threads: compile
     wall and CPU time (this process and its opt/llc children), run time
     (median of 25), results compared."""
     import resource
@@ -342,10 +345,9 @@ def child_llvm_passes(workload: str, rounds: int, threads: int) -> dict:
     out, results = {}, {}
     gradir.compile(m, functions=[fn_name], cache=False, threads=threads)  # first-use set-up: not timed
     for _ in range(rounds):
-        for name, passes in (("gradir", None), ("O2", "default<O2>")):
-            os.environ.pop("GRADIR_LLVM_PASSES", None)
-            if passes:
-                os.environ["GRADIR_LLVM_PASSES"] = passes
+        from gradir.runtime.llvm_tools import PIPELINE
+        for name, passes in (("gradir", PIPELINE), ("O2", "default<O2>")):
+            os.environ["GRADIR_LLVM_PASSES"] = passes
             t, c = time.perf_counter(), cpu_s()
             exe = gradir.compile(m, functions=[fn_name], cache=False, threads=threads)
             out.setdefault(f"{name} compile", []).append(time.perf_counter() - t)

@@ -120,8 +120,9 @@ print("passes:", llvm_tools.opt_command(Path("opt"), 2, resolve("host"))[1],
       np.allclose(gradir.compile(m, cache=False)["main_adjoint"](*args)[0], ref[0], rtol=1e-5))
 # CHECK-NEXT: passes: -passes=loop-extract,default<O2> True
 del os.environ["GRADIR_LLVM_PASSES"]
-print("pipeline:", llvm_tools.passes(2) == llvm_tools.PIPELINE, llvm_tools.passes(1))
-# CHECK-NEXT: pipeline: True default<O1>
+print("pipeline:", llvm_tools.passes(2) == llvm_tools.PIPELINE, llvm_tools.passes(1),
+      llvm_tools.passes(2, parallel=False))
+# CHECK-NEXT: pipeline: True default<O1> default<O2>
 
 # The compile cache stores the linked library; a second compile hits it.
 os.environ["GRADIR_LLVM_JOBS"] = "2"

