@@ -78,14 +78,16 @@ class FakeLib:
 a = openmp._Adaptive(FakeLib())
 print("first", a.sample(0.0, 100.0, 1.0))
 print("idle", a.sample(0.1, 100.19, 1.19))          # we used 0.19 s of 0.1 s x 2 cores
-print("busy", a.sample(0.2, 100.39, 1.29))          # others used 0.1 s in 0.1 s: 1 core
+print("busy once", a.sample(0.2, 100.39, 1.29))     # others used 0.1 s in 0.1 s: 1 core
 print("light", a.sample(0.3, 100.50, 1.39))         # others 0.01 s in 0.1 s: 0.1 core
-print("no /proc/stat", a.sample(0.4, None, 1.49), a.sample(0.5, 100.7, 1.59))
-print("again", a.sample(0.6, 100.8, 1.69))
+print("busy twice", a.sample(0.4, 100.70, 1.49), a.sample(0.5, 100.90, 1.59))
+print("no /proc/stat", a.sample(0.6, None, 1.69), a.sample(0.7, 101.1, 1.79))
+print("again", a.sample(0.8, 101.2, 1.89))
 # CHECK-NEXT: first False
 # CHECK-NEXT: idle True
-# CHECK-NEXT: busy False
+# CHECK-NEXT: busy once True
 # CHECK-NEXT: light True
+# CHECK-NEXT: busy twice True False
 # CHECK-NEXT: no /proc/stat False False
 # CHECK-NEXT: again True
 

@@ -34,7 +34,8 @@ being runnable but not running when its region starts.  So the block time
 follows the machine: ``before_call`` (every call of a compiled function
 from Python, ``abi.Function``) sets the calling thread's block time to
 ``HOT_BLOCKTIME_MS`` while the other processes used less than
-``IDLE_OTHERS`` of a core over the last ``SAMPLE_S`` seconds (``/proc/stat``
+``IDLE_OTHERS`` of a core over the last ``SAMPLE_S`` seconds (and until
+``BUSY_SAMPLES`` samples in a row say otherwise) (``/proc/stat``
 busy time minus this process's own CPU time and its finished children's,
 so our spinning workers and the opt/llc processes of a compile just before
 do not count), and to 0 otherwise.  ``KMP_BLOCKTIME`` in the environment turns
@@ -69,6 +70,9 @@ HOT_BLOCKTIME_MS = 1
 # process is a whole core (MLP step at 2 threads, one busy loop beside it:
 # 1.28 ms spinning, 1.09 ms asleep).
 IDLE_OTHERS = 0.5
+# Busy samples in a row that put spinning workers to sleep (2: one blip
+# does not; a machine that stays busy costs 0.2 s of spinning at most).
+BUSY_SAMPLES = 2
 # Seconds between two looks at /proc/stat (each costs ~20 us).
 SAMPLE_S = 0.1
 
@@ -84,6 +88,7 @@ class _Adaptive:
         self.set.argtypes = [ctypes.c_int]
         self.set.restype = None
         self.hot = False
+        self.busy_samples = 0     # busy samples in a row
         self.last = None          # (time, busy seconds of all CPUs, ours)
         self.next = 0.0
 
@@ -108,9 +113,16 @@ class _Adaptive:
         The first sample, and any without ``busy``, say no."""
         if busy is None:
             self.hot = False
+            self.busy_samples = 0
         elif self.last is not None and now > self.last[0]:
             others = ((busy - self.last[1]) - (ours - self.last[2])) / (now - self.last[0])
-            self.hot = others < IDLE_OTHERS
+            # one busy sample in a row may be a blip (a daemon waking up, the
+            # estimate's tick wobble): the workers go to sleep on the second
+            self.busy_samples = self.busy_samples + 1 if others >= IDLE_OTHERS else 0
+            if others < IDLE_OTHERS:
+                self.hot = True
+            elif self.busy_samples >= BUSY_SAMPLES:
+                self.hot = False
         self.last = (now, busy, ours) if busy is not None else None
         return self.hot
 
