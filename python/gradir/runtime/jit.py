@@ -66,11 +66,7 @@ class Executable(FunctionTable):
     @property
     def llvm_ir(self) -> str:
         """The lowered module (LLVM dialect) as text."""
-        if self._lowered_text is None:
-            with self._lowered_module.context:
-                self._lowered_text = print_module(self._lowered_module)
-            self._lowered_module = None
-        return self._lowered_text
+        return _printed_once(self, "_lowered_text")
 
     def export_library(self, path: str | os.PathLike) -> Path:
         """Writes a shared library with every public function and its
@@ -178,11 +174,18 @@ class ToolchainExecutable(CachedExecutable):
     def llvm_ir(self) -> str:
         """The lowered module (LLVM dialect) as text (printed on first use:
         issue 14, compile time, ~30 ms of the LeNet step)."""
-        if self._lowered is None:
-            with self._lowered_module.context:
-                self._lowered = print_module(self._lowered_module)
-            self._lowered_module = None
-        return self._lowered
+        return _printed_once(self, "_lowered")
+
+
+def _printed_once(exe, attr: str) -> str:
+    """``exe.<attr>``, the lowered module's text: printed from
+    ``exe._lowered_module`` on first use (which is then let go)."""
+    if getattr(exe, attr) is None:
+        module = exe._lowered_module
+        with module.context:
+            setattr(exe, attr, print_module(module))
+        exe._lowered_module = None
+    return getattr(exe, attr)
 
 
 def lower(module, options: CompileOptions, functions=None) -> tuple[ir.Module, dict]:
@@ -316,16 +319,12 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
                     exe.cache_path = directory / f"{key}.so"
                     _cache.store_library(directory, key, exe._library.path)
                 return exe
-    text = None
-    if llvm_ir is None:
-        with lowered.context:
-            text = print_module(lowered)
     # --- end issue 14 ---
     with lowered.context:
         # PIC: the object the JIT compiled can be linked into a library (the
         # cache entry, export_library) without running LLVM again; no run-time
         # cost measured (bench/compile_time.py --llvm-levels runs PIC code).
-        exe = Executable(lowered, sigs, options, pic=True, lowered_text=text, llvm_ir=llvm_ir)
+        exe = Executable(lowered, sigs, options, pic=True, llvm_ir=llvm_ir)
     if directory is not None:
         exe.cache_hit = False
         exe.cache_path = directory / f"{key}.so"
