@@ -980,18 +980,22 @@ module attributes {transform.with_named_sequence} {
   // ----- entry point -----
 
   transform.named_sequence @gradir_cpu_tensor(%root: !transform.any_op {transform.consumed}) {
-    %r = transform.foreach_match in %root
-        @match_matmul_f32_packed -> @schedule_matmul_f32_packed,
-        @match_matmul_f64_packed -> @schedule_matmul_f64_packed,
-        @match_batch_matmul_f32_packed -> @schedule_batch_matmul_f32_packed,
-        @match_batch_matmul_f64_packed -> @schedule_batch_matmul_f64_packed,
-        @match_matmul_f32 -> @schedule_matmul_f32,
-        @match_matmul_f64 -> @schedule_matmul_f64,
-        @match_batch_matmul_f32 -> @schedule_batch_matmul_f32,
-        @match_batch_matmul_f64 -> @schedule_batch_matmul_f64,
-        @match_transpose_2d -> @schedule_transpose_2d
-      : (!transform.any_op) -> !transform.any_op
-    %f = transform.structured.match ops{["func.func"]} in %r : (!transform.any_op) -> !transform.any_op
+    %cands = transform.structured.match ops{["linalg.matmul", "linalg.batch_matmul", "linalg.transpose"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %cands : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      %r0 = transform.foreach_match restrict_root in %one
+          @match_matmul_f32_packed -> @schedule_matmul_f32_packed,
+          @match_matmul_f64_packed -> @schedule_matmul_f64_packed,
+          @match_batch_matmul_f32_packed -> @schedule_batch_matmul_f32_packed,
+          @match_batch_matmul_f64_packed -> @schedule_batch_matmul_f64_packed,
+          @match_matmul_f32 -> @schedule_matmul_f32,
+          @match_matmul_f64 -> @schedule_matmul_f64,
+          @match_batch_matmul_f32 -> @schedule_batch_matmul_f32,
+          @match_batch_matmul_f64 -> @schedule_batch_matmul_f64,
+          @match_transpose_2d -> @schedule_transpose_2d
+        : (!transform.any_op) -> !transform.any_op
+    }
+    %f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %f : !transform.any_op {
     ^bb0(%one: !transform.any_op):
       transform.include @vectorize_register_tiles failures(propagate) (%one) : (!transform.any_op) -> ()
@@ -1304,23 +1308,30 @@ module attributes {transform.with_named_sequence} {
   // whatever it schedules (zero-size matmuls, and any other op it learns to
   // schedule) is scheduled the same at every thread count.
   transform.named_sequence @gradir_cpu_tensor_parallel(%root: !transform.any_op {transform.consumed}) {
-    %r = transform.foreach_match in %root
-        @match_matmul_f32_packed_nonempty -> @schedule_matmul_f32_parallel_packed,
-        @match_matmul_f64_packed_nonempty -> @schedule_matmul_f64_parallel_packed,
-        @match_matmul_f32_nonempty -> @schedule_matmul_f32_parallel,
-        @match_matmul_f64_nonempty -> @schedule_matmul_f64_parallel,
-        @match_batch_matmul_f32_nonempty -> @schedule_batch_matmul_f32_parallel,
-        @match_batch_matmul_f64_nonempty -> @schedule_batch_matmul_f64_parallel,
-        @match_transpose_2d_nonempty -> @schedule_transpose_2d_parallel
-      : (!transform.any_op) -> !transform.any_op
-    transform.include @gradir_cpu_tensor failures(propagate) (%r) : (!transform.any_op) -> ()
+    %cands = transform.structured.match ops{["linalg.matmul", "linalg.batch_matmul", "linalg.transpose"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %cands : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      %r = transform.foreach_match restrict_root in %one
+          @match_matmul_f32_packed_nonempty -> @schedule_matmul_f32_parallel_packed,
+          @match_matmul_f64_packed_nonempty -> @schedule_matmul_f64_parallel_packed,
+          @match_matmul_f32_nonempty -> @schedule_matmul_f32_parallel,
+          @match_matmul_f64_nonempty -> @schedule_matmul_f64_parallel,
+          @match_batch_matmul_f32_nonempty -> @schedule_batch_matmul_f32_parallel,
+          @match_batch_matmul_f64_nonempty -> @schedule_batch_matmul_f64_parallel,
+          @match_transpose_2d_nonempty -> @schedule_transpose_2d_parallel
+        : (!transform.any_op) -> !transform.any_op
+    }
+    transform.include @gradir_cpu_tensor failures(propagate) (%root) : (!transform.any_op) -> ()
     transform.yield
   }
 
   // After elementwise fusion (and rlx-math-approx): the fused generics.
   transform.named_sequence @gradir_cpu_elementwise(%root: !transform.any_op {transform.consumed}) {
-    %r = transform.foreach_match in %root
-        @match_elementwise_r1_32 -> @schedule_elementwise_r1_32,
+    %cands = transform.structured.match ops{["linalg.generic"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %cands : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      %r = transform.foreach_match restrict_root in %one
+          @match_elementwise_r1_32 -> @schedule_elementwise_r1_32,
         @match_elementwise_r2_32 -> @schedule_elementwise_r2_32,
         @match_elementwise_r3_32 -> @schedule_elementwise_r3_32,
         @match_elementwise_r4_32 -> @schedule_elementwise_r4_32,
@@ -1328,8 +1339,9 @@ module attributes {transform.with_named_sequence} {
         @match_elementwise_r2_64 -> @schedule_elementwise_r2_64,
         @match_elementwise_r3_64 -> @schedule_elementwise_r3_64,
         @match_elementwise_r4_64 -> @schedule_elementwise_r4_64
-      : (!transform.any_op) -> !transform.any_op
-    %f = transform.structured.match ops{["func.func"]} in %r : (!transform.any_op) -> !transform.any_op
+        : (!transform.any_op) -> !transform.any_op
+    }
+    %f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
     // 1-D vectors: math ops that end as libm calls (f64 erf) are scalarized
     // only from 1-D vectors.  Once per function, after every generic is
     // vectorized (issue 14, compile time: once per generic, over the whole

@@ -279,6 +279,8 @@ def schedule_text(params: ScheduleParams) -> str:
         f"@schedule_matmul_f32_thread_strips{params.tag},"
         f"\n        @match_matmul_f64_thread_strips{params.tag} -> "
         f"@schedule_matmul_f64_thread_strips{params.tag},")
+    values["thread_strip_matches_indented"] = values["thread_strip_matches"].replace(
+        "\n        ", "\n          ")
     values["elementwise_sequences"], values["elementwise_matches"] = _elementwise_sequences(params)
     return string.Template(TEMPLATE.read_text()).substitute(values)
 
