@@ -1036,34 +1036,13 @@ module attributes {transform.with_named_sequence} {
   // for one thread (whose parallel entry point does not know the thread
   // count), run in strips of one tile.  This instance: 1 thread(s).
 
-  // The register tile of a parallel strip, vectorized right away (the strip's
-  // matmul must not reach gradir_cpu_tensor's matchers again).
-  transform.named_sequence @vectorize_tile_parallel(%tile: !transform.any_op {transform.consumed},
-                                           %k_loop: !transform.any_op {transform.readonly}) {
-    %f = transform.get_parent_op %tile {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
-    transform.structured.vectorize %tile : !transform.any_op
-    // No canonicalization before the hoisting: it would fold a one-trip K
-    // loop away and invalidate %k_loop.
-    transform.apply_patterns to %f {
-      transform.apply_patterns.vector.transfer_permutation_patterns
-      transform.apply_patterns.vector.reduction_to_contract
-    } : !transform.any_op
-    transform.loop.hoist_loop_invariant_subsets %k_loop : !transform.any_op
-    transform.apply_patterns to %f {
-      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
-      transform.apply_patterns.vector.lower_outerproduct
-      transform.apply_patterns.vector.transfer_permutation_patterns
-      transform.apply_patterns.canonicalization
-    } : !transform.any_op
-    transform.yield
-  }
-
   transform.named_sequence @schedule_matmul_f32_parallel(%op: !transform.any_op {transform.consumed}) {
     %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [8, 32, 1] {copy_back_op = "none", padding_dimensions = [0, 1, 2], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [0, 32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %kb, %lk = transform.structured.tile_using_for %strip tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %t, %l:2 = transform.structured.tile_using_for %kb tile_sizes [8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    transform.include @vectorize_tile_parallel failures(propagate) (%t, %l#1) : (!transform.any_op, !transform.any_op) -> ()
+    transform.annotate %t "gradir.register_tile" : !transform.any_op
+    transform.annotate %l#1 "gradir.k_loop" : !transform.any_op
     transform.yield
   }
 
@@ -1072,13 +1051,15 @@ module attributes {transform.with_named_sequence} {
     %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [0, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %kb, %lk = transform.structured.tile_using_for %strip tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %t, %l:2 = transform.structured.tile_using_for %kb tile_sizes [8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    transform.include @vectorize_tile_parallel failures(propagate) (%t, %l#1) : (!transform.any_op, !transform.any_op) -> ()
+    transform.annotate %t "gradir.register_tile" : !transform.any_op
+    transform.annotate %l#1 "gradir.k_loop" : !transform.any_op
     transform.yield
   }
 
   // The packed strips: the strip's matmul is scheduled by the single-threaded
-  // packed action and its register tiles and pack copies vectorized at once
-  // (the parallel actions leave no linalg.matmul for gradir_cpu_tensor).
+  // packed action; its register tiles and pack copies are vectorized with
+  // every other strip's, once per function, before gradir_cpu_tensor
+  // runs (so no strip's linalg.matmul reaches its matchers).
   // Strips of one register tile (N already a multiple of the tile's width).
   transform.named_sequence @tile_strips_matmul_f32(%op: !transform.any_op {transform.consumed}) {
     %strip, %forall = transform.structured.tile_using_forall %op tile_sizes [0, 32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
@@ -1087,10 +1068,8 @@ module attributes {transform.with_named_sequence} {
   }
 
   transform.named_sequence @schedule_matmul_f32_parallel_packed(%op: !transform.any_op {transform.consumed}) {
-    %f = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
     %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [32] {copy_back_op = "none", padding_dimensions = [1], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     transform.include @tile_strips_matmul_f32 failures(propagate) (%padded) : (!transform.any_op) -> ()
-    transform.include @vectorize_register_tiles failures(propagate) (%f) : (!transform.any_op) -> ()
     transform.yield
   }
 
@@ -1100,7 +1079,6 @@ module attributes {transform.with_named_sequence} {
   // the rest, fewer than 1 tiles (in at most 1 chunks of powers of
   // two tiles), runs in strips of one tile.
   transform.named_sequence @schedule_matmul_f32_thread_strips(%op: !transform.any_op {transform.consumed}) {
-    %f = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
     %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [32] {copy_back_op = "none", padding_dimensions = [1], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     %sizes, %chunks = transform.structured.continuous_tile_sizes %padded {dimension = 1, target_size = 32} : (!transform.any_op) -> !transform.param<i64>
     %parts = transform.structured.split %padded after %chunks {dimension = 1, multiway} : !transform.any_op, !transform.param<i64>
@@ -1112,7 +1090,6 @@ module attributes {transform.with_named_sequence} {
     ^bb0(%one: !transform.any_op):
       transform.include @tile_strips_matmul_f32 failures(propagate) (%one) : (!transform.any_op) -> ()
     }
-    transform.include @vectorize_register_tiles failures(propagate) (%f) : (!transform.any_op) -> ()
     transform.yield
   }
 
@@ -1124,10 +1101,8 @@ module attributes {transform.with_named_sequence} {
   }
 
   transform.named_sequence @schedule_matmul_f64_parallel_packed(%op: !transform.any_op {transform.consumed}) {
-    %f = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
     %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [16] {copy_back_op = "none", padding_dimensions = [1], padding_values = [0.0 : f64, 0.0 : f64, 0.0 : f64]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     transform.include @tile_strips_matmul_f64 failures(propagate) (%padded) : (!transform.any_op) -> ()
-    transform.include @vectorize_register_tiles failures(propagate) (%f) : (!transform.any_op) -> ()
     transform.yield
   }
 
@@ -1137,7 +1112,6 @@ module attributes {transform.with_named_sequence} {
   // the rest, fewer than 1 tiles (in at most 1 chunks of powers of
   // two tiles), runs in strips of one tile.
   transform.named_sequence @schedule_matmul_f64_thread_strips(%op: !transform.any_op {transform.consumed}) {
-    %f = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
     %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [16] {copy_back_op = "none", padding_dimensions = [1], padding_values = [0.0 : f64, 0.0 : f64, 0.0 : f64]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     %sizes, %chunks = transform.structured.continuous_tile_sizes %padded {dimension = 1, target_size = 16} : (!transform.any_op) -> !transform.param<i64>
     %parts = transform.structured.split %padded after %chunks {dimension = 1, multiway} : !transform.any_op, !transform.param<i64>
@@ -1149,7 +1123,6 @@ module attributes {transform.with_named_sequence} {
     ^bb0(%one: !transform.any_op):
       transform.include @tile_strips_matmul_f64 failures(propagate) (%one) : (!transform.any_op) -> ()
     }
-    transform.include @vectorize_register_tiles failures(propagate) (%f) : (!transform.any_op) -> ()
     transform.yield
   }
 
@@ -1158,7 +1131,8 @@ module attributes {transform.with_named_sequence} {
     %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [1, 0, 32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %kb, %lk = transform.structured.tile_using_for %strip tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %t, %l:2 = transform.structured.tile_using_for %kb tile_sizes [0, 8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    transform.include @vectorize_tile_parallel failures(propagate) (%t, %l#1) : (!transform.any_op, !transform.any_op) -> ()
+    transform.annotate %t "gradir.register_tile" : !transform.any_op
+    transform.annotate %l#1 "gradir.k_loop" : !transform.any_op
     transform.yield
   }
 
@@ -1167,7 +1141,8 @@ module attributes {transform.with_named_sequence} {
     %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [1, 0, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %kb, %lk = transform.structured.tile_using_for %strip tile_sizes [0, 0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %t, %l:2 = transform.structured.tile_using_for %kb tile_sizes [0, 8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    transform.include @vectorize_tile_parallel failures(propagate) (%t, %l#1) : (!transform.any_op, !transform.any_op) -> ()
+    transform.annotate %t "gradir.register_tile" : !transform.any_op
+    transform.annotate %l#1 "gradir.k_loop" : !transform.any_op
     transform.yield
   }
 
@@ -1303,10 +1278,19 @@ module attributes {transform.with_named_sequence} {
     transform.yield %m : !transform.any_op
   }
 
-  // The parallel actions first (they leave vector code, no linalg.matmul or
-  // linalg.transpose); then the single-threaded entry point on the rest, so
+  // The parallel actions first; then their register tiles (marked
+  // gradir.register_tile, their K loops gradir.k_loop) vectorized once per
+  // function, which leaves vector code, no linalg.matmul or linalg.transpose
+  // of theirs; then the single-threaded entry point on the rest, so
   // whatever it schedules (zero-size matmuls, and any other op it learns to
   // schedule) is scheduled the same at every thread count.
+  // Compile time (issue 14): each entry point matches the candidate ops
+  // (structured.match) and runs its matchers on each of them (foreach +
+  // foreach_match restrict_root), not on a walk of every op of the module;
+  // the actions vectorize nothing over a whole function: per matmul, that
+  // made the schedule quadratic in the number of matmuls (LeNet-5 step at 2
+  // threads: interpreter 150 -> 51 ms, lowered IR the same up to the order
+  // of constants).
   transform.named_sequence @gradir_cpu_tensor_parallel(%root: !transform.any_op {transform.consumed}) {
     %cands = transform.structured.match ops{["linalg.matmul", "linalg.batch_matmul", "linalg.transpose"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %cands : !transform.any_op {
@@ -1320,6 +1304,11 @@ module attributes {transform.with_named_sequence} {
           @match_batch_matmul_f64_nonempty -> @schedule_batch_matmul_f64_parallel,
           @match_transpose_2d_nonempty -> @schedule_transpose_2d_parallel
         : (!transform.any_op) -> !transform.any_op
+    }
+    %f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %f : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      transform.include @vectorize_register_tiles failures(propagate) (%one) : (!transform.any_op) -> ()
     }
     transform.include @gradir_cpu_tensor failures(propagate) (%root) : (!transform.any_op) -> ()
     transform.yield
