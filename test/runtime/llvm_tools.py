@@ -47,15 +47,26 @@ args = [rng.standard_normal(s).astype(np.float32) for s in
 print("available:", llvm_tools.available())
 # CHECK: available: True
 os.environ.pop("GRADIR_LLVM_TOOLS", None)      # auto: large modules only
+os.environ["GRADIR_LLVM_JOBS"] = "1"           # partitions one at a time
 print("auto, small module:", type(gradir.compile(m, functions="main", cache=False)).__name__)
 # CHECK-NEXT: auto, small module: Executable
 threshold, llvm_tools.AUTO_MIN_BRANCHES = llvm_tools.AUTO_MIN_BRANCHES, 1
 print("auto, above the threshold:", type(gradir.compile(m, functions="main", cache=False)).__name__)
 # CHECK-NEXT: auto, above the threshold: ToolchainExecutable
+llvm_tools.AUTO_MIN_BRANCHES = threshold
+# two partitions at once: the lower threshold (AUTO_MIN_BRANCHES_PARALLEL)
+os.environ["GRADIR_LLVM_JOBS"] = "2"
+parallel = llvm_tools.AUTO_MIN_BRANCHES_PARALLEL
+for least in (10 ** 6, 1):
+    llvm_tools.AUTO_MIN_BRANCHES_PARALLEL = least
+    print(f"auto, 2 jobs, at least {least}:",
+          type(gradir.compile(m, functions="main", cache=False)).__name__)
+# CHECK-NEXT: auto, 2 jobs, at least 1000000: Executable
+# CHECK-NEXT: auto, 2 jobs, at least 1: ToolchainExecutable
+llvm_tools.AUTO_MIN_BRANCHES_PARALLEL = parallel
 os.environ["GRADIR_LLVM_TOOLS"] = "0"
 print("off:", type(gradir.compile(m, functions="main", cache=False)).__name__)
 # CHECK-NEXT: off: Executable
-llvm_tools.AUTO_MIN_BRANCHES = threshold
 
 ref = gradir.interpret(m, "main_adjoint", *args)
 engine = gradir.compile(m, cache=False)["main_adjoint"](*args)

@@ -108,10 +108,19 @@ def available() -> bool:
 
 
 # "auto" takes this path for modules with at least this many conditional
-# branches in the LLVM dialect (about one per loop): LeNet's step has ~430
-# (measured: 13% less first-call time), the MLP step ~80 (where the extra
-# processes cost more than the outlining saves, so ExecutionEngine stays).
+# branches in their LLVM IR (about one per loop) when the partitions are
+# compiled one at a time (``jobs()`` 1: LeNet's step has ~320, measured 13%
+# less first-call time; the MLP step ~100, where the extra processes cost
+# more than the outlining saves, so ExecutionEngine stays) ...
 AUTO_MIN_BRANCHES = 200
+# ... and at least this many when two or more partitions compile at once:
+# the other cores take part of LLVM's work, which ExecutionEngine does on
+# one.  Measured (AMD EPYC Zen 5, 2 cores, first call in a fresh process,
+# tools vs ExecutionEngine): MLP step (~100 branches) 0.375 vs 0.389 s at
+# threads=1, 0.415 vs 0.46 s at threads=2; the seed example at 512 (~60)
+# 0.35 vs 0.37 s; GEMM 512 (12) 0.29 vs 0.255 s (six processes' start-up
+# cost more than its LLVM time).
+AUTO_MIN_BRANCHES_PARALLEL = 40
 
 
 def mode() -> str:
@@ -126,13 +135,15 @@ def enabled(llvm_ir: str | None = None) -> bool:
     """``GRADIR_LLVM_TOOLS``: "1"/on: always (where the tools are there),
     "0"/off: never (ExecutionEngine), "auto" (default): for modules with at
     least ``AUTO_MIN_BRANCHES`` conditional branches (``llvm_ir``: the
-    module's LLVM IR), where LLVM's superlinear loop passes dominate
-    (bench/compile_time.py --llvm-tools compares both)."""
+    module's LLVM IR), where LLVM's superlinear loop passes dominate, or
+    ``AUTO_MIN_BRANCHES_PARALLEL`` where ``jobs()`` compiles partitions at
+    once (bench/compile_time.py --llvm-tools compares both)."""
     flag = mode()
     if flag == "off":
         return False
     if flag == "auto":
-        if llvm_ir is None or llvm_ir.count("  br i1 ") < AUTO_MIN_BRANCHES:
+        least = AUTO_MIN_BRANCHES_PARALLEL if jobs() > 1 else AUTO_MIN_BRANCHES
+        if llvm_ir is None or llvm_ir.count("  br i1 ") < least:
             return False
     return available()
 
