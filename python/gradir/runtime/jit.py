@@ -160,6 +160,9 @@ class ToolchainExecutable(CachedExecutable):
                 llvm_ir, SimpleNamespace(signatures=sigs, options=options, llvm_ir=llvm_ir),
                 llvm_opt_level(options.opt_level), resolve(options.cpu), Path(work),
                 workers=workers)
+            from .toolchain import preload_openmp, uses_openmp
+            if uses_openmp(llvm_ir):
+                preload_openmp()
             exe = cls(load(path), "", options)
         except BaseException:
             shutil.rmtree(work, ignore_errors=True)

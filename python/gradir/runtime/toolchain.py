@@ -14,8 +14,8 @@ from pathlib import Path
 from .signature import CompileError
 
 __all__ = ["TARGETS", "CompileOptions", "runtime_library_dir", "runtime_libraries", "compiler",
-           "c_string", "packed_caller", "llvm_opt_level", "openmp_library", "OPENMP_PACKAGE",
-           "uses_openmp"]
+           "c_string", "packed_caller", "llvm_opt_level", "openmp_library", "preload_openmp",
+           "OPENMP_PACKAGE", "uses_openmp"]
 
 TARGETS = ("cpu", "cuda")
 
@@ -113,6 +113,18 @@ def openmp_library() -> Path:
     raise CompileError("multi-threaded CPU code needs LLVM's OpenMP runtime libomp.so: "
                        f"pip install {OPENMP_PACKAGE} (see requirements.txt), set "
                        "GRADIR_OPENMP_LIBRARY, or compile with threads=1")
+
+
+def preload_openmp() -> None:
+    """Loads the process's libomp (``openmp_library()``) before a library
+    gradir built that needs it is loaded from a directory holding a copy of
+    it (a ``ToolchainExecutable``'s build directory): that library's
+    ``NEEDED libomp.so`` then resolves to the one already loaded (by its
+    soname), not to the copy, whose file goes with the directory; after
+    that, a JIT looking for the loaded libomp would not find it and would
+    start a second one ("OMP: Error #15: ... already initialized")."""
+    import ctypes
+    ctypes.CDLL(str(openmp_library()))
 
 
 def compiler() -> str:
