@@ -30,6 +30,10 @@ interleaved, and the table shows medians over the rounds.  Rows:
                    gradir cold itself runs the default, "auto" (tools for large modules)
   gradir cold adj  GRADIR_CACHE=0, ``compile(module, functions=["main_adjoint"])``
                    (the step only, what ``jax.jit(jax.value_and_grad(f))`` compiles)
+  gradir adj Nthr  as gradir cold adj, for N threads (the cores this process may
+                   use: gradir's default outside this benchmark, which sets
+                   OMP_NUM_THREADS=1 for every process and so makes the other
+                   gradir rows compile single-threaded code)
   gradir miss      the compile cache on (the default) and empty: cold, plus
                    writing the entry (object dump; the link runs in a thread)
   gradir warm      the compile cache on, in a directory a previous (unmeasured)
@@ -397,6 +401,13 @@ def _have(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
 def header() -> str:
     import platform
     from gradir.conversion.cpu.host import detect_host
@@ -412,6 +423,9 @@ def main(argv: list[str]) -> int:
         if kind == "gradir":
             result = child_gradir(workload, None)
         elif kind == "gradir-adjoint":
+            result = child_gradir(workload, ["main_adjoint"])
+        elif kind == "gradir-adjoint-cores":    # gradir's default outside this bench
+            os.environ["GRADIR_NUM_THREADS"] = str(_cores())
             result = child_gradir(workload, ["main_adjoint"])
         elif kind in ("gradir-tools", "gradir-ee"):      # issue 14: runtime/llvm_tools.py
             os.environ["GRADIR_LLVM_TOOLS"] = "1" if kind == "gradir-tools" else "0"
@@ -480,6 +494,8 @@ def main(argv: list[str]) -> int:
 
     rows = [("gradir cold", "gradir", False), ("gradir cold adj", "gradir-adjoint", False),
             ("gradir miss", "gradir", "miss"), ("gradir warm", "gradir", True)]
+    if _cores() > 1:
+        rows.insert(2, (f"gradir adj {_cores()}thr", "gradir-adjoint-cores", False))
     if "--llvm-tools" in argv:
         rows[1:1] = [("gradir cold EE", "gradir-ee", False),
                      ("gradir cold tools", "gradir-tools", False)]
