@@ -224,3 +224,83 @@ func.func @no_inputs() -> tensor<4x40xf32> {
   } -> tensor<4x40xf32>
   return %0 : tensor<4x40xf32>
 }
+
+// -----
+
+// dy @ W^T: W is read in place.  Each (K block, N tile) transposes its
+// panel of W^T (256 x 32, from 32 rows of W) into a buffer of its own, in
+// 16x16 vector tiles (shuffles), that the M tiles read: no transpose of
+// the whole of W, no pack copy.
+// CHECK-LABEL: func.func @rhs_transposed(
+// CHECK-SAME: %[[DY:[^:]*]]: memref<64x512xf32>, %[[W:[^:]*]]: memref<512x512xf32>
+// CHECK-NOT: memref.alloc() {{.*}} : memref<512x512xf32>
+// CHECK: scf.for %[[K:.*]] = %c0 to %c512 step %c256 {
+// CHECK: scf.for %[[N:.*]] = %c0 to %c512 step %c32 {
+// CHECK: %[[P:.*]] = memref.alloc() {{.*}} : memref<256x32xf32>
+// CHECK: vector.transfer_read {{.*}} : memref<16x16xf32, strided<[512, 1], offset: ?>>, vector<16x16xf32>
+// CHECK: vector.shuffle
+// CHECK: vector.transfer_write {{.*}} : vector<16x16xf32>, memref<16x16xf32, strided<[32, 1], offset: ?>>
+// CHECK: scf.for {{.*}} iter_args(%{{.*}}) -> (vector<8x32xf32>) {
+// CHECK: memref.subview %[[P]]
+// CHECK: memref.dealloc %[[P]]
+// CHECK-NOT: memref.copy
+// CHECK: return
+// AVX2-LABEL: func.func @rhs_transposed(
+// AVX2-NOT: memref.alloc() {{.*}} : memref<512x512xf32>
+// AVX2: memref.alloc() {{.*}} : memref<256x16xf32>
+// AVX2: iter_args(%{{.*}}) -> (vector<6x16xf32>)
+// AVX2: return
+func.func @rhs_transposed(%dy: tensor<64x512xf32>, %w: tensor<512x512xf32>) -> tensor<64x512xf32> {
+  %wt = "rlx.permute_dims"(%w) {axes = array<i64: 1, 0>} : (tensor<512x512xf32>) -> tensor<512x512xf32>
+  %0 = "rlx.matmul"(%dy, %wt) : (tensor<64x512xf32>, tensor<512x512xf32>) -> tensor<64x512xf32>
+  return %0 : tensor<64x512xf32>
+}
+
+// -----
+
+// Packed sizes (M = 400: an M block of 384 rows and a 16-row remainder;
+// N = 40: a 32-column tile and a peeled 8-column one; K = 50 in masked
+// 16x16 transpose tiles): each N tile's panel is transposed from W into a
+// 50x32 / 50x8 buffer (the two M blocks' identical panels are one after
+// cse), no pack copy.
+// CHECK-LABEL: func.func @rhs_transposed_packed(
+// CHECK-SAME: %[[X:[^:]*]]: memref<400x50xf32>, %[[W:[^:]*]]: memref<40x50xf32>
+// CHECK: %[[P:.*]] = memref.alloc() {{.*}} : memref<50x32xf32>
+// CHECK: vector.create_mask
+// CHECK: vector.transfer_read %{{.*}} : memref<16x?xf32, strided<[50, 1], offset: ?>>, vector<16x16xf32>
+// CHECK: vector.shuffle
+// CHECK: vector.transfer_write {{.*}} : vector<16x16xf32>, memref<?x16xf32, strided<[32, 1], offset: ?>>
+// CHECK: scf.for %{{.*}} = %c0 to %c384 step %c8 {
+// CHECK: iter_args(%{{.*}}) -> (vector<8x32xf32>)
+// CHECK: %[[P8:.*]] = memref.alloc() {{.*}} : memref<50x8xf32>
+// CHECK: iter_args(%{{.*}}) -> (vector<8x8xf32>)
+// CHECK: scf.for %{{.*}} = %c0 to %c16 step %c8 {
+// CHECK: memref.dealloc %[[P]]
+// CHECK: memref.dealloc %[[P8]]
+// CHECK-NOT: memref.copy
+// CHECK: return
+func.func @rhs_transposed_packed(%x: tensor<400x50xf32>, %w: tensor<40x50xf32>) -> tensor<400x40xf32> {
+  %wt = "rlx.permute_dims"(%w) {axes = array<i64: 1, 0>} : (tensor<40x50xf32>) -> tensor<50x40xf32>
+  %0 = "rlx.matmul"(%x, %wt) : (tensor<400x50xf32>, tensor<50x40xf32>) -> tensor<400x40xf32>
+  return %0 : tensor<400x40xf32>
+}
+
+// -----
+
+// A transposed rhs with another user (here returned): W^T is materialized
+// (a tiled transpose into the result buffer) and the matmul packs its
+// panels from it (MLIR's fuse_into_containing_op fuses a producer with a
+// later user into an scf.forall only).
+// CHECK-LABEL: func.func @rhs_transposed_shared(
+// CHECK-SAME: %[[WT:[^:]*]]: memref<50x40xf32>)
+// CHECK: %[[TILE:.*]] = memref.subview %[[WT]]
+// CHECK: vector.transfer_write {{.*}} %[[TILE]]
+// CHECK: memref.alloc() {{.*}} : memref<50x32xf32>
+// CHECK-NEXT: scf.for %{{.*}} = %c0 to %c50 step %c1 {
+// CHECK: vector.transfer_read %[[WT]]
+// CHECK: return
+func.func @rhs_transposed_shared(%x: tensor<400x50xf32>, %w: tensor<40x50xf32>) -> (tensor<400x40xf32>, tensor<50x40xf32>) {
+  %wt = "rlx.permute_dims"(%w) {axes = array<i64: 1, 0>} : (tensor<40x50xf32>) -> tensor<50x40xf32>
+  %0 = "rlx.matmul"(%x, %wt) : (tensor<400x50xf32>, tensor<50x40xf32>) -> tensor<400x40xf32>
+  return %0, %wt : tensor<400x40xf32>, tensor<50x40xf32>
+}

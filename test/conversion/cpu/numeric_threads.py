@@ -128,6 +128,38 @@ func.func @main(%a: tensor<300x70xf64>, %b: tensor<70x67xf64>, %c: tensor<67x20x
 }"""
 
 
+# Transposed rhs operands (dy @ W^T; the schedule transposes each panel of
+# W^T from W inside the matmul's loops): 96 columns (no padding with
+# threads: each strip transposes its own rows of W), 33 columns with 300
+# rows (packed; padded with threads: W^T materialized), 64 columns with 519
+# rows (M blocks and a remainder), K = 300 (two K blocks); %vt has two
+# users (not fused), %ut one.
+RHS_T = """
+func.func @main(%a: tensor<64x300xT>, %w: tensor<96x300xT>, %b: tensor<300x20xT>,
+                %v: tensor<33x20xT>, %c: tensor<519x70xT>, %u: tensor<64x70xT>) -> (tensor<T>, tensor<20x33xT>) {
+  %wt = "rlx.permute_dims"(%w) {axes = array<i64: 1, 0>} : (tensor<96x300xT>) -> tensor<300x96xT>
+  %m1 = "rlx.matmul"(%a, %wt) : (tensor<64x300xT>, tensor<300x96xT>) -> tensor<64x96xT>
+  %vt = "rlx.permute_dims"(%v) {axes = array<i64: 1, 0>} : (tensor<33x20xT>) -> tensor<20x33xT>
+  %m2 = "rlx.matmul"(%b, %vt) : (tensor<300x20xT>, tensor<20x33xT>) -> tensor<300x33xT>
+  %ut = "rlx.permute_dims"(%u) {axes = array<i64: 1, 0>} : (tensor<64x70xT>) -> tensor<70x64xT>
+  %m3 = "rlx.matmul"(%c, %ut) : (tensor<519x70xT>, tensor<70x64xT>) -> tensor<519x64xT>
+  %q1 = "rlx.square"(%m1) : (tensor<64x96xT>) -> tensor<64x96xT>
+  %s1 = "rlx.sum"(%q1) : (tensor<64x96xT>) -> tensor<T>
+  %q2 = "rlx.square"(%m2) : (tensor<300x33xT>) -> tensor<300x33xT>
+  %s2 = "rlx.sum"(%q2) : (tensor<300x33xT>) -> tensor<T>
+  %q3 = "rlx.square"(%m3) : (tensor<519x64xT>) -> tensor<519x64xT>
+  %s3 = "rlx.sum"(%q3) : (tensor<519x64xT>) -> tensor<T>
+  %s12 = "rlx.add"(%s1, %s2) : (tensor<T>, tensor<T>) -> tensor<T>
+  %s = "rlx.add"(%s12, %s3) : (tensor<T>, tensor<T>) -> tensor<T>
+  return %s, %vt : tensor<T>, tensor<20x33xT>
+}"""
+
+
+def rhs_t_args(dt):
+    shapes = [(64, 300), (96, 300), (300, 20), (33, 20), (519, 70), (64, 70)]
+    return [rng.uniform(-0.1, 0.1, s).astype(dt) for s in shapes]
+
+
 # Zero-size dimensions (the parallel schedule leaves such matmuls and
 # transposes to plain loops: tiling them into an scf.forall asserts in MLIR).
 EMPTY = """
@@ -171,6 +203,11 @@ cases.append(("zero-size f64/f32 gradient", gradient(gradir.parse(EMPTY)), "main
 cases.append(("packed odd matmul f64 gradient", gradient(gradir.parse(PACKED_F64)),
               "main_adjoint", [rng.uniform(0, 0.1, (300, 70)), rng.uniform(0, 0.1, (70, 67)),
                                rng.uniform(0, 0.1, (67, 20))]))
+for t, dt in (("f32", np.float32), ("f64", np.float64)):
+    cases.append((f"transposed rhs {t}", gradir.parse(RHS_T.replace("xT>", f"x{t}>")
+                                                       .replace("<T>", f"<{t}>")),
+                  "main", rhs_t_args(dt)))
+cases.append(("transposed rhs f32 (AVX2)", cases[-2][1], "main", cases[-2][3], "x86-64-v3"))
 cases.append(("packed odd matmul f32 gradient (AVX2)", gradient(gradir.parse(PACKED)),
               "main_adjoint", cases[6][3], "x86-64-v3"))
 
@@ -228,6 +265,18 @@ for name, module, fn, args, *cpu in cases:
 # CHECK-NEXT: packed odd matmul f64 gradient threads=2: parallel=True matches the interpreter: True bitwise repeatable: True
 # CHECK-NEXT: packed odd matmul f64 gradient threads=3: parallel=True matches the interpreter: True bitwise repeatable: True
 # CHECK-NEXT: packed odd matmul f64 gradient: bitwise the same at 1, 2 and 3 threads: True
+# CHECK-NEXT: transposed rhs f32 threads=1: parallel=False matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: transposed rhs f32 threads=2: parallel=True matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: transposed rhs f32 threads=3: parallel=True matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: transposed rhs f32: bitwise the same at 1, 2 and 3 threads: True
+# CHECK-NEXT: transposed rhs f64 threads=1: parallel=False matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: transposed rhs f64 threads=2: parallel=True matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: transposed rhs f64 threads=3: parallel=True matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: transposed rhs f64: bitwise the same at 1, 2 and 3 threads: True
+# CHECK-NEXT: transposed rhs f32 (AVX2) threads=1: parallel=False matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: transposed rhs f32 (AVX2) threads=2: parallel=True matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: transposed rhs f32 (AVX2) threads=3: parallel=True matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: transposed rhs f32 (AVX2): bitwise the same at 1, 2 and 3 threads: True
 # CHECK-NEXT: packed odd matmul f32 gradient (AVX2) threads=1: parallel=False matches the interpreter: True bitwise repeatable: True
 # CHECK-NEXT: packed odd matmul f32 gradient (AVX2) threads=2: parallel=True matches the interpreter: True bitwise repeatable: True
 # CHECK-NEXT: packed odd matmul f32 gradient (AVX2) threads=3: parallel=True matches the interpreter: True bitwise repeatable: True

@@ -195,3 +195,30 @@ func.func @tiny(%x: tensor<8xf32>) -> tensor<8xf32> {
   %e = "rlx.exp"(%x) : (tensor<8xf32>) -> tensor<8xf32>
   return %e : tensor<8xf32>
 }
+
+// A transposed rhs (dy @ W^T): each strip transposes its 32 rows of W into
+// a 512x32 buffer of its own (allocated inside the strip), whose K blocks
+// the register tiles read; W^T is never materialized.
+// BUF-LABEL: func.func @rhs_t_strips(
+// BUF-SAME: %[[W:[^:]*]]: memref<512x512xf32>
+// BUF-NOT: memref<512x512xf32>
+// BUF: scf.forall (%{{.*}}) in (16) {
+// BUF: memref.subview %[[W]][%{{.*}}, 0] [32, 512] [1, 1]
+// BUF: memref.alloc() {{.*}} : memref<512x32xf32>
+// BUF: vector.transfer_write {{.*}} : vector<16x16xf32>, memref<16x16xf32, strided<[32, 1], offset: ?>>
+// BUF: scf.for {{.*}} step %c256
+// BUF: iter_args(%{{.*}}) -> (vector<8x32xf32>)
+// BUF: return
+// BUF3-LABEL: func.func @rhs_t_strips(
+// BUF3: memref.alloc() {{.*}} : memref<512x32xf32>
+// BUF3: return
+// BUF1-LABEL: func.func @rhs_t_strips(
+// BUF1: scf.for {{.*}} step %c256
+// BUF1: scf.for {{.*}} step %c32
+// BUF1: memref.alloc() {{.*}} : memref<256x32xf32>
+// BUF1: return
+func.func @rhs_t_strips(%dy: tensor<64x512xf32>, %w: tensor<512x512xf32>) -> tensor<64x512xf32> {
+  %wt = "rlx.permute_dims"(%w) {axes = array<i64: 1, 0>} : (tensor<512x512xf32>) -> tensor<512x512xf32>
+  %y = "rlx.matmul"(%dy, %wt) : (tensor<64x512xf32>, tensor<512x512xf32>) -> tensor<64x512xf32>
+  return %y : tensor<64x512xf32>
+}

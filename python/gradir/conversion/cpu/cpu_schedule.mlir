@@ -19,7 +19,10 @@
 // are blocked like BLAS: K blocks, M blocks (the lhs block within L2), then
 // per N tile the rhs panel (K block x tile width) is packed into a
 // contiguous buffer that the M tiles of the block read (the panel in place
-// has rows N elements apart, which thrash a few L1 sets).  This instance:
+// has rows N elements apart, which thrash a few L1 sets).  A matmul whose
+// rhs is a 2-D linalg.transpose with no other user (dy @ W^T) transposes
+// each of its panels from W instead (the transpose fused into its loops:
+// W^T is never written as a whole).  This instance:
 // f32 tile 8 x 32, K block 256, M block 384;
 // f64 tile 8 x 16, K block 256, M block 192 (32 registers of 512 bits).
 // 2-D linalg.transpose ops are tiled 16 x 16, vectorized (masked at the
@@ -576,6 +579,103 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // ----- matmuls reading a transposed rhs: the transpose fused into the panels -----
+  //
+  // A linalg.matmul whose rhs is a 2-D linalg.transpose (the backward's
+  // dy @ W^T) reads W in place: the transpose is fused into the matmul's
+  // loops (K blocks, M blocks, N tiles), so each (K block, N tile) panel of
+  // W^T is transposed from W into a contiguous buffer of its own (K block x
+  // tile width, in L1) that the M tiles of the block read: the pack copy of
+  // the packed schedule, made from W directly.  No transpose of the whole of
+  // W is written (or read back), and the panels are the packed layout at
+  // every M (the in-place schedule reads a materialized W^T with rows N
+  // elements apart).  The panel transposes are tiled and vectorized as the
+  // other transposes are (gradir_cpu_tensor schedules transposes after
+  // the matmuls).  A transpose with other users stays (and is scheduled) for
+  // them.
+
+  transform.named_sequence @match_rhs_transposed(%op: !transform.any_op {transform.readonly}) {
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %p = transform.match.structured.input %s[1] : (!transform.any_op) -> !transform.any_op
+      transform.match.operation_name %p ["linalg.transpose"] : !transform.any_op
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    %t = transform.get_producer_of_operand %op[1] : (!transform.any_op) -> !transform.any_op
+    %1 = transform.match.structured failures(propagate) %t : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %user = transform.match.structured.result %s[0] {single} : (!transform.any_op) -> !transform.any_op
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @match_matmul_f32_rhs_t(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    %m = transform.include @match_matmul_f32 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @match_rhs_transposed failures(propagate) (%m) : (!transform.any_op) -> ()
+    transform.yield %m : !transform.any_op
+  }
+
+  transform.named_sequence @match_matmul_f64_rhs_t(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    %m = transform.include @match_matmul_f64 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @match_rhs_transposed failures(propagate) (%m) : (!transform.any_op) -> ()
+    transform.yield %m : !transform.any_op
+  }
+
+  transform.named_sequence @schedule_matmul_f32_rhs_t(%op: !transform.any_op {transform.consumed}) {
+    %tr = transform.get_producer_of_operand %op[1] : (!transform.any_op) -> !transform.any_op
+    %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %tr_k, %lk2 = transform.structured.fuse_into_containing_op %tr into %lk : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %mb, %lm = transform.structured.tile_using_for %kb tile_sizes [384, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %tr_m, %lm2 = transform.structured.fuse_into_containing_op %tr_k into %lm : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %nt, %ln = transform.structured.tile_using_for %mb tile_sizes [0, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.annotate %nt "gradir.n_tile" : !transform.any_op
+    %tr_n, %ln2 = transform.structured.fuse_into_containing_op %tr_m into %ln : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.annotate %tr_n "gradir.rhs_panel" : !transform.any_op
+    %n = transform.cast %ln2 : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
+    %mbl = transform.cast %lm2 : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%mbl) : (!transform.op<"scf.for">) -> ()
+    // each panel a buffer of its own (not a view of one for the whole W^T)
+    transform.apply_patterns to %lk2 {
+      transform.apply_patterns.tensor.fold_tensor_empty
+    } : !transform.any_op
+    %r = transform.include @split_n_tiles_matmul_f32 failures(propagate) (%lk2) : (!transform.any_op) -> !transform.any_op
+    %tiles = transform.structured.match ops{["linalg.matmul"]} attributes{gradir.n_tile} in %r : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      transform.include @rows_matmul_f32 failures(propagate) (%one) : (!transform.any_op) -> ()
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @schedule_matmul_f64_rhs_t(%op: !transform.any_op {transform.consumed}) {
+    %tr = transform.get_producer_of_operand %op[1] : (!transform.any_op) -> !transform.any_op
+    %kb, %lk = transform.structured.tile_using_for %op tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %tr_k, %lk2 = transform.structured.fuse_into_containing_op %tr into %lk : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %mb, %lm = transform.structured.tile_using_for %kb tile_sizes [192, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %tr_m, %lm2 = transform.structured.fuse_into_containing_op %tr_k into %lm : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %nt, %ln = transform.structured.tile_using_for %mb tile_sizes [0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.annotate %nt "gradir.n_tile" : !transform.any_op
+    %tr_n, %ln2 = transform.structured.fuse_into_containing_op %tr_m into %ln : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.annotate %tr_n "gradir.rhs_panel" : !transform.any_op
+    %n = transform.cast %ln2 : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%n) : (!transform.op<"scf.for">) -> ()
+    %mbl = transform.cast %lm2 : !transform.any_op to !transform.op<"scf.for">
+    transform.include @peel failures(suppress) (%mbl) : (!transform.op<"scf.for">) -> ()
+    // each panel a buffer of its own (not a view of one for the whole W^T)
+    transform.apply_patterns to %lk2 {
+      transform.apply_patterns.tensor.fold_tensor_empty
+    } : !transform.any_op
+    %r = transform.include @split_n_tiles_matmul_f64 failures(propagate) (%lk2) : (!transform.any_op) -> !transform.any_op
+    %tiles = transform.structured.match ops{["linalg.matmul"]} attributes{gradir.n_tile} in %r : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      transform.include @rows_matmul_f64 failures(propagate) (%one) : (!transform.any_op) -> ()
+    }
+    transform.yield
+  }
+
   // ----- transposes: 16x16 blocks, masked at the edges -----
 
   transform.named_sequence @match_transpose_2d(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
@@ -980,10 +1080,12 @@ module attributes {transform.with_named_sequence} {
   // ----- entry point -----
 
   transform.named_sequence @gradir_cpu_tensor(%root: !transform.any_op {transform.consumed}) {
-    %cands = transform.structured.match ops{["linalg.matmul", "linalg.batch_matmul", "linalg.transpose"]} in %root : (!transform.any_op) -> !transform.any_op
+    %cands = transform.structured.match ops{["linalg.matmul", "linalg.batch_matmul"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %cands : !transform.any_op {
     ^bb0(%one: !transform.any_op):
       %r0 = transform.foreach_match restrict_root in %one
+          @match_matmul_f32_rhs_t -> @schedule_matmul_f32_rhs_t,
+          @match_matmul_f64_rhs_t -> @schedule_matmul_f64_rhs_t,
           @match_matmul_f32_packed -> @schedule_matmul_f32_packed,
           @match_matmul_f64_packed -> @schedule_matmul_f64_packed,
           @match_batch_matmul_f32_packed -> @schedule_batch_matmul_f32_packed,
@@ -991,7 +1093,17 @@ module attributes {transform.with_named_sequence} {
           @match_matmul_f32 -> @schedule_matmul_f32,
           @match_matmul_f64 -> @schedule_matmul_f64,
           @match_batch_matmul_f32 -> @schedule_batch_matmul_f32,
-          @match_batch_matmul_f64 -> @schedule_batch_matmul_f64,
+          @match_batch_matmul_f64 -> @schedule_batch_matmul_f64
+        : (!transform.any_op) -> !transform.any_op
+    }
+    // after the matmuls: the transposes fused into their panels are
+    // scheduled here too; the transposes they were fused from are gone
+    %fs = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_dce to %fs : !transform.any_op
+    %trs = transform.structured.match ops{["linalg.transpose"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %trs : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      %r1 = transform.foreach_match restrict_root in %one
           @match_transpose_2d -> @schedule_transpose_2d
         : (!transform.any_op) -> !transform.any_op
     }
@@ -1036,6 +1148,42 @@ module attributes {transform.with_named_sequence} {
   // for one thread (whose parallel entry point does not know the thread
   // count), run in strips of one tile.  This instance: 1 thread(s).
 
+  // issue 14 (transposed rhs): fuses the transpose %tr into %loop (a
+  // silenceable failure where %loop does not read it, e.g. a padded W^T)
+  transform.named_sequence @fuse_rhs_transpose(%tr: !transform.any_op {transform.consumed}, %loop: !transform.any_op {transform.readonly}) {
+    %f, %l = transform.structured.fuse_into_containing_op %tr into %loop : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.annotate %f "gradir.rhs_panel" : !transform.any_op
+    transform.yield
+  }
+
+  // a transposed rhs: each strip transposes its columns of W^T (K x tile
+  // width, contiguous) from W (where N needed no padding; a padded W^T stays
+  // a transpose of its own)
+  transform.named_sequence @schedule_matmul_f32_parallel_rhs_t(%op: !transform.any_op {transform.consumed}) {
+    %tr = transform.get_producer_of_operand %op[1] : (!transform.any_op) -> !transform.any_op
+    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [8, 32, 1] {copy_back_op = "none", padding_dimensions = [0, 1, 2], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [0, 32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @fuse_rhs_transpose failures(suppress) (%tr, %forall) : (!transform.any_op, !transform.any_op) -> ()
+    %kb, %lk = transform.structured.tile_using_for %strip tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %t, %l:2 = transform.structured.tile_using_for %kb tile_sizes [8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %t "gradir.register_tile" : !transform.any_op
+    transform.annotate %l#1 "gradir.k_loop" : !transform.any_op
+    transform.yield
+  }
+
+  transform.named_sequence @schedule_matmul_f32_parallel_packed_rhs_t(%op: !transform.any_op {transform.consumed}) {
+    %tr = transform.get_producer_of_operand %op[1] : (!transform.any_op) -> !transform.any_op
+    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [32] {copy_back_op = "none", padding_dimensions = [1], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [0, 32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @fuse_rhs_transpose failures(suppress) (%tr, %forall) : (!transform.any_op, !transform.any_op) -> ()
+    // the strip's W^T columns are one contiguous panel already: no pack copy
+    %r = transform.foreach_match restrict_root in %strip
+        @match_matmul_f32_rhs_t -> @schedule_matmul_f32,
+        @match_matmul_f32 -> @schedule_matmul_f32_packed
+      : (!transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+
   transform.named_sequence @schedule_matmul_f32_parallel(%op: !transform.any_op {transform.consumed}) {
     %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [8, 32, 1] {copy_back_op = "none", padding_dimensions = [0, 1, 2], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [0, 32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
@@ -1043,6 +1191,34 @@ module attributes {transform.with_named_sequence} {
     %t, %l:2 = transform.structured.tile_using_for %kb tile_sizes [8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     transform.annotate %t "gradir.register_tile" : !transform.any_op
     transform.annotate %l#1 "gradir.k_loop" : !transform.any_op
+    transform.yield
+  }
+
+  // a transposed rhs: each strip transposes its columns of W^T (K x tile
+  // width, contiguous) from W (where N needed no padding; a padded W^T stays
+  // a transpose of its own)
+  transform.named_sequence @schedule_matmul_f64_parallel_rhs_t(%op: !transform.any_op {transform.consumed}) {
+    %tr = transform.get_producer_of_operand %op[1] : (!transform.any_op) -> !transform.any_op
+    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [8, 16, 1] {copy_back_op = "none", padding_dimensions = [0, 1, 2], padding_values = [0.0 : f64, 0.0 : f64, 0.0 : f64]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [0, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @fuse_rhs_transpose failures(suppress) (%tr, %forall) : (!transform.any_op, !transform.any_op) -> ()
+    %kb, %lk = transform.structured.tile_using_for %strip tile_sizes [0, 0, 256] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %t, %l:2 = transform.structured.tile_using_for %kb tile_sizes [8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %t "gradir.register_tile" : !transform.any_op
+    transform.annotate %l#1 "gradir.k_loop" : !transform.any_op
+    transform.yield
+  }
+
+  transform.named_sequence @schedule_matmul_f64_parallel_packed_rhs_t(%op: !transform.any_op {transform.consumed}) {
+    %tr = transform.get_producer_of_operand %op[1] : (!transform.any_op) -> !transform.any_op
+    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [16] {copy_back_op = "none", padding_dimensions = [1], padding_values = [0.0 : f64, 0.0 : f64, 0.0 : f64]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [0, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @fuse_rhs_transpose failures(suppress) (%tr, %forall) : (!transform.any_op, !transform.any_op) -> ()
+    // the strip's W^T columns are one contiguous panel already: no pack copy
+    %r = transform.foreach_match restrict_root in %strip
+        @match_matmul_f64_rhs_t -> @schedule_matmul_f64,
+        @match_matmul_f64 -> @schedule_matmul_f64_packed
+      : (!transform.any_op) -> !transform.any_op
     transform.yield
   }
 
@@ -1244,11 +1420,35 @@ module attributes {transform.with_named_sequence} {
     transform.yield %m : !transform.any_op
   }
 
+  transform.named_sequence @match_matmul_f32_nonempty_rhs_t(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    %m = transform.include @match_matmul_f32_nonempty failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @match_rhs_transposed failures(propagate) (%m) : (!transform.any_op) -> ()
+    transform.yield %m : !transform.any_op
+  }
+
+  transform.named_sequence @match_matmul_f32_packed_nonempty_rhs_t(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    %m = transform.include @match_matmul_f32_packed_nonempty failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @match_rhs_transposed failures(propagate) (%m) : (!transform.any_op) -> ()
+    transform.yield %m : !transform.any_op
+  }
+
   transform.named_sequence @match_matmul_f32_nonempty(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
     %m = transform.include @match_matmul_f32 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
     transform.include @match_nonempty_3d failures(propagate) (%m) : (!transform.any_op) -> ()
     %w = transform.param.constant 32 : i64 -> !transform.param<i64>
     transform.include @match_two_strips failures(propagate) (%m, %w) : (!transform.any_op, !transform.param<i64>) -> ()
+    transform.yield %m : !transform.any_op
+  }
+
+  transform.named_sequence @match_matmul_f64_nonempty_rhs_t(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    %m = transform.include @match_matmul_f64_nonempty failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @match_rhs_transposed failures(propagate) (%m) : (!transform.any_op) -> ()
+    transform.yield %m : !transform.any_op
+  }
+
+  transform.named_sequence @match_matmul_f64_packed_nonempty_rhs_t(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    %m = transform.include @match_matmul_f64_packed_nonempty failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @match_rhs_transposed failures(propagate) (%m) : (!transform.any_op) -> ()
     transform.yield %m : !transform.any_op
   }
 
@@ -1292,16 +1492,37 @@ module attributes {transform.with_named_sequence} {
   // threads: interpreter 150 -> 51 ms, lowered IR the same up to the order
   // of constants).
   transform.named_sequence @gradir_cpu_tensor_parallel(%root: !transform.any_op {transform.consumed}) {
-    %cands = transform.structured.match ops{["linalg.matmul", "linalg.batch_matmul", "linalg.transpose"]} in %root : (!transform.any_op) -> !transform.any_op
+    %cands = transform.structured.match ops{["linalg.matmul", "linalg.batch_matmul"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %cands : !transform.any_op {
     ^bb0(%one: !transform.any_op):
       %r = transform.foreach_match restrict_root in %one
+          @match_matmul_f32_packed_nonempty_rhs_t -> @schedule_matmul_f32_parallel_packed_rhs_t,
+          @match_matmul_f64_packed_nonempty_rhs_t -> @schedule_matmul_f64_parallel_packed_rhs_t,
           @match_matmul_f32_packed_nonempty -> @schedule_matmul_f32_parallel_packed,
           @match_matmul_f64_packed_nonempty -> @schedule_matmul_f64_parallel_packed,
+          @match_matmul_f32_nonempty_rhs_t -> @schedule_matmul_f32_parallel_rhs_t,
+          @match_matmul_f64_nonempty_rhs_t -> @schedule_matmul_f64_parallel_rhs_t,
           @match_matmul_f32_nonempty -> @schedule_matmul_f32_parallel,
           @match_matmul_f64_nonempty -> @schedule_matmul_f64_parallel,
           @match_batch_matmul_f32_nonempty -> @schedule_batch_matmul_f32_parallel,
-          @match_batch_matmul_f64_nonempty -> @schedule_batch_matmul_f64_parallel,
+          @match_batch_matmul_f64_nonempty -> @schedule_batch_matmul_f64_parallel
+        : (!transform.any_op) -> !transform.any_op
+    }
+    // after the matmuls: the panel transposes fused into their loops (inside
+    // the strips: one thread each) as with one thread, then the others
+    %fs = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_dce to %fs : !transform.any_op
+    %panels = transform.structured.match ops{["linalg.transpose"]} attributes{gradir.rhs_panel} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %panels : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      %r1 = transform.foreach_match restrict_root in %one
+          @match_transpose_2d -> @schedule_transpose_2d
+        : (!transform.any_op) -> !transform.any_op
+    }
+    %trs = transform.structured.match ops{["linalg.transpose"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %trs : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      %r2 = transform.foreach_match restrict_root in %one
           @match_transpose_2d_nonempty -> @schedule_transpose_2d_parallel
         : (!transform.any_op) -> !transform.any_op
     }

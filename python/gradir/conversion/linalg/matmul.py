@@ -12,12 +12,15 @@ A 2-D lhs that is a 2-D transpose (``rlx.permute_dims``: the backward's
 (``linalg.matmul {indexing_maps = [(m, n, k) -> (k, m), ...]}``) instead of
 a materialized transpose.  The CPU schedule's outer products read a column
 of the lhs per K step, which is a contiguous row of ``x`` then.  A
-transposed rhs (``dy @ W^T``) stays a materialized transpose (a tiled,
-vectorized ``linalg.transpose``): read in place, each K step gathers a
-strided column of ``W`` (32 scalar loads per 16 FMAs), measured 2.7x slower
-than transpose + matmul for 64x512 @ (512x512)^T (0.55 ms against 0.21 ms,
-AVX-512, one thread); ``_matmul_in_place`` supports it for a schedule that
-packs or transposes rhs panels.
+transposed rhs (``dy @ W^T``) stays ``linalg.transpose`` + ``linalg.matmul``
+here: read through an indexing map, each K step would gather a strided
+column of ``W`` (32 scalar loads per 16 FMAs; measured 2.7x slower than
+transpose + matmul for 64x512 @ (512x512)^T, 0.55 ms against 0.21 ms,
+AVX-512, one thread).  The CPU schedule instead fuses the transpose into
+the matmul's loops (cpu_schedule.mlir.in, "matmuls reading a transposed
+rhs"): each (K block, N tile) panel of ``W^T`` is transposed from ``W``
+into a contiguous buffer, and ``W^T`` as a whole is never written.
+``_matmul_in_place`` supports a transposed rhs map for other schedules.
 
 A batched lhs times a 2-D rhs is one ``linalg.matmul`` on the collapsed
 ``(batch*M, K)`` lhs; otherwise the batch dims are broadcast to the common
