@@ -115,12 +115,12 @@ func.func @main(%a: tensor<419x301xf32>, %b: tensor<301x333xf32>) -> tensor<f32>
 
 
 # f64 (AVX-512 tiles of 16 columns): 67 columns are 5 tiles (2 threads:
-# 2 x 2 + 1; 3 threads: 3 x 1 + 2), 70 are 5, 20 are 2 (3 threads: fewer
-# tiles than threads, strips of one tile); the second matmul's lhs and the
-# first's rhs gradient have fewer than 256 rows (not packed).
+# 2 x 2 + 1; 3 threads: 3 x 1 + 2), 300 are 19 (the lhs gradient, whose
+# rhs is a transpose); the second matmul and its gradients are too small
+# for threads (fewer than 2^22 multiply-adds: the single-threaded schedule).
 PACKED_F64 = """
-func.func @main(%a: tensor<300x70xf64>, %b: tensor<70x67xf64>, %c: tensor<67x20xf64>) -> tensor<f64> {
-  %m = "rlx.matmul"(%a, %b) : (tensor<300x70xf64>, tensor<70x67xf64>) -> tensor<300x67xf64>
+func.func @main(%a: tensor<300x300xf64>, %b: tensor<300x67xf64>, %c: tensor<67x20xf64>) -> tensor<f64> {
+  %m = "rlx.matmul"(%a, %b) : (tensor<300x300xf64>, tensor<300x67xf64>) -> tensor<300x67xf64>
   %n = "rlx.matmul"(%m, %c) : (tensor<300x67xf64>, tensor<67x20xf64>) -> tensor<300x20xf64>
   %q = "rlx.square"(%n) : (tensor<300x20xf64>) -> tensor<300x20xf64>
   %s = "rlx.sum"(%q) : (tensor<300x20xf64>) -> tensor<f64>
@@ -130,19 +130,20 @@ func.func @main(%a: tensor<300x70xf64>, %b: tensor<70x67xf64>, %c: tensor<67x20x
 
 # Transposed rhs operands (dy @ W^T; the schedule transposes each panel of
 # W^T from W inside the matmul's loops): 96 columns (no padding with
-# threads: each strip transposes its own rows of W), 33 columns with 300
-# rows (packed; padded with threads: W^T materialized), 64 columns with 519
-# rows (M blocks and a remainder), K = 300 (two K blocks); %vt has two
-# users (not fused), %ut one.
+# threads: each strip transposes its own rows of W), K = 700 (three K
+# blocks); 33 columns with 300 rows and K = 20 (too small for threads:
+# the single-threaded schedule at every thread count); 64 columns with 519
+# rows (M blocks and a remainder); %vt has two users (not fused), %ut one.
+# (At least 2^22 multiply-adds where a matmul is to run on threads.)
 RHS_T = """
-func.func @main(%a: tensor<64x300xT>, %w: tensor<96x300xT>, %b: tensor<300x20xT>,
-                %v: tensor<33x20xT>, %c: tensor<519x70xT>, %u: tensor<64x70xT>) -> (tensor<T>, tensor<20x33xT>) {
-  %wt = "rlx.permute_dims"(%w) {axes = array<i64: 1, 0>} : (tensor<96x300xT>) -> tensor<300x96xT>
-  %m1 = "rlx.matmul"(%a, %wt) : (tensor<64x300xT>, tensor<300x96xT>) -> tensor<64x96xT>
+func.func @main(%a: tensor<64x700xT>, %w: tensor<96x700xT>, %b: tensor<300x20xT>,
+                %v: tensor<33x20xT>, %c: tensor<519x130xT>, %u: tensor<64x130xT>) -> (tensor<T>, tensor<20x33xT>) {
+  %wt = "rlx.permute_dims"(%w) {axes = array<i64: 1, 0>} : (tensor<96x700xT>) -> tensor<700x96xT>
+  %m1 = "rlx.matmul"(%a, %wt) : (tensor<64x700xT>, tensor<700x96xT>) -> tensor<64x96xT>
   %vt = "rlx.permute_dims"(%v) {axes = array<i64: 1, 0>} : (tensor<33x20xT>) -> tensor<20x33xT>
   %m2 = "rlx.matmul"(%b, %vt) : (tensor<300x20xT>, tensor<20x33xT>) -> tensor<300x33xT>
-  %ut = "rlx.permute_dims"(%u) {axes = array<i64: 1, 0>} : (tensor<64x70xT>) -> tensor<70x64xT>
-  %m3 = "rlx.matmul"(%c, %ut) : (tensor<519x70xT>, tensor<70x64xT>) -> tensor<519x64xT>
+  %ut = "rlx.permute_dims"(%u) {axes = array<i64: 1, 0>} : (tensor<64x130xT>) -> tensor<130x64xT>
+  %m3 = "rlx.matmul"(%c, %ut) : (tensor<519x130xT>, tensor<130x64xT>) -> tensor<519x64xT>
   %q1 = "rlx.square"(%m1) : (tensor<64x96xT>) -> tensor<64x96xT>
   %s1 = "rlx.sum"(%q1) : (tensor<64x96xT>) -> tensor<T>
   %q2 = "rlx.square"(%m2) : (tensor<300x33xT>) -> tensor<300x33xT>
@@ -156,7 +157,7 @@ func.func @main(%a: tensor<64x300xT>, %w: tensor<96x300xT>, %b: tensor<300x20xT>
 
 
 def rhs_t_args(dt):
-    shapes = [(64, 300), (96, 300), (300, 20), (33, 20), (519, 70), (64, 70)]
+    shapes = [(64, 700), (96, 700), (300, 20), (33, 20), (519, 130), (64, 130)]
     return [rng.uniform(-0.1, 0.1, s).astype(dt) for s in shapes]
 
 
@@ -201,7 +202,7 @@ cases = [
 cases.append(("zero-size f64/f32 gradient", gradient(gradir.parse(EMPTY)), "main_adjoint",
               [np.zeros((0, 3)), np.zeros((3, 0), np.float32)]))
 cases.append(("packed odd matmul f64 gradient", gradient(gradir.parse(PACKED_F64)),
-              "main_adjoint", [rng.uniform(0, 0.1, (300, 70)), rng.uniform(0, 0.1, (70, 67)),
+              "main_adjoint", [rng.uniform(0, 0.1, (300, 300)), rng.uniform(0, 0.1, (300, 67)),
                                rng.uniform(0, 0.1, (67, 20))]))
 for t, dt in (("f32", np.float32), ("f64", np.float64)):
     cases.append((f"transposed rhs {t}", gradir.parse(RHS_T.replace("xT>", f"x{t}>")

@@ -118,7 +118,9 @@
 // BUF3-NOT: scf.forall
 
 // Two tiles (64 columns): two strips of one tile, at two threads and at
-// three (fewer tiles than threads).
+// three (fewer tiles than threads).  (K = 512: with K = 64 the matmul is
+// too small for threads and keeps the single-threaded schedule, see
+// @small below.)
 // BUF-LABEL: func.func @narrow_packed(
 // BUF: scf.forall (%{{.*}}) in (2) {
 // BUF: memref.subview %{{.*}}[0, %{{.*}}] [256, 32] [1, 1]
@@ -187,8 +189,8 @@ func.func @odd_rest(%x: tensor<256x64xf32>, %w: tensor<64x330xf32>) -> tensor<25
   %y = "rlx.matmul"(%x, %w) : (tensor<256x64xf32>, tensor<64x330xf32>) -> tensor<256x330xf32>
   return %y : tensor<256x330xf32>
 }
-func.func @narrow_packed(%x: tensor<256x64xf32>, %w: tensor<64x64xf32>) -> tensor<256x64xf32> {
-  %y = "rlx.matmul"(%x, %w) : (tensor<256x64xf32>, tensor<64x64xf32>) -> tensor<256x64xf32>
+func.func @narrow_packed(%x: tensor<256x512xf32>, %w: tensor<512x64xf32>) -> tensor<256x64xf32> {
+  %y = "rlx.matmul"(%x, %w) : (tensor<256x512xf32>, tensor<512x64xf32>) -> tensor<256x64xf32>
   return %y : tensor<256x64xf32>
 }
 func.func @tiny(%x: tensor<8xf32>) -> tensor<8xf32> {
@@ -221,4 +223,20 @@ func.func @rhs_t_strips(%dy: tensor<64x512xf32>, %w: tensor<512x512xf32>) -> ten
   %wt = "rlx.permute_dims"(%w) {axes = array<i64: 1, 0>} : (tensor<512x512xf32>) -> tensor<512x512xf32>
   %y = "rlx.matmul"(%dy, %wt) : (tensor<64x512xf32>, tensor<512x512xf32>) -> tensor<64x512xf32>
   return %y : tensor<64x512xf32>
+}
+
+// Fewer than 2^22 multiply-adds (rlx-to-linalg marks the matmul
+// gradir.small_matmul): never worth threads, so scheduled as with one
+// thread (peeled: 120 columns are 3 tiles of 32 and one of 24 = 16 + 8,
+// no padding to 128 columns, no strips).
+// BUF-LABEL: func.func @small(
+// BUF-NOT: scf.forall
+// BUF-NOT: memref.alloc
+// BUF: iter_args(%{{.*}}) -> (vector<8x32xf32>)
+// BUF: iter_args(%{{.*}}) -> (vector<8x16xf32>)
+// BUF: iter_args(%{{.*}}) -> (vector<8x8xf32>)
+// BUF: return
+func.func @small(%x: tensor<64x256xf32>, %w: tensor<256x120xf32>) -> tensor<64x120xf32> {
+  %y = "rlx.matmul"(%x, %w) : (tensor<64x256xf32>, tensor<256x120xf32>) -> tensor<64x120xf32>
+  return %y : tensor<64x120xf32>
 }

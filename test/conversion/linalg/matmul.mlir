@@ -1,13 +1,16 @@
 // RUN: gradir-opt %s --split-input-file --rlx-to-linalg | FileCheck %s
 
 // rlx.matmul (numpy semantics) -> linalg.matmul / linalg.batch_matmul.
+// 2-D matmuls of fewer than 2^22 multiply-adds are marked
+// gradir.small_matmul (the CPU schedule keeps them off its parallel
+// strips); 64x512x784 is not.
 
 // CHECK-LABEL: func.func @matmul(
 // CHECK-SAME: %[[A:.*]]: tensor<4x5xf32>, %[[B:.*]]: tensor<5x3xf32>)
 // CHECK: %[[Z:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK: %[[E:.*]] = tensor.empty() : tensor<4x3xf32>
 // CHECK: %[[F:.*]] = linalg.fill ins(%[[Z]] : f32) outs(%[[E]] : tensor<4x3xf32>)
-// CHECK: %[[M:.*]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<4x5xf32>, tensor<5x3xf32>) outs(%[[F]] : tensor<4x3xf32>)
+// CHECK: %[[M:.*]] = linalg.matmul {gradir.small_matmul} ins(%[[A]], %[[B]] : tensor<4x5xf32>, tensor<5x3xf32>) outs(%[[F]] : tensor<4x3xf32>)
 // CHECK: return %[[M]]
 func.func @matmul(%a: tensor<4x5xf32>, %b: tensor<5x3xf32>) -> tensor<4x3xf32> {
   %0 = "rlx.matmul"(%a, %b) : (tensor<4x5xf32>, tensor<5x3xf32>) -> tensor<4x3xf32>
@@ -19,7 +22,7 @@ func.func @matmul(%a: tensor<4x5xf32>, %b: tensor<5x3xf32>) -> tensor<4x3xf32> {
 // A batched lhs times a 2-D rhs: one matmul on the collapsed (batch*M, K) lhs.
 // CHECK-LABEL: func.func @matmul_batched_lhs(
 // CHECK: %[[L:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0, 1], [2]] : tensor<2x3x4xf64> into tensor<6x4xf64>
-// CHECK: %[[M:.*]] = linalg.matmul ins(%[[L]], %{{.*}} : tensor<6x4xf64>, tensor<4x5xf64>)
+// CHECK: %[[M:.*]] = linalg.matmul {gradir.small_matmul} ins(%[[L]], %{{.*}} : tensor<6x4xf64>, tensor<4x5xf64>)
 // CHECK: tensor.expand_shape %[[M]] {{\[}}[0, 1], [2]] output_shape [2, 3, 5] : tensor<6x5xf64> into tensor<2x3x5xf64>
 func.func @matmul_batched_lhs(%a: tensor<2x3x4xf64>, %b: tensor<4x5xf64>) -> tensor<2x3x5xf64> {
   %0 = "rlx.matmul"(%a, %b) : (tensor<2x3x4xf64>, tensor<4x5xf64>) -> tensor<2x3x5xf64>
@@ -53,7 +56,7 @@ func.func @matmul_broadcast_batch(%a: tensor<2x1x3x4xf32>, %b: tensor<5x4x2xf32>
 // 1-D operands get a unit dim that the result drops again.
 // CHECK-LABEL: func.func @matmul_vector(
 // CHECK: %[[A:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0, 1]] output_shape [1, 5] : tensor<5xf32> into tensor<1x5xf32>
-// CHECK: %[[M:.*]] = linalg.matmul ins(%[[A]], %{{.*}} : tensor<1x5xf32>, tensor<5x3xf32>)
+// CHECK: %[[M:.*]] = linalg.matmul {gradir.small_matmul} ins(%[[A]], %{{.*}} : tensor<1x5xf32>, tensor<5x3xf32>)
 // CHECK: tensor.collapse_shape %[[M]] {{\[}}[0, 1]] : tensor<1x3xf32> into tensor<3xf32>
 func.func @matmul_vector(%a: tensor<5xf32>, %b: tensor<5x3xf32>) -> tensor<3xf32> {
   %0 = "rlx.matmul"(%a, %b) : (tensor<5xf32>, tensor<5x3xf32>) -> tensor<3xf32>
@@ -66,7 +69,7 @@ func.func @matmul_vector(%a: tensor<5xf32>, %b: tensor<5x3xf32>) -> tensor<3xf32
 // CHECK-LABEL: func.func @matmul_f16(
 // CHECK: arith.extf %{{.*}} : f16 to f32
 // CHECK: arith.extf %{{.*}} : f16 to f32
-// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x5xf32>, tensor<5x3xf32>) outs(%{{.*}} : tensor<4x3xf32>)
+// CHECK: linalg.matmul {gradir.small_matmul} ins(%{{.*}}, %{{.*}} : tensor<4x5xf32>, tensor<5x3xf32>) outs(%{{.*}} : tensor<4x3xf32>)
 // CHECK: arith.truncf %{{.*}} : f32 to f16
 func.func @matmul_f16(%a: tensor<4x5xf16>, %b: tensor<5x3xf16>) -> tensor<4x3xf16> {
   %0 = "rlx.matmul"(%a, %b) : (tensor<4x5xf16>, tensor<5x3xf16>) -> tensor<4x3xf16>
@@ -83,7 +86,7 @@ func.func @matmul_f16(%a: tensor<4x5xf16>, %b: tensor<5x3xf16>) -> tensor<4x3xf1
 // CHECK-LABEL: func.func @matmul_transposed_lhs(
 // CHECK-SAME: %[[X:[^:]*]]: tensor<64x784xf32>, %[[DY:[^:]*]]: tensor<64x10xf32>)
 // CHECK-NOT: linalg.transpose
-// CHECK: linalg.matmul indexing_maps = [#[[$AT]], #[[$B]], #[[$C]]] ins(%[[X]], %[[DY]] : tensor<64x784xf32>, tensor<64x10xf32>) outs(%{{.*}} : tensor<784x10xf32>)
+// CHECK: linalg.matmul indexing_maps = [#[[$AT]], #[[$B]], #[[$C]]] {gradir.small_matmul} ins(%[[X]], %[[DY]] : tensor<64x784xf32>, tensor<64x10xf32>) outs(%{{.*}} : tensor<784x10xf32>)
 // CHECK-NOT: linalg.transpose
 func.func @matmul_transposed_lhs(%x: tensor<64x784xf32>, %dy: tensor<64x10xf32>) -> tensor<784x10xf32> {
   %xt = "rlx.permute_dims"(%x) {axes = array<i64: 1, 0>} : (tensor<64x784xf32>) -> tensor<784x64xf32>
@@ -111,7 +114,7 @@ func.func @matmul_transposed_rhs(%dy: tensor<64x512xf32>, %w: tensor<784x512xf32
 // CHECK-LABEL: func.func @matmul_transposed_lhs_shared(
 // CHECK-SAME: %[[X:[^:]*]]: tensor<3x4xf32>
 // CHECK: linalg.transpose ins(%[[X]]
-// CHECK: linalg.matmul indexing_maps = {{.*}} ins(%[[X]], %{{.*}} : tensor<3x4xf32>, tensor<3x5xf32>)
+// CHECK: linalg.matmul indexing_maps = {{.*}} {gradir.small_matmul} ins(%[[X]], %{{.*}} : tensor<3x4xf32>, tensor<3x5xf32>)
 func.func @matmul_transposed_lhs_shared(%x: tensor<3x4xf32>, %y: tensor<3x5xf32>) -> (tensor<4x5xf32>, tensor<4x3xf32>) {
   %xt = "rlx.permute_dims"(%x) : (tensor<3x4xf32>) -> tensor<4x3xf32>
   %0 = "rlx.matmul"(%xt, %y) : (tensor<4x3xf32>, tensor<3x5xf32>) -> tensor<4x5xf32>

@@ -1492,6 +1492,21 @@ module attributes {transform.with_named_sequence} {
   // threads: interpreter 150 -> 51 ms, lowered IR the same up to the order
   // of constants).
   transform.named_sequence @gradir_cpu_tensor_parallel(%root: !transform.any_op {transform.consumed}) {
+    // matmuls too small for threads (marked gradir.small_matmul by
+    // rlx-to-linalg) first, as with one thread: their register tiles (at
+    // most one tile wide) match none of the parallel matchers below
+    %small = transform.structured.match ops{["linalg.matmul"]} attributes{gradir.small_matmul} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %small : !transform.any_op {
+    ^bb0(%one: !transform.any_op):
+      %r0 = transform.foreach_match restrict_root in %one
+          @match_matmul_f32_rhs_t -> @schedule_matmul_f32_rhs_t,
+          @match_matmul_f64_rhs_t -> @schedule_matmul_f64_rhs_t,
+          @match_matmul_f32_packed -> @schedule_matmul_f32_packed,
+          @match_matmul_f64_packed -> @schedule_matmul_f64_packed,
+          @match_matmul_f32 -> @schedule_matmul_f32,
+          @match_matmul_f64 -> @schedule_matmul_f64
+        : (!transform.any_op) -> !transform.any_op
+    }
     %cands = transform.structured.match ops{["linalg.matmul", "linalg.batch_matmul"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %cands : !transform.any_op {
     ^bb0(%one: !transform.any_op):

@@ -22,6 +22,14 @@ rhs"): each (K block, N tile) panel of ``W^T`` is transposed from ``W``
 into a contiguous buffer, and ``W^T`` as a whole is never written.
 ``_matmul_in_place`` supports a transposed rhs map for other schedules.
 
+A 2-D matmul of fewer than ``SMALL_MATMUL_MACS`` multiply-adds is marked
+``gradir.small_matmul`` (a discardable unit attribute): too little work
+for threads (the CPU pipeline's parallel loops need 2^20 estimated
+operations, ~6M multiply-adds of vector code), so the CPU schedule's
+parallel entry point schedules it as the single-threaded one does (peeled,
+not padded to its column strips: LeNet-5's 64x256x120 layer 27 us instead
+of 102 us at threads=2, one core, AVX-512).
+
 A batched lhs times a 2-D rhs is one ``linalg.matmul`` on the collapsed
 ``(batch*M, K)`` lhs; otherwise the batch dims are broadcast to the common
 batch shape, collapsed to one, and multiplied by ``linalg.batch_matmul``.
@@ -38,6 +46,19 @@ from .linalg_utils import broadcast_to, elt_of, filled, numel, reshape, shape_of
 from .registry import lowers
 
 
+# Multiply-adds below which a matmul is marked ``gradir.small_matmul``
+# (see the module's docstring): 2^22, about 2/3 of the parallel loops'
+# hot threshold (rlx_parallel_loops.PIPELINE_HOT_MIN_WORK, 2^20 operations,
+# a 32-lane FMA counting 4), so that no marked matmul would run on threads.
+SMALL_MATMUL_MACS = 1 << 22
+
+
+def _mark_small(result: ir.Value, m: int, n: int, k: int) -> ir.Value:
+    if m * n * k < SMALL_MATMUL_MACS:
+        _compat.defining_op(result).attributes["gradir.small_matmul"] = ir.UnitAttr.get()
+    return result
+
+
 @lowers("rlx.matmul")
 def lower_matmul(op):
     a, b = op.operands
@@ -51,7 +72,8 @@ def lower_matmul(op):
     if len(sa) == 2 and len(sb) == 2 and elt_of(a) == elt_of(b):
         at = _transposed_2d(a)
         if at is not None:
-            return [_matmul_in_place(at, b, True, False, out_shape, elt)]
+            return [_mark_small(_matmul_in_place(at, b, True, False, out_shape, elt),
+                                sa[1], sb[1], sa[0])]
     if len(sa) == 1:
         sa = [1] + sa
         a = reshape(a, sa)
@@ -64,7 +86,8 @@ def lower_matmul(op):
         b = reshape(b, [k, n])
         batch = sa[:-2]
         lhs = reshape(a, [numel(batch) * m, k])
-        c = linalg.matmul(lhs, b, outs=[filled([numel(batch) * m, n], elt, 0)])
+        c = _mark_small(linalg.matmul(lhs, b, outs=[filled([numel(batch) * m, n], elt, 0)]),
+                        numel(batch) * m, n, k)
         return [reshape(c, out_shape)]
     batch = broadcast_shapes(sa[:-2], sb[:-2])
     a = broadcast_to(a, batch + [m, k])
