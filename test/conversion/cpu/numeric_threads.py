@@ -156,6 +156,19 @@ func.func @main(%a: tensor<64x700xT>, %w: tensor<96x700xT>, %b: tensor<300x20xT>
 }"""
 
 
+# Elementwise chains at threads > 1 (the schedule's vectorized loops in an
+# scf.forall: rank 1 in chunks whose last one is partial, rank 2 by rows).
+ELEMENTWISE = """
+func.func @main(%a: tensor<1000003xf32>, %b: tensor<300x1001xf64>) -> (tensor<1000003xf32>, tensor<300x1001xf64>) {
+  %e = "rlx.exp"(%a) : (tensor<1000003xf32>) -> tensor<1000003xf32>
+  %t = "rlx.tanh"(%a) : (tensor<1000003xf32>) -> tensor<1000003xf32>
+  %y = "rlx.multiply"(%e, %t) : (tensor<1000003xf32>, tensor<1000003xf32>) -> tensor<1000003xf32>
+  %s = "rlx.sigmoid"(%b) : (tensor<300x1001xf64>) -> tensor<300x1001xf64>
+  %z = "rlx.add"(%s, %b) : (tensor<300x1001xf64>, tensor<300x1001xf64>) -> tensor<300x1001xf64>
+  return %y, %z : tensor<1000003xf32>, tensor<300x1001xf64>
+}"""
+
+
 def rhs_t_args(dt):
     shapes = [(64, 700), (96, 700), (300, 20), (33, 20), (519, 130), (64, 130)]
     return [rng.uniform(-0.1, 0.1, s).astype(dt) for s in shapes]
@@ -208,6 +221,9 @@ for t, dt in (("f32", np.float32), ("f64", np.float64)):
     cases.append((f"transposed rhs {t}", gradir.parse(RHS_T.replace("xT>", f"x{t}>")
                                                        .replace("<T>", f"<{t}>")),
                   "main", rhs_t_args(dt)))
+cases.append(("elementwise f32/f64", gradir.parse(ELEMENTWISE), "main",
+              [rng.uniform(-3, 3, 1000003).astype(np.float32),
+               rng.uniform(-3, 3, (300, 1001))]))
 cases.append(("transposed rhs f32 (AVX2)", cases[-2][1], "main", cases[-2][3], "x86-64-v3"))
 cases.append(("packed odd matmul f32 gradient (AVX2)", gradient(gradir.parse(PACKED)),
               "main_adjoint", cases[6][3], "x86-64-v3"))
@@ -274,6 +290,10 @@ for name, module, fn, args, *cpu in cases:
 # CHECK-NEXT: transposed rhs f64 threads=2: parallel=True matches the interpreter: True bitwise repeatable: True
 # CHECK-NEXT: transposed rhs f64 threads=3: parallel=True matches the interpreter: True bitwise repeatable: True
 # CHECK-NEXT: transposed rhs f64: bitwise the same at 1, 2 and 3 threads: True
+# CHECK-NEXT: elementwise f32/f64 threads=1: parallel=False matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: elementwise f32/f64 threads=2: parallel=True matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: elementwise f32/f64 threads=3: parallel=True matches the interpreter: True bitwise repeatable: True
+# CHECK-NEXT: elementwise f32/f64: bitwise the same at 1, 2 and 3 threads: True
 # CHECK-NEXT: transposed rhs f32 (AVX2) threads=1: parallel=False matches the interpreter: True bitwise repeatable: True
 # CHECK-NEXT: transposed rhs f32 (AVX2) threads=2: parallel=True matches the interpreter: True bitwise repeatable: True
 # CHECK-NEXT: transposed rhs f32 (AVX2) threads=3: parallel=True matches the interpreter: True bitwise repeatable: True

@@ -13,8 +13,8 @@
 // becomes scf.parallel loops, and rlx-parallel-loops makes the ones with
 // enough work OpenMP loops over their first dimension (the matmul's strips,
 // the blocks of the long sum, each at least 2^22 operations: the CPU
-// pipeline's threshold; the bias + relu is vectorized by the
-// schedule's elementwise sequence, on one thread), num_threads fixed at
+// pipeline's threshold; the bias + relu, vectorized by the schedule's
+// elementwise sequence, in an scf.forall over its rows), num_threads fixed at
 // compile time.  Small ops stay sequential.  threads=1 (or
 // GRADIR_NUM_THREADS=1, which wins over OMP_NUM_THREADS) is the
 // single-threaded pipeline: no forall, no OpenMP.
@@ -39,6 +39,8 @@
 // BUF: memref.subview %[[P]]
 // BUF: vector.fma {{.*}} : vector<32xf32>
 // BUF: memref.dealloc %[[P]]
+// BUF: scf.forall (%{{.*}}) in (256) {
+// BUF: arith.maximumf {{.*}} : vector<32xf32>
 // BUF-NOT: scf.forall
 // BUF-LABEL: func.func @total(
 // Three threads: 15 of the 16 tiles in three strips of 160 columns, the
@@ -52,6 +54,7 @@
 // BUF3: memref.subview %{{.*}}[0, 480] [256, 32] [1, 1]
 // BUF3: memref.alloc(%{{.*}}) {{.*}} : memref<?x32xf32>
 // BUF3: vector.fma {{.*}} : vector<32xf32>
+// BUF3: scf.forall (%{{.*}}) in (256) {
 // BUF3-NOT: scf.forall
 // BUF3-LABEL: func.func @total(
 
@@ -239,4 +242,25 @@ func.func @rhs_t_strips(%dy: tensor<64x512xf32>, %w: tensor<512x512xf32>) -> ten
 func.func @small(%x: tensor<64x256xf32>, %w: tensor<256x120xf32>) -> tensor<64x120xf32> {
   %y = "rlx.matmul"(%x, %w) : (tensor<64x256xf32>, tensor<256x120xf32>) -> tensor<64x120xf32>
   return %y : tensor<64x120xf32>
+}
+
+// Elementwise at threads > 1: a rank-1 loop in an scf.forall over chunks of
+// 64 vector steps (2048 f32 on AVX-512: 49 chunks, the last 1699 elements),
+// each chunk's steps peeled (full vectors, then one masked step); the
+// forall runs on the threads when rlx-parallel-loops finds it enough work.
+// BUF-LABEL: func.func @long_exp(
+// BUF: scf.forall (%{{.*}}) in (49) {
+// BUF: %[[N:.*]] = affine.min
+// BUF: %[[FULL:.*]] = affine.apply #{{.*}}()[%[[N]]]
+// BUF: scf.for %{{.*}} = %c0 to %[[FULL]] step %c32 {
+// BUF: vector.transfer_read {{.*}} {in_bounds = [true]} : memref<32xf32, strided<[1], offset: ?>>, vector<32xf32>
+// BUF: scf.for %{{.*}} = %[[FULL]] to %[[N]] step %c32 {
+// BUF: vector.create_mask
+// BUF: return
+// BUF1-LABEL: func.func @long_exp(
+// BUF1-NOT: scf.forall
+// BUF1: return
+func.func @long_exp(%x: tensor<100003xf32>) -> tensor<100003xf32> {
+  %e = "rlx.exp"(%x) : (tensor<100003xf32>) -> tensor<100003xf32>
+  return %e : tensor<100003xf32>
 }

@@ -1,6 +1,6 @@
-// RUN: gradir-opt %s --split-input-file --rlx-lower-to-llvm='stage=bufferized' | FileCheck %s --check-prefix=BUF
-// RUN: gradir-opt %s --split-input-file --rlx-lower-to-llvm | FileCheck %s --check-prefix=LLVM
-// RUN: gradir-opt %s --split-input-file --rlx-lower-to-llvm='opt-level=0 stage=bufferized' | FileCheck %s --check-prefix=O0
+// RUN: gradir-opt %s --split-input-file --rlx-lower-to-llvm='stage=bufferized threads=1' | FileCheck %s --check-prefix=BUF
+// RUN: gradir-opt %s --split-input-file --rlx-lower-to-llvm=threads=1 | FileCheck %s --check-prefix=LLVM
+// RUN: gradir-opt %s --split-input-file --rlx-lower-to-llvm='opt-level=0 stage=bufferized threads=1' | FileCheck %s --check-prefix=O0
 
 // The CPU pipeline.  ABI: results become out-params (caller-allocated,
 // identity layouts) written in place, no function results, a C interface.
