@@ -21,13 +21,15 @@ import os
 import sys
 
 THREADS = int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv else 1
-for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "GRADIR_NUM_THREADS"):
-    os.environ[var] = str(THREADS)
-os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen="
-                           + ("true" if THREADS > 1 else "false")
-                           + f" intra_op_parallelism_threads={THREADS}").strip()
-if hasattr(os, "sched_setaffinity"):
-    os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:THREADS])
+if __name__ == "__main__":     # (imported, e.g. for module(), it leaves the process alone)
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                "GRADIR_NUM_THREADS"):
+        os.environ[var] = str(THREADS)
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen="
+                               + ("true" if THREADS > 1 else "false")
+                               + f" intra_op_parallelism_threads={THREADS}").strip()
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:THREADS])
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
