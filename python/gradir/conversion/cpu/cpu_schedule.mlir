@@ -1425,14 +1425,14 @@ module attributes {transform.with_named_sequence} {
     transform.yield %m : !transform.any_op
   }
 
-  // (fewer than 256 rows: larger ones take the thread strips first)
+  // (fewer than 2048 rows: larger ones take the thread strips first)
   transform.named_sequence @match_matmul_f32_nonempty_rhs_t(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
     %m = transform.include @match_matmul_f32_nonempty failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
     transform.include @match_rhs_transposed failures(propagate) (%m) : (!transform.any_op) -> ()
     %0 = transform.match.structured failures(propagate) %m : (!transform.any_op) -> !transform.any_op {
     ^bb0(%s: !transform.any_op):
       %rows = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
-      %max = transform.param.constant 256 : i64 -> !transform.param<i64>
+      %max = transform.param.constant 2048 : i64 -> !transform.param<i64>
       transform.match.param.cmpi lt %rows, %max : !transform.param<i64>
       transform.match.structured.yield %s : !transform.any_op
     }
@@ -1453,14 +1453,14 @@ module attributes {transform.with_named_sequence} {
     transform.yield %m : !transform.any_op
   }
 
-  // (fewer than 256 rows: larger ones take the thread strips first)
+  // (fewer than 2048 rows: larger ones take the thread strips first)
   transform.named_sequence @match_matmul_f64_nonempty_rhs_t(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
     %m = transform.include @match_matmul_f64_nonempty failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
     transform.include @match_rhs_transposed failures(propagate) (%m) : (!transform.any_op) -> ()
     %0 = transform.match.structured failures(propagate) %m : (!transform.any_op) -> !transform.any_op {
     ^bb0(%s: !transform.any_op):
       %rows = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
-      %max = transform.param.constant 256 : i64 -> !transform.param<i64>
+      %max = transform.param.constant 2048 : i64 -> !transform.param<i64>
       transform.match.param.cmpi lt %rows, %max : !transform.param<i64>
       transform.match.structured.yield %s : !transform.any_op
     }
