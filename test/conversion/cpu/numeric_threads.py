@@ -129,27 +129,27 @@ func.func @main(%a: tensor<300x300xf64>, %b: tensor<300x67xf64>, %c: tensor<67x2
 
 
 # Transposed rhs operands (dy @ W^T; the schedule transposes each panel of
-# W^T from W inside the matmul's loops): 96 columns (no padding with
+# W^T from W inside the matmul's loops): 160 columns (no padding with
 # threads: each strip transposes its own rows of W), K = 700 (three K
-# blocks); 33 columns with 300 rows and K = 20 (too small for threads:
-# the single-threaded schedule at every thread count); 64 columns with 519
-# rows (M blocks and a remainder); %vt has two users (not fused), %ut one.
+# blocks); 33 columns with 300 rows and K = 20 (too small for threads, and
+# W too small to fuse: W^T materialized); 160 columns with 519 rows (M
+# blocks and a remainder, K = 130); %vt has two users, %ut one.
 # (At least 2^22 multiply-adds where a matmul is to run on threads.)
 RHS_T = """
-func.func @main(%a: tensor<64x700xT>, %w: tensor<96x700xT>, %b: tensor<300x20xT>,
-                %v: tensor<33x20xT>, %c: tensor<519x130xT>, %u: tensor<64x130xT>) -> (tensor<T>, tensor<20x33xT>) {
-  %wt = "rlx.permute_dims"(%w) {axes = array<i64: 1, 0>} : (tensor<96x700xT>) -> tensor<700x96xT>
-  %m1 = "rlx.matmul"(%a, %wt) : (tensor<64x700xT>, tensor<700x96xT>) -> tensor<64x96xT>
+func.func @main(%a: tensor<64x700xT>, %w: tensor<160x700xT>, %b: tensor<300x20xT>,
+                %v: tensor<33x20xT>, %c: tensor<519x130xT>, %u: tensor<160x130xT>) -> (tensor<T>, tensor<20x33xT>) {
+  %wt = "rlx.permute_dims"(%w) {axes = array<i64: 1, 0>} : (tensor<160x700xT>) -> tensor<700x160xT>
+  %m1 = "rlx.matmul"(%a, %wt) : (tensor<64x700xT>, tensor<700x160xT>) -> tensor<64x160xT>
   %vt = "rlx.permute_dims"(%v) {axes = array<i64: 1, 0>} : (tensor<33x20xT>) -> tensor<20x33xT>
   %m2 = "rlx.matmul"(%b, %vt) : (tensor<300x20xT>, tensor<20x33xT>) -> tensor<300x33xT>
-  %ut = "rlx.permute_dims"(%u) {axes = array<i64: 1, 0>} : (tensor<64x130xT>) -> tensor<130x64xT>
-  %m3 = "rlx.matmul"(%c, %ut) : (tensor<519x130xT>, tensor<130x64xT>) -> tensor<519x64xT>
-  %q1 = "rlx.square"(%m1) : (tensor<64x96xT>) -> tensor<64x96xT>
-  %s1 = "rlx.sum"(%q1) : (tensor<64x96xT>) -> tensor<T>
+  %ut = "rlx.permute_dims"(%u) {axes = array<i64: 1, 0>} : (tensor<160x130xT>) -> tensor<130x160xT>
+  %m3 = "rlx.matmul"(%c, %ut) : (tensor<519x130xT>, tensor<130x160xT>) -> tensor<519x160xT>
+  %q1 = "rlx.square"(%m1) : (tensor<64x160xT>) -> tensor<64x160xT>
+  %s1 = "rlx.sum"(%q1) : (tensor<64x160xT>) -> tensor<T>
   %q2 = "rlx.square"(%m2) : (tensor<300x33xT>) -> tensor<300x33xT>
   %s2 = "rlx.sum"(%q2) : (tensor<300x33xT>) -> tensor<T>
-  %q3 = "rlx.square"(%m3) : (tensor<519x64xT>) -> tensor<519x64xT>
-  %s3 = "rlx.sum"(%q3) : (tensor<519x64xT>) -> tensor<T>
+  %q3 = "rlx.square"(%m3) : (tensor<519x160xT>) -> tensor<519x160xT>
+  %s3 = "rlx.sum"(%q3) : (tensor<519x160xT>) -> tensor<T>
   %s12 = "rlx.add"(%s1, %s2) : (tensor<T>, tensor<T>) -> tensor<T>
   %s = "rlx.add"(%s12, %s3) : (tensor<T>, tensor<T>) -> tensor<T>
   return %s, %vt : tensor<T>, tensor<20x33xT>
@@ -170,7 +170,7 @@ func.func @main(%a: tensor<1000003xf32>, %b: tensor<300x1001xf64>) -> (tensor<10
 
 
 def rhs_t_args(dt):
-    shapes = [(64, 700), (96, 700), (300, 20), (33, 20), (519, 130), (64, 130)]
+    shapes = [(64, 700), (160, 700), (300, 20), (33, 20), (519, 130), (160, 130)]
     return [rng.uniform(-0.1, 0.1, s).astype(dt) for s in shapes]
 
 

@@ -81,6 +81,12 @@ PACK_ROWS = 256
 # 5.4-5.6 -> 4.8-5.5 ms.
 RHS_T_STRIP_ROWS = 2048
 
+# A transposed rhs W (N x K) is transposed panel by panel inside the matmul
+# only when N and K are both at least this (below, the fused transposes'
+# code costs more compile time than it saves: LeNet-5's dense layers
+# 120/84/10 wide, +28 ms in the transform interpreter, run time the same).
+RHS_T_MIN = 128
+
 # threads > 1 (issue 14, GEMM at BLAS speed on every core): a packed matmul
 # with at least one register tile per thread runs in one column strip per
 # thread: N, padded to a multiple of the register tile's width (as with one
@@ -295,7 +301,7 @@ def schedule_text(params: ScheduleParams) -> str:
                   f64_m=params.f64_m, f64_n=params.f64_n, f64_k=params.f64_k,
                   tr=params.transpose, tr_strategy=strategy, regs=params.registers,
                   bits=params.bits, target=params.target, pack_rows=PACK_ROWS,
-                  rhs_t_strip_rows=RHS_T_STRIP_ROWS,
+                  rhs_t_strip_rows=RHS_T_STRIP_ROWS, rhs_t_min=RHS_T_MIN,
                   f32_mb=params.f32_mb, f64_mb=params.f64_mb,
                   f32_lanes=params.f32_n // 2, f64_lanes=params.f64_n // 2,
                   threads=params.threads,
