@@ -1163,7 +1163,11 @@ module attributes {transform.with_named_sequence} {
   // whole strip) and the rest of its tiles (fewer than T) strips of one
   // tile; narrower packed matmuls, and every packed matmul in an instance
   // for one thread (whose parallel entry point does not know the thread
-  // count), run in strips of one tile.  This instance: 1 thread(s).
+  // count), run in strips of one tile.  A matmul with a transposed rhs and
+  // fewer than 2048 rows takes the transposing strips above
+  // before any of these.  Matmuls marked gradir.small_matmul (fewer than
+  // 2^22 multiply-adds: never worth threads) are scheduled first, as with
+  // one thread (peeled, not padded).  This instance: 1 thread(s).
 
   // issue 14 (transposed rhs): fuses the transpose %tr into %loop (a
   // silenceable failure where %loop does not read it, e.g. a padded W^T)
