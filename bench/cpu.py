@@ -50,10 +50,18 @@ sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 sys.path.insert(0, HERE)
 
 
+# Seconds of quiet before each measurement: XLA's (Eigen's) worker threads
+# keep spinning for a while after a JAX call, and whatever was timed next
+# (in this script, gradir's next workload) shared the cores with them.
+SETTLE_S = 0.2
+
+
 def timeit(fn, min_time=0.3, max_runs=200, stat=statistics.median):
-    """``stat`` (median by default) of the times of ``fn()`` after two
-    warm-up calls: at least 5 runs, more until ``min_time`` seconds or
-    ``max_runs`` runs.  bench/cpu_math.py and bench/conv_ops.py use it too."""
+    """``stat`` (median by default) of the times of ``fn()`` after
+    ``SETTLE_S`` of sleep and two warm-up calls: at least 5 runs, more until
+    ``min_time`` seconds or ``max_runs`` runs.  bench/cpu_math.py and
+    bench/conv_ops.py use it too."""
+    time.sleep(SETTLE_S)
     fn()
     fn()
     runs = []
