@@ -24,11 +24,11 @@ into a contiguous buffer, and ``W^T`` as a whole is never written.
 
 A 2-D matmul of fewer than ``SMALL_MATMUL_MACS`` multiply-adds is marked
 ``gradir.small_matmul`` (a discardable unit attribute): too little work
-for threads (the CPU pipeline's parallel loops need 2^20 estimated
-operations, ~6M multiply-adds of vector code), so the CPU schedule's
-parallel entry point schedules it as the single-threaded one does (peeled,
-not padded to its column strips: LeNet-5's 64x256x120 layer 27 us instead
-of 102 us at threads=2, one core, AVX-512).
+for threads, so the CPU schedule's parallel entry point schedules it as the
+single-threaded one does (peeled, not padded to column strips).  Measured
+at threads=2 on 2 cores (AMD EPYC Zen 5, AVX-512): LeNet-5's 64x256x120
+layer 129-139 us in padded strips (a parallel region), 26-27 us so;
+64x120x84 73-75 us (strips run one after the other), 15 us so.
 
 A batched lhs times a 2-D rhs is one ``linalg.matmul`` on the collapsed
 ``(batch*M, K)`` lhs; otherwise the batch dims are broadcast to the common
@@ -47,9 +47,8 @@ from .registry import lowers
 
 
 # Multiply-adds below which a matmul is marked ``gradir.small_matmul``
-# (see the module's docstring): 2^22, about 2/3 of the parallel loops'
-# hot threshold (rlx_parallel_loops.PIPELINE_HOT_MIN_WORK, 2^20 operations,
-# a 32-lane FMA counting 4), so that no marked matmul would run on threads.
+# (see the module's docstring): 2^22 (4M; LeNet-5's largest dense layer,
+# 64x256x120, is 2M; the MLP's 64x512x512, 16.7M, keeps its strips).
 SMALL_MATMUL_MACS = 1 << 22
 
 
