@@ -1192,19 +1192,6 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
-  transform.named_sequence @schedule_matmul_f32_parallel_packed_rhs_t(%op: !transform.any_op {transform.consumed}) {
-    %tr = transform.get_producer_of_operand %op[1] : (!transform.any_op) -> !transform.any_op
-    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [32] {copy_back_op = "none", padding_dimensions = [1], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [0, 32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    transform.include @fuse_rhs_transpose failures(suppress) (%tr, %forall) : (!transform.any_op, !transform.any_op) -> ()
-    // the strip's W^T columns are one contiguous panel already: no pack copy
-    %r = transform.foreach_match restrict_root in %strip
-        @match_matmul_f32_rhs_t -> @schedule_matmul_f32,
-        @match_matmul_f32 -> @schedule_matmul_f32_packed
-      : (!transform.any_op) -> !transform.any_op
-    transform.yield
-  }
-
   transform.named_sequence @schedule_matmul_f32_parallel(%op: !transform.any_op {transform.consumed}) {
     %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [8, 32, 1] {copy_back_op = "none", padding_dimensions = [0, 1, 2], padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [0, 32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
@@ -1227,19 +1214,6 @@ module attributes {transform.with_named_sequence} {
     %t, %l:2 = transform.structured.tile_using_for %kb tile_sizes [8, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     transform.annotate %t "gradir.register_tile" : !transform.any_op
     transform.annotate %l#1 "gradir.k_loop" : !transform.any_op
-    transform.yield
-  }
-
-  transform.named_sequence @schedule_matmul_f64_parallel_packed_rhs_t(%op: !transform.any_op {transform.consumed}) {
-    %tr = transform.get_producer_of_operand %op[1] : (!transform.any_op) -> !transform.any_op
-    %padded, %pad, %copy = transform.structured.pad %op pad_to_multiple_of [16] {copy_back_op = "none", padding_dimensions = [1], padding_values = [0.0 : f64, 0.0 : f64, 0.0 : f64]} : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    %strip, %forall = transform.structured.tile_using_forall %padded tile_sizes [0, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    transform.include @fuse_rhs_transpose failures(suppress) (%tr, %forall) : (!transform.any_op, !transform.any_op) -> ()
-    // the strip's W^T columns are one contiguous panel already: no pack copy
-    %r = transform.foreach_match restrict_root in %strip
-        @match_matmul_f64_rhs_t -> @schedule_matmul_f64,
-        @match_matmul_f64 -> @schedule_matmul_f64_packed
-      : (!transform.any_op) -> !transform.any_op
     transform.yield
   }
 
@@ -1455,12 +1429,6 @@ module attributes {transform.with_named_sequence} {
     transform.yield %m : !transform.any_op
   }
 
-  transform.named_sequence @match_matmul_f32_packed_nonempty_rhs_t(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
-    %m = transform.include @match_matmul_f32_packed_nonempty failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
-    transform.include @match_rhs_transposed failures(propagate) (%m) : (!transform.any_op) -> ()
-    transform.yield %m : !transform.any_op
-  }
-
   transform.named_sequence @match_matmul_f32_nonempty(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
     %m = transform.include @match_matmul_f32 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
     transform.include @match_nonempty_3d failures(propagate) (%m) : (!transform.any_op) -> ()
@@ -1480,12 +1448,6 @@ module attributes {transform.with_named_sequence} {
       transform.match.param.cmpi lt %rows, %max : !transform.param<i64>
       transform.match.structured.yield %s : !transform.any_op
     }
-    transform.yield %m : !transform.any_op
-  }
-
-  transform.named_sequence @match_matmul_f64_packed_nonempty_rhs_t(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
-    %m = transform.include @match_matmul_f64_packed_nonempty failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
-    transform.include @match_rhs_transposed failures(propagate) (%m) : (!transform.any_op) -> ()
     transform.yield %m : !transform.any_op
   }
 
@@ -1550,8 +1512,6 @@ module attributes {transform.with_named_sequence} {
       %r = transform.foreach_match restrict_root in %one
           @match_matmul_f32_nonempty_rhs_t -> @schedule_matmul_f32_parallel_rhs_t,
           @match_matmul_f64_nonempty_rhs_t -> @schedule_matmul_f64_parallel_rhs_t,
-          @match_matmul_f32_packed_nonempty_rhs_t -> @schedule_matmul_f32_parallel_packed_rhs_t,
-          @match_matmul_f64_packed_nonempty_rhs_t -> @schedule_matmul_f64_parallel_packed_rhs_t,
           @match_matmul_f32_packed_nonempty -> @schedule_matmul_f32_parallel_packed,
           @match_matmul_f64_packed_nonempty -> @schedule_matmul_f64_parallel_packed,
           @match_matmul_f32_nonempty -> @schedule_matmul_f32_parallel,
