@@ -696,3 +696,105 @@ def enable_crash_recovery(pm, reproducer_path: str) -> bool:
 
 
 _ENABLE_REPRODUCER = None
+
+
+# --- MLIR's C API with the GIL released (appended for issue 14, parallel compile) ---
+# The bindings' ``PassManager.run`` and ``ExecutionEngine`` hold the GIL for
+# the whole pipeline / LLVM run, so two Python threads lowering two modules
+# (each in its own context) take turns.  ctypes releases the GIL around a
+# foreign call: the same C API functions called through ``ctypes.CDLL`` run
+# at once on two cores.  A pass manager run this way must hold upstream
+# passes only: a Python-defined pass called back without the GIL crashes.
+
+_RELEASED = None
+_PM_CAPSULE = b"mlir.passmanager.PassManager._CAPIPtr"
+_MODULE_CAPSULE = b"mlir.ir.Module._CAPIPtr"
+
+
+def _released_lib():
+    global _RELEASED
+    if _RELEASED is None:
+        import ctypes
+        lib, ptr, string_ref = _capi_lib()
+        fns = (("mlirPassManagerRunOnOp", [ptr, ptr], ctypes.c_int8),
+               ("mlirExecutionEngineCreate",
+                [ptr, ctypes.c_int, ctypes.c_int, ctypes.POINTER(string_ref), ctypes.c_bool,
+                 ctypes.c_bool], ptr),
+               ("mlirExecutionEngineDestroy", [ptr], None),
+               ("mlirExecutionEngineLookupPacked", [ptr, string_ref], ctypes.c_void_p),
+               ("mlirExecutionEngineDumpToObjectFile", [ptr, string_ref], None))
+        for name, args, res in fns:
+            getattr(lib, name).argtypes = args
+            getattr(lib, name).restype = res
+        _RELEASED = lib
+    return _RELEASED
+
+
+def run_pass_manager_released(pm, op) -> bool:
+    """``pm.run(op)`` with the GIL released; False when the pipeline failed
+    (its diagnostics went to the context's handlers, not into an exception:
+    the caller re-runs through the bindings to report them)."""
+    lib = _released_lib()
+    _, ptr, _ = _capi_lib()
+    op = op.operation if hasattr(op, "operation") else op
+    return bool(lib.mlirPassManagerRunOnOp(ptr(_CAPSULE_POINTER(pm._CAPIPtr, _PM_CAPSULE)),
+                                           ptr(_CAPSULE_POINTER(op._CAPIPtr, _OP_CAPSULE))))
+
+
+_ENGINE_LOCK = __import__("threading").Lock()
+_ENGINE_READY = False   # LLVM's native target registered (by a first engine)
+
+
+class ReleasedEngine:
+    """MLIR's ExecutionEngine over an LLVM-dialect module, created (LLVM's IR
+    optimization) and looked up (code generation) with the GIL released.
+    ``raw_lookup`` and ``dump_to_object_file`` as the bindings' engine."""
+
+    def __init__(self, module: ir.Module, opt_level: int, shared_libs: list[str],
+                 pic: bool = True):
+        global _ENGINE_READY
+        lib = _released_lib()
+        _, ptr, string_ref = _capi_lib()
+        self._lib = lib
+        self._module = module       # the engine reads the module while it lives
+        encoded = [s.encode() for s in shared_libs]
+        refs = (string_ref * max(1, len(encoded)))(*[string_ref(s, len(s)) for s in encoded])
+        raw = ptr(_CAPSULE_POINTER(module._CAPIPtr, _MODULE_CAPSULE))
+        # The first engine of the process registers LLVM's native target
+        # (a global list, not thread-safe): one at a time until that is done.
+        if _ENGINE_READY:
+            self._engine = lib.mlirExecutionEngineCreate(raw, opt_level, len(encoded), refs,
+                                                         True, pic)
+        else:
+            with _ENGINE_LOCK:
+                self._engine = lib.mlirExecutionEngineCreate(raw, opt_level, len(encoded), refs,
+                                                             True, pic)
+                _ENGINE_READY = True
+        if not self._engine.ptr:
+            raise RuntimeError("ExecutionEngine could not be created (LLVM translation failed)")
+
+    def raw_lookup(self, name: str) -> int:
+        _, _, string_ref = _capi_lib()
+        key = name.encode()
+        return self._lib.mlirExecutionEngineLookupPacked(self._engine, string_ref(key, len(key))) \
+            or 0
+
+    def dump_to_object_file(self, path: str) -> None:
+        _, _, string_ref = _capi_lib()
+        key = str(path).encode()
+        self._lib.mlirExecutionEngineDumpToObjectFile(self._engine, string_ref(key, len(key)))
+
+    def __del__(self):
+        engine = getattr(self, "_engine", None)
+        if engine is not None and engine.ptr:
+            self._lib.mlirExecutionEngineDestroy(engine)
+            engine.ptr = None
+
+
+def warm_up_llvm_targets() -> None:
+    """Registers LLVM's native target with a tiny engine (the first engine of
+    a process does), so engines created later in threads need no lock."""
+    if _ENGINE_READY:
+        return
+    with ir.Context():
+        ReleasedEngine(ir.Module.parse("module {}"), 0, [])

@@ -251,8 +251,9 @@ _lock = threading.Lock()
 
 def store(directory: Path, key: str, exe, engine) -> None:
     """Writes ``exe`` (compiled by ``engine``, a PIC ExecutionEngine whose
-    functions were looked up) as the entry ``key``.  The object file is
-    dumped now; linking, the trailer and the rename run in a thread."""
+    functions were looked up, or a list of them: a split executable's
+    parts) as the entry ``key``.  The object files are dumped now; linking,
+    the trailer and the rename run in a thread."""
     try:
         directory.mkdir(parents=True, exist_ok=True)
         if not os.access(directory, os.W_OK | os.X_OK):
@@ -264,8 +265,10 @@ def store(directory: Path, key: str, exe, engine) -> None:
               f"{err.strerror or err}; not cached")
         return
     try:
-        obj = work / "module.o"
-        engine.dump_to_object_file(str(obj))
+        engines = engine if isinstance(engine, (list, tuple)) else [engine]
+        obj = [work / f"module{i}.o" for i in range(len(engines))]
+        for e, o in zip(engines, obj):
+            e.dump_to_object_file(str(o))
     except Exception as err:  # noqa: BLE001 - a cache write must never fail the compile
         _cleanup(work)
         stats.errors += 1

@@ -111,7 +111,12 @@ def export_library(exe, path: Path, object_file: Path | None = None,
     file is compiled: the link alone)."""
     path = Path(path).resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
-    threads = getattr(exe.options, "threads", 1) if uses_openmp(exe.llvm_ir) else 1
+    # issue 14 (parallel compile): a split executable says so itself (its
+    # llvm_ir would lower the whole module again)
+    parallel = getattr(exe, "uses_openmp", None)
+    if parallel is None:
+        parallel = uses_openmp(exe.llvm_ir)
+    threads = getattr(exe.options, "threads", 1) if parallel else 1
     libs = runtime_libraries(exe.options.target, threads)
     with tempfile.TemporaryDirectory(prefix="gradir-export-") as tmp:
         tmp = Path(tmp)
@@ -127,6 +132,7 @@ def export_library(exe, path: Path, object_file: Path | None = None,
             f"{c_string(text)};\n" for name, text in _library_data(exe))
         if needs_shim:
             source += _SHIM_C
+        source += getattr(exe, "glue_c", "")     # issue 14: a split function's parts in order
         c_files = []
         if source:
             meta = tmp / "signatures.c"

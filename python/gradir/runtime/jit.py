@@ -16,7 +16,8 @@ from .heap import keep_freed_memory
 from .toolchain import (TARGETS, CompileOptions, llvm_opt_level, packed_caller,
                         runtime_libraries, runtime_library_dir, uses_openmp)
 
-__all__ = ["CachedExecutable", "CompileOptions", "Executable", "compile", "runtime_library_dir"]
+__all__ = ["CachedExecutable", "CompileOptions", "Executable", "PartitionedExecutable", "compile",
+           "runtime_library_dir"]
 
 
 class Executable(FunctionTable):
@@ -180,6 +181,64 @@ class ToolchainExecutable(CachedExecutable):
         return _printed_once(self, "_lowered")
 
 
+class PartitionedExecutable(Executable):
+    """issue 14 (compile time): an ``Executable`` whose large functions were
+    cut in parts lowered and compiled at once (``partition.py``); a split
+    function runs its parts in order (``partition.python_glue``), its
+    library (``export_library``, the compile cache) links the parts' objects
+    with a C glue of the unsplit ABI (``partition.glue_c``)."""
+
+    cache_hit = None
+    cache_path = None
+
+    def __init__(self, parts, options, functions=None):
+        from .partition import python_glue
+        self.options = options
+        self.signatures = parts.signatures
+        self._module_text = parts.module_text
+        self._requested = functions
+        self._lowered = None
+        self._engines = parts.engines
+        self._plans = parts.plans
+        self.uses_openmp = options.threads > 1
+        self.glue_c = parts.glue_c
+        self._functions = {}
+        for name, sig in parts.signatures.items():
+            if name in parts.plans:
+                plan = parts.plans[name]
+                call = python_glue(plan, len(sig.inputs),
+                                   [packed_caller(parts.pointers[p]) for p in plan.parts])
+            else:
+                call = packed_caller(parts.pointers[name])
+            self._functions[name] = Function(sig, call, keepalive=parts.engines)
+
+    @property
+    def llvm_ir(self) -> str:
+        """The module lowered whole (what ``gradir-opt --rlx-lower-to-llvm``
+        prints; the parts were lowered apart), made on first use."""
+        if self._lowered is None:
+            with make_context():
+                module = ir.Module.parse(self._module_text)
+                lowered, _ = lower(module, self.options, self._requested)
+                with lowered.context:
+                    self._lowered = print_module(lowered)
+        return self._lowered
+
+    def object_files(self, directory) -> list[Path]:
+        """Each part's object (PIC, as the JIT compiled it) in ``directory``."""
+        objs = []
+        for i, engine in enumerate(self._engines):
+            obj = Path(directory) / f"part{i}.o"
+            engine.dump_to_object_file(str(obj))
+            objs.append(obj)
+        return objs
+
+    def export_library(self, path) -> Path:
+        import tempfile
+        with tempfile.TemporaryDirectory(prefix="gradir-export-") as tmp:
+            return export_library(self, Path(path), object_file=self.object_files(tmp))
+
+
 def _printed_once(exe, attr: str) -> str:
     """``exe.<attr>``, the lowered module's text: printed from
     ``exe._lowered_module`` on first use (which is then let go)."""
@@ -294,6 +353,18 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
         lib = _cache.lookup(directory, key)
         if lib is not None:
             return CachedExecutable(lib, text, options, functions)
+    # --- end issue 14 ---
+    # --- issue 14: large functions lowered and compiled in parts, at once (partition.py) ---
+    if target == "cpu":
+        from .partition import compile_parts
+        parts = compile_parts(module, options, functions)
+        if parts is not None:
+            exe = PartitionedExecutable(parts, options, functions)
+            if directory is not None:
+                exe.cache_hit = False
+                exe.cache_path = directory / f"{key}.so"
+                _cache.store(directory, key, exe, exe._engines)
+            return exe
     # --- end issue 14 ---
     lowered, sigs = lower(module, options, functions)
     # --- issue 14: LLVM through the tool binaries, loop nests outlined (llvm_tools.py) ---

@@ -204,7 +204,7 @@ CPU_PIPELINE = (f"builtin.module({RLX_TO_LINALG},"
 
 
 def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str = "host",
-                  threads: int = 1, verify_each: bool = False) -> None:
+                  threads: int = 1, verify_each: bool = False, release_gil: bool = False) -> None:
     """Lowers ``module`` (rlx functions; mutated in place) to the LLVM
     dialect with the ABI described in this module's docstring, for the CPU
     ``cpu`` ("host" or a name of ``host.NAMED_TARGETS``: the schedule's
@@ -214,6 +214,12 @@ def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str =
     every pass of the pipeline (as ``gradir-opt`` and ``rlx-lower-to-llvm``
     do), not only its result (issue 14, compile time: verifying the LeNet
     step after each of ~55 passes was a fifth of the pipeline's time).
+
+    ``release_gil`` (issue 14, parallel compile: ``runtime/partition.py``
+    lowers the parts of a program in threads): the upstream passes run with
+    the GIL released, between gradir's Python passes; a failure there raises
+    ``RuntimeError`` without diagnostics (the caller lowers again the usual
+    way to report them).
 
     Raises ``mlir.ir.MLIRError`` with the diagnostics of the failing pass
     (rlx-to-linalg reports refusals at the offending op) and a note naming a
@@ -239,9 +245,12 @@ def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str =
                                        threads=threads)
         # --- end issue 14 ---
         try:
-            pm = build_pass_manager(text, op.context)
-            pm.enable_verifier(verify_each)
-            pm.run(op)
+            if release_gil:
+                _run_released(text, op, verify_each)
+            else:
+                pm = build_pass_manager(text, op.context)
+                pm.enable_verifier(verify_each)
+                pm.run(op)
             if not verify_each:
                 op.verify()
             if stage == "llvm":
@@ -251,3 +260,43 @@ def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str =
             err.add_note(f"reproduce with: gradir-opt --rlx-to-linalg=sum-block=256 input.mlir | "
                          f"gradir-opt --pass-pipeline='{full}'")
             raise
+
+
+# --- issue 14: the pipeline run with the GIL released (runtime/partition.py) ---
+
+def pipeline_groups(text: str) -> list[tuple[bool, list[str]]]:
+    """The top-level elements of ``builtin.module(...)`` pipeline ``text`` in
+    runs: ``(True, gradir passes)`` (Python, they need the GIL) or
+    ``(False, upstream elements)``."""
+    from ...passes.registry import PASSES
+    body = text[len("builtin.module("):-1]
+    elements, depth, cur = [], 0, ""
+    for ch in body:
+        if ch == "," and depth == 0:
+            elements.append(cur)
+            cur = ""
+            continue
+        depth += ch in "({"
+        depth -= ch in ")}"
+        cur += ch
+    elements.append(cur)
+    groups: list[tuple[bool, list[str]]] = []
+    for element in elements:
+        python = element.split("{", 1)[0].split("(", 1)[0] in PASSES
+        if groups and groups[-1][0] == python:
+            groups[-1][1].append(element)
+        else:
+            groups.append((python, [element]))
+    return groups
+
+
+def _run_released(text: str, op, verify_each: bool) -> None:
+    from ... import _compat
+    from ...passes.pipeline import build_pass_manager
+    for python, group in pipeline_groups(text):
+        pm = build_pass_manager("builtin.module(" + ",".join(group) + ")", op.context)
+        pm.enable_verifier(verify_each)
+        if python:
+            pm.run(op)
+        elif not _compat.run_pass_manager_released(pm, op):
+            raise RuntimeError("the lowering pipeline failed (" + ",".join(group)[:200] + ")")

@@ -1,0 +1,446 @@
+"""issue 14 (compile time): a large function lowered and compiled in parts, at once.
+
+MLIR's lowering and LLVM each run one module on one thread, and the
+bindings hold the GIL while they do.  ``gradir.compile`` cuts each large
+public function ``@f`` (its body, at the top level, where the estimated
+compile work is halved) into ``@f__part0`` (``@f``'s arguments -> the
+results it defines, plus the values the second part reads) and
+``@f__part1``; each part is lowered and compiled in a context of its own,
+in a thread of its own, with the GIL released around the upstream passes
+and LLVM (``_compat.run_pass_manager_released``, ``ReleasedEngine``), so on
+two cores the first call takes about half the time.  A *glue* calls the
+parts in order with the values between them in temporary buffers: Python
+here (the JIT), C beside the parts' objects in a library (compile cache,
+``export_library``), so the library's ``_mlir_ciface_f`` has the ABI of an
+unsplit function and ``gradir.runtime.load`` needs nothing new.
+
+Not split: functions with tuple, dynamic or non-tensor arguments or results,
+a result that is an argument, a function another one calls, bodies with
+fewer than two non-constant ops.  Numbers are unchanged: a cut only stores
+an intermediate that the code computed anyway (nothing is contracted
+across ops: LLVM fuses no fmul/fadd without fast-math flags).
+
+Where a cut falls follows the program only, never the machine: storing
+an intermediate between the parts can change the last bit of a result
+(the LeNet step's conv2 weight gradient moved by 1.5e-8, the part boundary
+changing what the schedule fuses), so a program split on one machine and
+whole on another would give different bits at the same thread count.  On
+one CPU the parts run one after the other.
+
+``GRADIR_PARALLEL_COMPILE``: ``auto`` (default: functions of estimated
+weight ``MIN_WEIGHT`` or more), ``1`` (every function that can be split:
+tests), ``0`` (never).  ``exe.llvm_ir`` of a split executable is the module lowered
+whole (what ``gradir-opt --rlx-lower-to-llvm`` prints), made on first use.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from mlir import ir
+
+from .. import _compat
+from ..ir import make_context, print_module
+from .abi import TensorSpec
+from .signature import CompileError, public_functions, signature_of
+from .toolchain import llvm_opt_level, runtime_libraries
+
+__all__ = ["MIN_WEIGHT", "PART", "Split", "Parts", "mode", "split_function", "glue_c",
+           "python_glue", "compile_parts"]
+
+PART = "__part"
+
+# Estimated compile work of an op (its nested ops included): the schedule's
+# register-tiled matmuls and convolutions are most of the lowered code.
+_WEIGHTS = {"rlx.matmul": 8, "rlx.conv2d": 12, "rlx.conv2d_transpose": 12,
+            "rlx.max_pool2d": 4, "rlx.avg_pool2d": 4}
+_CONSTANTS = ("arith.constant", "rlx.constant")
+# auto: functions this heavy are split (the MLP step 112, LeNet's 150; an
+# elementwise chain of 40 ops is not worth a second context).
+MIN_WEIGHT = 48
+
+
+def mode() -> str:
+    flag = os.environ.get("GRADIR_PARALLEL_COMPILE", "auto").strip().lower()
+    if flag in ("1", "on", "true", "yes"):
+        return "on"
+    if flag in ("0", "off", "false", "no"):
+        return "off"
+    return "auto"
+
+
+def _weight(op: ir.Operation) -> int:
+    w = 0 if op.name in _CONSTANTS else _WEIGHTS.get(op.name, 1)
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in _compat.block_ops(block):
+                w += _weight(inner)
+    return w
+
+
+def _walk(op: ir.Operation):
+    yield op
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in _compat.block_ops(block):
+                yield from _walk(inner)
+
+
+def _key(value) -> int:
+    return _compat._CAPSULE_POINTER(value._CAPIPtr, _compat._VALUE_CAPSULE)
+
+
+def _plain_tensor(t) -> bool:
+    return isinstance(t, ir.RankedTensorType) and t.has_static_shape
+
+
+@dataclass
+class Split:
+    """``@name`` cut in ``parts``: per part, the slots of its inputs and of
+    its outputs; a slot is ``("in", i)`` / ``("out", j)`` (an argument /
+    result of ``@name``) or ``("tmp", k)`` (``temps[k]``, between parts)."""
+    name: str
+    parts: list[str] = field(default_factory=list)
+    slots: list[tuple[list, list]] = field(default_factory=list)
+    temps: list[TensorSpec] = field(default_factory=list)
+
+
+def _called(module_op: ir.Operation) -> set[str]:
+    names = set()
+    for fn in _compat.block_ops(module_op.regions[0].blocks[0]):
+        for op in _walk(fn):
+            if op.name == "func.call" and "callee" in op.attributes:
+                names.add(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
+    return names
+
+
+def split_function(module_op: ir.Operation, fn: ir.Operation, min_weight: int,
+                   called: set[str] | None = None) -> Split | None:
+    """Cuts ``fn`` (a public func.func of ``module_op``, in place) in two
+    functions when it can be and weighs ``min_weight`` or more; returns the
+    plan, or None (``fn`` untouched)."""
+    from mlir.dialects import func as func_d
+    name = ir.StringAttr(fn.attributes["sym_name"]).value
+    ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+    if not all(_plain_tensor(t) for t in list(ftype.inputs) + list(ftype.results)):
+        return None
+    if name in (called if called is not None else _called(module_op)):
+        return None
+    block = fn.regions[0].blocks[0]
+    ops = _compat.block_ops(block)
+    ret, body = ops[-1], ops[:-1]
+    weights = [_weight(op) for op in body]
+    total = sum(weights)
+    heavy = [i for i, op in enumerate(body) if op.name not in _CONSTANTS]
+    if total < min_weight or len(heavy) < 2:
+        return None
+    # The cut: after body[cut - 1], the prefix weight nearest half; both
+    # parts hold a non-constant op.
+    best, cut, acc = None, None, 0
+    for i in range(len(body) - 1):
+        acc += weights[i]
+        if i < heavy[0] or i >= heavy[-1]:
+            continue
+        score = abs(2 * acc - total)
+        if best is None or score < best:
+            best, cut = score, i + 1
+    first, second = body[:cut], body[cut:]
+    defined_first = {}
+    for op in first:
+        for r in op.results:
+            defined_first[_key(r)] = (op, r)
+    args = {_key(a): i for i, a in enumerate(block.arguments)}
+    # Results: each from the part that defines it; an argument returned as
+    # it is stays unsplit (no part writes it).
+    result_part = []
+    for v in ret.operands:
+        k = _key(v)
+        if k in args:
+            return None
+        result_part.append(0 if k in defined_first else 1)
+    first_result = {}
+    for j, v in enumerate(ret.operands):
+        if result_part[j] == 0:
+            first_result.setdefault(_key(v), j)
+    # What the second part reads from outside itself.
+    arg_uses, crossing, constants = [], [], []
+    seen = set()
+    for op in second:
+        for inner in _walk(op):
+            for v in inner.operands:
+                k = _key(v)
+                if k in seen or (k not in args and k not in defined_first):
+                    continue
+                seen.add(k)
+                if k in args:
+                    arg_uses.append(args[k])
+                elif defined_first[k][0].name in _CONSTANTS:
+                    constants.append(defined_first[k])
+                else:
+                    crossing.append(v)
+    arg_uses.sort()
+    plan = Split(name, [f"{name}{PART}0", f"{name}{PART}1"])
+    n_in = len(block.arguments)
+    out0, out0_slots, in1_slots = [], [], []
+    for j, v in enumerate(ret.operands):
+        if result_part[j] == 0:
+            out0.append(v)
+            out0_slots.append(("out", j))
+    for v in crossing:
+        k = _key(v)
+        if k in first_result:
+            in1_slots.append(("out", first_result[k]))
+        else:
+            out0.append(v)
+            t = ir.RankedTensorType(v.type)
+            plan.temps.append(TensorSpec(tuple(t.shape), _dtype(t)))
+            slot = ("tmp", len(plan.temps) - 1)
+            out0_slots.append(slot)
+            in1_slots.append(slot)
+    plan.slots.append(([("in", i) for i in range(n_in)], out0_slots))
+    plan.slots.append(([("in", i) for i in arg_uses] + in1_slots,
+                       [("out", j) for j in range(len(result_part)) if result_part[j] == 1]))
+    if not out0 or not plan.slots[1][1]:
+        return None
+    # The second function, after fn.
+    out1 = [v for j, v in enumerate(ret.operands) if result_part[j] == 1]
+    in_types = [block.arguments[i].type for i in arg_uses] + [v.type for v in crossing]
+    with ir.InsertionPoint(module_op.regions[0].blocks[0]), fn.location:
+        part1 = func_d.FuncOp(plan.parts[1], (in_types, [v.type for v in out1]))
+        entry = part1.add_entry_block()
+    with ir.InsertionPoint(entry), fn.location:
+        anchor = func_d.ReturnOp([])
+    remap = {}
+    for i, a in zip(arg_uses, entry.arguments):
+        remap[_key(block.arguments[i])] = a
+    for v, a in zip(crossing, entry.arguments[len(arg_uses):]):
+        remap[_key(v)] = a
+    for op, r in constants:
+        clone = op.clone(ip=ir.InsertionPoint(anchor))
+        remap[_key(r)] = clone.results[0]
+    for op in second:
+        op.move_before(anchor)
+    for op in second:
+        for inner in _walk(op):
+            for i, v in enumerate(inner.operands):
+                new = remap.get(_key(v))
+                if new is not None:
+                    inner.operands[i] = new
+    with ir.InsertionPoint(anchor), fn.location:
+        func_d.ReturnOp(out1)
+    anchor.operation.erase()
+    # The first function: fn itself, renamed, returning its part.
+    with ir.InsertionPoint(ret), ret.location:
+        func_d.ReturnOp(out0)
+    ret.erase()
+    fn.attributes["sym_name"] = ir.StringAttr.get(plan.parts[0])
+    fn.attributes["function_type"] = ir.TypeAttr.get(
+        ir.FunctionType.get(list(ftype.inputs), [v.type for v in out0]))
+    if "res_attrs" in fn.attributes:
+        del fn.attributes["res_attrs"]
+    return plan
+
+
+def _dtype(t) -> str:
+    from .abi import DTYPES
+    return DTYPES[str(t.element_type)]
+
+
+# --- the glue -----------------------------------------------------------------------
+
+def python_glue(plan: Split, n_in: int, callers):
+    """``call(descriptor pointers)`` of the split function: the parts in
+    order, the values between them in fresh numpy arrays."""
+    import ctypes
+
+    import numpy as np
+
+    from .abi import descriptor, descriptor_template
+    templates = [descriptor_template(s.shape) for s in plan.temps]
+
+    def call(ptrs: list[int]) -> None:
+        temps = [np.empty(s.shape, dtype=s.dtype) for s in plan.temps]
+        descs = [descriptor(a, t) for a, t in zip(temps, templates)]
+        where = {"in": ptrs[:n_in], "out": ptrs[n_in:],
+                 "tmp": [ctypes.addressof(d) for d in descs]}
+        for caller, (ins, outs) in zip(callers, plan.slots):
+            caller([where[kind][i] for kind, i in ins + outs])
+    return call
+
+
+def glue_c(plan: Split, n_in: int, n_out: int) -> str:
+    """C source of ``_mlir_ciface_<name>`` calling the parts' C interfaces
+    (what a library exports for the split function)."""
+    import numpy as np
+    lines = []
+    for part, (ins, outs) in zip(plan.parts, plan.slots):
+        params = ", ".join(["void *"] * (len(ins) + len(outs))) or "void"
+        lines.append(f"extern void _mlir_ciface_{part}({params});")
+    params = ", ".join([f"void *i{i}" for i in range(n_in)] + [f"void *o{j}" for j in range(n_out)])
+    lines.append(f'__attribute__((visibility("default"))) void _mlir_ciface_{plan.name}({params}) {{')
+    for k, spec in enumerate(plan.temps):
+        size = int(np.prod(spec.shape, dtype=np.int64)) * np.dtype(spec.dtype).itemsize
+        rank = len(spec.shape)
+        lines.append(f"  void *b{k} = 0;")
+        lines.append(f"  if (posix_memalign(&b{k}, 64, {max(64, size)})) gradir_glue_oom();")
+        if rank:
+            strides, s = [], 1
+            for n in reversed(spec.shape):
+                strides.append(s)
+                s *= n
+            sizes = ", ".join(str(n) for n in spec.shape)
+            stride_text = ", ".join(str(x) for x in reversed(strides))
+            lines.append(f"  struct {{ void *a, *b; int64_t off, sz[{rank}], st[{rank}]; }} "
+                         f"t{k} = {{b{k}, b{k}, 0, {{{sizes}}}, {{{stride_text}}}}};")
+        else:
+            lines.append(f"  struct {{ void *a, *b; int64_t off; }} t{k} = {{b{k}, b{k}, 0}};")
+    for part, (ins, outs) in zip(plan.parts, plan.slots):
+        names = [{"in": f"i{i}", "out": f"o{i}", "tmp": f"&t{i}"}[kind] for kind, i in ins + outs]
+        lines.append(f"  _mlir_ciface_{part}({', '.join(names)});")
+    for k in range(len(plan.temps)):
+        lines.append(f"  free(b{k});")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+_GLUE_PRELUDE = """
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+static void gradir_glue_oom(void) {
+  fputs("gradir: out of memory for a buffer between the parts of a function\\n", stderr);
+  abort();
+}
+"""
+
+
+# --- compiling the parts --------------------------------------------------------------
+
+@dataclass
+class _Unit:
+    text: str
+    entries: list[str]
+
+
+def _privatize(module_op: ir.Operation, keep) -> None:
+    for fn in public_functions(module_op):
+        if ir.StringAttr(fn.attributes["sym_name"]).value not in keep:
+            fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
+
+
+def _compile_unit(unit: _Unit, options, libs: list[str]):
+    """One part: parsed in a context of its own, lowered, compiled and looked
+    up (the upstream passes and LLVM with the GIL released)."""
+    from ..conversion.cpu.pipeline import lower_to_llvm
+    from ..conversion.cpu.codegen import set_llvm_target  # noqa: F401 (lower_to_llvm sets it)
+    ctx = make_context()
+    with ctx:
+        module = ir.Module.parse(unit.text)
+        _privatize(module.operation, unit.entries)
+        lower_to_llvm(module.operation, opt_level=options.opt_level, cpu=options.cpu,
+                      threads=options.threads, release_gil=True)
+        engine = _compat.ReleasedEngine(module, llvm_opt_level(options.opt_level), libs)
+        pointers = {}
+        for name in unit.entries:
+            ptr = engine.raw_lookup("_mlir_ciface_" + name)
+            if not ptr:
+                raise CompileError(f"compiled part lacks '_mlir_ciface_{name}'")
+            pointers[name] = ptr
+    return engine, pointers
+
+
+@dataclass
+class Parts:
+    """What ``compile_parts`` made: the public functions' signatures, the
+    plans of the split ones, the engines, the looked-up C interfaces (packed
+    wrappers) of every entry (parts and unsplit functions), the C glue."""
+    module_text: str
+    signatures: dict
+    plans: dict
+    engines: list
+    pointers: dict
+    glue_c: str
+
+
+def compile_parts(module, options, functions=None) -> Parts | None:
+    """``gradir.compile``'s parallel path (``jit.PartitionedExecutable``
+    wraps the result), or None when no function is split (or anything
+    fails: the caller then compiles the usual way, which reports the
+    errors).  ``auto`` steps aside for ``GRADIR_LLVM_TOOLS=1`` (always the
+    tool binaries, on the whole module)."""
+    from . import llvm_tools
+    flag = mode()
+    if flag == "off" or options.target != "cpu" or options.opt_level < 1:
+        return None
+    if flag == "auto" and llvm_tools.mode() == "on":
+        return None
+    # The compiler's threads, not the compiled code's (options.threads).  The
+    # cut itself never depends on them: a program gets the same code, and
+    # the same bits, on every machine.
+    cpus = _cpus()
+    src = module.operation if hasattr(module, "operation") else module
+    text = print_module(src, debug_info=True, segments=True)
+    try:
+        with make_context():
+            copy = ir.Module.parse(text)
+            sigs = {}
+            for fn in public_functions(copy.operation):
+                sig = signature_of(fn)
+                if functions is not None and sig.name not in functions:
+                    fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
+                    continue
+                sigs[sig.name] = sig
+            if not sigs or (functions is not None and set(functions) - set(sigs)):
+                return None
+            called = _called(copy.operation)
+            plans = {}
+            for fn in public_functions(copy.operation):
+                name = ir.StringAttr(fn.attributes["sym_name"]).value
+                plan = split_function(copy.operation, fn, 0 if flag == "on" else MIN_WEIGHT,
+                                      called)
+                if plan is not None:
+                    plans[name] = plan
+            if not plans:
+                return None
+            split_text = print_module(copy.operation, debug_info=True, segments=True)
+    except (CompileError, ir.MLIRError, ValueError):
+        return None
+    units = [_Unit(split_text, [part]) for plan in plans.values() for part in plan.parts]
+    rest = [n for n in sigs if n not in plans]
+    if rest:
+        units.append(_Unit(split_text, rest))
+    threads = options.threads
+    libs = [str(p) for p in runtime_libraries(options.target, threads)]
+    if threads > 1:
+        import ctypes
+        from .openmp import configure
+        configure(ctypes.CDLL(libs[-1]))
+    _compat.warm_up_llvm_targets()
+    from concurrent.futures import ThreadPoolExecutor
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, min(len(units), cpus)),
+                                thread_name_prefix="gradir-compile") as pool:
+            results = list(pool.map(lambda u: _compile_unit(u, options, libs), units))
+    except Exception:  # noqa: BLE001 - the usual path compiles again and reports
+        if os.environ.get("GRADIR_DEBUG"):
+            import traceback
+            traceback.print_exc()
+        return None
+    from .heap import keep_freed_memory
+    keep_freed_memory()
+    engines = [engine for engine, _ in results]
+    pointers = {}
+    for _, ptrs in results:
+        pointers.update(ptrs)
+    glue = _GLUE_PRELUDE + "".join(
+        glue_c(plan, len(sigs[name].inputs), len(sigs[name].outputs))
+        for name, plan in plans.items())
+    return Parts(text, sigs, plans, engines, pointers, glue)
+
+
+def _cpus() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
