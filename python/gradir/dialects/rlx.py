@@ -21,6 +21,7 @@ from __future__ import annotations
 import builtins as _builtins
 import contextlib as _contextlib
 import math as _math
+import threading as _threading
 from typing import Sequence
 
 from mlir import ir
@@ -119,7 +120,10 @@ def infer_result_types(name: str, operand_types: Sequence[ir.Type], attrs: dict,
 # operand types, attributes, result type) -> (result types, MLIR attributes).
 # Types and attributes are uniqued in their context, so equal keys build
 # equal ops; a pass opens it for one run (the entries keep the context alive).
-_MEMO: dict | None = None
+# Per thread (``memo``, ``record``): gradir.compile runs passes in threads
+# at once (runtime/partition.py), and one thread closing its memo must not
+# close another's.
+_STATE = _threading.local()
 _tuple = _builtins.tuple     # (``tuple`` is the rlx.tuple builder below)
 
 
@@ -129,20 +133,18 @@ def inference_memo():
     attributes) of each distinct (op, operand types, attributes) once: a
     pass that builds thousands of alike ops (rlx-gradient) pays for type
     inference once per kind of op instead of per op."""
-    global _MEMO
-    outer = _MEMO
+    outer = getattr(_STATE, "memo", None)
     if outer is None:
-        _MEMO = {}
+        _STATE.memo = {}
     try:
         yield
     finally:
         if outer is None:
-            _MEMO = None
+            _STATE.memo = None
 
 
 # While ``recording()`` is open: one ``(op, operands, result types, sorted
 # (name, attribute) pairs)`` per op ``build_op`` creates with the memo on.
-_RECORD: list | None = None
 
 
 @_contextlib.contextmanager
@@ -151,13 +153,12 @@ def recording():
     an ``inference_memo()`` open), ``(op, operands, result types, sorted
     (name, attribute) pairs)``: what a reader of the block would otherwise
     fetch back from MLIR op by op (the simplifier's mirror takes it)."""
-    global _RECORD
-    outer = _RECORD
-    _RECORD = []
+    outer = getattr(_STATE, "record", None)
+    _STATE.record = []
     try:
-        yield _RECORD
+        yield _STATE.record
     finally:
-        _RECORD = outer
+        _STATE.record = outer
 
 
 def _frozen(attrs: dict):
@@ -180,7 +181,8 @@ def build_op(name: str, operands: Sequence[ir.Value], attrs: dict | None = None,
     ``attrs`` maps names to Python values (``None`` entries are dropped) or
     ``ir.Attribute``s; ``result`` is the result type for the ops whose
     result type carries the shape."""
-    memo = _MEMO
+    memo = getattr(_STATE, "memo", None)
+    record = getattr(_STATE, "record", None)
     if memo is not None:
         try:
             key = (name, _tuple([v.type for v in operands]),
@@ -192,8 +194,8 @@ def build_op(name: str, operands: Sequence[ir.Value], attrs: dict | None = None,
             operands = list(operands)
             op = ir.Operation.create(name, results=hit[0], operands=operands,
                                      attributes=hit[1], loc=loc, ip=ip)
-            if _RECORD is not None:
-                _RECORD.append((op, operands, hit[0], hit[2]))
+            if record is not None:
+                record.append((op, operands, hit[0], hit[2]))
             return op
         op = _build_op(name, operands, attrs, result, loc, ip)
         if key is not None:
@@ -202,8 +204,8 @@ def build_op(name: str, operands: Sequence[ir.Value], attrs: dict | None = None,
             pairs = _tuple(sorted((a.name, a.attr) for a in named))
             types = [r.type for r in op.results]
             memo[key] = (types, dict(pairs), pairs)
-            if _RECORD is not None:
-                _RECORD.append((op, list(operands), types, pairs))
+            if record is not None:
+                record.append((op, list(operands), types, pairs))
         return op
     return _build_op(name, operands, attrs, result, loc, ip)
 

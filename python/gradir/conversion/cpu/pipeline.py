@@ -53,13 +53,21 @@ def _preload_step(schedule: str | Path | None) -> str:
     return f"transform-preload-library{{transform-library-paths={library}}}"
 
 
-def preload_schedule(context: ir.Context, schedule: str | Path | None = None) -> None:
+def preload_schedule(context: ir.Context, schedule: str | Path | None = None,
+                     release_gil: bool = False) -> None:
     """Loads the transform-dialect schedule into ``context`` once.
 
     A context keeps its preloaded transform library: loading the same file
-    again fails with "doubly defined symbol", which means it is there."""
+    again fails with "doubly defined symbol", which means it is there.
+    ``release_gil``: parsed with the GIL released (a fresh context, see
+    ``lower_to_llvm``)."""
     with context, ir.Location.unknown():
         scratch = ir.Module.create()
+        if release_gil:
+            from ... import _compat
+            pm = PassManager.parse(f"builtin.module({_preload_step(schedule)})")
+            if _compat.run_pass_manager_released(pm, scratch.operation):
+                return
         try:
             PassManager.parse(f"builtin.module({_preload_step(schedule)})").run(scratch.operation)
         except ir.MLIRError as err:
@@ -240,7 +248,8 @@ def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str =
         from .schedule import schedule_params, schedule_path
         target = resolve(cpu)
         if opt_level >= 1:
-            preload_schedule(op.context, schedule_path(schedule_params(target, threads)))
+            preload_schedule(op.context, schedule_path(schedule_params(target, threads)),
+                             release_gil=release_gil)
         text = linalg_to_llvm_pipeline(opt_level, stage=stage, preload=False, cpu=target,
                                        threads=threads)
         # --- end issue 14 ---

@@ -22,6 +22,7 @@ becomes
 from __future__ import annotations
 
 import contextlib
+import threading
 
 from mlir import ir
 from mlir.dialects import arith, scf
@@ -64,17 +65,24 @@ def reduce(x: ir.Value, dims, kind: str) -> ir.Value:
 
 # Elements summed sequentially before partial sums take over (0: never;
 # set for one rlx-to-linalg run by ``sum_blocks``, its ``sum-block`` option).
-SUM_BLOCK = 0
+# Per thread: gradir.compile lowers the parts of a program in threads at
+# once (runtime/partition.py); a module-level value saved and restored by
+# each run let one thread's restore reach another's run midway (sums left
+# unblocked, or a division by zero).
+_SUM_BLOCK = threading.local()
+
+
+def sum_block() -> int:
+    return getattr(_SUM_BLOCK, "value", 0)
 
 
 @contextlib.contextmanager
 def sum_blocks(block: int):
-    global SUM_BLOCK
-    saved, SUM_BLOCK = SUM_BLOCK, block
+    saved, _SUM_BLOCK.value = sum_block(), block
     try:
         yield
     finally:
-        SUM_BLOCK = saved
+        _SUM_BLOCK.value = saved
 
 
 def reduce_sum(x: ir.Value, dims) -> ir.Value:
@@ -83,6 +91,7 @@ def reduce_sum(x: ir.Value, dims) -> ir.Value:
     whose elements together number at most ``SUM_BLOCK`` in one
     ``linalg.reduce`` (e.g. a conv bias gradient's 8x8 rows and columns),
     a longer axis blocked (``_blocked_sum``)."""
+    SUM_BLOCK = sum_block()   # noqa: N806 - the module's constant, per thread
     dims = sorted(set(dims))
     shape = shape_of(x)
     if not SUM_BLOCK or _count(shape, dims) <= SUM_BLOCK or not is_float(elt_of(x)):
@@ -102,6 +111,7 @@ def reduce_sum(x: ir.Value, dims) -> ir.Value:
 def _blocked_sum(x: ir.Value, d: int) -> ir.Value:
     """Sum over axis ``d``: blocks of ``SUM_BLOCK`` summed first, their
     partial sums summed recursively, plus the tail."""
+    SUM_BLOCK = sum_block()   # noqa: N806 - the module's constant, per thread
     shape = shape_of(x)
     n = shape[d]
     if n <= SUM_BLOCK:
