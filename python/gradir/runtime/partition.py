@@ -108,6 +108,7 @@ class Split:
     parts: list[str] = field(default_factory=list)
     slots: list[tuple[list, list]] = field(default_factory=list)
     temps: list[TensorSpec] = field(default_factory=list)
+    weights: list[int] = field(default_factory=list)    # estimated work of each part
 
 
 def _called(module_op: ir.Operation) -> set[str]:
@@ -176,6 +177,7 @@ def split_function(module_op: ir.Operation, fn: ir.Operation, min_weight: int,
                     crossing.append(v)
     arg_uses.sort()
     plan = Split(name, [f"{name}{PART}0", f"{name}{PART}1"])
+    plan.weights = [sum(weights[:cut]), sum(weights[cut:])]
     n_in = len(block.arguments)
     out0, out0_slots, in1_slots = [], [], []
     for j, v in enumerate(ret.operands):
@@ -471,9 +473,10 @@ def compile_parts(module, options, functions=None) -> Parts | None:
             if not sigs or (functions is not None and set(functions) - set(sigs)):
                 return None
             called = _called(copy.operation)
-            plans = {}
+            plans, weights = {}, {}
             for fn in public_functions(copy.operation):
                 name = ir.StringAttr(fn.attributes["sym_name"]).value
+                weights[name] = _weight(fn)
                 plan = split_function(copy.operation, fn, 0 if flag == "on" else MIN_WEIGHT,
                                       called)
                 if plan is not None:
@@ -483,10 +486,7 @@ def compile_parts(module, options, functions=None) -> Parts | None:
             split_text = print_module(copy.operation, debug_info=True, segments=True)
     except (CompileError, ir.MLIRError, ValueError):
         return None
-    units = [_Unit(split_text, [part]) for plan in plans.values() for part in plan.parts]
-    rest = [n for n in sigs if n not in plans]
-    if rest:
-        units.append(_Unit(split_text, rest))
+    units = _units(split_text, plans, weights, cpus)
     threads = options.threads
     libs = [str(p) for p in runtime_libraries(options.target, threads)]
     if threads > 1:
@@ -517,6 +517,26 @@ def compile_parts(module, options, functions=None) -> Parts | None:
         glue_c(plan, len(sigs[name].inputs), len(sigs[name].outputs))
         for name, plan in plans.items())
     return Parts(text, sigs, plans, engines, pointers, glue)
+
+
+def _units(text: str, plans: dict, weights: dict, cpus: int) -> list[_Unit]:
+    """The entries to compile (each split function's parts, the other
+    public functions) in at most ``cpus`` modules of about equal estimated
+    work (largest first, each to the lightest module so far).  Which module
+    an entry lands in does not change its code: each is lowered alone."""
+    entries = []
+    for name, weight in weights.items():
+        if name in plans:
+            entries += list(zip(plans[name].weights, plans[name].parts))
+        else:
+            entries.append((weight, name))
+    entries.sort(key=lambda e: (-e[0], e[1]))
+    bins = [[0, []] for _ in range(max(1, min(cpus, len(entries))))]
+    for weight, name in entries:
+        lightest = min(bins, key=lambda b: b[0])
+        lightest[0] += weight
+        lightest[1].append(name)
+    return [_Unit(text, names) for _, names in bins if names]
 
 
 def _cpus() -> int:

@@ -1,6 +1,7 @@
 # RUN: %PYTHON %s | FileCheck %s
 # RUN: env GRADIR_TEST_OPT_LEVEL=0 %PYTHON %s | FileCheck %s
 # RUN: env GRADIR_TEST_OPT_LEVEL=1 %PYTHON %s | FileCheck %s
+# RUN: env GRADIR_PARALLEL_COMPILE=1 %PYTHON %s | FileCheck %s
 # Function shapes and sizes that used to crash compiled code, against the
 # interpreter at every opt level: one value returned twice (SIGSEGV in
 # upstream buffer-results-to-out-params), arguments and constants returned

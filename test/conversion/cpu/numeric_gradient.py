@@ -1,5 +1,6 @@
 # RUN: %PYTHON %s | FileCheck %s
 # RUN: env GRADIR_TEST_OPT_LEVEL=0 %PYTHON %s | FileCheck %s
+# RUN: env GRADIR_PARALLEL_COMPILE=1 %PYTHON %s | FileCheck %s
 # Gradient programs (rlx-gradient output) compiled against the reference
 # interpreter: every differentiable op inside target = sum(sin(op(...))),
 # f32 and f64, plus the MLP of test/autodiff/mlp.py and checkpoint/tuple

@@ -1,4 +1,5 @@
 # RUN: %PYTHON %s | FileCheck %s
+# RUN: env GRADIR_PARALLEL_COMPILE=1 %PYTHON %s | FileCheck %s
 # Compiled against the reference interpreter: softmax, losses, convolution
 # (groups, strides, padding, dilation), transposed convolution, pooling and
 # the pooling backward ops, normalization, in f32 and f64.

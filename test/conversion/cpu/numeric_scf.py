@@ -1,5 +1,6 @@
 # RUN: %PYTHON %s | FileCheck %s
 # RUN: env GRADIR_TEST_OPT_LEVEL=0 %PYTHON %s | FileCheck %s
+# RUN: env GRADIR_PARALLEL_COMPILE=1 %PYTHON %s | FileCheck %s
 # scf control flow compiled (rlx-to-linalg + the CPU pipeline) against the
 # reference interpreter: the forward programs and their adjoints (for, if,
 # while, nested loops in a callee, every checkpointing policy), f64 and f32.
