@@ -5,6 +5,10 @@
     build/venv/bin/python bench/compile_time.py --rounds 5 --workloads lenet64
     build/venv/bin/python bench/compile_time.py --cpu x86-64-v3  # gradir's code for AVX2 (JAX: host)
     build/venv/bin/python bench/compile_time.py --breakdown      # gradir's first call, stage by stage
+                                                    # (of the whole module: the default path
+                                                    # compiles large functions in two parts at
+                                                    # once, runtime/partition.py; compare the
+                                                    # rows with GRADIR_PARALLEL_COMPILE=0 set)
     build/venv/bin/python bench/compile_time.py --llvm-tools     # adds "gradir cold EE" / "... tools":
                                                     # GRADIR_LLVM_TOOLS=0 / 1 (runtime/llvm_tools.py)
     build/venv/bin/python bench/compile_time.py --llvm-levels --workloads lenet64,mlp64,gemm512
@@ -429,6 +433,7 @@ def main(argv: list[str]) -> int:
             result = child_gradir(workload, ["main_adjoint"])
         elif kind in ("gradir-tools", "gradir-ee"):      # issue 14: runtime/llvm_tools.py
             os.environ["GRADIR_LLVM_TOOLS"] = "1" if kind == "gradir-tools" else "0"
+            os.environ["GRADIR_PARALLEL_COMPILE"] = "0"     # the whole module, both rows
             result = child_gradir(workload, None)
         elif kind == "jax":
             result = child_jax(workload)
