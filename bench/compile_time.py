@@ -273,17 +273,8 @@ def child_breakdown(workload: str) -> dict:
 
 
 def _split(pipeline: str) -> list[str]:
-    body = pipeline[len("builtin.module("):-1]
-    out, depth, cur = [], 0, ""
-    for ch in body:
-        if ch == "," and depth == 0:
-            out.append(cur)
-            cur = ""
-            continue
-        depth += ch in "({"
-        depth -= ch in ")}"
-        cur += ch
-    return out + [cur]
+    from gradir.conversion.cpu.pipeline import top_level_elements
+    return top_level_elements(pipeline)
 
 
 def _timed_program(workload: str):

@@ -10,7 +10,7 @@ from mlir import ir
 from .. import _compat
 from ..ir import as_operation, make_context, print_module
 from .abi import Function, FunctionTable
-from .signature import CompileError, public_functions, signature_of
+from .signature import CompileError, public_functions, select_functions, signature_of
 from .export import export_library
 from .heap import keep_freed_memory
 from .toolchain import (TARGETS, CompileOptions, llvm_opt_level, packed_caller,
@@ -107,13 +107,7 @@ class CachedExecutable(Executable):
 
     @property
     def llvm_ir(self) -> str:
-        if self._lowered is None:
-            with make_context():
-                module = ir.Module.parse(self._module_text)
-                lowered, _ = lower(module, self.options, self._requested)
-                with lowered.context:
-                    self._lowered = print_module(lowered)
-        return self._lowered
+        return _lowered_again(self)
 
     def export_library(self, path) -> Path:
         import shutil
@@ -216,13 +210,7 @@ class PartitionedExecutable(Executable):
     def llvm_ir(self) -> str:
         """The module lowered whole (what ``gradir-opt --rlx-lower-to-llvm``
         prints; the parts were lowered apart), made on first use."""
-        if self._lowered is None:
-            with make_context():
-                module = ir.Module.parse(self._module_text)
-                lowered, _ = lower(module, self.options, self._requested)
-                with lowered.context:
-                    self._lowered = print_module(lowered)
-        return self._lowered
+        return _lowered_again(self)
 
     def object_files(self, directory) -> list[Path]:
         """Each part's object (PIC, as the JIT compiled it) in ``directory``."""
@@ -237,6 +225,18 @@ class PartitionedExecutable(Executable):
         import tempfile
         with tempfile.TemporaryDirectory(prefix="gradir-export-") as tmp:
             return export_library(self, Path(path), object_file=self.object_files(tmp))
+
+
+def _lowered_again(exe) -> str:
+    """The lowered text of ``exe._module_text`` (the functions
+    ``exe._requested``), lowered on first use and kept in ``exe._lowered``."""
+    if exe._lowered is None:
+        with make_context():
+            module = ir.Module.parse(exe._module_text)
+            lowered, _ = lower(module, exe.options, exe._requested)
+            with lowered.context:
+                exe._lowered = print_module(lowered)
+    return exe._lowered
 
 
 def _printed_once(exe, attr: str) -> str:
@@ -261,13 +261,7 @@ def lower(module, options: CompileOptions, functions=None) -> tuple[ir.Module, d
     ctx = make_context()
     with ctx:
         copy = ir.Module.parse(print_module(src, debug_info=True, segments=True))
-        sigs = {}
-        for fn in public_functions(copy.operation):
-            sig = signature_of(fn)
-            if functions is not None and sig.name not in functions:
-                fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
-                continue
-            sigs[sig.name] = sig
+        sigs = select_functions(copy.operation, functions)
         if functions is not None and set(functions) - set(sigs):
             missing = sorted(set(functions) - set(sigs))
             raise CompileError(f"no public function @{missing[0]} to compile; the module has: "

@@ -43,7 +43,7 @@ from mlir import ir
 from .. import _compat
 from ..ir import make_context, print_module
 from .abi import TensorSpec
-from .signature import CompileError, public_functions, signature_of
+from .signature import CompileError, public_functions, select_functions
 from .toolchain import llvm_opt_level, runtime_libraries
 
 __all__ = ["MIN_WEIGHT", "PART", "Split", "Parts", "mode", "split_function", "glue_c",
@@ -463,13 +463,7 @@ def compile_parts(module, options, functions=None) -> Parts | None:
     try:
         with make_context():
             copy = ir.Module.parse(text)
-            sigs = {}
-            for fn in public_functions(copy.operation):
-                sig = signature_of(fn)
-                if functions is not None and sig.name not in functions:
-                    fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
-                    continue
-                sigs[sig.name] = sig
+            sigs = select_functions(copy.operation, functions)
             if not sigs or (functions is not None and set(functions) - set(sigs)):
                 return None
             called = _called(copy.operation)

@@ -6,7 +6,7 @@ from mlir import ir
 
 from .abi import DTYPES, Signature, TensorSpec
 
-__all__ = ["CompileError", "public_functions", "signature_of"]
+__all__ = ["CompileError", "public_functions", "signature_of", "select_functions"]
 
 
 class CompileError(Exception):
@@ -103,3 +103,17 @@ def largest_buffer_bytes(fn: ir.Operation) -> int:
                                 todo.append(callees[callee])
                         stack.append(inner)
     return largest
+
+
+def select_functions(module_op: ir.Operation, functions=None) -> dict:
+    """Signatures of ``module_op``'s public functions, by name; with
+    ``functions`` (names), only those: the others are made private in
+    place (symbol-dce then drops them before lowering)."""
+    sigs = {}
+    for fn in public_functions(module_op):
+        sig = signature_of(fn)
+        if functions is not None and sig.name not in functions:
+            fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
+            continue
+        sigs[sig.name] = sig
+    return sigs

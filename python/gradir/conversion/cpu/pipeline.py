@@ -273,11 +273,9 @@ def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str =
 
 # --- issue 14: the pipeline run with the GIL released (runtime/partition.py) ---
 
-def pipeline_groups(text: str) -> list[tuple[bool, list[str]]]:
-    """The top-level elements of ``builtin.module(...)`` pipeline ``text`` in
-    runs: ``(True, gradir passes)`` (Python, they need the GIL) or
-    ``(False, upstream elements)``."""
-    from ...passes.registry import PASSES
+def top_level_elements(text: str) -> list[str]:
+    """The elements of ``builtin.module(a,b{x=1},func.func(c,d))``: ``a``,
+    ``b{x=1}``, ``func.func(c,d)``."""
     body = text[len("builtin.module("):-1]
     elements, depth, cur = [], 0, ""
     for ch in body:
@@ -288,9 +286,16 @@ def pipeline_groups(text: str) -> list[tuple[bool, list[str]]]:
         depth += ch in "({"
         depth -= ch in ")}"
         cur += ch
-    elements.append(cur)
+    return elements + [cur]
+
+
+def pipeline_groups(text: str) -> list[tuple[bool, list[str]]]:
+    """The top-level elements of ``builtin.module(...)`` pipeline ``text`` in
+    runs: ``(True, gradir passes)`` (Python, they need the GIL) or
+    ``(False, upstream elements)``."""
+    from ...passes.registry import PASSES
     groups: list[tuple[bool, list[str]]] = []
-    for element in elements:
+    for element in top_level_elements(text):
         python = element.split("{", 1)[0].split("(", 1)[0] in PASSES
         if groups and groups[-1][0] == python:
             groups[-1][1].append(element)
