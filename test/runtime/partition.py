@@ -18,6 +18,7 @@ import numpy as np
 import gradir
 from gradir.runtime import cache as cache_mod
 from gradir.runtime import partition
+from gradir.runtime.signature import CompileError
 
 out = sys.argv[1]
 text = """
@@ -127,6 +128,23 @@ for name, src in cases.items():
     # CHECK: called: Executable True
     # CHECK: one op: Executable True
     print(f"{name}: {'Partitioned' if hasattr(e, '_plans') else ''}Executable {ok}")
+
+# A refusal inside a function that would be cut is reported once, at its op
+# (a dynamic shape between the parts: not cut, the usual path reports it).
+bad = gradir.parse("""
+func.func @f(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %a = "rlx.exp"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %b = "rlx.tanh"(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  %c = tensor.cast %b : tensor<4xf32> to tensor<?xf32>
+  %d = "rlx.exp"(%c) : (tensor<?xf32>) -> tensor<?xf32>
+  %e = tensor.cast %d : tensor<?xf32> to tensor<4xf32>
+  return %a, %e : tensor<4xf32>, tensor<4xf32>
+}""")
+try:
+    gradir.compile(bad, cache=False)
+except CompileError as err:
+    # CHECK: refused: <string>:6:8: error: 'rlx.exp' op operand must have a static shape, got tensor<?xf32>
+    print("refused:", str(err).splitlines()[0])
 
 # auto: a small function is not worth a second context; 0: never.
 os.environ["GRADIR_PARALLEL_COMPILE"] = "auto"

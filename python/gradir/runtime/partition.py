@@ -96,7 +96,9 @@ def _key(value) -> int:
 
 
 def _plain_tensor(t) -> bool:
-    return isinstance(t, ir.RankedTensorType) and t.has_static_shape
+    from .abi import DTYPES
+    return (isinstance(t, ir.RankedTensorType) and t.has_static_shape
+            and str(t.element_type) in DTYPES)
 
 
 @dataclass
@@ -175,6 +177,8 @@ def split_function(module_op: ir.Operation, fn: ir.Operation, min_weight: int,
                     constants.append(defined_first[k])
                 else:
                     crossing.append(v)
+    if not all(_plain_tensor(v.type) for v in crossing):
+        return None     # a tuple, a dynamic shape or a dtype numpy lacks between the parts
     arg_uses.sort()
     plan = Split(name, [f"{name}{PART}0", f"{name}{PART}1"])
     plan.weights = [sum(weights[:cut]), sum(weights[cut:])]
