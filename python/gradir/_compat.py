@@ -446,8 +446,13 @@ def _capi():
 def _capi_lib():
     global _CAPI
     if _CAPI is None:
-        _CAPI = _capi()
+        with _CAPI_LOCK:    # one set of ctypes types: threads compile at once (partition.py)
+            if _CAPI is None:
+                _CAPI = _capi()
     return _CAPI
+
+
+_CAPI_LOCK = __import__("threading").Lock()
 
 
 _ATTR_CAPSULE = b"mlir.ir.Attribute._CAPIPtr"
@@ -715,7 +720,7 @@ def _released_lib():
     global _RELEASED
     if _RELEASED is None:
         import ctypes
-        lib, ptr, string_ref = _capi_lib()
+        lib, ptr, string_ref = _capi_lib()      # the argtypes set below are per CDLL object
         fns = (("mlirPassManagerRunOnOp", [ptr, ptr], ctypes.c_int8),
                ("mlirExecutionEngineCreate",
                 [ptr, ctypes.c_int, ctypes.c_int, ctypes.POINTER(string_ref), ctypes.c_bool,

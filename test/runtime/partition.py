@@ -129,6 +129,24 @@ for name, src in cases.items():
     # CHECK: one op: Executable True
     print(f"{name}: {'Partitioned' if hasattr(e, '_plans') else ''}Executable {ok}")
 
+# Two user threads compiling at once (each compile runs its own part threads).
+import threading
+results = [None, None]
+
+
+def compile_in_thread(i):
+    results[i] = gradir.compile(module, threads=1, cache=False)["main_adjoint"](*args)
+
+
+workers = [threading.Thread(target=compile_in_thread, args=(i,)) for i in range(2)]
+for w in workers:
+    w.start()
+for w in workers:
+    w.join()
+# CHECK: two threads: True True
+print("two threads:", *(r is not None and all(np.array_equal(a, b) for a, b in zip(r, first))
+                         for r in results))
+
 # A refusal inside a function that would be cut is reported once, at its op
 # (a dynamic shape between the parts: not cut, the usual path reports it).
 bad = gradir.parse("""
