@@ -111,6 +111,12 @@ func.func @g(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %a = func.call @f(%x) : (tensor<8x8xf32>) -> tensor<8x8xf32>
   return %a : tensor<8x8xf32>
 }""",
+    "no C name": """
+func.func @"f.g"(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %a = "rlx.exp"(%x) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %b = "rlx.tanh"(%a) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %b : tensor<8x8xf32>
+}""",
     "one op": """
 func.func @f(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %a = "rlx.exp"(%x) : (tensor<8x8xf32>) -> tensor<8x8xf32>
@@ -120,12 +126,14 @@ func.func @f(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
 x = rng.standard_normal((8, 8)).astype(np.float32)
 for name, src in cases.items():
     m = gradir.parse(src)
-    e = gradir.compile(m, cache=False, functions=["f"])
-    ok = close([np.asarray(e["f"](x)).reshape(-1)],
-               [np.asarray(gradir.interpret(m, "f", x)).reshape(-1)]) if name != "returns an argument" \
-        else close(e["f"](x), gradir.interpret(m, "f", x))
+    f = "f.g" if name == "no C name" else "f"
+    e = gradir.compile(m, cache=False, functions=[f])
+    ok = close([np.asarray(e[f](x)).reshape(-1)],
+               [np.asarray(gradir.interpret(m, f, x)).reshape(-1)]) if name != "returns an argument" \
+        else close(e[f](x), gradir.interpret(m, f, x))
     # CHECK: returns an argument: Executable True
     # CHECK: called: Executable True
+    # CHECK: no C name: Executable True
     # CHECK: one op: Executable True
     print(f"{name}: {'Partitioned' if hasattr(e, '_plans') else ''}Executable {ok}")
 

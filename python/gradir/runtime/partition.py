@@ -50,6 +50,7 @@ __all__ = ["MIN_WEIGHT", "PART", "Split", "Parts", "mode", "split_function", "gl
            "python_glue", "compile_parts"]
 
 PART = "__part"
+_C_NAME = __import__("re").compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Why the last parallel compile of this process fell back to the whole
 # module (an exception in a part: the whole-module path then reports the
 # error, or compiles); None when none did.
@@ -134,6 +135,8 @@ def split_function(module_op: ir.Operation, fn: ir.Operation, min_weight: int,
         return None
     if name in (called if called is not None else _called(module_op)):
         return None
+    if not _C_NAME.fullmatch(name):
+        return None     # the C glue names it (@"a.b" is a fine MLIR symbol, no C one)
     block = fn.regions[0].blocks[0]
     ops = _compat.block_ops(block)
     ret, body = ops[-1], ops[:-1]
