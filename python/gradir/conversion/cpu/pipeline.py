@@ -293,10 +293,11 @@ def pipeline_groups(text: str) -> list[tuple[bool, list[str]]]:
     """The top-level elements of ``builtin.module(...)`` pipeline ``text`` in
     runs: ``(True, gradir passes)`` (Python, they need the GIL) or
     ``(False, upstream elements)``."""
-    from ...passes.registry import PASSES
+    from ...passes.pipeline import parse_pipeline
     groups: list[tuple[bool, list[str]]] = []
     for element in top_level_elements(text):
-        python = element.split("{", 1)[0].split("(", 1)[0] in PASSES
+        # a gradir pass anywhere in it, nested under func.func(...) too
+        python = any(e.has_gradir_pass() for e in parse_pipeline(element))
         if groups and groups[-1][0] == python:
             groups[-1][1].append(element)
         else:
