@@ -10,6 +10,7 @@ touch this file only.
 from __future__ import annotations
 
 import re
+import threading
 from typing import Callable, Iterable
 
 from mlir import ir
@@ -452,7 +453,7 @@ def _capi_lib():
     return _CAPI
 
 
-_CAPI_LOCK = __import__("threading").Lock()
+_CAPI_LOCK = threading.Lock()
 
 
 _ATTR_CAPSULE = b"mlir.ir.Attribute._CAPIPtr"
@@ -746,7 +747,7 @@ def run_pass_manager_released(pm, op) -> bool:
                                            ptr(_CAPSULE_POINTER(op._CAPIPtr, _OP_CAPSULE))))
 
 
-_ENGINE_LOCK = __import__("threading").Lock()
+_ENGINE_LOCK = threading.Lock()
 _ENGINE_READY = False   # LLVM's native target registered (by a first engine)
 
 
