@@ -797,10 +797,11 @@ class ReleasedEngine:
             engine.ptr = None
 
 
-def warm_up_llvm_targets() -> None:
+def warm_up_llvm_targets(context: ir.Context | None = None) -> None:
     """Registers LLVM's native target with a tiny engine (the first engine of
-    a process does), so engines created later in threads need no lock."""
+    a process does), so engines created later in threads need no lock;
+    the engine's module lives in ``context`` (default: a fresh one)."""
     if _ENGINE_READY:
         return
-    with ir.Context():
+    with context or ir.Context():
         ReleasedEngine(ir.Module.parse("module {}"), 0, [])

@@ -19,7 +19,6 @@ This module must not import ``mlir`` (exported libraries run without it).
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 
 __all__ = ["keep_freed_memory", "MMAP_THRESHOLD", "TRIM_THRESHOLD"]
@@ -46,9 +45,11 @@ def _set_thresholds() -> bool:
     if os.environ.get("GRADIR_KEEP_HEAP", "1") == "0":
         return False
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        # The process's own symbols (libc among them): ctypes.util.find_library
+        # would run ldconfig in a subprocess (2.5 ms of every first compile).
+        libc = ctypes.CDLL(None)
         mallopt = libc.mallopt
-        ctypes.CDLL(None).gnu_get_libc_version      # glibc only
+        libc.gnu_get_libc_version                   # glibc only
     except (OSError, AttributeError):
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]

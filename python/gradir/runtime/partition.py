@@ -57,13 +57,30 @@ _C_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # error, or compiles); None when none did.
 last_error = None
 
-# Estimated compile work of an op (its nested ops included): the schedule's
-# register-tiled matmuls and convolutions are most of the lowered code.
-_WEIGHTS = {"rlx.matmul": 8, "rlx.conv2d": 12, "rlx.conv2d_transpose": 12,
-            "rlx.max_pool2d": 4, "rlx.avg_pool2d": 4}
+# Estimated compile work of an op (its nested ops included), in units of
+# an eighth of a plain matmul's.  Measured (bench/compile_weights.py: each
+# op alone in a function, compiled, less an elementwise op's function;
+# LeNet/MLP shapes, AMD EPYC Zen 5, AVX-512): the schedule's register-tiled
+# matmuls, convolutions and 2-d transposes are most of the lowered code; a
+# matmul reading a transposed rhs in place costs more (its own schedule), a
+# transposed lhs less; elementwise ops fuse into their neighbours and cost
+# next to nothing.  The MLP step's second part (five weight and input
+# gradients) took 82 ms of MLIR against the first's 50 under the older
+# table (matmul 8, conv 12, pool 4, everything else 1).
+_WEIGHTS = {"rlx.matmul": 8, "rlx.conv2d": 8, "rlx.conv2d_transpose": 10,
+            "rlx.max_pool2d": 2, "rlx.avg_pool2d": 2, "rlx.max_pool2d_backward": 5,
+            "rlx.avg_pool2d_backward": 5, "rlx.log_softmax": 3, "rlx.softmax": 3,
+            "rlx.cross_entropy_with_logits": 3, "rlx.layer_norm": 3, "rlx.rms_norm": 3,
+            **dict.fromkeys(("rlx.exp", "rlx.log", "rlx.tanh", "rlx.sigmoid", "rlx.erf",
+                             "rlx.gelu", "rlx.silu", "rlx.sin", "rlx.cos", "rlx.power"), 3),
+            **dict.fromkeys(("rlx.sum", "rlx.mean", "rlx.max", "rlx.min", "rlx.prod",
+                             "rlx.variance", "rlx.cumsum", "rlx.collapse_sum_to",
+                             "rlx.nll_loss"), 2)}
+_MATMUL_LHS_T, _MATMUL_RHS_T = -1, 1        # a permute_dims operand, read in place
+_TRANSPOSE_2D = 8                           # a 2-d permute_dims no matmul reads in place
 _CONSTANTS = ("arith.constant", "rlx.constant")
-# auto: functions this heavy are split (the MLP step 112, LeNet's 150; an
-# elementwise chain of 40 ops is not worth a second context).
+# auto: functions this heavy are split (the MLP step weighs 97, LeNet's
+# 170; an elementwise chain of 40 ops is not worth a second context).
 MIN_WEIGHT = 48
 
 
@@ -77,12 +94,33 @@ def mode() -> str:
 
 
 def _weight(op: ir.Operation) -> int:
-    w = 0 if op.name in _CONSTANTS else _WEIGHTS.get(op.name, 1)
+    """Estimated compile work of ``op`` (see ``_WEIGHTS``)."""
+    if op.name in _CONSTANTS:
+        w = 0
+    elif op.name == "rlx.matmul":
+        w = _WEIGHTS["rlx.matmul"]
+        for i, adjust in ((0, _MATMUL_LHS_T), (1, _MATMUL_RHS_T)):
+            if i < len(op.operands) and _permute_2d(op.operands[i]):
+                w += adjust
+    elif op.name == "rlx.permute_dims":
+        reads_in_place = all(u.owner.name == "rlx.matmul" for u in op.results[0].uses)
+        w = 0 if reads_in_place and _permute_2d(op.results[0]) else (
+            _TRANSPOSE_2D if _permute_2d(op.results[0]) else 1)
+    else:
+        w = _WEIGHTS.get(op.name, 1)
     for region in op.regions:
         for block in region.blocks:
             for inner in _compat.block_ops(block):
                 w += _weight(inner)
     return w
+
+
+def _permute_2d(value) -> bool:
+    """``value`` is the result of a rank-2 ``rlx.permute_dims``."""
+    owner = value.owner
+    return (isinstance(owner, ir.Operation) or hasattr(owner, "name")) and \
+        getattr(owner, "name", None) == "rlx.permute_dims" and \
+        isinstance(value.type, ir.RankedTensorType) and value.type.rank == 2
 
 
 def _walk(op: ir.Operation):
@@ -421,7 +459,6 @@ def _compile_unit(unit: _Unit, options, libs: list[str], threaded: bool = False)
     """One part: parsed in a context of its own, lowered, compiled and looked
     up (the upstream passes and LLVM with the GIL released)."""
     from ..conversion.cpu.pipeline import lower_to_llvm
-    from ..conversion.cpu.codegen import set_llvm_target  # noqa: F401 (lower_to_llvm sets it)
     ctx = make_context()
     if not threaded:
         # One part per core already: MLIR's own thread pool would only
@@ -472,27 +509,17 @@ def compile_parts(module, options, functions=None) -> Parts | None:
     # the same bits, on every machine.
     cpus = _cpus()
     src = module.operation if hasattr(module, "operation") else module
-    text = print_module(src, debug_info=True, segments=True)
     try:
-        with make_context():
-            copy = ir.Module.parse(text)
-            sigs = select_functions(copy.operation, functions)
-            if not sigs or (functions is not None and set(functions) - set(sigs)):
-                return None
-            called = _called(copy.operation)
-            plans, weights = {}, {}
-            for fn in public_functions(copy.operation):
-                name = ir.StringAttr(fn.attributes["sym_name"]).value
-                weights[name] = _weight(fn)
-                plan = split_function(copy.operation, fn, 0 if flag == "on" else MIN_WEIGHT,
-                                      called)
-                if plan is not None:
-                    plans[name] = plan
-            if not plans:
-                return None
-            split_text = print_module(copy.operation, debug_info=True, segments=True)
-    except (CompileError, ir.MLIRError, ValueError):
+        heavy = [fn for fn in public_functions(src)
+                 if flag == "on" or _weight(fn) >= MIN_WEIGHT]
+    except (ir.MLIRError, ValueError, KeyError):
         return None
+    if not heavy:
+        return None     # nothing will be cut (the usual path; no context made for naught)
+    split = _split_copy(src, flag, functions)
+    if split is None:
+        return None
+    text, sigs, plans, weights, split_text = split
     units = _units(split_text, plans, weights, cpus)
     threads = options.threads
     libs = [str(p) for p in runtime_libraries(options.target, threads)]
@@ -500,7 +527,7 @@ def compile_parts(module, options, functions=None) -> Parts | None:
         import ctypes
         from .openmp import configure
         configure(ctypes.CDLL(libs[-1]))
-    _compat.warm_up_llvm_targets()
+    _compat.warm_up_llvm_targets(src.context)
     from concurrent.futures import ThreadPoolExecutor
     try:
         with ThreadPoolExecutor(max_workers=max(1, min(len(units), cpus)),
@@ -524,6 +551,35 @@ def compile_parts(module, options, functions=None) -> Parts | None:
         glue_c(plan, len(sigs[name].inputs), len(sigs[name].outputs))
         for name, plan in plans.items())
     return Parts(text, sigs, plans, engines, pointers, glue)
+
+
+def _split_copy(src: ir.Operation, flag: str, functions):
+    """The program split: a copy of ``src`` (parsed in its context, which
+    knows the dialects) with its large public functions cut; (signatures,
+    plans, weights, the copy's text), or None when nothing is cut; the
+    first element is ``src``'s own text."""
+    text = print_module(src, debug_info=True, segments=True)
+    try:
+        with src.context:
+            copy = ir.Module.parse(text)
+            sigs = select_functions(copy.operation, functions)
+            if not sigs or (functions is not None and set(functions) - set(sigs)):
+                return None
+            called = _called(copy.operation)
+            plans, weights = {}, {}
+            for fn in public_functions(copy.operation):
+                name = ir.StringAttr(fn.attributes["sym_name"]).value
+                weights[name] = _weight(fn)
+                plan = split_function(copy.operation, fn, 0 if flag == "on" else MIN_WEIGHT,
+                                      called)
+                if plan is not None:
+                    plans[name] = plan
+            if not plans:
+                return None
+            return text, sigs, plans, weights, print_module(copy.operation, debug_info=True,
+                                                            segments=True)
+    except (CompileError, ir.MLIRError, ValueError):
+        return None
 
 
 def _units(text: str, plans: dict, weights: dict, cpus: int) -> list[_Unit]:
