@@ -717,18 +717,32 @@ _PM_CAPSULE = b"mlir.passmanager.PassManager._CAPIPtr"
 _MODULE_CAPSULE = b"mlir.ir.Module._CAPIPtr"
 
 
+_DIAGNOSTIC_HANDLER = _STRING_CALLBACK = None     # ctypes callback types (_released_lib)
+
+
 def _released_lib():
-    global _RELEASED
-    if _RELEASED is None:
-        import ctypes
-        lib, ptr, string_ref = _capi_lib()      # the argtypes set below are per CDLL object
+    global _RELEASED, _DIAGNOSTIC_HANDLER, _STRING_CALLBACK
+    if _RELEASED is not None:
+        return _RELEASED
+    import ctypes
+    lib, ptr, string_ref = _capi_lib()      # the argtypes set below are per CDLL object
+    with _CAPI_LOCK:        # threads compile at once (partition.py): one set of types
+        if _RELEASED is not None:
+            return _RELEASED
+        _DIAGNOSTIC_HANDLER, _STRING_CALLBACK = _diagnostic_types()
         fns = (("mlirPassManagerRunOnOp", [ptr, ptr], ctypes.c_int8),
                ("mlirExecutionEngineCreate",
                 [ptr, ctypes.c_int, ctypes.c_int, ctypes.POINTER(string_ref), ctypes.c_bool,
                  ctypes.c_bool], ptr),
                ("mlirExecutionEngineDestroy", [ptr], None),
                ("mlirExecutionEngineLookupPacked", [ptr, string_ref], ctypes.c_void_p),
-               ("mlirExecutionEngineDumpToObjectFile", [ptr, string_ref], None))
+               ("mlirExecutionEngineDumpToObjectFile", [ptr, string_ref], None),
+               ("mlirOperationGetContext", [ptr], ptr),
+               ("mlirContextAttachDiagnosticHandler",
+                [ptr, _DIAGNOSTIC_HANDLER, ctypes.c_void_p, ctypes.c_void_p], ctypes.c_uint64),
+               ("mlirContextDetachDiagnosticHandler", [ptr, ctypes.c_uint64], None),
+               ("mlirDiagnosticPrint", [ctypes.c_void_p, _STRING_CALLBACK, ctypes.c_void_p],
+                None))
         for name, args, res in fns:
             getattr(lib, name).argtypes = args
             getattr(lib, name).restype = res
@@ -736,15 +750,44 @@ def _released_lib():
     return _RELEASED
 
 
-def run_pass_manager_released(pm, op) -> bool:
-    """``pm.run(op)`` with the GIL released; False when the pipeline failed
-    (its diagnostics went to the context's handlers, not into an exception:
-    the caller re-runs through the bindings to report them)."""
+def run_pass_manager_released(pm, op, diagnostics: list | None = None) -> bool:
+    """``pm.run(op)`` with the GIL released; False when the pipeline failed.
+    Its diagnostics are kept from MLIR's default handler (which prints them
+    to stderr: the caller re-runs through the bindings to report them, once)
+    and appended, as text, to ``diagnostics`` when given.  The handler is a
+    ctypes callback: it takes the GIL for the few diagnostics a failing
+    pass emits, never on the way of a passing one."""
     lib = _released_lib()
     _, ptr, _ = _capi_lib()
     op = op.operation if hasattr(op, "operation") else op
-    return bool(lib.mlirPassManagerRunOnOp(ptr(_CAPSULE_POINTER(pm._CAPIPtr, _PM_CAPSULE)),
-                                           ptr(_CAPSULE_POINTER(op._CAPIPtr, _OP_CAPSULE))))
+    raw_op = ptr(_CAPSULE_POINTER(op._CAPIPtr, _OP_CAPSULE))
+    context = lib.mlirOperationGetContext(raw_op)
+    sink = diagnostics if diagnostics is not None else []
+    handler = _DIAGNOSTIC_HANDLER(lambda diag, _data: _keep_diagnostic(lib, diag, sink))
+    handler_id = lib.mlirContextAttachDiagnosticHandler(context, handler, None, None)
+    try:
+        return bool(lib.mlirPassManagerRunOnOp(ptr(_CAPSULE_POINTER(pm._CAPIPtr, _PM_CAPSULE)),
+                                               raw_op))
+    finally:
+        lib.mlirContextDetachDiagnosticHandler(context, handler_id)
+
+
+def _diagnostic_types():
+    import ctypes
+    _, _, string_ref = _CAPI
+    # MlirLogicalResult (a struct of one int8) comes back in a register, as an
+    # int8 does; MlirDiagnostic (a struct of one pointer) goes in as a pointer.
+    return (ctypes.CFUNCTYPE(ctypes.c_int8, ctypes.c_void_p, ctypes.c_void_p),
+            ctypes.CFUNCTYPE(None, string_ref, ctypes.c_void_p))
+
+
+def _keep_diagnostic(lib, diag, sink: list) -> int:
+    parts = []
+    printer = _STRING_CALLBACK(lambda ref, _data: parts.append(
+        ref.data[:ref.length].decode(errors="replace") if ref.data else ""))
+    lib.mlirDiagnosticPrint(diag, printer, None)
+    sink.append("".join(parts))
+    return 1        # handled: not passed on to the default handler
 
 
 _ENGINE_LOCK = threading.Lock()

@@ -172,6 +172,32 @@ except CompileError as err:
     # CHECK: refused: <string>:6:8: error: 'rlx.exp' op operand must have a static shape, got tensor<?xf32>
     print("refused:", str(err).splitlines()[0])
 
+# An upstream pass failing in a released run (a part's lowering) reports to
+# the caller, not to stderr: the whole-module path reports the error once.
+from mlir import ir as _ir
+from mlir.passmanager import PassManager
+from gradir import _compat
+with gradir.make_context():
+    broken = _ir.Module.parse("func.func @f() -> i32 {\n %c = arith.constant 1 : i32\n"
+                              " return %c : i32\n}")
+    block = broken.body.operations[0].regions[0].blocks[0]
+    block.operations[1].erase()
+    pm = PassManager.parse("builtin.module(canonicalize)")
+    pm.enable_verifier(True)
+    seen = []
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(os.path.join(out, "stderr.txt"), "w") as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            passed = _compat.run_pass_manager_released(pm, broken.operation, seen)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+    # CHECK: released failure: False ['empty block: expect at least a terminator'] stderr ''
+    print("released failure:", passed, seen, "stderr",
+          repr(open(os.path.join(out, "stderr.txt")).read()))
+
 # auto: a small function is not worth a second context; 0: never.
 os.environ["GRADIR_PARALLEL_COMPILE"] = "auto"
 small = gradir.parse(cases["called"])

@@ -313,5 +313,8 @@ def _run_released(text: str, op, verify_each: bool) -> None:
         pm.enable_verifier(verify_each)
         if python:
             pm.run(op)
-        elif not _compat.run_pass_manager_released(pm, op):
-            raise RuntimeError("the lowering pipeline failed (" + ",".join(group)[:200] + ")")
+        else:
+            diagnostics = []
+            if not _compat.run_pass_manager_released(pm, op, diagnostics):
+                raise RuntimeError("the lowering pipeline failed (" + ",".join(group)[:200]
+                                   + "): " + "; ".join(diagnostics[:3]))
