@@ -172,6 +172,28 @@ except CompileError as err:
     # CHECK: refused: <string>:6:8: error: 'rlx.exp' op operand must have a static shape, got tensor<?xf32>
     print("refused:", str(err).splitlines()[0])
 
+# The estimated compile work (bench/compile_weights.py): a matmul reading a
+# transposed lhs / rhs in place weighs 7 / 9 (the permute_dims itself 0), a
+# 2-d transpose no matmul reads 8, exp 3, a reduction 2, an add 1.
+weighed = gradir.parse("""
+func.func @w(%a: tensor<16x8xf32>, %b: tensor<16x8xf32>, %c: tensor<8x16xf32>)
+    -> (tensor<8x8xf32>, tensor<16x16xf32>, tensor<8x16xf32>, tensor<f32>) {
+  %at = "rlx.permute_dims"(%a) {axes = array<i64: 1, 0>} : (tensor<16x8xf32>) -> tensor<8x16xf32>
+  %m1 = "rlx.matmul"(%at, %b) : (tensor<8x16xf32>, tensor<16x8xf32>) -> tensor<8x8xf32>
+  %bt = "rlx.permute_dims"(%b) {axes = array<i64: 1, 0>} : (tensor<16x8xf32>) -> tensor<8x16xf32>
+  %m2 = "rlx.matmul"(%a, %bt) : (tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<16x16xf32>
+  %ct = "rlx.permute_dims"(%c) {axes = array<i64: 1, 0>} : (tensor<8x16xf32>) -> tensor<16x8xf32>
+  %e = "rlx.exp"(%ct) : (tensor<16x8xf32>) -> tensor<16x8xf32>
+  %ad = "rlx.add"(%e, %a) : (tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<16x8xf32>
+  %et = "rlx.permute_dims"(%ad) {axes = array<i64: 1, 0>} : (tensor<16x8xf32>) -> tensor<8x16xf32>
+  %s = "rlx.sum"(%e) : (tensor<16x8xf32>) -> tensor<f32>
+  return %m1, %m2, %et, %s : tensor<8x8xf32>, tensor<16x16xf32>, tensor<8x16xf32>, tensor<f32>
+}""")
+from gradir import _compat as _c
+body = _c.block_ops(_c.block_ops(weighed.body)[0].regions[0].blocks[0])
+# CHECK: weights: permute_dims 0, matmul 7, permute_dims 0, matmul 9, permute_dims 8, exp 3, add 1, permute_dims 8, sum 2
+print("weights:", ", ".join(f"{op.name[4:]} {partition._weight(op)}" for op in body[:-1]))
+
 # An upstream pass failing in a released run (a part's lowering) reports to
 # the caller, not to stderr: the whole-module path reports the error once.
 from mlir import ir as _ir
