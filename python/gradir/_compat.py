@@ -434,7 +434,13 @@ def _capi():
                           ("mlirOpOperandGetNextUse", [Ptr], Ptr),
                           ("mlirOperationGetParentOperation", [Ptr], Ptr),
                           ("mlirBlockGetFirstOperation", [Ptr], Ptr),
-                          ("mlirOperationGetNextInBlock", [Ptr], Ptr)):
+                          ("mlirOperationGetNextInBlock", [Ptr], Ptr),
+                          ("mlirOperationGetNumResults", [Ptr], ctypes.c_ssize_t),
+                          ("mlirOperationGetNumOperands", [Ptr], ctypes.c_ssize_t),
+                          ("mlirOperationGetResult", [Ptr, ctypes.c_ssize_t], Ptr),
+                          ("mlirOperationGetOperand", [Ptr, ctypes.c_ssize_t], Ptr),
+                          ("mlirValueGetType", [Ptr], Ptr),
+                          ("mlirTypeIsAVector", [Ptr], ctypes.c_bool)):
         getattr(lib, fn).argtypes = args
         getattr(lib, fn).restype = res
     new_capsule = ctypes.pythonapi.PyCapsule_New
@@ -528,6 +534,21 @@ def parent_op(op) -> ir.Operation | None:
 
 
 _BLOCK_CAPSULE = b"mlir.ir.Block._CAPIPtr"
+
+
+def value_is_vector(op: ir.Operation, index: int, operand: bool = False) -> bool:
+    """Whether result ``index`` (``operand``: operand ``index``) of ``op`` is
+    a vector, read through the C API: ``op.results[i]`` builds a Python
+    value whose owner is wrapped in an ``OpView``, which imports the op's
+    dialect module the first time (``mlir.dialects.llvm``: 16 ms in
+    rlx-loop-hints; issue 14, compile time)."""
+    lib, ptr, _ = _capi_lib()
+    raw = ptr(_CAPSULE_POINTER(op._CAPIPtr, _OP_CAPSULE))
+    count = lib.mlirOperationGetNumOperands(raw) if operand else lib.mlirOperationGetNumResults(raw)
+    if not 0 <= index < count:
+        return False
+    value = (lib.mlirOperationGetOperand if operand else lib.mlirOperationGetResult)(raw, index)
+    return bool(lib.mlirTypeIsAVector(lib.mlirValueGetType(value)))
 
 
 def block_ops(block: ir.Block) -> list[ir.Operation]:

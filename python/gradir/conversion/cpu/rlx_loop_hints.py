@@ -3,6 +3,8 @@ LLVM does not redo what the MLIR schedule already did (unrolling)."""
 
 from __future__ import annotations
 
+import bisect
+
 from dataclasses import dataclass
 from typing import Literal
 
@@ -86,37 +88,24 @@ SMALL_TRIPS = 8
 
 def _back_edges(fn: ir.Operation, leave_small: bool = True) -> list[ir.Operation]:
     """The branches of ``fn`` that close a loop to mark and have no
-    annotation yet.  Blocks, their successors and the few ops named above
+    annotation yet.  Blocks, their successors and the ops of a few blocks
     only: no op is wrapped for Python but those, as plain ``ir.Operation``s
     (wrapping an LLVM op imports mlir.dialects.llvm, 11 ms; issue 14,
     compile time)."""
-    nested, vector_blocks = [], set()
-    for op in _compat.collect_ops(fn, lambda o: (not o.name.startswith("llvm.")
-                                                  or o.name in _VECTOR_ONLY
-                                                  or o.name in _MAYBE_VECTOR)):
-        if not op.name.startswith("llvm."):
-            nested.append(op)
-        elif op.name in _VECTOR_ONLY or _is_vector(op):
-            vector_blocks.add(op.block)
-    if not leave_small:
-        vector_blocks = None
-    found = _region_back_edges(fn.regions[0], vector_blocks)
-    for op in nested:
+    found = _region_back_edges(fn.regions[0], leave_small)
+    for op in _compat.collect_ops(fn, lambda o: not o.name.startswith("llvm.")):
         for region in op.regions:
-            found += _region_back_edges(region, vector_blocks)
+            found += _region_back_edges(region, leave_small)
     return found
-
-
-def _is_vector(op: ir.Operation) -> bool:
-    value = op.operands[0] if op.name == "llvm.store" else op.results[0]
-    return isinstance(value.type, ir.VectorType)
 
 
 def _small_trip_count(header: ir.Block) -> bool:
     """``header`` starts with ``icmp %iv, %c`` (``%iv`` its first argument,
     ``%c`` a constant in 1..SMALL_TRIPS)."""
+    if len(header.arguments) == 0:
+        return False
     ops = _compat.block_ops(header)
-    if not ops or ops[0].name != "llvm.icmp" or len(header.arguments) == 0:
+    if not ops or ops[0].name != "llvm.icmp":
         return False
     iv, bound = ops[0].operands[0], ops[0].operands[1]
     if iv != header.arguments[0]:
@@ -130,9 +119,20 @@ def _small_trip_count(header: ir.Block) -> bool:
     return 0 < value.value <= SMALL_TRIPS
 
 
-def _region_back_edges(region: ir.Region, vector_blocks: set | None) -> list[ir.Operation]:
-    """The back edges of ``region`` to mark; ``vector_blocks``: the blocks
-    holding vector code (None: mark every loop)."""
+def _vector_code(blocks) -> bool:
+    """A vector op in one of ``blocks``."""
+    for block in blocks:
+        for op in _compat.block_ops(block):
+            name = op.name
+            if name in _VECTOR_ONLY or (name in _MAYBE_VECTOR and _compat.value_is_vector(
+                    op, 0, operand=name == "llvm.store")):
+                return True
+    return False
+
+
+def _region_back_edges(region: ir.Region, leave_small: bool) -> list[ir.Operation]:
+    """The back edges of ``region`` to mark (``leave_small``: not those of
+    short innermost scalar loops)."""
     blocks = list(region.blocks)     # none for a declaration
     if len(blocks) < 2:
         return []
@@ -142,12 +142,14 @@ def _region_back_edges(region: ir.Region, vector_blocks: set | None) -> list[ir.
         headers = [order[succ] for succ in block.successors if order.get(succ, i + 1) <= i]
         if headers:
             loops.append((min(headers), i, block))
+    latches = [i for _, i, _ in loops]      # ascending
     found = []
     for h, i, latch in loops:
-        if vector_blocks is not None:
-            innermost = not any(h <= h2 and i2 <= i and (h2, i2) != (h, i) for h2, i2, _ in loops)
-            scalar = not any(b in vector_blocks for b in blocks[h:i + 1])
-            if innermost and scalar and _small_trip_count(blocks[h]):
+        if leave_small and _small_trip_count(blocks[h]):
+            # innermost: no other latch inside [h, i) (structured lowering:
+            # loops nest as intervals of the block order)
+            inner = bisect.bisect_left(latches, h) < bisect.bisect_left(latches, i)
+            if not inner and not _vector_code(blocks[h:i + 1]):
                 continue
         term = _compat.terminator(latch)
         if term is not None and term.name in _BRANCHES and "loop_annotation" not in term.attributes:
