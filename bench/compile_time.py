@@ -9,6 +9,11 @@
                                                     # compiles large functions in two parts at
                                                     # once, runtime/partition.py; compare the
                                                     # rows with GRADIR_PARALLEL_COMPILE=0 set)
+    build/venv/bin/python bench/compile_time.py --timeline [--threads 2] [--warm]
+                                                    # the default (split) path's compile of
+                                                    # @main_adjoint, per thread: contexts,
+                                                    # Python passes, released pass groups,
+                                                    # LLVM (--warm: a second compile)
     build/venv/bin/python bench/compile_time.py --llvm-tools     # adds "gradir cold EE" / "... tools":
                                                     # GRADIR_LLVM_TOOLS=0 / 1 (runtime/llvm_tools.py)
     build/venv/bin/python bench/compile_time.py --llvm-levels --workloads lenet64,mlp64,gemm512
@@ -272,6 +277,96 @@ def child_breakdown(workload: str) -> dict:
     return {"wall": stages, "cpu": cpu_s}
 
 
+def child_timeline(workload: str, threads: int, warm: bool) -> dict:
+    """One compile of @main_adjoint on the default path (runtime/partition.py
+    when the step is cut), with a stamp at each stage of each thread: the
+    split, each part's context, its Python passes (GIL held), its upstream
+    pass groups (GIL released), ExecutionEngine (LLVM's optimization) and
+    the first lookup (code generation).  ``warm``: after a first compile of
+    the same program (imports and LLVM's start-up done)."""
+    import threading
+    import gradir
+    from gradir import _compat
+    from gradir.conversion.cpu import pipeline as cpu
+    from gradir.passes import pipeline as passes
+    from gradir.runtime import partition
+    events = []
+    t0 = [time.perf_counter()]
+
+    def stamp(tag):
+        events.append((time.perf_counter() - t0[0], threading.current_thread().name, tag))
+
+    def wrap(owner, name, tag):
+        inner = getattr(owner, name)
+
+        def timed(*args, **kwargs):
+            stamp("> " + tag)
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                stamp("< " + tag)
+        setattr(owner, name, timed)
+
+    wrap(partition, "_split_copy", "split")
+    wrap(partition, "make_context", "context")
+    wrap(cpu, "preload_schedule", "schedule")
+    build = passes.build_pass_manager
+
+    class Timed:
+        def __init__(self, pm, text):
+            self.pm, self.text = pm, text
+
+        def run(self, op):
+            stamp("> python " + self.text)
+            try:
+                self.pm.run(op)
+            finally:
+                stamp("< python " + self.text)
+
+        def __getattr__(self, name):
+            return getattr(self.pm, name)
+
+    def timed_build(text, *args, **kwargs):
+        pm = build(text, *args, **kwargs)
+        body = text[len("builtin.module("):-1]
+        return Timed(pm, body[:48]) if any(
+            e.has_gradir_pass() for e in passes.parse_pipeline(text)) else pm
+
+    passes.build_pass_manager = timed_build
+    released = _compat.run_pass_manager_released
+
+    def unwrap(pm, op, *args):
+        return released(pm.pm if isinstance(pm, Timed) else pm, op, *args)
+    _compat.run_pass_manager_released = unwrap
+    wrap(_compat, "run_pass_manager_released", "upstream passes (released)")
+    engine_init = _compat.ReleasedEngine.__init__
+
+    def timed_engine(self, *args, **kwargs):
+        stamp("> LLVM: translate + optimize")
+        engine_init(self, *args, **kwargs)
+        stamp("< LLVM: translate + optimize")
+    _compat.ReleasedEngine.__init__ = timed_engine
+    lookup = _compat.ReleasedEngine.raw_lookup
+
+    def timed_lookup(self, name):
+        stamp("> LLVM: code generation")
+        try:
+            return lookup(self, name)
+        finally:
+            stamp("< LLVM: code generation")
+    _compat.ReleasedEngine.raw_lookup = timed_lookup
+    if warm:
+        m, _ = _gradir_module(workload, {})
+        gradir.compile(m, functions=["main_adjoint"], cache=False, threads=threads)
+    m, _ = _gradir_module(workload, {})
+    events.clear()
+    t0[0] = time.perf_counter()
+    exe = gradir.compile(m, functions=["main_adjoint"], cache=False, threads=threads)
+    stamp("done")
+    return {"events": events, "split": type(exe).__name__ == "PartitionedExecutable",
+            "fallback": partition.last_error}
+
+
 def _split(pipeline: str) -> list[str]:
     from gradir.conversion.cpu.pipeline import top_level_elements
     return top_level_elements(pipeline)
@@ -432,6 +527,9 @@ def main(argv: list[str]) -> int:
             result = child_torch(workload)
         elif kind == "breakdown":
             result = child_breakdown(workload)
+        elif kind == "timeline":
+            result = child_timeline(workload, int(argv[argv.index("--child") + 3]),
+                                    argv[argv.index("--child") + 4] == "warm")
         elif kind == "passes":
             result = child_llvm_passes(workload, *map(int, argv[argv.index("--child") + 3:
                                                                     argv.index("--child") + 5]))
@@ -462,6 +560,22 @@ def main(argv: list[str]) -> int:
                 total_cpu += cpu.get(name, 0.0)
             print(f"  {'sum':<52}{total * 1e3:>9.0f} ms   (process wall {wall:.2f} s; "
                   f"timed stages' cpu {total_cpu * 1e3:.0f} ms)")
+        print(header() + " at the end")
+        return 0
+    if "--timeline" in argv:
+        threads = int(argv[argv.index("--threads") + 1]) if "--threads" in argv else 1
+        warm = "warm" if "--warm" in argv else "cold"
+        for wl in workloads:
+            r, wall = _run_child(["timeline", wl, str(threads), warm], _env(None))
+            print(f"\n{wl}: {warm} compile of @main_adjoint at {threads} thread(s), "
+                  f"{'split' if r['split'] else 'whole'}"
+                  + (f" (fell back: {r['fallback']})" if r["fallback"] else "")
+                  + "; ms since the compile began, per thread")
+            names = {}
+            for t, thread, tag in r["events"]:
+                who = names.setdefault(thread, "main" if thread == "MainThread"
+                                       else f"part worker {len(names)}")
+                print(f"  {t * 1e3:8.1f}  {who:<14} {tag}")
         print(header() + " at the end")
         return 0
     if "--llvm-levels" in argv:
