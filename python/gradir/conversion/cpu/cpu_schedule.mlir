@@ -1091,7 +1091,7 @@ module attributes {transform.with_named_sequence} {
 
   // ----- entry point -----
 
-  transform.named_sequence @gradir_cpu_tensor(%root: !transform.any_op {transform.consumed}) {
+  transform.named_sequence @gradir_cpu_tensor(%root: !transform.any_op {transform.readonly}) {
     %cands = transform.structured.match ops{["linalg.matmul", "linalg.batch_matmul"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %cands : !transform.any_op {
     ^bb0(%one: !transform.any_op):
@@ -1490,7 +1490,7 @@ module attributes {transform.with_named_sequence} {
   // made the schedule quadratic in the number of matmuls (LeNet-5 step at 2
   // threads: interpreter 150 -> 51 ms, lowered IR the same up to the order
   // of constants).
-  transform.named_sequence @gradir_cpu_tensor_parallel(%root: !transform.any_op {transform.consumed}) {
+  transform.named_sequence @gradir_cpu_tensor_parallel(%root: !transform.any_op {transform.readonly}) {
     // matmuls too small for threads (marked gradir.small_matmul by
     // rlx-to-linalg) first, as with one thread: their register tiles (at
     // most one tile wide) match none of the parallel matchers below
@@ -1548,7 +1548,7 @@ module attributes {transform.with_named_sequence} {
   }
 
   // After elementwise fusion (and rlx-math-approx): the fused generics.
-  transform.named_sequence @gradir_cpu_elementwise(%root: !transform.any_op {transform.consumed}) {
+  transform.named_sequence @gradir_cpu_elementwise(%root: !transform.any_op {transform.readonly}) {
     %cands = transform.structured.match ops{["linalg.generic"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %cands : !transform.any_op {
     ^bb0(%one: !transform.any_op):
