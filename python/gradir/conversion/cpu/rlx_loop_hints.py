@@ -4,7 +4,6 @@ LLVM does not redo what the MLIR schedule already did (unrolling)."""
 from __future__ import annotations
 
 import bisect
-
 from dataclasses import dataclass
 from typing import Literal
 
@@ -148,8 +147,8 @@ def _region_back_edges(region: ir.Region, leave_small: bool) -> list[ir.Operatio
         if leave_small and _small_trip_count(blocks[h]):
             # innermost: no other latch inside [h, i) (structured lowering:
             # loops nest as intervals of the block order)
-            inner = bisect.bisect_left(latches, h) < bisect.bisect_left(latches, i)
-            if not inner and not _vector_code(blocks[h:i + 1]):
+            holds_loop = bisect.bisect_left(latches, h) < bisect.bisect_left(latches, i)
+            if not holds_loop and not _vector_code(blocks[h:i + 1]):
                 continue
         term = _compat.terminator(latch)
         if term is not None and term.name in _BRANCHES and "loop_annotation" not in term.attributes:
