@@ -189,8 +189,8 @@ func.func @w(%a: tensor<16x8xf32>, %b: tensor<16x8xf32>, %c: tensor<8x16xf32>)
   %s = "rlx.sum"(%e) : (tensor<16x8xf32>) -> tensor<f32>
   return %m1, %m2, %et, %s : tensor<8x8xf32>, tensor<16x16xf32>, tensor<8x16xf32>, tensor<f32>
 }""")
-from gradir import _compat as _c
-body = _c.block_ops(_c.block_ops(weighed.body)[0].regions[0].blocks[0])
+from gradir import _compat
+body = _compat.block_ops(_compat.block_ops(weighed.body)[0].regions[0].blocks[0])
 # CHECK: weights: permute_dims 0, matmul 10, permute_dims 0, matmul 10, permute_dims 8, exp 1, add 1, permute_dims 8, sum 1
 print("weights:", ", ".join(f"{op.name[4:]} {partition._weight(op)}" for op in body[:-1]))
 
@@ -198,7 +198,6 @@ print("weights:", ", ".join(f"{op.name[4:]} {partition._weight(op)}" for op in b
 # the caller, not to stderr: the whole-module path reports the error once.
 from mlir import ir as _ir
 from mlir.passmanager import PassManager
-from gradir import _compat
 with gradir.make_context():
     broken = _ir.Module.parse("func.func @f() -> i32 {\n %c = arith.constant 1 : i32\n"
                               " return %c : i32\n}")
