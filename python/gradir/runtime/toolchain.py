@@ -48,7 +48,8 @@ def uses_openmp(llvm_text: str) -> bool:
     """Whether a lowered module (LLVM dialect text, or its LLVM IR) has
     parallel regions, i.e. needs the OpenMP runtime (code without any needs
     none, at any thread count)."""
-    return "omp.parallel" in llvm_text or "@__kmpc_fork_call(" in llvm_text
+    # __kmpc_fork_call, or __kmpc_fork_call_if for a region with an if clause
+    return "omp.parallel" in llvm_text or "@__kmpc_fork_call" in llvm_text
 
 
 def runtime_libraries(target: str, threads: int = 1) -> list[Path]:

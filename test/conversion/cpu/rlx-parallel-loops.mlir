@@ -315,25 +315,23 @@ func.func @few_blocks(%a: memref<16x8xf32>) {
 // hot-min-work (here 16 x 64 x 4 = 4096 operations, the terminator
 // counted) runs on the threads only while the calling thread's libomp
 // block time is nonzero (workers spinning between regions, see
-// gradir/runtime/openmp.py), else a sequential copy of it runs.  Loops
-// under hot-min-work stay sequential.  Both branches compute each element
-// the same way.
+// gradir/runtime/openmp.py): its OpenMP region gets that condition as its
+// `if` clause, so otherwise the calling thread runs the same region alone
+// (one copy of the loop).  Loops under hot-min-work stay sequential.
 
 // HOT: llvm.func @kmp_get_blocktime() -> i32
 // HOT-NEXT: func.func @mid(
 // HOT: %[[BT:.*]] = llvm.call @kmp_get_blocktime() : () -> i32
 // HOT-NEXT: %[[ZERO:.*]] = arith.constant 0 : i32
 // HOT-NEXT: %[[ON:.*]] = arith.cmpi ne, %[[BT]], %[[ZERO]] : i32
-// HOT-NEXT: scf.if %[[ON]] {
-// HOT: omp.parallel
-// HOT: omp.loop_nest (%[[I:.*]]) : index
+// HOT-NOT: scf.if
+// HOT: omp.parallel if(%[[ON]]) num_threads(%{{.*}} : i32) {
+// HOT-NEXT: omp.wsloop schedule(guided) {
+// HOT-NEXT: omp.loop_nest (%[[I:.*]]) : index
 // HOT-NEXT: scf.for %[[J:.*]] =
 // HOT-NEXT: memref.load %{{.*}}[%[[I]], %[[J]]]
-// HOT: } else {
-// HOT-NEXT: scf.for %[[I2:.*]] =
-// HOT-NEXT: scf.for %[[J2:.*]] =
-// HOT-NEXT: memref.load %{{.*}}[%[[I2]], %[[J2]]]
-// HOT-NOT: omp.
+// HOT-NOT: scf.for
+// HOT-NOT: omp.parallel
 // HOT: return
 // HOT-LABEL: func.func @tiny(
 // HOT-NOT: omp.

@@ -35,8 +35,11 @@ PIPELINE_MIN_WORK = 1 << 22
 # PIPELINE_MIN_WORK operations run on the threads only while libomp's
 # workers are hot (the calling thread's block time, ``kmp_get_blocktime()``,
 # is nonzero: gradir's runtime sets it so while the machine is otherwise
-# idle, runtime/openmp.py), else on the calling thread alone (a sequential
-# copy of the loop).  A region costs its fork/join only with spinning
+# idle, runtime/openmp.py), else on the calling thread alone: the
+# region's OpenMP ``if`` clause (libomp runs it serialized, the same
+# code; until 2026-11-24 a sequential copy of the loop in an scf.if, which
+# made the LeNet-5 step's LLVM IR 5% larger and its 2-thread compile
+# 15-25 ms slower for the same run time, hot 1.23 / cold 1.81 ms).  A region costs its fork/join only with spinning
 # workers: LeNet-5's step at 2 threads, idle 2-core EPYC (AVX-512), hot /
 # cold workers: 2.03 / 2.46 ms with 2^22 alone, 1.79 / 2.88 ms with every
 # loop from 2^20 parallel (2^19: 1.79 / 3.10), one thread 2.71 ms.
@@ -148,11 +151,12 @@ def _parallel_dim(bounds) -> int | None:
     return None
 
 
-def _restructure(par: ir.Operation, parallel_dim: int | None) -> None:
+def _restructure(par: ir.Operation, parallel_dim: int | None) -> ir.Operation | None:
     """Replaces ``par`` by scf.for loops over its dimensions, dimension
-    ``parallel_dim`` (None: none) kept as a one-dimensional scf.parallel;
-    the body moves unchanged into the innermost loop."""
+    ``parallel_dim`` (None: none) kept as a one-dimensional scf.parallel,
+    which it returns; the body moves unchanged into the innermost loop."""
     bounds = _bounds(par)
+    kept = None
     old_block = par.regions[0].blocks[0]
     ivs = []
     ip = ir.InsertionPoint(par)
@@ -164,6 +168,7 @@ def _restructure(par: ir.Operation, parallel_dim: int | None) -> None:
                     attributes={"operandSegmentSizes":
                                 ir.DenseI32ArrayAttr.get([1, 1, 1, 0])},
                     regions=1, ip=ip)
+                kept = new
                 block = new.regions[0].blocks.append(ir.IndexType.get())
                 with ir.InsertionPoint(block):
                     term = ir.Operation.create("scf.reduce", operands=[],
@@ -186,6 +191,7 @@ def _restructure(par: ir.Operation, parallel_dim: int | None) -> None:
             continue
         inner.move_before(anchor)
     par.erase()
+    return kept
 
 
 @dataclass(frozen=True)
@@ -258,6 +264,7 @@ class RlxParallelLoops(ModulePass):
         if self.threads > 1:
             self._independent_loops(module)
         loops = _parallel_loops(module)
+        when_hot: dict[ir.Operation, ir.Value] = {}
         # Outer loops first: a kept loop's inner scf.parallel loops are then
         # known to be nested in a parallel one.
         for par in loops:
@@ -272,13 +279,27 @@ class RlxParallelLoops(ModulePass):
                 if work >= min(self.min_work, hot_min):
                     dim = _parallel_dim(_bounds(par))
                     hot_only = dim is not None and work < self.min_work
-            if hot_only:
-                _sequential(_when_hot(module, par))
-            if dim == 0 and len(_bounds(par)) == 1:
-                continue
-            _restructure(par, dim)
+            hot = _hot_flag(module, par) if hot_only else None
+            if not (dim == 0 and len(_bounds(par)) == 1):
+                par = _restructure(par, dim)
+            if hot is not None:
+                when_hot[par] = hot
         if self.threads > 1:
+            # the loops kept, in walk order, each with its condition (None:
+            # always on the threads); convert-scf-to-openmp replaces each
+            # by one omp.parallel in place, so they come back in this order
+            kept = [(loop, when_hot.get(loop)) for loop in _parallel_loops(module)]
+            before = set(collect_ops(module, lambda o: o.name == "omp.parallel"))
             self._to_openmp(module)
+            regions = [r for r in collect_ops(module, lambda o: o.name == "omp.parallel")
+                       if r not in before]
+            if len(regions) != len(kept):
+                self.error(module.location, f"rlx-parallel-loops: {len(kept)} loops kept, "
+                                            f"{len(regions)} OpenMP regions made")
+                raise self.failure()
+            for region, (_loop, hot) in zip(regions, kept):
+                if hot is not None:
+                    _set_if(region, hot)
 
     def _independent_loops(self, module: ir.Operation) -> None:
         """Turns each ``scf.for`` marked INDEPENDENT_ITERATIONS (rlx-to-linalg's
@@ -340,11 +361,11 @@ class RlxParallelLoops(ModulePass):
 _BLOCKTIME = "kmp_get_blocktime"
 
 
-def _when_hot(module: ir.Operation, par: ir.Operation) -> ir.Operation:
-    """Puts ``par`` in the then-branch of ``scf.if (kmp_get_blocktime() != 0)``
-    and a copy of it in the else-branch; returns the copy (the caller makes
-    it sequential).  libomp's ``kmp_get_blocktime`` (declared in ``module``
-    once, as an llvm.func) is the calling thread's block time."""
+def _hot_flag(module: ir.Operation, par: ir.Operation) -> ir.Value:
+    """Computes ``kmp_get_blocktime() != 0`` just before ``par``: the i1
+    that becomes the ``if`` of its OpenMP region.  libomp's
+    ``kmp_get_blocktime`` (declared in ``module`` once, as an llvm.func) is
+    the calling thread's block time."""
     # No LLVM op, type or attribute reaches Python (that imports
     # mlir.dialects.llvm, 11 ms; issue 14, compile time): the declaration is
     # parsed in a module of its own and moved, the call's LLVM attributes are
@@ -364,26 +385,37 @@ def _when_hot(module: ir.Operation, par: ir.Operation) -> ir.Operation:
         for i, name in enumerate(("CConv", "TailCallKind", "fastmathFlags")):
             set_attribute_from([call], name, holder, i)
         zero = arith.ConstantOp(i32, 0).result
-        hot = arith.CmpIOp(arith.CmpIPredicate.ne, call.result, zero).result
-        branch = scf.IfOp(hot, [], has_else=True)
-        with ir.InsertionPoint(branch.then_block):
-            then_end = scf.YieldOp([])
-        with ir.InsertionPoint(branch.else_block):
-            else_end = scf.YieldOp([])
-    par.move_before(then_end.operation)
-    return par.clone(ip=ir.InsertionPoint(else_end.operation)).operation
+        return arith.CmpIOp(arith.CmpIPredicate.ne, call.result, zero).result
+
+
+# omp.parallel's operand groups: allocate_vars, allocator_vars, if_expr,
+# num_threads, private_vars, reduction_vars
+_IF_SEGMENT = 2
+
+
+def _set_if(region: ir.Operation, cond: ir.Value) -> None:
+    """Gives ``region`` (an omp.parallel without one) the ``if(cond)``
+    clause: recreated with ``cond`` among its operands, its body moved."""
+    sizes = list(ir.DenseI32ArrayAttr(region.attributes["operandSegmentSizes"]))
+    if sizes[_IF_SEGMENT]:
+        return
+    at = sum(sizes[:_IF_SEGMENT])
+    operands = list(region.operands)
+    operands.insert(at, cond)
+    sizes[_IF_SEGMENT] = 1
+    attributes = {name: region.attributes[name] for name in region.attributes}
+    attributes["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get(sizes)
+    new = ir.Operation.create("omp.parallel", results=[], operands=operands,
+                              attributes=attributes, regions=1,
+                              loc=region.location, ip=ir.InsertionPoint(region))
+    region.regions[0].blocks[0].append_to(new.regions[0])
+    region.erase()
 
 
 def _parallel_loops(op: ir.Operation) -> list[ir.Operation]:
     """The scf.parallel ops in ``op`` (itself included), outer ones first."""
     return ([op] if op.name == "scf.parallel" else []) + collect_ops(
         op, lambda o: o.name == "scf.parallel")
-
-
-def _sequential(op: ir.Operation) -> None:
-    """Makes every scf.parallel in ``op`` (itself included) scf.for loops."""
-    for par in _parallel_loops(op):
-        _restructure(par, None)
 
 
 def _has_alloca(op: ir.Operation) -> bool:
