@@ -214,3 +214,33 @@ llvm.func @parallel(%p: !llvm.ptr, %n: i64) {
 }
 
 llvm.func @declared(i64)
+
+// The loop of a small work-sharing nest (omp.loop_nest, made by LLVM's
+// OpenMP translation) carries no metadata of ours: its body starts with an
+// empty inline-asm statement, which keeps LLVM from unrolling it (once,
+// also when the pass runs twice).  Without unroll in disable, nothing.
+// CHECK-LABEL: llvm.func @workshare(
+// CHECK:         omp.loop_nest (%{{.*}}) : i64 = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// CHECK-NEXT:      llvm.inline_asm has_side_effects "", "" : () -> ()
+// CHECK-NEXT:      llvm.getelementptr
+// CHECK-NOT:       llvm.inline_asm
+// CHECK:         omp.terminator
+// VEC-LABEL: llvm.func @workshare(
+// VEC-NOT:       llvm.inline_asm
+// VEC:           llvm.return
+llvm.func @workshare(%p: !llvm.ptr, %n: i64) {
+  %c0 = llvm.mlir.constant(0 : i64) : i64
+  %c1 = llvm.mlir.constant(1 : i64) : i64
+  %f = llvm.mlir.constant(1.0 : f32) : f32
+  omp.parallel {
+    omp.wsloop {
+      omp.loop_nest (%i) : i64 = (%c0) to (%n) step (%c1) {
+        %q = llvm.getelementptr %p[%i] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+        llvm.store %f, %q : f32, !llvm.ptr
+        omp.yield
+      }
+    }
+    omp.terminator
+  }
+  llvm.return
+}
