@@ -74,12 +74,17 @@ class RlxLoopHints(ModulePass):
             parts.append("vectorize = <disable = true>")
         # In a builtin array, so that it never reaches Python (see _compat.set_attribute_from).
         annotation = ir.Attribute.parse(f"[#llvm.loop_annotation<{', '.join(parts)}>]")
-        back_edges = []
+        back_edges, nests = [], []
         for fn in functions(module, "llvm.func", nested=True):
-            back_edges += _back_edges(fn, leave_small="unroll" in self.disable)
+            # one walk per function finds the regions to look at and the
+            # omp.loop_nest ops (issue 14, compile time: a walk of the
+            # LeNet step's lowered module is ~10 ms of Python)
+            edges, nested = _back_edges(fn, leave_small="unroll" in self.disable)
+            back_edges += edges
+            nests += [op for op in nested if op.name == "omp.loop_nest"]
         _compat.set_attribute_from(back_edges, "loop_annotation", annotation)
         if "unroll" in self.disable:
-            _no_unroll_workshare_loops(module)
+            _no_unroll_workshare_loops(module, nests)
 
 
 # The OpenMP translation (OpenMPIRBuilder) makes the loop of each
@@ -103,16 +108,16 @@ _NO_UNROLL = """llvm.func @f() {
 }"""
 
 
-def _no_unroll_workshare_loops(module: ir.Operation) -> None:
-    """Starts the body of each small ``omp.loop_nest`` with an empty
-    inline-asm statement, so that LLVM does not unroll its loop."""
-    nests = _compat.collect_ops(module, lambda o: o.name == "omp.loop_nest")
+def _no_unroll_workshare_loops(module: ir.Operation, nests: list[ir.Operation]) -> None:
+    """Starts the body of each small ``omp.loop_nest`` of ``nests`` (in
+    ``module``) with an empty inline-asm statement, so that LLVM does not
+    unroll its loop."""
     if not nests:
         return
     scratch = ir.Module.parse(_NO_UNROLL, module.context)
     marker = _compat.collect_ops(scratch.operation, lambda o: o.name == "llvm.inline_asm")[0]
     for nest in nests:
-        if len(_compat.collect_ops(nest, lambda o: True)) > SMALL_NEST:
+        if _compat.count_ops(nest, SMALL_NEST) > SMALL_NEST:
             continue
         first = _compat.block_ops(nest.regions[0].blocks[0])[0]
         if first.name == "llvm.inline_asm":
@@ -128,17 +133,20 @@ _MAYBE_VECTOR = frozenset(("llvm.load", "llvm.store", "llvm.intr.fmuladd", "llvm
 SMALL_TRIPS = 8
 
 
-def _back_edges(fn: ir.Operation, leave_small: bool = True) -> list[ir.Operation]:
+def _back_edges(fn: ir.Operation, leave_small: bool = True
+                ) -> tuple[list[ir.Operation], list[ir.Operation]]:
     """The branches of ``fn`` that close a loop to mark and have no
-    annotation yet.  Blocks, their successors and the ops of a few blocks
-    only: no op is wrapped for Python but those, as plain ``ir.Operation``s
-    (wrapping an LLVM op imports mlir.dialects.llvm, 11 ms; issue 14,
-    compile time)."""
+    annotation yet, and the ops nested in ``fn`` that are not LLVM ops
+    (OpenMP's: their regions were searched too).  Blocks, their successors
+    and the ops of a few blocks only: no op is wrapped for Python but
+    those, as plain ``ir.Operation``s (wrapping an LLVM op imports
+    mlir.dialects.llvm, 11 ms; issue 14, compile time)."""
     found = _region_back_edges(fn.regions[0], leave_small)
-    for op in _compat.collect_ops(fn, lambda o: not o.name.startswith("llvm.")):
+    others = _compat.collect_ops(fn, lambda o: not o.name.startswith("llvm."))
+    for op in others:
         for region in op.regions:
             found += _region_back_edges(region, leave_small)
-    return found
+    return found, others
 
 
 def _small_trip_count(header: ir.Block) -> bool:

@@ -120,8 +120,8 @@ def estimated_work(op: ir.Operation) -> int:
     body = 0
     for region in op.regions:
         for block in region.blocks:
-            for inner in block.operations:
-                body += estimated_work(inner.operation)
+            for inner in block_ops(block):      # no OpView made (issue 14, compile time)
+                body += estimated_work(inner)
     if op.name in ("scf.for", "scf.parallel"):
         trips = 1
         for b in _bounds(op):
@@ -261,10 +261,24 @@ class RlxParallelLoops(ModulePass):
                                   f"more, got {self.hot_min_work}")
 
     def apply(self, module: ir.Operation) -> None:
-        if self.threads > 1:
-            self._independent_loops(module)
-        loops = _parallel_loops(module)
-        when_hot: dict[ir.Operation, ir.Value] = {}
+        # One walk finds the loops (and the OpenMP regions already there);
+        # each walk of the LeNet step's module is ~4 ms of Python (issue 14,
+        # compile time: the pass walked it six times).
+        from ..linalg.nn import INDEPENDENT_ITERATIONS
+        threaded = self.threads > 1
+        found = collect_ops(module, lambda op: op.name in _WANTED)
+        before = {op for op in found if op.name == "omp.parallel"}
+        loops = []
+        for op in found:
+            if op.name == "scf.parallel":
+                loops.append(op)
+            elif threaded and op.name == "scf.for" and INDEPENDENT_ITERATIONS in op.attributes:
+                par = self._independent_loop(op)
+                if par is not None:
+                    loops.append(par)
+        if module.name == "scf.parallel":
+            loops.insert(0, module)
+        kept = []
         # Outer loops first: a kept loop's inner scf.parallel loops are then
         # known to be nested in a parallel one.
         for par in loops:
@@ -273,7 +287,7 @@ class RlxParallelLoops(ModulePass):
                                          "is not supported")
                 raise self.failure()
             dim, hot_only = None, False
-            if self.threads > 1 and not _parallel_ancestor(par):
+            if threaded and not _parallel_ancestor(par):
                 work = estimated_work(par)
                 hot_min = self.min_work if self.hot_min_work < 0 else self.hot_min_work
                 if work >= min(self.min_work, hot_min):
@@ -282,17 +296,14 @@ class RlxParallelLoops(ModulePass):
             hot = _hot_flag(module, par) if hot_only else None
             if not (dim == 0 and len(_bounds(par)) == 1):
                 par = _restructure(par, dim)
-            if hot is not None:
-                when_hot[par] = hot
-        if self.threads > 1:
-            # the loops kept, in walk order, each with its condition (None:
-            # always on the threads); convert-scf-to-openmp replaces each
-            # by one omp.parallel in place, so they come back in this order
-            kept = [(loop, when_hot.get(loop)) for loop in _parallel_loops(module)]
-            before = set(collect_ops(module, lambda o: o.name == "omp.parallel"))
-            self._to_openmp(module)
-            regions = [r for r in collect_ops(module, lambda o: o.name == "omp.parallel")
-                       if r not in before]
+            if par is not None:
+                # the loops kept, in walk order (each replaced in place), each
+                # with its condition (None: always on the threads)
+                kept.append((par, hot))
+        if threaded:
+            # convert-scf-to-openmp replaces each kept loop by one
+            # omp.parallel in place, so they come back in this order
+            regions = [r for r in self._to_openmp(module) if r not in before]
             if len(regions) != len(kept):
                 self.error(module.location, f"rlx-parallel-loops: {len(kept)} loops kept, "
                                             f"{len(regions)} OpenMP regions made")
@@ -301,37 +312,33 @@ class RlxParallelLoops(ModulePass):
                 if hot is not None:
                     _set_if(region, hot)
 
-    def _independent_loops(self, module: ir.Operation) -> None:
-        """Turns each ``scf.for`` marked INDEPENDENT_ITERATIONS (rlx-to-linalg's
-        loops over blocks of images) that is worth it, as an scf.parallel
-        would be (not nested in a parallel loop, ``min-work``, two
-        iterations or more, no results), into a one-dimensional
-        scf.parallel, which the rest of the pass runs on the threads."""
-        from ..linalg.nn import INDEPENDENT_ITERATIONS
-        # MLIR's walk: no op wrapped for Python (issue 14, compile time)
-        marked = collect_ops(module, lambda op: op.name == "scf.for"
-                             and INDEPENDENT_ITERATIONS in op.attributes)
-        for loop in marked:          # outer loops first
-            if loop.results or _parallel_ancestor(loop) or _trips(*_bounds(loop)[0]) < 2 \
-                    or estimated_work(loop) < self.min_work:
-                continue
-            lb, ub, step = _bounds(loop)[0]
-            with loop.location:
-                par = ir.Operation.create(
-                    "scf.parallel", results=[], operands=[lb, ub, step],
-                    attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1, 1, 0])},
-                    regions=1, ip=ir.InsertionPoint(loop))
-                block = par.regions[0].blocks.append(ir.IndexType.get())
-                with ir.InsertionPoint(block):
-                    term = ir.Operation.create("scf.reduce", operands=[], attributes={},
-                                               regions=0)
-            old = loop.regions[0].blocks[0]
-            old.arguments[0].replace_all_uses_with(block.arguments[0])
-            for inner in list(old.operations)[:-1]:       # all but scf.yield
-                inner.operation.move_before(term)
-            loop.erase()
+    def _independent_loop(self, loop: ir.Operation) -> ir.Operation | None:
+        """``loop``, an ``scf.for`` marked INDEPENDENT_ITERATIONS (rlx-to-linalg's
+        loops over blocks of images), replaced by the one-dimensional
+        scf.parallel it returns when it is worth it as an scf.parallel would
+        be (not nested in a parallel loop, ``min-work``, two iterations or
+        more, no results); None when it stays."""
+        if loop.results or _parallel_ancestor(loop) or _trips(*_bounds(loop)[0]) < 2 \
+                or estimated_work(loop) < self.min_work:
+            return None
+        lb, ub, step = _bounds(loop)[0]
+        with loop.location:
+            par = ir.Operation.create(
+                "scf.parallel", results=[], operands=[lb, ub, step],
+                attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1, 1, 0])},
+                regions=1, ip=ir.InsertionPoint(loop))
+            block = par.regions[0].blocks.append(ir.IndexType.get())
+            with ir.InsertionPoint(block):
+                term = ir.Operation.create("scf.reduce", operands=[], attributes={},
+                                           regions=0)
+        old = loop.regions[0].blocks[0]
+        old.arguments[0].replace_all_uses_with(block.arguments[0])
+        for inner in block_ops(old)[:-1]:       # all but scf.yield
+            inner.move_before(term)
+        loop.erase()
+        return par
 
-    def _to_openmp(self, module: ir.Operation) -> None:
+    def _to_openmp(self, module: ir.Operation) -> list[ir.Operation]:
         """Runs ``convert-scf-to-openmp`` on the kept loops, then inlines the
         ``memref.alloca_scope`` it wraps each body in (scf.for loops inside
         one would become blocks there, which alloca_scope forbids; bodies
@@ -343,10 +350,12 @@ class RlxParallelLoops(ModulePass):
         # MLIR's walk and C API, inner ops first: no op wrapped for Python
         # (each omp op wrapped ran a failing import of mlir.dialects.omp, which
         # does not exist; issue 14, compile time)
-        scopes = []
+        scopes, regions = [], []
         schedule = ir.Attribute.parse(f"#omp<schedulekind {SCHEDULE}>")
-        for op in collect_ops(module, lambda o: o.name in ("memref.alloca_scope", "omp.wsloop"),
-                              post_order=True):
+        for op in collect_ops(module, lambda o: o.name in _AFTER, post_order=True):
+            if op.name == "omp.parallel":
+                regions.append(op)      # never nested in one another: walk order
+                continue
             if op.name == "omp.wsloop":
                 if SCHEDULE != "static":
                     op.attributes["schedule_kind"] = schedule
@@ -356,7 +365,12 @@ class RlxParallelLoops(ModulePass):
                 scopes.append(op)
         for scope in scopes:
             _inline_alloca_scope(scope)
+        return regions
 
+
+# What apply's walk looks for, and _to_openmp's after the conversion.
+_WANTED = frozenset(("scf.parallel", "scf.for", "omp.parallel"))
+_AFTER = frozenset(("memref.alloca_scope", "omp.wsloop", "omp.parallel"))
 
 _BLOCKTIME = "kmp_get_blocktime"
 
@@ -410,12 +424,6 @@ def _set_if(region: ir.Operation, cond: ir.Value) -> None:
                               loc=region.location, ip=ir.InsertionPoint(region))
     region.regions[0].blocks[0].append_to(new.regions[0])
     region.erase()
-
-
-def _parallel_loops(op: ir.Operation) -> list[ir.Operation]:
-    """The scf.parallel ops in ``op`` (itself included), outer ones first."""
-    return ([op] if op.name == "scf.parallel" else []) + collect_ops(
-        op, lambda o: o.name == "scf.parallel")
 
 
 def _has_alloca(op: ir.Operation) -> bool:
