@@ -294,7 +294,8 @@ def child_timeline(workload: str, threads: int, warm: bool) -> dict:
     t0 = [time.perf_counter()]
 
     def stamp(tag):
-        events.append((time.perf_counter() - t0[0], threading.current_thread().name, tag))
+        events.append((time.perf_counter() - t0[0], threading.current_thread().name, tag,
+                       time.thread_time()))
 
     def wrap(owner, name, tag):
         inner = getattr(owner, name)
@@ -570,12 +571,17 @@ def main(argv: list[str]) -> int:
             print(f"\n{wl}: {warm} compile of @main_adjoint at {threads} thread(s), "
                   f"{'split' if r['split'] else 'whole'}"
                   + (f" (fell back: {r['fallback']})" if r["fallback"] else "")
-                  + "; ms since the compile began, per thread")
-            names = {}
-            for t, thread, tag in r["events"]:
+                  + "; ms since the compile began, per thread; on a '<' line, the CPU "
+                    "ms this thread spent since its previous stamp (less than the wall time "
+                    "between them where it waited, for the GIL or a core)")
+            names, last = {}, {}
+            for t, thread, tag, cpu in r["events"]:
                 who = names.setdefault(thread, "main" if thread == "MainThread"
                                        else f"part worker {len(names)}")
-                print(f"  {t * 1e3:8.1f}  {who:<14} {tag}")
+                spent = (f"{(cpu - last[thread]) * 1e3:7.1f} cpu" if thread in last
+                         and tag.startswith("<") else " " * 11)
+                last[thread] = cpu
+                print(f"  {t * 1e3:8.1f}  {spent}  {who:<14} {tag}")
         print(header() + " at the end")
         return 0
     if "--llvm-levels" in argv:

@@ -122,7 +122,7 @@ def _no_unroll_workshare_loops(module: ir.Operation, nests: list[ir.Operation]) 
         first = _compat.block_ops(nest.regions[0].blocks[0])[0]
         if first.name == "llvm.inline_asm":
             continue                     # already there (the pass run twice)
-        marker.clone(ip=ir.InsertionPoint(first))
+        _compat.clone_before(marker, first)
 
 
 # Ops of vector code only, and ops that are vector code when their value is a vector.
