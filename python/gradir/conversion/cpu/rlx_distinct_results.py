@@ -72,8 +72,6 @@ def _root(value: ir.Value) -> tuple[ir.Value, bool]:
 
 
 def _distinct(ret: ir.Operation) -> None:
-    from mlir.dialects import bufferization
-
     seen: list[ir.Value] = []
     for i, value in enumerate(list(ret.operands)):
         if not isinstance(value.type, ir.RankedTensorType):
@@ -85,6 +83,8 @@ def _distinct(ret: ir.Operation) -> None:
             continue
         if not ir.RankedTensorType(value.type).has_static_shape:
             continue
+        # imported here: most programs need no copy (issue 14, compile time)
+        from mlir.dialects import bufferization
         with ir.InsertionPoint(ret), ret.location:
             fresh = bufferization.alloc_tensor(value.type, [])
             copy = linalg.copy(value, outs=[fresh])
