@@ -90,6 +90,29 @@ def _op_problems(op) -> list[str]:
     return []
 
 
+def _empty_results(module: ir.Operation) -> None:
+    """Replaces each rlx op whose results all have no element (a static
+    shape with a 0 dimension) by ``tensor.empty`` ops: there is nothing to
+    compute, and the lowerings and the CPU schedule's tiling of a zero-size
+    dimension crashed (conv2d with 0 output channels: an assertion in
+    linalg's tiling; max_pool2d of a batch of 0 images, strided_slice of an
+    empty tensor)."""
+    for op in _compat.collect_ops(module, lambda o: o.name.startswith("rlx.")):
+        results = list(op.results)
+        if not results or len(op.regions):
+            continue
+        if not all(isinstance(r.type, ir.RankedTensorType)
+                   and ir.RankedTensorType(r.type).has_static_shape
+                   and 0 in ir.RankedTensorType(r.type).shape for r in results):
+            continue
+        with op.location:
+            for r in results:
+                empty = ir.Operation.create("tensor.empty", results=[r.type], operands=[],
+                                            ip=ir.InsertionPoint(op))
+                r.replace_all_uses_with(empty.result)
+        op.erase()
+
+
 def _nested_modules_with_rlx(module: ir.Operation) -> list:
     """Modules directly inside ``module`` that hold rlx or grad ops."""
     out = []
@@ -194,6 +217,7 @@ class RlxToLinalg(ModulePass):
             raise self.failure() from None
         retype_bools(module)
         fill_from_elements(module)      # loop indices as 0-d tensors (scf bodies)
+        _empty_results(module)
         with reduce.sum_blocks(self.sum_block):
             _compat.apply_patterns(module, patterns())
         # MLIR's walk: the lowered ops are not wrapped for Python (wrapping a

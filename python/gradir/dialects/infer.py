@@ -351,6 +351,12 @@ def _concat(ops, attrs, results):
     return [_tensor_type(out, _elt(xs[0]))]
 
 
+# Most results a split may make when no results are declared (a builder):
+# MLIR counts an op's results in 32 bits; more than this many Python types
+# would not fit in memory anyway.
+_MAX_PIECES = 1 << 24
+
+
 def _split(ops, attrs, results):
     _count(ops, 1)
     x = _any_elt(ops[0], "operand")
@@ -365,6 +371,13 @@ def _split(ops, attrs, results):
         k = attrs["sections"]
         if k <= 0:
             raise ShapeError(f"'sections' must be positive, got {k}")
+        # one result per piece: checked before any piece is sized (a huge
+        # 'sections' made a list that long)
+        if results is not None and k != len(results):
+            raise ShapeError(f"has {len(results)} result(s), inferred {k}")
+        if k > _MAX_PIECES:
+            raise ShapeError(f"'sections' = {k}: more results than an op can have "
+                             f"(at most {_MAX_PIECES})")
         # Relax: pieces of ceil(n / k) elements, clamped at the end (the last
         # pieces may be smaller, or empty).
         step = -(-n // k)
@@ -408,6 +421,18 @@ def _take(ops, attrs, results):
     _check_elt(ops[1], INDEX_TYPES, "indices")
     ind = list(ops[1].shape)
     axis = _one_axis(attrs, "axis", max(x.rank, 1), None)
+    # Every index into an empty axis is out of range, in any mode (clip has
+    # no element to clamp to, wrap none to wrap around): the compiled code
+    # read before the buffer or divided by zero.
+    taken = 1
+    for n in ind:
+        taken *= n
+    size = 1
+    for n in (x.shape if axis is None else x.shape[axis:axis + 1]):
+        size *= n
+    if taken > 0 and size == 0 and all(n >= 0 for n in ind):
+        raise ShapeError(f"cannot take {taken} element(s) from an empty "
+                         + ("tensor" if axis is None else f"axis {axis}"))
     if axis is None:
         return [_tensor_type(ind, _elt(x))]
     if x.rank == 0:
@@ -492,6 +517,13 @@ def _nll_loss(ops, attrs, results):
     if t != expect:
         raise ShapeError(f"targets shape {_fmt(t)} does not match predictions "
                          f"{_fmt(p.shape)} (expected {_fmt(expect)})")
+    targets = 1
+    for n in t:
+        targets *= n
+    if c == 0 and targets > 0 and all(n >= 0 for n in t):
+        # every target is out of range (the compiled code read before the buffer)
+        raise ShapeError(f"predictions have 0 classes: none of the {targets} target(s) "
+                         "can pick one")
     if len(ops) == 3:
         w = _float(ops[2], "weights")
         _same_elt(p, w, "predictions and weights")

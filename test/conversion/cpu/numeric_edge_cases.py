@@ -65,3 +65,29 @@ def test_zero_size_matmul():
     s.run()
 # CHECK-LABEL: TEST: test_zero_size_matmul
 # CHECK: zero-size matmul: all 8 cases match the interpreter
+
+
+@run
+def test_zero_size_ops():
+    # Ops with an empty result or an empty operand (hostile-input review:
+    # conv2d with 0 output channels aborted in linalg's tiling, max_pool2d of
+    # 0 images failed to compile, strided_slice of an empty tensor beside
+    # another result crashed --rlx-lower-to-llvm): an op whose results have
+    # no element becomes tensor.empty in rlx-to-linalg; reductions over an
+    # empty dimension give zeros.
+    s = Suite("zero-size ops")
+    s.case("conv2d_no_out_channels", lambda a, w: op("rlx.conv2d", a, w),
+           rand((1, 1, 4, 4), np.float32), rand((0, 1, 3, 3), np.float32))
+    s.case("conv2d_no_in_channels", lambda a, w: op("rlx.conv2d", a, w),
+           rand((1, 0, 4, 4), np.float32), rand((2, 0, 3, 3), np.float32))
+    s.case("conv2d_transpose_no_in_channels", lambda a, w: op("rlx.conv2d_transpose", a, w),
+           rand((1, 0, 2, 2), np.float32), rand((0, 1, 3, 3), np.float32))
+    s.case("max_pool2d_no_images", lambda a: op("rlx.max_pool2d", a, pool_size=[2, 2]),
+           rand((0, 1, 4, 4), np.float32))
+    s.case("strided_slice_empty_and_exp",
+           lambda a: (op("rlx.strided_slice", a, axes=[0], begin=[0], end=[5], strides=[1]),
+                      op("rlx.exp", a)), rand((0,), np.float32))
+    s.case("sum_empty_axis", lambda a: op("rlx.sum", a, axis=[1]), rand((3, 0), np.float32))
+    s.run()
+# CHECK-LABEL: TEST: test_zero_size_ops
+# CHECK: zero-size ops: all 6 cases match the interpreter

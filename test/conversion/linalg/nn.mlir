@@ -350,3 +350,16 @@ func.func @rms_norm(%x: tensor<2x3xf32>, %w: tensor<3xf32>) -> tensor<2x3xf32> {
   %0 = "rlx.rms_norm"(%x, %w) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
+
+// -----
+
+// An op whose results have no element is not computed: tensor.empty (linalg's
+// tiling of the zero-size dimension aborted).
+// CHECK-LABEL: func.func @conv2d_no_out_channels
+// CHECK-NOT: linalg.
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<1x0x2x2xf32>
+// CHECK-NEXT: return %[[E]]
+func.func @conv2d_no_out_channels(%a: tensor<1x1x4x4xf32>, %w: tensor<0x1x3x3xf32>) -> tensor<1x0x2x2xf32> {
+  %r = "rlx.conv2d"(%a, %w) : (tensor<1x1x4x4xf32>, tensor<0x1x3x3xf32>) -> tensor<1x0x2x2xf32>
+  return %r : tensor<1x0x2x2xf32>
+}

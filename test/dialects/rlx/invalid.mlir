@@ -336,3 +336,40 @@ func.func @no_grad_operand(%a: i32) {
   %0 = "grad.no_grad"(%a) : (i32) -> i32
   return
 }
+
+// -----
+
+// A 'sections' far beyond the results is refused before any piece is sized
+// (it made a list of 2^63 sizes: gradir-opt hung, growing).
+func.func @split_sections_huge(%a: tensor<3x4xf32>) {
+  // expected-error @+1 {{'rlx.split' op has 1 result(s), inferred 9223372036854775807}}
+  %0 = "rlx.split"(%a) {axis = array<i64: 1>, sections = 9223372036854775807 : i64} : (tensor<3x4xf32>) -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+// Every index into an empty axis is out of range (the compiled code read
+// before the buffer); taking no element from one is fine.
+func.func @take_empty_axis(%a: tensor<0x3xf32>, %i: tensor<2xi64>, %e: tensor<0xi64>) {
+  %ok = "rlx.take"(%a, %e) {axis = array<i64: 0>} : (tensor<0x3xf32>, tensor<0xi64>) -> tensor<0x3xf32>
+  // expected-error @+1 {{'rlx.take' op cannot take 2 element(s) from an empty axis 0}}
+  %0 = "rlx.take"(%a, %i) {axis = array<i64: 0>, mode = "wrap"} : (tensor<0x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @take_empty_flat(%a: tensor<2x0xf32>, %i: tensor<3xi64>) {
+  // expected-error @+1 {{'rlx.take' op cannot take 3 element(s) from an empty tensor}}
+  %0 = "rlx.take"(%a, %i) : (tensor<2x0xf32>, tensor<3xi64>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @nll_zero_classes(%p: tensor<4x0xf32>, %t: tensor<4xi64>) {
+  // expected-error @+1 {{'rlx.nll_loss' op predictions have 0 classes: none of the 4 target(s) can pick one}}
+  %0 = "rlx.nll_loss"(%p, %t) : (tensor<4x0xf32>, tensor<4xi64>) -> tensor<f32>
+  return
+}
