@@ -459,6 +459,7 @@ def _capi():
                           ("mlirValueGetType", [Ptr], Ptr),
                           ("mlirTypeIsAVector", [Ptr], ctypes.c_bool),
                           ("mlirOperationClone", [Ptr], Ptr),
+                          ("mlirAttributeIsADenseResourceElements", [Ptr], ctypes.c_bool),
                           ("mlirOperationGetBlock", [Ptr], Ptr),
                           ("mlirBlockInsertOwnedOperationBefore", [Ptr, Ptr, Ptr], None)):
         getattr(lib, fn).argtypes = args
@@ -529,6 +530,14 @@ def _operation(lib, raw) -> ir.Operation | None:
     if not raw.ptr:
         return None
     return ir.Operation._CAPICreate(lib.new_capsule(raw.ptr, _OP_CAPSULE, None))
+
+
+def is_dense_resource(attr: ir.Attribute) -> bool:
+    """Whether ``attr`` is a ``dense_resource`` elements attribute (the
+    bindings do not down-cast those, and their ``static_typeid`` raises)."""
+    lib, ptr, _ = _capi_lib()
+    return bool(lib.mlirAttributeIsADenseResourceElements(
+        ptr(_CAPSULE_POINTER(attr._CAPIPtr, _ATTR_CAPSULE))))
 
 
 def clone_before(op, anchor) -> None:

@@ -9,7 +9,7 @@ from mlir import ir
 
 from .. import _compat
 from ..dialects.infer import ALL_ELEMENT_TYPES
-from ..dialects.verify import verify_op
+from ..dialects.verify import RESOURCE_OPS, resource_problems, verify_op
 from ..ir import function_type, functions, symbol_name, walk
 from ..passes.base import ModulePass, PassOptionError, option
 from .linalg import LOWERINGS, TUPLE_OPS, flatten_tuples, flatten_type, patterns
@@ -208,6 +208,10 @@ class RlxToLinalg(ModulePass):
                 for message in _op_problems(op):
                     self.error(op, message)
                     failed = True
+        holders = _compat.collect_ops(module, lambda o: o.name in RESOURCE_OPS)
+        for loc, message in resource_problems(module, holders):
+            self.error(loc, message)
+            failed = True
         if failed:
             raise self.failure()
         try:

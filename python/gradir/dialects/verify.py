@@ -4,13 +4,15 @@ Used by the ``rlx-verify`` pass, by ``rlx-to-linalg`` and by the tools."""
 
 from __future__ import annotations
 
+import re
+
 from mlir import ir
 
 from ..ir import walk
 from .infer import ATTRS, INFER, KIND_SPELLING, ShapeError, attribute_kind_ok
 from .infer import _py_value, raw_attributes
 
-__all__ = ["verify_module", "verify_op"]
+__all__ = ["verify_module", "verify_op", "resource_problems", "RESOURCE_OPS"]
 
 
 def verify_op(op: ir.Operation) -> list[str]:
@@ -57,9 +59,78 @@ def verify_module(module_op) -> list[tuple[ir.Location, str]]:
     if isinstance(module_op, ir.Module):
         module_op = module_op.operation
     module_op = module_op.operation if hasattr(module_op, "operation") else module_op
-    out = []
+    out, holders = [], []
     with module_op.context, module_op.location:  # inference builds types
         for op in walk(module_op):
             for message in verify_op(op):
                 out.append((op.location, message))
+            if op.operation.name in RESOURCE_OPS:
+                holders.append(op.operation)
+        out += resource_problems(module_op, holders)
+    return out
+
+
+# --- dense_resource constants (hostile-input review) ---------------------------------
+
+# Ops whose elements attribute may be a dense_resource.
+RESOURCE_OPS = frozenset(("arith.constant", "memref.global", "ml_program.global"))
+_KEY = re.compile(r'dense_resource<("(?:[^"\\]|\\.)*"|[^>]*)>')
+_BLOB = re.compile(r'("(?:[^"\\]|\\.)*"|[\w.$-]+)\s*:\s*"0x([0-9A-Fa-f]*)"')
+
+
+def _element_bytes(t: ir.Type) -> int | None:
+    if isinstance(t, ir.ComplexType):
+        inner = _element_bytes(ir.ComplexType(t).element_type)
+        return None if inner is None else 2 * inner
+    if isinstance(t, ir.IndexType):
+        return 8
+    for cls in (ir.IntegerType, ir.FloatType):
+        if isinstance(t, cls):
+            return -(-cls(t).width // 8)
+    return None
+
+
+def resource_problems(module_op, holders) -> list[tuple[ir.Location, str]]:
+    """Errors for the ``dense_resource`` elements of ``holders`` (ops of
+    ``module_op`` among ``RESOURCE_OPS``) whose blob is missing from the
+    module's ``dialect_resources`` or has not the bytes their type needs.
+    MLIR parses both and verifies them; LLVM's translation then reports
+    "resource does not exist" / "raw data size does not match" and the
+    bindings read a null module (SIGSEGV).  The module is printed (its
+    resource section read back) only when such an attribute is there."""
+    from .. import _compat
+    found = []
+    for op in holders:
+        for name in ("value", "initial_value"):
+            if name in op.attributes and _compat.is_dense_resource(op.attributes[name]):
+                found.append((op, op.attributes[name]))
+    if not found:
+        return []
+    text = module_op.get_asm(print_generic_op_form=True)
+    start = text.rfind("{-#")
+    blobs = {}
+    if start >= 0:
+        section = text[start:]
+        builtin = section.find("builtin:")
+        if builtin >= 0:
+            end = section.find("}", builtin)
+            blobs = {key: len(hexa) // 2 - 4
+                     for key, hexa in _BLOB.findall(section[builtin:end])}
+    out = []
+    for op, attr in found:
+        match = _KEY.search(str(attr))
+        key = match.group(1) if match else "?"
+        shaped = ir.ShapedType(attr.type)
+        width = _element_bytes(shaped.element_type)
+        if key not in blobs:
+            out.append((op.location, f"'{op.name}' op dense_resource<{key}> has no data: the "
+                                     f"module's dialect_resources hold no blob '{key}'"))
+        elif width is not None and shaped.has_static_shape:
+            need = width
+            for n in shaped.shape:
+                need *= n
+            if blobs[key] != need:
+                out.append((op.location, f"'{op.name}' op dense_resource<{key}> has "
+                                         f"{max(blobs[key], 0)} byte(s) of data, its type "
+                                         f"{attr.type} needs {need}"))
     return out

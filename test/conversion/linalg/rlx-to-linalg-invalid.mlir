@@ -129,3 +129,13 @@ module {
     }
   }
 }
+
+// -----
+
+// (rlx-verify reports it too; rlx-to-linalg is what gradir.compile runs)
+func.func @resource_missing(%x: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'arith.constant' op dense_resource<nope> has no data: the module's dialect_resources hold no blob 'nope'}}
+  %c = arith.constant dense_resource<nope> : tensor<3xf32>
+  %r = "rlx.add"(%x, %c) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %r : tensor<3xf32>
+}

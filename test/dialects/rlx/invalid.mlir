@@ -373,3 +373,34 @@ func.func @nll_zero_classes(%p: tensor<4x0xf32>, %t: tensor<4xi64>) {
   %0 = "rlx.nll_loss"(%p, %t) : (tensor<4x0xf32>, tensor<4xi64>) -> tensor<f32>
   return
 }
+
+// -----
+
+// A dense_resource constant without its blob, or with too few bytes: LLVM's
+// translation failed and the bindings then crashed (SIGSEGV).
+func.func @resource_missing(%x: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'arith.constant' op dense_resource<nope> has no data: the module's dialect_resources hold no blob 'nope'}}
+  %c = arith.constant dense_resource<nope> : tensor<3xf32>
+  return %c : tensor<3xf32>
+}
+
+// -----
+
+func.func @resource_short(%x: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'arith.constant' op dense_resource<blob1> has 1 byte(s) of data, its type tensor<3xf32> needs 12}}
+  %c = arith.constant dense_resource<blob1> : tensor<3xf32>
+  return %c : tensor<3xf32>
+}
+{-#
+ dialect_resources: { builtin: { blob1: "0x0400000001" } }
+#-}
+
+// -----
+
+func.func @resource_whole(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %c = arith.constant dense_resource<blob2> : tensor<3xf32>
+  return %c : tensor<3xf32>
+}
+{-#
+ dialect_resources: { builtin: { blob2: "0x040000000000803F0000004000004040" } }
+#-}
