@@ -103,3 +103,28 @@ print("accepted on x86-64-v4")
 host_rec = json.loads(rt.target_check.target_record("host"))
 print(host_rec["cpu"].startswith("host:"), host_rec["arch"])
 # CHECK-NEXT: True x86_64
+
+# gradir.compile for a CPU of another architecture is refused (LLVM's JIT
+# ended the process); for an x86 CPU with features this machine lacks, the
+# code is compiled and exported, but its functions refuse to run (SIGILL).
+try:
+    gradir.compile(module, cpu="neoverse-n1", cache=False)
+    print("compiled (wrong)")
+except gradir.runtime.signature.CompileError as err:
+    print("refused:", str(err).split(":")[0])
+# CHECK-NEXT: refused: cpu 'neoverse-n1' is an aarch64 CPU and this machine is x86_64
+from gradir.conversion.cpu import host as _host  # noqa: E402
+real_detect = _host.detect_host
+_host.detect_host = lambda: epyc
+try:
+    exe_v4 = gradir.compile(module, cpu="x86-64-v4", cache=False)
+    try:
+        exe_v4[sorted(exe_v4.functions)[0]]
+        print("ran (wrong)")
+    except TargetMismatchError as err:
+        print("call refused:", str(err).split(";")[0])
+    print("exported:", os.path.basename(exe_v4.export_library(os.path.join(out, "v4b.so"))))
+finally:
+    _host.detect_host = real_detect
+# CHECK-NEXT: call refused: the code was compiled for cpu x86-64-v4 and needs CPU features this machine (AMD EPYC 7B12) lacks: avx512bw, avx512cd, avx512dq, avx512f, avx512vl
+# CHECK-NEXT: exported: v4b.so

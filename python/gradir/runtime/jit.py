@@ -31,6 +31,15 @@ class Executable(FunctionTable):
     # the persistent cache, False when compiled here, None with the cache off.
     cache_hit = None
     cache_path = None
+    # Why this machine cannot run the code (compiled for a CPU with features
+    # it lacks: SIGILL), or None; the functions then raise TargetMismatchError.
+    _cannot_run = None
+
+    def __getitem__(self, name: str):
+        if self._cannot_run is not None:
+            from .errors import TargetMismatchError
+            raise TargetMismatchError(self._cannot_run)
+        return super().__getitem__(name)
 
     def __init__(self, lowered: ir.Module, signatures: dict, options: CompileOptions,
                  pic: bool = False, lowered_text: str | None = None,
@@ -282,6 +291,34 @@ def lower(module, options: CompileOptions, functions=None) -> tuple[ir.Module, d
     return copy, sigs
 
 
+def _host_problem(cpu: str) -> str | None:
+    """Why code compiled for ``cpu`` cannot run on this machine (None: it
+    can).  A CPU of another architecture is a CompileError: LLVM's JIT
+    cannot even make its code (it ended the process: "64-bit code requested
+    on a subtarget that doesn't support it")."""
+    if cpu == "host":
+        return None
+    from ..conversion.cpu.host import NAMED_TARGETS, detect_host, missing_features
+    target, host = NAMED_TARGETS[cpu], detect_host()
+    if target.arch != host.arch:
+        raise CompileError(f"cpu '{cpu}' is an {target.arch} CPU and this machine is "
+                           f"{host.arch}: gradir.compile makes code for this machine "
+                           f"(gradir-opt --rlx-lower-to-llvm='cpu={cpu}' lowers for that CPU)")
+    missing = missing_features(target.features, host)
+    if missing:
+        return (f"the code was compiled for cpu {cpu} and needs CPU features this machine "
+                f"({host.model or host.name}) lacks: {', '.join(missing)}; "
+                f"export it (exe.export_library) for a machine that has them")
+    return None
+
+
+def _runnable(exe, cannot_run: str | None):
+    """``exe``, whose functions refuse to run when ``cannot_run`` says why
+    (its export still works)."""
+    exe._cannot_run = cannot_run
+    return exe
+
+
 def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_90",
             keep_resident=(), cpu: str = "host", cache=None, functions=None,
             threads: int | None = None) -> Executable:
@@ -326,6 +363,7 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
     except ValueError as err:
         raise CompileError(str(err)) from None
     options = CompileOptions(target, opt_level, chip, tuple(keep_resident), cpu, threads)
+    cannot_run = _host_problem(cpu) if target == "cpu" else None
     if cache is not None and not isinstance(cache, (bool, str, os.PathLike)):
         raise TypeError(f"cache must be None, True, False or a directory, not {cache!r}")
     if functions is not None:
@@ -346,7 +384,7 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
         key = _cache.cache_key(text, options, functions)
         lib = _cache.lookup(directory, key)
         if lib is not None:
-            return CachedExecutable(lib, text, options, functions)
+            return _runnable(CachedExecutable(lib, text, options, functions), cannot_run)
     # --- end issue 14 ---
     # --- issue 14: large functions lowered and compiled in parts, at once (partition.py) ---
     if target == "cpu":
@@ -358,7 +396,7 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
                 exe.cache_hit = False
                 exe.cache_path = directory / f"{key}.so"
                 _cache.store(directory, key, exe, exe._engines)
-            return exe
+            return _runnable(exe, cannot_run)
     # --- end issue 14 ---
     lowered, sigs = lower(module, options, functions)
     # --- issue 14: LLVM through the tool binaries, loop nests outlined (llvm_tools.py) ---
@@ -386,7 +424,7 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
                     exe.cache_hit = False
                     exe.cache_path = directory / f"{key}.so"
                     _cache.store_library(directory, key, exe._library.path)
-                return exe
+                return _runnable(exe, cannot_run)
     # --- end issue 14 ---
     with lowered.context:
         # PIC: the object the JIT compiled can be linked into a library (the
@@ -397,4 +435,4 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
         exe.cache_hit = False
         exe.cache_path = directory / f"{key}.so"
         _cache.store(directory, key, exe, exe._engine)
-    return exe
+    return _runnable(exe, cannot_run)

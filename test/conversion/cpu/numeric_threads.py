@@ -324,6 +324,18 @@ try:
     gradir.compile(tiny)
 except CompileError as err:
     print("refused:", err)
+# more threads than libomp runs in a region: it ended the process (SIGABRT)
+from gradir.conversion.cpu.host import max_threads  # noqa: E402
+for where in ("argument", "environment"):
+    try:
+        if where == "argument":
+            gradir.compile(tiny, threads=max_threads() + 1)
+        else:
+            os.environ["GRADIR_NUM_THREADS"] = "1000000"
+            gradir.compile(tiny)
+        print("accepted", where)
+    except CompileError as err:
+        print("refused:", str(err).split(" (at most")[0])
 os.environ["GRADIR_NUM_THREADS"] = "3"
 print("default from GRADIR_NUM_THREADS:", gradir.compile(tiny).options.threads)
 del os.environ["GRADIR_NUM_THREADS"]
@@ -336,6 +348,8 @@ print("default from the affinity:", gradir.compile(tiny).options.threads == len(
 # CHECK-NEXT: refused: threads must be a positive integer, not True
 # CHECK-NEXT: refused: threads must be a positive integer, not 1.5
 # CHECK-NEXT: refused: GRADIR_NUM_THREADS='x' is not a positive thread count
+# CHECK-NEXT: refused: threads: {{[0-9]+}} threads is more than this system runs in one OpenMP region
+# CHECK-NEXT: refused: GRADIR_NUM_THREADS='1000000': 1000000 threads is more than this system runs in one OpenMP region
 # CHECK-NEXT: default from GRADIR_NUM_THREADS: 3
 # CHECK-NEXT: default from OMP_NUM_THREADS: 5
 # CHECK-NEXT: default from the affinity: True

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 __all__ = ["CpuTarget", "NAMED_TARGETS", "ISA_FEATURES", "detect_host", "parse_cpuinfo",
            "read_cache_sizes", "resolve", "missing_features", "default_threads",
-           "resolve_threads"]
+           "resolve_threads", "max_threads", "LIBOMP_MAX_THREADS"]
 
 # Features (as /proc/cpuinfo spells them) that decide which code LLVM may
 # emit; the ones recorded in an exported library and checked by the loader.
@@ -218,6 +218,40 @@ def missing_features(required, host: CpuTarget | None = None) -> list[str]:
 
 # --- issue 14: every core ---------------------------------------------------
 
+# Most threads libomp runs a parallel region on (its KMP_MAX_NTH on Linux):
+# asked for more, it ended the process ("OMP: Error #34 ... Aborted";
+# 20000 threads ran here, 40000 aborted).
+LIBOMP_MAX_THREADS = 32768
+
+
+def max_threads() -> int:
+    """The most threads compiled code may be given: libomp's limit, or this
+    system's limit on threads (``/proc/sys/kernel/threads-max``, the
+    process limit ``RLIMIT_NPROC``) where that is lower."""
+    limit = LIBOMP_MAX_THREADS
+    try:
+        with open("/proc/sys/kernel/threads-max") as f:
+            limit = min(limit, int(f.read().strip()))
+    except (OSError, ValueError):
+        pass
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_NPROC)[0]
+        if soft != resource.RLIM_INFINITY and soft > 0:
+            limit = min(limit, soft)
+    except (ImportError, OSError, ValueError):
+        pass
+    return max(1, limit)
+
+
+def _check_count(value: int, what: str) -> int:
+    top = max_threads()
+    if value > top:
+        raise ValueError(f"{what}: {value} threads is more than this system runs in one "
+                         f"OpenMP region (at most {top})")
+    return value
+
+
 def _env_threads(name: str) -> int | None:
     """A positive thread count from environment variable ``name`` (OpenMP's
     form: "4" or a nested list "4,2", whose first entry counts), or None."""
@@ -231,7 +265,7 @@ def _env_threads(name: str) -> int | None:
         raise ValueError(f"{name}={text!r} is not a positive thread count") from None
     if value < 1:
         raise ValueError(f"{name}={text!r} is not a positive thread count")
-    return value
+    return _check_count(value, f"{name}={text!r}")
 
 
 def default_threads() -> int:
@@ -254,4 +288,4 @@ def resolve_threads(threads: int | None) -> int:
         return default_threads()
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads must be a positive integer, not {threads!r}")
-    return threads
+    return _check_count(threads, "threads")
