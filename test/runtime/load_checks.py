@@ -169,3 +169,49 @@ def lossy_arguments():
 # CHECK: ArgumentError: @main: argument 0 must be a int32 array of shape (2,): a value is out of range for int32
 # CHECK: ArgumentError: @main: argument 1 must be a float64 array of shape (2,), got a masked array
 # CHECK: ok [1 2]
+
+
+def _section(data: bytes, wanted: str) -> tuple[int, int]:
+    """(file offset, size) of ELF64 section ``wanted``."""
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    names_off = struct.unpack_from("<Q", data, shoff + shstrndx * shentsize + 0x18)[0]
+    for i in range(shnum):
+        base = shoff + i * shentsize
+        name_at, = struct.unpack_from("<I", data, base)
+        end = data.index(b"\0", names_off + name_at)
+        if data[names_off + name_at:end].decode() == wanted:
+            return struct.unpack_from("<Q", data, base + 0x18)[0], \
+                struct.unpack_from("<Q", data, base + 0x20)[0]
+    raise KeyError(wanted)
+
+
+@run
+def damaged_symbols_and_needed():
+    # hostile-input review: dlsym missing a symbol the ELF symbol table lists
+    # (a .gnu.hash whose Bloom filter says no) was an AttributeError, and a
+    # DT_NEEDED name that is not UTF-8 a UnicodeDecodeError (from dlerror's
+    # message): both LibraryError now, which the compile cache also catches.
+    path = export(SCALE.format(c=2.0), "sym.so")
+    data = bytearray(open(path, "rb").read())
+    off, _ = _section(data, ".gnu.hash")
+    nbuckets, symoffset, bloom_size, shift = struct.unpack_from("<IIII", data, off)
+    data[off + 16:off + 16 + 8 * bloom_size] = bytes(8 * bloom_size)
+    bad = os.path.join(out, "nosym.so")
+    open(bad, "wb").write(data)
+    data = bytearray(open(path, "rb").read())
+    needed = data.find(b"libomp.so\0")
+    if needed < 0:                       # single-threaded code: no libomp; use libc's name
+        needed = data.find(b"libc.so.6\0")
+    data[needed + 3] = 0xBA
+    odd = os.path.join(out, "needed.so")
+    open(odd, "wb").write(data)
+    for name in (bad, odd):
+        try:
+            rt.load(name)
+            print(os.path.basename(name), "loaded (wrong)")
+        except rt.LibraryError as err:
+            print(os.path.basename(name), "LibraryError:", str(err)[:80])
+# CHECK-LABEL: TEST: damaged_symbols_and_needed
+# CHECK: nosym.so LibraryError:
+# CHECK: needed.so LibraryError:

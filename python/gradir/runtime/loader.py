@@ -142,6 +142,9 @@ class Library(FunctionTable):
             self._dll = ctypes.CDLL(str(copy), mode=os.RTLD_LOCAL | os.RTLD_NOW)
         except OSError as err:
             raise LibraryError(f"cannot load gradir library {path}: {err}") from None
+        except UnicodeDecodeError as err:     # dlerror's message is not UTF-8 (a bad DT_NEEDED)
+            raise LibraryError(f"cannot load gradir library {path}: the loader's message "
+                               f"is not text ({err.object[:200]!r})") from None
         finally:
             copy.unlink(missing_ok=True)      # the mapping stays; the name goes
             if directory is not None:
@@ -150,7 +153,11 @@ class Library(FunctionTable):
         configure(self._dll)
         self._functions = {}
         for name, sig in self.signatures.items():
-            cfn = getattr(self._dll, "_mlir_ciface_" + name)
+            try:
+                cfn = getattr(self._dll, "_mlir_ciface_" + name)
+            except AttributeError:      # listed by the ELF symbol table, not found by dlsym
+                raise LibraryError(f"{path} does not define _mlir_ciface_{name}, which its "
+                                   f"signatures list (a damaged library)") from None
             cfn.restype = None
             n = len(sig.inputs) + len(sig.outputs)
             cfn.argtypes = [ctypes.c_void_p] * n
