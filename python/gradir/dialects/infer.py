@@ -151,8 +151,18 @@ def _same_elt(a: ir.Type, b: ir.Type, what: str) -> None:
         raise ShapeError(f"{what} must have the same element type, got {_elt(a)} and {_elt(b)}")
 
 
+_DYNAMIC = -(1 << 63)        # ShapedType.get_dynamic_size()
+
+
 def _tensor_type(shape: Sequence[int], elt: ir.Type) -> ir.RankedTensorType:
-    return ir.RankedTensorType.get(list(shape), elt)
+    shape = list(shape)
+    for n in shape:
+        # an inferred size past int64 (a concat of 4 x 2^62, a padding of
+        # 2^63 - 1): MLIR's types hold 64-bit sizes
+        if n != _DYNAMIC and not 0 <= n < 1 << 63:
+            raise ShapeError(f"the result's size {n} along an axis does not fit in 64 bits"
+                             if n >= 0 else f"the result's size along an axis is negative ({n})")
+    return ir.RankedTensorType.get(shape, elt)
 
 
 def _count(ops: Sequence[ir.Type], n: int) -> None:

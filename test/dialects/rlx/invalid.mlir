@@ -404,3 +404,20 @@ func.func @resource_whole(%x: tensor<3xf32>) -> tensor<3xf32> {
 {-#
  dialect_resources: { builtin: { blob2: "0x040000000000803F0000004000004040" } }
 #-}
+
+// -----
+
+// Inferred sizes past int64 (gradir-opt printed "internal error: TypeError").
+func.func @concat_overflow(%a: tensor<4611686018427387904xf32>) {
+  // expected-error @+1 {{'rlx.concat' op the result's size 18446744073709551616 along an axis does not fit in 64 bits}}
+  %r = "rlx.concat"(%a, %a, %a, %a) : (tensor<4611686018427387904xf32>, tensor<4611686018427387904xf32>, tensor<4611686018427387904xf32>, tensor<4611686018427387904xf32>) -> tensor<0xf32>
+  return
+}
+
+// -----
+
+func.func @conv_padding_overflow(%a: tensor<1x1x4x4xf32>, %w: tensor<1x1x3x3xf32>) {
+  // expected-error @+1 {{'rlx.conv2d' op the result's size 9223372036854775809 along an axis does not fit in 64 bits}}
+  %r = "rlx.conv2d"(%a, %w) {padding = array<i64: 9223372036854775807, 0, 0, 0>} : (tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x2x2xf32>
+  return
+}
