@@ -126,3 +126,17 @@ func.func @main(%x: tensor<3xf32>) -> tensor<f32> {
   %0 = func.call @main(%x) : (tensor<3xf32>) -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+// grad.vjp names a function with a symbol reference (a string was an internal error).
+func.func private @f(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = "rlx.exp"(%x) : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+func.func @main(%x: tensor<3xf32>) -> tensor<f32> {
+  // expected-error @+1 {{grad.vjp must name a function (grad.vjp = @f_vjp), got "f"}}
+  %0 = func.call @f(%x) {grad.vjp = "f"} : (tensor<3xf32>) -> tensor<3xf32>
+  %1 = "rlx.sum"(%0) : (tensor<3xf32>) -> tensor<f32>
+  return %1 : tensor<f32>
+}

@@ -340,7 +340,11 @@ def custom_vjp_caller(module: ir.Operation):
     gradient per operand (Relax's call_tir_with_grad)."""
 
     def call(op: ir.Operation, grads: list) -> list:
-        vjp_name = ir.FlatSymbolRefAttr(op.attributes["grad.vjp"]).value
+        attr = op.attributes["grad.vjp"]
+        if not isinstance(attr, ir.FlatSymbolRefAttr):
+            raise GradientError(op, f"grad.vjp must name a function (grad.vjp = @f_vjp), "
+                                    f"got {attr}")
+        vjp_name = ir.FlatSymbolRefAttr(attr).value
         vjp_fn = find_function(module, vjp_name)
         if vjp_fn is None:
             raise GradientError(op, f"grad.vjp names '@{vjp_name}', which does not exist")

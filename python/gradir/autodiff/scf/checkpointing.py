@@ -37,6 +37,11 @@ EVERY = "grad.every"
 LEAF = 4
 
 
+# Largest integer period of a loop whose trip count is unknown (its segments'
+# stacks are allocated with that many rows).
+MAX_DYNAMIC_PERIOD = 1 << 31
+
+
 def policy_of(op: ir.Operation):
     """The loop's policy: "all", "sqrt", "revolve", or an int period."""
     if POLICY not in op.attributes:
@@ -60,6 +65,16 @@ def period(op: ir.Operation, trips: int | None) -> int:
     if policy == "all":
         return 1
     if isinstance(policy, int):
+        # a period of at least the trip count is one segment (2^63 - 1 made a
+        # stack type past int64: an internal error); a segment keeps a stack
+        # of `period` states, so an unknown trip count needs a period that
+        # fits in memory
+        if trips is not None:
+            return max(1, min(policy, trips))
+        if policy > MAX_DYNAMIC_PERIOD:
+            raise GradientError(op, f"grad.checkpoint = {policy} on a loop without a static "
+                                    f"trip count: each segment keeps a stack of {policy} "
+                                    f"states (at most {MAX_DYNAMIC_PERIOD})")
         return policy
     if trips is None:
         raise GradientError(op, f"grad.checkpoint = \"{policy}\" needs a static trip count "
