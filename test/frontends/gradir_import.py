@@ -5,6 +5,10 @@
 # RUN: gradir-opt %t.mlir --rlx-verify | FileCheck %s --check-prefix=GRAD
 # RUN: not gradir-import %S/Inputs/tiny_models.py:cumprod --input 2x3xf32 2>&1 | FileCheck %s --check-prefix=ERR
 # RUN: not gradir-import %S/Inputs/tiny_models.py:mlp 2>&1 | FileCheck %s --check-prefix=NOARGS
+# Hostile input (each was a Python traceback): -o into a missing directory,
+# an --input too large to allocate.
+# RUN: not gradir-import %S/Inputs/tiny_models.py:mlp --input 3x4xf32 -o %t.missing/dir/out.mlir 2>&1 | FileCheck %s --check-prefix=NODIR
+# RUN: not gradir-import %S/Inputs/tiny_models.py:mlp --input 99999999999x99999999999xf32 2>&1 | FileCheck %s --check-prefix=HUGE
 # The package and its op table load without PyTorch (imported only when a model is):
 # RUN: %PYTHON -c "import sys, gradir.frontends.torch as t; assert len(t.supported_ops()) > 150; assert 'torch' not in sys.modules"
 
@@ -24,3 +28,7 @@
 # ERR-NEXT: at {{.*}}tiny_models.py:{{[0-9]+}} in forward: return torch.cumprod(x, 1)
 
 # NOARGS: gradir-import: error: the factory returned no example arguments: give --input
+
+# NODIR: gradir-import: error: cannot write {{.*}}out.mlir: No such file or directory
+# NODIR-NOT: Traceback
+# HUGE: gradir-import: error: bad --input '99999999999x99999999999xf32': 9999999999800000000001 elements do not fit in memory

@@ -47,9 +47,20 @@ def _example(text: str, torch):
     if elt not in _DTYPES:
         raise ValueError(f"bad --input {text!r}: element type must be one of {', '.join(_DTYPES)}")
     dtype = getattr(torch, _DTYPES[elt])
-    if dtype.is_floating_point:
-        return torch.randn(dims, dtype=dtype)
-    return torch.zeros(dims, dtype=dtype)
+    count = 1
+    for d in dims:
+        if d < 0:
+            raise ValueError(f"bad --input {text!r}: a size must not be negative")
+        count *= d
+    size = count * torch.empty((), dtype=dtype).element_size()
+    if size >= 1 << 62:
+        raise ValueError(f"bad --input {text!r}: {count} elements do not fit in memory")
+    try:
+        if dtype.is_floating_point:
+            return torch.randn(dims, dtype=dtype)
+        return torch.zeros(dims, dtype=dtype)
+    except RuntimeError as err:       # torch could not allocate it
+        raise ValueError(f"bad --input {text!r}: {str(err).splitlines()[0]}") from None
 
 
 def main(argv=None) -> int:
@@ -97,11 +108,14 @@ def main(argv=None) -> int:
             raise
         print(f"gradir-import: error: {err}", file=sys.stderr)
         return 1
-    if args.output:
-        with open(args.output, "w") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
+    from gradir.tools.driver import write_output
+    try:
+        # a temporary file renamed over -o: never a half-written output
+        write_output(args.output, text)
+    except OSError as err:
+        print(f"gradir-import: error: cannot write {args.output or 'the output'}: "
+              f"{err.strerror or err}", file=sys.stderr)
+        return 1
     return 0
 
 
