@@ -209,9 +209,33 @@ def _check_upstream_options(elem: Element) -> None:
             _check_upstream_options(child)
         return
     try:
-        parse_options(elem.options, elem.name)
+        options = parse_options(elem.options, elem.name)
     except PassOptionError as err:
         raise PipelineError(str(err), elem.column) from None
+    for key, wrap in _NESTED_PIPELINE_OPTIONS.get(elem.name, ()):
+        if options.get(key):
+            _check_nested_pipeline(elem, key, wrap.format(options[key]))
+
+
+# Upstream pass options that are pipelines themselves, and how to check one
+# as a whole pipeline: the inliner ignores a nested pipeline it cannot parse
+# (it printed an error and ran on, exit 0).
+_NESTED_PIPELINE_OPTIONS = {
+    "inline": (("default-pipeline", "builtin.module(func.func({}))"),
+               ("op-pipelines", "builtin.module({})")),
+}
+
+
+def _check_nested_pipeline(elem: Element, key: str, text: str) -> None:
+    with ir.Context():
+        try:
+            PassManager.parse(text)
+        except (ValueError, ir.MLIRError) as err:
+            lines = [ln for ln in str(err).strip().splitlines() if "error:" in ln] \
+                or str(err).strip().splitlines() or ["cannot be parsed"]
+            detail = lines[-1].split("error:", 1)[-1].strip()
+            raise PipelineError(f"option '{key}' of pass '{elem.name}': {detail}",
+                                elem.column) from None
 
 
 def _expansion(instance, elem: Element) -> str | None:
