@@ -170,6 +170,23 @@ print("identical results:", same("cold", "rebuilt"))
 # CHECK-NEXT: rebuilt: hit=True hits=1 misses=0 writes=0 corrupt=0 errors=0
 # CHECK-NEXT: identical results: True
 
+# Another module's entry (a valid one) under this key: its code must not run
+# for this module (hostile-input review: it was used, @main taking (5, 3)).
+OTHER = MODEL.replace("4x3xf32", "5x3xf32").replace("4x2xf32", "5x2xf32")
+before = set(entries())
+other_module = gradir.parse(OTHER)
+gradir.run_pipeline(other_module, "builtin.module(rlx-gradient)")
+gradir.compile(other_module, cache=os.path.join(out, "cache"))
+cache.wait()
+other = [e for e in entries() if e not in before][0]
+with open(os.path.join(out, "cache", "compiled", other), "rb") as f:
+    swapped = f.read()
+with open(path, "wb") as f:
+    f.write(swapped)
+child("swapped")
+# CHECK-NEXT: swapped: hit=False hits=0 misses=1 writes=1 corrupt=1 errors=0 {{.*}} oracle=ok
+# CHECK-NEXT: swapped: warning: CacheWarning: {{.*}}.so holds functions whose signatures are not this module's
+
 print("TEST: unwritable directory")
 open(os.path.join(out, "a-file"), "w").close()
 child("unwritable", env={"GRADIR_CACHE_DIR": os.path.join(out, "a-file", "sub")})

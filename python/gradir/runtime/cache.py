@@ -200,6 +200,14 @@ def _discard(path: Path, why: str) -> None:
         pass
 
 
+def discard_entry(directory: Path, key: str, why: str) -> None:
+    """Deletes the entry of ``key`` (with a CacheWarning saying ``why``); the
+    caller compiles and stores it anew."""
+    _discard(_entry(directory, key), why)
+    stats.hits -= 1
+    stats.misses += 1
+
+
 def lookup(directory: Path, key: str):
     """The cached ``Library`` for ``key``, or None (a miss)."""
     from .loader import LibraryError, load

@@ -10,7 +10,8 @@ from mlir import ir
 from .. import _compat
 from ..ir import as_operation, make_context, print_module
 from .abi import Function, FunctionTable
-from .signature import CompileError, public_functions, select_functions, signature_of
+from .signature import (CompileError, interface_matches, public_functions, select_functions,
+                        signature_of)
 from .export import export_library
 from .heap import keep_freed_memory
 from .toolchain import (TARGETS, CompileOptions, llvm_opt_level, packed_caller,
@@ -383,6 +384,13 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
         text = print_module(as_operation(module), segments=True)
         key = _cache.cache_key(text, options, functions)
         lib = _cache.lookup(directory, key)
+        if lib is not None and not interface_matches(as_operation(module), lib.signatures,
+                                                     functions):
+            # another module's library under this key (the folder was written
+            # by someone else): its code must not run for this module
+            _cache.discard_entry(directory, key, "holds functions whose signatures are not "
+                                                 "this module's")
+            lib = None
         if lib is not None:
             return _runnable(CachedExecutable(lib, text, options, functions), cannot_run)
     # --- end issue 14 ---

@@ -117,3 +117,29 @@ def select_functions(module_op: ir.Operation, functions=None) -> dict:
             continue
         sigs[sig.name] = sig
     return sigs
+
+
+def interface_matches(module_op: ir.Operation, signatures: dict, functions=None) -> bool:
+    """Whether ``signatures`` (of a library) are exactly the public
+    functions of ``module_op`` (those of ``functions`` only, when given),
+    with the same flattened argument and result tensors: a compile-cache
+    entry is checked with it before its code is used.  Reads the function
+    types only (``signature_of`` also walks the bodies)."""
+    want = {}
+    try:
+        for fn in public_functions(module_op):
+            name = _name(fn)
+            if functions is not None and name not in functions:
+                continue
+            ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+            inputs, outputs = [], []
+            in_tree = tuple(_flatten_type(t, fn, f"argument {i}", inputs)
+                            for i, t in enumerate(ftype.inputs))
+            out_tree = tuple(_flatten_type(t, fn, f"result {i}", outputs)
+                             for i, t in enumerate(ftype.results))
+            want[name] = (tuple(inputs), in_tree, tuple(outputs), out_tree)
+    except CompileError:
+        return False
+    have = {name: (tuple(sig.inputs), tuple(sig.input_tree), tuple(sig.outputs),
+                   tuple(sig.output_tree)) for name, sig in signatures.items()}
+    return want == have
