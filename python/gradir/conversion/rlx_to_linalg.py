@@ -44,6 +44,8 @@ def _type_problem(t: ir.Type) -> str | None:
             return f"type {leaf} is not supported (only ranked tensors and tuples of them)"
         if not leaf.has_static_shape:
             return f"dynamic shapes are not supported: {leaf}"
+        if leaf.encoding is not None:
+            return f"tensor encodings are not supported: {leaf}"
         count = 1
         for n in leaf.shape:
             count *= n
@@ -148,6 +150,23 @@ def _recursive_calls(module: ir.Operation) -> list:
             if reaches(callee, caller)]
 
 
+def _calls_without_body(module: ir.Operation) -> list:
+    """``(call, callee)`` for each ``func.call`` of a function of ``module``
+    to a function declared without a body (nothing to compile; the JIT
+    failed to find its symbol, with an unlocated error)."""
+    bodiless = {symbol_name(fn) for fn in functions(module) if not len(fn.regions[0].blocks)}
+    if not bodiless:
+        return []
+    out = []
+    for fn in functions(module):
+        for op in walk(fn):
+            if op.name == "func.call":
+                callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+                if callee in bodiless:
+                    out.append((op, callee))
+    return out
+
+
 @dataclass(frozen=True)
 class RlxToLinalg(ModulePass):
     """Lowers rlx and grad ops to linalg, tensor, arith, math and scf.
@@ -191,6 +210,10 @@ class RlxToLinalg(ModulePass):
             self.error(nested, "rlx ops in a nested module are not lowered: rlx-to-linalg "
                                "(and the CPU pipeline) lower the functions of the module "
                                "they run on; move them to the top-level module")
+            failed = True
+        for call, callee in _calls_without_body(module):
+            self.error(call, f"the call to '@{callee}' cannot be compiled: '@{callee}' is "
+                             "declared without a body (define it in the module)")
             failed = True
         for call in _recursive_calls(module):
             self.error(call, "recursive calls cannot be compiled (the compiled code has no "

@@ -26,6 +26,16 @@ def verify_op(op: ir.Operation) -> list[str]:
         return []
     prefix = f"'{name}' op "
     errors = []
+    for what, values in (("operand", op.operands), ("result", op.results)):
+        for i, v in enumerate(values):
+            t = v.type
+            if isinstance(t, ir.RankedTensorType) and t.encoding is not None:
+                # rlx tensors are plain dense tensors (lowering one failed
+                # later with an internal type mismatch)
+                errors.append(f"{prefix}{what} #{i} has a tensor encoding, which rlx does not "
+                              f"support: {t}")
+    if errors:
+        return errors
     attrs = raw_attributes(op)
     for attr_name, (kind, required) in ATTRS.get(name, {}).items():
         attr = attrs.get(attr_name)

@@ -139,3 +139,14 @@ func.func @resource_missing(%x: tensor<3xf32>) -> tensor<3xf32> {
   %r = "rlx.add"(%x, %c) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
   return %r : tensor<3xf32>
 }
+
+// -----
+
+// A call to a function declared without a body (the JIT then failed to find
+// its symbol, with an unlocated error).
+func.func private @ext(tensor<3xf32>) -> tensor<3xf32>
+func.func @call_declaration(%x: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{the call to '@ext' cannot be compiled: '@ext' is declared without a body (define it in the module)}}
+  %r = func.call @ext(%x) : (tensor<3xf32>) -> tensor<3xf32>
+  return %r : tensor<3xf32>
+}

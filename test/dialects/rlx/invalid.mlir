@@ -421,3 +421,14 @@ func.func @conv_padding_overflow(%a: tensor<1x1x4x4xf32>, %w: tensor<1x1x3x3xf32
   %r = "rlx.conv2d"(%a, %w) {padding = array<i64: 9223372036854775807, 0, 0, 0>} : (tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x2x2xf32>
   return
 }
+
+// -----
+
+// rlx tensors are dense tensors without encodings (lowering failed later
+// with an internal type mismatch).
+func.func @encoding(%x: tensor<3x4xf32, 1 : i64>) {
+  // expected-error @+2 {{'rlx.exp' op operand #0 has a tensor encoding, which rlx does not support: tensor<3x4xf32, 1 : i64>}}
+  // expected-error @+1 {{'rlx.exp' op result #0 has a tensor encoding, which rlx does not support: tensor<3x4xf32, 1 : i64>}}
+  %r = "rlx.exp"(%x) : (tensor<3x4xf32, 1 : i64>) -> tensor<3x4xf32, 1 : i64>
+  return
+}
