@@ -120,6 +120,10 @@ def _windows(xp, out_hw, kernel, strides, dilation):
     xp = np.ascontiguousarray(xp)
     n, c = xp.shape[:2]
     s = xp.strides
+    # a stride (dilation) along an axis of one window (one window position)
+    # is never used: any value does (2^63 - 1 overflowed the byte strides)
+    strides = [st if out > 1 else 1 for st, out in zip(strides, out_hw)]
+    dilation = [d if k > 1 else 1 for d, k in zip(dilation, kernel)]
     return as_strided(xp, shape=(n, c, out_hw[0], out_hw[1], kernel[0], kernel[1]),
                       strides=(s[0], s[1], s[2] * strides[0], s[3] * strides[1],
                                s[2] * dilation[0], s[3] * dilation[1]),

@@ -126,7 +126,10 @@ def _take(ctx, x, indices):
 
 @register("rlx.triu")
 def _triu(ctx, x):
-    return np.triu(x, ctx.int("k", 0))
+    # diagonals past the matrix keep all of it or none: the same for any k
+    # beyond them (numpy overflowed on k = -2^63)
+    k = max(-x.shape[-2], min(x.shape[-1], ctx.int("k", 0)))
+    return np.triu(x, k)
 
 
 def _collapse_sum(x, shape):

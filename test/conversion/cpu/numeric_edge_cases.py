@@ -91,3 +91,19 @@ def test_zero_size_ops():
     s.run()
 # CHECK-LABEL: TEST: test_zero_size_ops
 # CHECK: zero-size ops: all 6 cases match the interpreter
+
+
+@run
+def test_extreme_attributes():
+    # Attribute values at the ends of int64 that the compiled code accepts
+    # and the interpreter overflowed on (hostile-input review).
+    s = Suite("extreme attributes")
+    x = rand((3, 4), np.float32)
+    for k in (-(1 << 63), (1 << 63) - 1, -3, 4):
+        s.case(f"triu_k{k}", lambda a, k=k: op("rlx.triu", a, k=k), x)
+    s.case("conv2d_huge_strides", lambda a, w: op("rlx.conv2d", a, w,
+                                                 strides=[(1 << 63) - 1] * 2),
+           rand((1, 1, 4, 4), np.float32), rand((1, 1, 3, 3), np.float32))
+    s.run()
+# CHECK-LABEL: TEST: test_extreme_attributes
+# CHECK: extreme attributes: all 5 cases match the interpreter
