@@ -115,6 +115,42 @@ def _empty_results(module: ir.Operation) -> None:
         op.erase()
 
 
+# What a reduction over no element gives (numpy's answers; max and min of
+# nothing are refused by rlx-verify).
+_EMPTY_REDUCTION = {"rlx.sum": 0.0, "rlx.prod": 1.0, "rlx.mean": float("nan"),
+                    "rlx.variance": float("nan")}
+
+
+def _empty_reductions(module: ir.Operation) -> None:
+    """Replaces each reduction of an operand with no element (a reduced axis
+    of size 0) whose result has elements by a splat constant: the GPU
+    pipeline's reduction kernels summed nothing into NaN."""
+    for op in _compat.collect_ops(module, lambda o: o.name in _EMPTY_REDUCTION):
+        if len(op.operands) != 1 or len(op.results) != 1:
+            continue
+        src, res = op.operands[0].type, op.results[0].type
+        if not (isinstance(src, ir.RankedTensorType) and isinstance(res, ir.RankedTensorType)
+                and src.has_static_shape and res.has_static_shape
+                and 0 in src.shape and 0 not in res.shape):
+            continue
+        res = ir.RankedTensorType(res)
+        value = _EMPTY_REDUCTION[op.name]
+        elt = res.element_type
+        if isinstance(elt, ir.FloatType):
+            scalar = ir.FloatAttr.get(elt, value)
+        elif isinstance(elt, ir.IntegerType) and value == value:    # not NaN
+            scalar = ir.IntegerAttr.get(elt, int(value))
+        else:
+            continue
+        with op.location:
+            const = ir.Operation.create(
+                "arith.constant", results=[res], operands=[],
+                attributes={"value": ir.DenseElementsAttr.get_splat(res, scalar)},
+                ip=ir.InsertionPoint(op))
+        op.results[0].replace_all_uses_with(const.result)
+        op.erase()
+
+
 def _nested_modules_with_rlx(module: ir.Operation) -> list:
     """Modules directly inside ``module`` that hold rlx or grad ops."""
     out = []
@@ -245,6 +281,7 @@ class RlxToLinalg(ModulePass):
         retype_bools(module)
         fill_from_elements(module)      # loop indices as 0-d tensors (scf bodies)
         _empty_results(module)
+        _empty_reductions(module)
         with reduce.sum_blocks(self.sum_block):
             _compat.apply_patterns(module, patterns())
         # MLIR's walk: the lowered ops are not wrapped for Python (wrapping a

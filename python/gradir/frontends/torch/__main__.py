@@ -63,6 +63,40 @@ def _example(text: str, torch):
         raise ValueError(f"bad --input {text!r}: {str(err).splitlines()[0]}") from None
 
 
+def _write_output(path: str | None, text: str) -> None:
+    """``text`` to ``path`` (None or ``-``: stdout) through a temporary file
+    in the destination's directory, renamed over it: never a half-written
+    output (the tools' ``driver.write_output`` does more; frontends may not
+    import the tools, test/layout/imports.py)."""
+    import os
+    import tempfile
+    if path is None or path == "-":
+        sys.stdout.write(text)
+        return
+    target = os.path.realpath(path)            # a link's target is replaced, not the link
+    if os.path.exists(target) and not os.path.isfile(target):
+        with open(target, "w") as f:           # /dev/null, a FIFO: written directly
+            f.write(text)
+        return
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".",
+                               dir=os.path.dirname(target))
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, target)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def _umask() -> int:
+    import os
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="gradir-import", description=__doc__.split("\n\n")[0])
     parser.add_argument("factory", help="FILE.py:FACTORY or package.module:FACTORY")
@@ -108,10 +142,8 @@ def main(argv=None) -> int:
             raise
         print(f"gradir-import: error: {err}", file=sys.stderr)
         return 1
-    from gradir.tools.driver import write_output
     try:
-        # a temporary file renamed over -o: never a half-written output
-        write_output(args.output, text)
+        _write_output(args.output, text)
     except OSError as err:
         print(f"gradir-import: error: cannot write {args.output or 'the output'}: "
               f"{err.strerror or err}", file=sys.stderr)
