@@ -160,3 +160,19 @@ func.func @sum_stages_blocked_axis(%x: tensor<3x300x4x2xf32>) -> tensor<4xf32> {
   %0 = "rlx.sum"(%x) {axis = array<i64: 0, 1, 3>} : (tensor<3x300x4x2xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// A reduction over an empty axis is a constant (numpy's answer); no kernel.
+// CHECK-LABEL: func.func @reduce_empty_axis
+// CHECK-DAG: arith.constant dense<0.000000e+00> : tensor<3xf32>
+// CHECK-DAG: arith.constant dense<1.000000e+00> : tensor<3xf32>
+// CHECK-DAG: arith.constant dense<0x7FC00000> : tensor<3xf32>
+// CHECK-NOT: linalg.
+// CHECK: return
+func.func @reduce_empty_axis(%a: tensor<3x0xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %s = "rlx.sum"(%a) {axis = array<i64: 1>} : (tensor<3x0xf32>) -> tensor<3xf32>
+  %p = "rlx.prod"(%a) {axis = array<i64: 1>} : (tensor<3x0xf32>) -> tensor<3xf32>
+  %m = "rlx.mean"(%a) {axis = array<i64: 1>} : (tensor<3x0xf32>) -> tensor<3xf32>
+  return %s, %p, %m : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+}
