@@ -186,6 +186,31 @@ def _recursive_calls(module: ir.Operation) -> list:
             if reaches(callee, caller)]
 
 
+# Symbols the compiled code itself calls or defines: the allocator and C
+# library functions the lowering emits calls to, libm functions (opt level 0
+# calls them), the OpenMP and GPU runtimes, the C interfaces.  A function of
+# the program with such a name took their place (a function @free was called
+# as the deallocator: "free(): invalid pointer", SIGABRT).
+_RESERVED_NAMES = frozenset((
+    "malloc", "free", "calloc", "realloc", "aligned_alloc", "posix_memalign", "abort",
+    "memcpy", "memmove", "memset", "memrefCopy", "exit", "printf", "puts",
+    "expf", "exp", "logf", "log", "tanhf", "tanh", "erff", "erf", "powf", "pow",
+    "sqrtf", "sqrt", "fmaf", "fma", "sinf", "sin", "cosf", "cos", "log1pf", "log1p",
+    "expm1f", "expm1", "atan2f", "atan2", "fabsf", "fabs", "floorf", "floor", "ceilf", "ceil",
+    "roundf", "round", "fmodf", "fmod", "main"))
+_RESERVED_PREFIXES = ("_mlir_", "__kmpc_", "kmp_", "omp_", "mgpu", "llvm.", "__")
+
+
+def _reserved_name(name: str) -> str | None:
+    if name == "main":
+        return None             # the usual entry: no C symbol of that name is called
+    if name in _RESERVED_NAMES or name.startswith(_RESERVED_PREFIXES):
+        return (f"function name '@{name}' is reserved: the compiled code calls or defines a "
+                f"symbol of that name (the C library, libm, the OpenMP or GPU runtime, "
+                f"MLIR's C interfaces); rename the function")
+    return None
+
+
 def _calls_without_body(module: ir.Operation) -> list:
     """``(call, callee)`` for each ``func.call`` of a function of ``module``
     to a function declared without a body (nothing to compile; the JIT
@@ -256,6 +281,10 @@ class RlxToLinalg(ModulePass):
                              "control flow to end the recursion)")
             failed = True
         for fn in functions(module):
+            reserved = _reserved_name(symbol_name(fn))
+            if reserved:
+                self.error(fn, reserved)
+                failed = True
             ftype = function_type(fn)
             for kind, types in (("argument", ftype.inputs), ("result", ftype.results)):
                 for i, t in enumerate(types):

@@ -363,6 +363,11 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
         threads = resolve_threads(threads) if target == "cpu" else 1
     except ValueError as err:
         raise CompileError(str(err)) from None
+    if target == "cuda":
+        from ..conversion.gpu.nvvm import chip_problem
+        problem = chip_problem(chip)
+        if problem:
+            raise CompileError(problem)
     options = CompileOptions(target, opt_level, chip, tuple(keep_resident), cpu, threads)
     cannot_run = _host_problem(cpu) if target == "cpu" else None
     if cache is not None and not isinstance(cache, (bool, str, os.PathLike)):

@@ -1,6 +1,11 @@
 // RUN: gradir-opt %s --gpu-rlx-to-nvvm | FileCheck %s
 // RUN: gradir-opt %s --gpu-rlx-to-nvvm='opt-level=0 stage=bufferize' | FileCheck %s --check-prefix=BUFFERS
 // RUN: not gradir-opt %s --gpu-rlx-to-nvvm='stage=binary' 2>&1 | FileCheck %s --check-prefix=STAGE
+// An empty or short chip name ended the process (an assertion in NVVM's target attribute):
+// RUN: not gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=' 2>&1 | FileCheck %s --check-prefix=CHIP
+// RUN: not gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=5' 2>&1 | FileCheck %s --check-prefix=CHIP5
+// RUN: %PYTHON -c "import gradir; from gradir.runtime.signature import CompileError as E; m = gradir.parse(open('%s').read());\
+// RUN: exec('try:\n gradir.compile(m, target=\'cuda\', chip=\'\')\nexcept E as e: print(e)')" | FileCheck %s --check-prefix=CHIPAPI
 // RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_80' | FileCheck %s --check-prefix=PTX
 // RUN: not gradir-opt %s --pass-pipeline='builtin.module(func.func(gpu-rlx-to-nvvm{stage=nvvm}))' 2>&1 | FileCheck %s --check-prefix=NESTED
 // RUN: not gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm format=elf' 2>&1 | FileCheck %s --check-prefix=FORMAT
@@ -33,3 +38,7 @@ func.func @main(%x: tensor<8x4xf32>) -> tensor<8xf32> {
   %s = "rlx.sum"(%t) {axis = array<i64: 1>} : (tensor<8x4xf32>) -> tensor<8xf32>
   return %s : tensor<8xf32>
 }
+
+// CHIP: <pass-pipeline>:1:16: error: option 'chip' of pass 'gpu-rlx-to-nvvm': chip must name an NVIDIA GPU architecture like sm_90, not ''
+// CHIP5: error: option 'chip' of pass 'gpu-rlx-to-nvvm': chip must name an NVIDIA GPU architecture like sm_90, not '5'
+// CHIPAPI: chip must name an NVIDIA GPU architecture like sm_90, not ''

@@ -18,30 +18,30 @@ func.func @negative(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 
 // -----
 
-// CHECK-LABEL: func.func @exp(
+// CHECK-LABEL: func.func @exp_op(
 // CHECK: linalg.generic
 // CHECK: math.exp %{{.*}} : f64
-func.func @exp(%x: tensor<4xf64>) -> tensor<4xf64> {
+func.func @exp_op(%x: tensor<4xf64>) -> tensor<4xf64> {
   %0 = "rlx.exp"(%x) : (tensor<4xf64>) -> tensor<4xf64>
   return %0 : tensor<4xf64>
 }
 
 // -----
 
-// CHECK-LABEL: func.func @log(
+// CHECK-LABEL: func.func @log_op(
 // CHECK: linalg.generic
 // CHECK: math.log
-func.func @log(%x: tensor<4xf32>) -> tensor<4xf32> {
+func.func @log_op(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = "rlx.log"(%x) : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
 
 // -----
 
-// CHECK-LABEL: func.func @sqrt(
+// CHECK-LABEL: func.func @sqrt_op(
 // CHECK: linalg.generic
 // CHECK: math.sqrt
-func.func @sqrt(%x: tensor<4xf32>) -> tensor<4xf32> {
+func.func @sqrt_op(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = "rlx.sqrt"(%x) : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
@@ -61,30 +61,30 @@ func.func @rsqrt(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// CHECK-LABEL: func.func @sin(
+// CHECK-LABEL: func.func @sin_op(
 // CHECK: linalg.generic
 // CHECK: math.sin
-func.func @sin(%x: tensor<4xf32>) -> tensor<4xf32> {
+func.func @sin_op(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = "rlx.sin"(%x) : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
 
 // -----
 
-// CHECK-LABEL: func.func @cos(
+// CHECK-LABEL: func.func @cos_op(
 // CHECK: linalg.generic
 // CHECK: math.cos
-func.func @cos(%x: tensor<4xf32>) -> tensor<4xf32> {
+func.func @cos_op(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = "rlx.cos"(%x) : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
 
 // -----
 
-// CHECK-LABEL: func.func @tanh(
+// CHECK-LABEL: func.func @tanh_op(
 // CHECK: linalg.generic
 // CHECK: math.tanh
-func.func @tanh(%x: tensor<4xf32>) -> tensor<4xf32> {
+func.func @tanh_op(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = "rlx.tanh"(%x) : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
@@ -158,10 +158,10 @@ func.func @gelu(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// CHECK-LABEL: func.func @erf(
+// CHECK-LABEL: func.func @erf_op(
 // CHECK: linalg.generic
 // CHECK: math.erf
-func.func @erf(%x: tensor<4xf32>) -> tensor<4xf32> {
+func.func @erf_op(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = "rlx.erf"(%x) : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }

@@ -56,6 +56,10 @@ class GpuRlxToNvvm(ModulePass):
         if self.sm_count < 1:
             raise PassOptionError(f"option 'sm-count' of pass '{self.name}' must be at "
                                   f"least 1, got {self.sm_count}")
+        from .nvvm import chip_problem
+        problem = chip_problem(self.chip)
+        if problem:
+            raise PassOptionError(f"option 'chip' of pass '{self.name}': {problem}")
 
     def expand(self) -> str | None:
         """The pipeline this pass stands for when it must not run nested."""

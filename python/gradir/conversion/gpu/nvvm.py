@@ -38,6 +38,8 @@ The module after ``kernels`` runs in ``gradir.testing.gpu_emulator`` (tests with
 
 from __future__ import annotations
 
+import re
+
 import os
 import shutil
 from pathlib import Path
@@ -147,6 +149,21 @@ TO_KERNELS = "builtin.module(" + ",".join(_steps_to_memrefs(3) + _steps_to_kerne
 KERNELS_TO_NVVM = "builtin.module(" + ",".join(_steps_to_nvvm("sm_90", 3, "isa")) + ")"
 
 
+_CHIP = re.compile(r"sm_(\d+)[a-z]?")
+
+
+def chip_problem(chip) -> str | None:
+    """Why ``chip`` is no NVIDIA GPU architecture NVVM takes ("sm_90",
+    "sm_90a", ... from sm_20), or None.  An empty or short name ended the
+    process (an assertion in NVVM's target attribute)."""
+    m = _CHIP.fullmatch(chip) if isinstance(chip, str) else None
+    if m is None:
+        return f"chip must name an NVIDIA GPU architecture like sm_90, not {chip!r}"
+    if int(m.group(1)) < 20:
+        return f"chip {chip!r}: NVVM's oldest architecture is sm_20"
+    return None
+
+
 def lower_to_nvvm(module_op, *, chip: str = "sm_90", opt_level: int = 3,
                   format: str = "isa", keep_resident=(), sm_count: int = 132,  # noqa: A002
                   stop_after: str | None = None) -> None:
@@ -158,6 +175,9 @@ def lower_to_nvvm(module_op, *, chip: str = "sm_90", opt_level: int = 3,
     note naming a command that reproduces the failure."""
     if format not in FORMATS:
         raise ValueError(f"unknown GPU binary format '{format}' (one of {', '.join(FORMATS)})")
+    problem = chip_problem(chip)
+    if problem:
+        raise ValueError(problem)
     op = module_op.operation if hasattr(module_op, "operation") else module_op
     done = []
     with op.context:
