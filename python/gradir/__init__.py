@@ -43,6 +43,19 @@ def interpret(module, fn: str, *args):
     """Evaluates ``@fn`` of ``module`` on numpy arrays with the reference
     interpreter; returns a tuple of numpy arrays."""
     from .interp import interpret as _interpret
+    from .interp.core import InterpreterError
+    from .ir import as_operation
+    op = as_operation(module)
+    if not hasattr(op, "regions"):
+        raise TypeError(f"interpret expects an MLIR module, not {type(module).__name__}")
+    # The interpreter assumes valid ops (gradir.parse does not run rlx-verify):
+    # a strided_slice with a repeated axis returned a result of another shape.
+    from .dialects.verify import verify_module
+    errors = verify_module(op)
+    if errors:
+        from ._compat import format_location
+        loc, message = errors[0]
+        raise InterpreterError(f"{format_location(loc)}: {message}")
     return _interpret(module, fn, *args)
 
 

@@ -215,3 +215,32 @@ def damaged_symbols_and_needed():
 # CHECK-LABEL: TEST: damaged_symbols_and_needed
 # CHECK: nosym.so LibraryError:
 # CHECK: needed.so LibraryError:
+
+
+@run
+def names_of_the_process():
+    # hostile-input review: in a loaded library, _mlir_ciface_<name> called
+    # <name> through the GOT, which the dynamic linker bound to a same-named
+    # symbol of the process (libpython's PyList_New: SIGSEGV; libc's:
+    # garbage); the library is linked -Bsymbolic now.  A name that is no C
+    # identifier runs in the JIT and is refused by export_library (the
+    # loader refused it after the export had succeeded).
+    body = """func.func @PyList_New(%x: tensor<3xf32>) -> tensor<f32> {
+  %e = "rlx.exp"(%x) : (tensor<3xf32>) -> tensor<3xf32>
+  %s = "rlx.sum"(%e) : (tensor<3xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}"""
+    lib = rt.load(export(body, "pylist.so"))
+    y = np.array([3.0, 4.0, 5.0], np.float32)
+    print("PyList_New:", np.allclose(lib["PyList_New"](y), np.exp(y).sum()))
+    exe = gradir.compile(gradir.parse(body.replace("@PyList_New", '@"a-b"')), cache=False)
+    print("JIT a-b:", np.allclose(exe["a-b"](y), np.exp(y).sum()))
+    try:
+        exe.export_library(os.path.join(out, "ab.so"))
+        print("exported (wrong)")
+    except gradir.runtime.signature.CompileError as err:
+        print("refused:", str(err).split(":")[0])
+# CHECK-LABEL: TEST: names_of_the_process
+# CHECK-NEXT: PyList_New: True
+# CHECK-NEXT: JIT a-b: True
+# CHECK-NEXT: refused: @a-b cannot be exported

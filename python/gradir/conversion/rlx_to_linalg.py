@@ -197,17 +197,19 @@ _RESERVED_NAMES = frozenset((
     "expf", "exp", "logf", "log", "tanhf", "tanh", "erff", "erf", "powf", "pow",
     "sqrtf", "sqrt", "fmaf", "fma", "sinf", "sin", "cosf", "cos", "log1pf", "log1p",
     "expm1f", "expm1", "atan2f", "atan2", "fabsf", "fabs", "floorf", "floor", "ceilf", "ceil",
-    "roundf", "round", "fmodf", "fmod", "main"))
-_RESERVED_PREFIXES = ("_mlir_", "__kmpc_", "kmp_", "omp_", "mgpu", "llvm.", "__")
+    "roundf", "round", "fmodf", "fmod", "fputs", "stderr",
+    # what an exported library defines besides the functions
+    "gradir_signatures", "gradir_signatures_sha", "gradir_cpu_target", "gradir_target",
+    "gradir_glue_oom", "gradir_load_kernels", "gradir_unload_kernels"))
+_RESERVED_PREFIXES = ("_mlir_", "__kmpc_", "kmp_", "omp_", "mgpu", "llvm.", "__",
+                      "gradir_orc_")
 
 
 def _reserved_name(name: str) -> str | None:
-    if name == "main":
-        return None             # the usual entry: no C symbol of that name is called
     if name in _RESERVED_NAMES or name.startswith(_RESERVED_PREFIXES):
         return (f"function name '@{name}' is reserved: the compiled code calls or defines a "
                 f"symbol of that name (the C library, libm, the OpenMP or GPU runtime, "
-                f"MLIR's C interfaces); rename the function")
+                f"MLIR's C interfaces, an exported library's metadata); rename the function")
     return None
 
 

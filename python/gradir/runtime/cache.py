@@ -262,6 +262,9 @@ def store(directory: Path, key: str, exe, engine) -> None:
     functions were looked up, or a list of them: a split executable's
     parts) as the entry ``key``.  The object files are dumped now; linking,
     the trailer and the rename run in a thread."""
+    from .export import unexportable_names
+    if unexportable_names(exe.signatures):
+        return      # no library can hold it (each process rewrote and refused the entry)
     try:
         directory.mkdir(parents=True, exist_ok=True)
         if not os.access(directory, os.W_OK | os.X_OK):

@@ -266,7 +266,8 @@ def export_cuda_library(exe: CudaExecutable, path: Path) -> Path:
         glue.write_text(_glue_source(exe, init, deinit))
         out = path.parent / f".{path.name}.{os.getpid()}.tmp"   # same filesystem as path
         cmd = [compiler(), "-shared", "-fPIC", "-O2", "-o", str(out), str(obj), str(glue),
-               f"-L{runtime.parent}", f"-l:{runtime.name}", "-Wl,-rpath,$ORIGIN"]
+               f"-L{runtime.parent}", f"-l:{runtime.name}", "-Wl,-rpath,$ORIGIN",
+               "-Wl,-Bsymbolic"]    # its own functions, not the process's namesakes
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise CompileError("linking the exported library failed:\n" + " ".join(cmd)

@@ -100,6 +100,14 @@ def _compile_object(exe, libs, tmp: Path) -> Path:
     return obj
 
 
+def unexportable_names(signatures) -> list[str]:
+    """The function names of ``signatures`` that are no C identifiers: a
+    library cannot export them (the loader refused them after the export
+    had succeeded)."""
+    import re
+    return [n for n in signatures if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", n)]
+
+
 def export_library(exe, path: Path, object_file: Path | None = None,
                    data_in_objects: bool = False, needs_shim: bool = True) -> Path:
     """Writes ``path`` (a .so) holding exe's functions and signatures, plus
@@ -109,6 +117,11 @@ def export_library(exe, path: Path, object_file: Path | None = None,
     signature, digest and target symbols already (``data_llvm_ir``);
     ``needs_shim`` False: they do not call ``memrefCopy`` (with both, no C
     file is compiled: the link alone)."""
+    bad = unexportable_names(exe.signatures)
+    if bad:
+        raise CompileError(f"@{bad[0]} cannot be exported: a library's functions are C "
+                           f"symbols (_mlir_ciface_<name>), and '{bad[0]}' is no C identifier "
+                           f"([A-Za-z_][A-Za-z0-9_]*); the JIT runs it")
     path = Path(path).resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
     # issue 14 (parallel compile): a split executable says so itself (its
@@ -150,7 +163,11 @@ def export_library(exe, path: Path, object_file: Path | None = None,
                *c_files, *[f"-L{d}" for d in dict.fromkeys(
                    str(lib.parent) for lib in [libs[0], *device_libs])],
                *[f"-l:{lib.name}" for lib in device_libs],
-               "-Wl,-rpath,$ORIGIN", "-Wl,-z,defs", "-lm", "-lc"]
+               "-Wl,-rpath,$ORIGIN", "-Wl,-z,defs",
+               # the library's calls of its own functions bind to them, not to
+               # a same-named symbol of the process (a function @printf or
+               # @PyList_New called libc's / libpython's: wrong results, SIGSEGV)
+               "-Wl,-Bsymbolic", "-lm", "-lc"]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             tmp_out.unlink(missing_ok=True)

@@ -20,6 +20,7 @@ from ..autodiff.rules._helpers import shared_scalars
 from ..autodiff.simplify import paused_gc, simplify_function
 from ..autodiff.split import split_forward_backward
 from ..dialects import rlx
+from ..dialects.verify import verify_module
 from ..passes.base import ModulePass, PassOptionError, option
 from ..autodiff.cleanup import erase_dead_ops
 
@@ -92,6 +93,14 @@ class RlxGradient(ModulePass):
                                       f"'{self.budget}'") from None
 
     def apply(self, module: ir.Operation) -> None:
+        # The rules assume valid ops (gradir.parse and the builders do not
+        # run rlx-verify): a strided_slice with a repeated axis gave a
+        # "gradient" of another shape than its argument (hostile-input review).
+        errors = verify_module(module)
+        for loc, message in errors:
+            self.error(loc, message)
+        if errors:
+            raise self.failure()
         try:
             with paused_gc(), rlx.inference_memo():
                 self._apply(module)
