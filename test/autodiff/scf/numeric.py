@@ -217,3 +217,38 @@ def remat_captured_stack():
     print("remat captured ok")
 # CHECK-LABEL: TEST: remat_captured_stack
 # CHECK: remat captured ok
+
+
+@run
+def empty_states():
+    # Stacks that hold nothing (hostile-input review: rlx-gradient emitted
+    # slices at static offset 0 into a size-0 dimension, which MLIR's
+    # verifier refused): a loop carrying an empty tensor, and the second
+    # derivative of a loop of no trip.  Against finite differences, and
+    # compiled against the interpreter.
+    path = os.path.join(os.path.dirname(__file__), "Inputs", "loop_carries_empty.mlir")
+    text = open(path).read()
+    args = [rng.normal(size=3), np.zeros((0,))]
+    check_gradient(text, args, wrt=[0])     # (no difference quotient of an empty tensor)
+    m = gradient_module(text)
+    for w, g in zip(interpret(m, "main_adjoint", *args),
+                    gradir.compile(m)["main_adjoint"](*args)):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-15)
+    print("empty carried ok")
+    zero_trip = """func.func @main(%x: tensor<f64>, %h0: tensor<f64>) -> tensor<f64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c0 to %c0 step %c1 iter_args(%h = %h0) -> (tensor<f64>) {
+    %m = "rlx.multiply"(%h, %x) : (tensor<f64>, tensor<f64>) -> tensor<f64>
+    %hn = "rlx.sin"(%m) : (tensor<f64>) -> tensor<f64>
+    scf.yield %hn : tensor<f64>
+  }
+  return %r : tensor<f64>
+}"""
+    m = gradient_module(zero_trip)
+    gradir.run_pipeline(m, "builtin.module(rlx-gradient{func=main_adjoint target-index=1})")
+    a = [np.array(0.3), np.array(0.7)]
+    print("second order of no trip:", [float(v) for v in interpret(m, "main_adjoint_adjoint", *a)])
+# CHECK-LABEL: TEST: empty_states
+# CHECK: empty carried ok
+# CHECK: second order of no trip: [0.7, 0.0, 1.0, 0.0, 0.0]

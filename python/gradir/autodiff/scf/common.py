@@ -108,9 +108,22 @@ def _slice_attrs(t: ir.RankedTensorType):
     return ([dyn] + [0] * rank, [1] + list(t.shape), [1] * (rank + 1))
 
 
+def _holds_nothing(stack_type: ir.Type, t: ir.Type) -> bool:
+    """Whether a stack of ``t`` rows holds no element: ``t`` has none (a
+    loop carries an empty tensor) or the stack has no row (a loop of no
+    trip).  Its slices would have static offsets into a size-0 dimension,
+    which MLIR's verifier refuses (hostile-input review)."""
+    for shaped in (stack_type, t):
+        if isinstance(shaped, ir.RankedTensorType) and 0 in ir.RankedTensorType(shaped).shape:
+            return True
+    return False
+
+
 def stack_push(stack: ir.Value, v: ir.Value, k: ir.Value) -> ir.Value:
     """``stack`` with row ``k`` set to ``v``."""
     t = v.type
+    if _holds_nothing(stack.type, t):
+        return stack
     if isinstance(t, ir.RankedTensorType):
         offs, sizes, strides = _slice_attrs(ir.RankedTensorType(t))
         out = tensor.InsertSliceOp(v, stack, [k], [], [], offs, sizes, strides).result
@@ -122,6 +135,10 @@ def stack_push(stack: ir.Value, v: ir.Value, k: ir.Value) -> ir.Value:
 
 def stack_get(stack: ir.Value, k: ir.Value, t: ir.Type) -> ir.Value:
     """Row ``k`` of ``stack`` as a value of type ``t``."""
+    if _holds_nothing(stack.type, t) and isinstance(t, ir.RankedTensorType) \
+            and 0 in ir.RankedTensorType(t).shape:
+        return tensor.EmptyOp(list(ir.RankedTensorType(t).shape),
+                              ir.RankedTensorType(t).element_type).result
     if isinstance(t, ir.RankedTensorType):
         offs, sizes, strides = _slice_attrs(ir.RankedTensorType(t))
         return tensor.ExtractSliceOp(t, stack, [k], [], [], offs, sizes, strides).result
