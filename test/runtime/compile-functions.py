@@ -51,3 +51,16 @@ for bad in (dict(functions=[]), dict(functions=[3]), dict(cache=3)):
 # CHECK-NEXT: TypeError: functions must name at least one function, not ()
 # CHECK-NEXT: TypeError: functions must name at least one function, not (3,)
 # CHECK-NEXT: TypeError: cache must be None, True, False or a directory, not 3
+# target="cuda" honours functions= too (it compiled everything, an unknown
+# name passed: hostile-input review), and a func.func op is no module (an
+# IndexError from the bindings).  Lowering only: no GPU needed for the refusal.
+try:
+    gradir.compile(m, target="cuda", functions=["nope"])
+except CompileError as err:
+    print("cuda CompileError:", err)
+# CHECK-NEXT: cuda CompileError: no public function @nope to compile
+try:
+    gradir.compile(m.body.operations[0], cache=False)
+except TypeError as err:
+    print("TypeError:", err)
+# CHECK-NEXT: TypeError: gradir.compile expects an MLIR module (gradir.parse(text)), not a 'func.func' op

@@ -154,8 +154,9 @@ def _resident_indices(options, sig: Signature) -> tuple[int, ...]:
 
 
 def compile_cuda(module, options, *, format: str | None = None,  # noqa: A002
-                 sm_count: int = 132) -> CudaExecutable:
-    """Lowers every public function of an rlx module for the GPU
+                 sm_count: int = 132, functions=None) -> CudaExecutable:
+    """Lowers every public function of an rlx module (those of ``functions``
+    only, when given) for the GPU
     (``gradir.conversion.gpu.nvvm``) and returns a ``CudaExecutable``.
 
     ``options`` is a ``jit.CompileOptions`` (target "cuda", opt_level, chip,
@@ -174,7 +175,14 @@ def compile_cuda(module, options, *, format: str | None = None,  # noqa: A002
         resident = {}
         for fn in public_functions(copy.operation):
             sig = signature_of(fn)
+            if functions is not None and sig.name not in functions:
+                # private: symbol-dce drops it before lowering (as on the CPU)
+                fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
+                continue
             sigs[sig.name] = sig
+        if functions is not None and set(functions) - set(sigs):
+            missing = sorted(set(functions) - set(sigs))
+            raise CompileError(f"no public function @{missing[0]} to compile")
         if not sigs:
             raise CompileError("the module has no public function with a body to compile")
         if options.keep_resident:

@@ -352,6 +352,10 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
     if not hasattr(module, "operation") and not isinstance(module, ir.Operation):
         raise TypeError(f"gradir.compile expects an MLIR module (gradir.parse(text)), "
                         f"not {type(module).__name__}")
+    if as_operation(module).name != "builtin.module":
+        # (a func.func op gave an IndexError from the bindings)
+        raise TypeError(f"gradir.compile expects an MLIR module (gradir.parse(text)), not "
+                        f"a '{as_operation(module).name}' op")
     if isinstance(opt_level, bool) or not isinstance(opt_level, int) or not 0 <= opt_level <= 3:
         raise CompileError(f"opt_level must be an integer from 0 to 3, not {opt_level!r}")
     from ..conversion.cpu.host import NAMED_TARGETS
@@ -380,7 +384,7 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
             raise TypeError(f"functions must name at least one function, not {functions!r}")
     if target == "cuda":
         from .cuda import compile_cuda
-        return compile_cuda(module, options)
+        return compile_cuda(module, options, functions=functions)
     # --- issue 14: the persistent compile cache (runtime/cache.py) ---
     from . import cache as _cache
     directory = _cache.cache_dir(cache) if target == "cpu" else None

@@ -82,13 +82,18 @@ def parse_args(argv: list[str]) -> tuple[RunOptions, driver.Options]:
         elif name == "target":
             ro.target, i = _take_value(argv, i, name, inline)
         elif name == "interpret":
-            ro.interpret = True
+            if inline is not None and inline.lower() not in ("true", "1", "false", "0"):
+                raise UsageError(f"--interpret takes no value or true/false, not '{inline}'")
+            ro.interpret = inline is None or inline.lower() in ("true", "1")
         elif name == "print-precision":
             v, i = _take_value(argv, i, name, inline)
             try:
                 ro.precision = int(v)
             except ValueError:
                 raise UsageError(f"--print-precision expects an integer, not '{v}'") from None
+            if ro.precision < 0:
+                raise UsageError(f"--print-precision expects a non-negative number of "
+                                 f"digits, not {v}")
         else:
             rest.append(arg)
     if ro.inputs and ro.seed is not None:
