@@ -267,7 +267,7 @@ def _parse_budget(text: str) -> tuple[str, float]:
         raise ValueError(text)
     if value <= 1.0:
         return "fraction", value
-    if value != int(value):
+    if math.isfinite(value) and value != int(value):
         # 1.5 is neither a fraction (at most 1) nor a count of bytes: it
         # meant 1 byte (hostile-input review)
         raise ValueError(f"budget '{text}': a fraction is at most 1 (0.25, 25%), a size is "
