@@ -25,6 +25,31 @@ from ..passes.base import ModulePass, PassOptionError, option
 from ..autodiff.cleanup import erase_dead_ops
 
 
+_LOOPS = ("scf.for", "scf.while")
+
+
+def _warn_ignored_attributes(module: ir.Operation, name: str) -> None:
+    """A warning for each gradient attribute on an op that does not take it
+    (they were silently ignored: hostile-input review): ``grad.checkpoint``
+    on anything but a loop, ``grad.save`` / ``grad.recompute`` on an op with
+    regions (a loop's states follow its ``grad.checkpoint``)."""
+    from .. import _compat
+    fn = find_function(module, name)
+    if fn is None:
+        return
+    wanted = ("grad.checkpoint", "grad.save", "grad.recompute")
+    for op in _compat.collect_ops(fn, lambda o: any(a in o.attributes for a in wanted)):
+        if "grad.checkpoint" in op.attributes and op.name not in _LOOPS:
+            _compat.emit(op.location, "warning",
+                         f"'grad.checkpoint' on '{op.name}' is ignored: it is the policy of "
+                         f"an scf.for or scf.while loop")
+        for pin in ("grad.save", "grad.recompute"):
+            if pin in op.attributes and len(op.regions):
+                _compat.emit(op.location, "warning",
+                             f"'{pin}' on '{op.name}' is ignored: pins go on ops without "
+                             f"regions (a loop's states follow its 'grad.checkpoint')")
+
+
 @dataclass(frozen=True)
 class RlxGradient(ModulePass):
     """Adds @<func>_adjoint: @<func>'s results followed by the gradients of a scalar target.
@@ -101,6 +126,7 @@ class RlxGradient(ModulePass):
             self.error(loc, message)
         if errors:
             raise self.failure()
+        _warn_ignored_attributes(module, self.func)
         try:
             with paused_gc(), rlx.inference_memo():
                 self._apply(module)
