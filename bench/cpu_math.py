@@ -37,7 +37,7 @@ def compile_gradir(n: int, approx: bool):
     import gradir
     from gradir.conversion.cpu import pipeline
     t = f"tensor<{n}xf32>"
-    text = "\n".join(f'''func.func @{name}(%x: {t}) -> {t} {{
+    text = "\n".join(f'''func.func @rlx_{name}(%x: {t}) -> {t} {{
   %0 = "rlx.{name}"(%x) : ({t}) -> {t}
   return %0 : {t}
 }}''' for name in OPS)
@@ -102,9 +102,9 @@ def main(argv: list[str]) -> int:
           + "".join(f"{c + '/gradir':>20}" for c in cols[1:]))
     for name in OPS:
         arg = xpos if name == "log" else x
-        times = {"gradir": timeit(lambda: exe[name](arg))}
+        times = {"gradir": timeit(lambda: exe["rlx_" + name](arg))}
         if libm:
-            times["gradir-libm"] = timeit(lambda: old[name](arg))
+            times["gradir-libm"] = timeit(lambda: old["rlx_" + name](arg))
         times["numpy"] = timeit(lambda: numpy_ops[name](arg)) if name in numpy_ops else None
         if "torch" in peers:
             t = torch.from_numpy(arg)

@@ -18,19 +18,20 @@ def run(f):
 
 
 LOOP = """
-func.func @main(%x: tensor<3xf64>) -> (tensor<3xf64>, tensor<i64>) {
+func.func @main(%x: tensor<3xf64>) -> (tensor<3xf64>, tensor<f64>) {
   %c2 = arith.constant 2 : index
   %c3 = arith.constant 3 : index
   %c11 = arith.constant 11 : index
-  %z = arith.constant dense<0> : tensor<i64>
-  %r:2 = scf.for %i = %c2 to %c11 step %c3 iter_args(%h = %x, %n = %z) -> (tensor<3xf64>, tensor<i64>) {
+  %z = arith.constant dense<0.0> : tensor<f64>
+  %r:2 = scf.for %i = %c2 to %c11 step %c3 iter_args(%h = %x, %n = %z) -> (tensor<3xf64>, tensor<f64>) {
     %e = "rlx.sin"(%h) : (tensor<3xf64>) -> tensor<3xf64>
     %i64 = arith.index_cast %i : index to i64
-    %t = tensor.from_elements %i64 : tensor<i64>
-    %n2 = "rlx.add"(%n, %t) : (tensor<i64>, tensor<i64>) -> tensor<i64>
-    scf.yield %e, %n2 : tensor<3xf64>, tensor<i64>
+    %ti = tensor.from_elements %i64 : tensor<i64>
+    %t = "rlx.astype"(%ti) : (tensor<i64>) -> tensor<f64>
+    %n2 = "rlx.add"(%n, %t) : (tensor<f64>, tensor<f64>) -> tensor<f64>
+    scf.yield %e, %n2 : tensor<3xf64>, tensor<f64>
   }
-  return %r#0, %r#1 : tensor<3xf64>, tensor<i64>
+  return %r#0, %r#1 : tensor<3xf64>, tensor<f64>
 }
 """
 
