@@ -74,6 +74,18 @@ def _constant(ctx):
     if isinstance(attr, (ir.FloatAttr, ir.IntegerAttr, ir.BoolAttr)):
         return np.asarray(attr.value, dtype=np_dtype(t))
     if not isinstance(attr, ir.DenseElementsAttr):
+        text = str(attr)
+        if text.startswith("dense_resource<"):
+            # the blob's bytes, little-endian, as the compiled code reads them
+            key = text[len("dense_resource<"):text.index(">")]
+            blob = ctx.interp.resource_blob(key)
+            shape = type_shape(t)
+            dtype = ctx.result_dtype()
+            count = int(np.prod(shape, dtype=np.int64))
+            if blob is None or len(blob) != count * np.dtype(dtype).itemsize:
+                raise ctx.error(f"dense_resource<{key}> has no data of the size its type needs")
+            return np.frombuffer(blob, dtype=np.dtype(dtype).newbyteorder("<")).astype(
+                dtype).reshape(shape)
         raise ctx.error(f"unsupported constant attribute {attr}")
     dense = ir.DenseElementsAttr(attr)
     shape = type_shape(dense.type)
