@@ -4,7 +4,8 @@
   (``equal(x, broadcast(result))``), divided equally among ties (JAX's
   ``reduce_max`` / PyTorch's ``amax`` convention), so the adjoints of a
   reduced group always sum to the incoming gradient.
-- ``prod``: ``g * prod / x``; assumes no zero in ``x``.
+- ``prod``: ``g`` times the product of the other elements of the group
+  (``prod / x`` without zeros; exact with one or more zeros).
 - ``variance``: the population variance (Relax): ``g * 2 (x - mean) / N``.
 - ``cumsum``: a reverse cumulative sum (flip, cumsum, flip back); an absent
   axis means the flattened input, so the adjoint is reshaped back.
@@ -74,10 +75,24 @@ vjp("rlx.max", "rlx.min")(_extremum)
 
 @vjp("rlx.prod")
 def prod(op, grads):
+    # d prod / d x_i is the product of the other elements: prod / x_i when no
+    # element of the group is 0; with one zero, that product at the zero and
+    # 0 elsewhere; with two or more, 0 everywhere (g * prod / x gave NaN at
+    # a zero: a hostile-input review against torch.autograd)
     (g,) = grads
     x = op.operands[0]
-    gy = rlx.multiply(_keepdims(g, x, op), _keepdims(op.results[0], x, op))
-    return [rlx.divide(gy, x)]
+    et = elt_of(x)
+    axes = reduction_axes(attrs(op).get("axis"), len(shape_of(x)))
+    zero_c, one_c = const_scalar(0.0, et), const_scalar(1.0, et)
+    is_zero = rlx.equal(x, zero_c)
+    safe = rlx.where(is_zero, one_c, x)
+    others = rlx.broadcast_to(rlx.prod(safe, axis=axes, keepdims=True), shape_of(x))
+    zeros = rlx.broadcast_to(rlx.sum(rlx.astype(is_zero, et), axis=axes, keepdims=True),
+                             shape_of(x))
+    local = rlx.where(is_zero,
+                      rlx.where(rlx.equal(zeros, one_c), others, zero_c),
+                      rlx.where(rlx.equal(zeros, zero_c), rlx.divide(others, safe), zero_c))
+    return [rlx.multiply(_expand_back(g, x, op), local)]
 
 
 @vjp("rlx.variance")
