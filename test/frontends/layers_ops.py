@@ -103,6 +103,14 @@ def test_arithmetic_and_reductions():
     ]
     for fn in fns:
         check(Fn(fn), (x, y))
+    # sum/mean with a dtype (the keyword-only dtype was read as the dim: a
+    # TypeError), and prod over groups holding one and two zeros (the
+    # gradient was NaN): a review against torch.autograd
+    z = y.clone()
+    z[0, 1] = 0.0
+    z[1, 0] = z[1, 2] = 0.0
+    check(Fn(lambda s, x, y: (x.sum(dtype=torch.float64), x.mean(dtype=torch.float64))), (x, y))
+    check(Fn(lambda s, x, y: (y.prod(), y.prod(1), y.prod(0))), (x, z))
     print("arithmetic and reductions ok")
 # CHECK-LABEL: TEST: test_arithmetic_and_reductions
 # CHECK: arithmetic and reductions ok

@@ -19,6 +19,11 @@ def _axes(cx, v, dim):
 
 def _reduce(builder):
     def mapping(cx, x, dim=None, keepdim=False, dtype=None):
+        if cx.op in ("aten.sum.default", "aten.mean.default"):
+            # sum.default(self, *, dtype=None): the importer binds the
+            # keyword-only dtype second, where dim was read (x.sum(dtype=...)
+            # raised a TypeError); the operand is cast to the result's dtype
+            dim, keepdim = None, False
         (v,) = float_operands(cx, x)
         if cx.rank(v) == 0:
             return v
