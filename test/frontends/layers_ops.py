@@ -111,6 +111,11 @@ def test_arithmetic_and_reductions():
     z[1, 0] = z[1, 2] = 0.0
     check(Fn(lambda s, x, y: (x.sum(dtype=torch.float64), x.mean(dtype=torch.float64))), (x, y))
     check(Fn(lambda s, x, y: (y.prod(), y.prod(1), y.prod(0))), (x, z))
+    # log1p / expm1 of small values (log(1 + x) gave log1p(1e-20) = 0): the
+    # forward equals torch's to 1e-10 relative (atol 1e-30), and so do the gradients
+    small = torch.tensor([[1e-20, -1e-12, 1e-8, 3e-3], [-0.009, 0.011, -0.7, 2.0],
+                          [0.05, -0.099, 0.12, 0.5]])
+    check(Fn(lambda s, x, y: (x.log1p(), x.expm1())), (small, y), atol=1e-30)
     print("arithmetic and reductions ok")
 # CHECK-LABEL: TEST: test_arithmetic_and_reductions
 # CHECK: arithmetic and reductions ok

@@ -55,16 +55,46 @@ def _one(cx, like, v=1.0):
     return cx.scalar(v, cx.dtype(like))
 
 
+# log1p / expm1 without an rlx op of their own: log(1 + x) and exp(x) - 1
+# lose the digits of a small x (log1p(1e-20) was 0, log1p(1e-12) off by 9e-5:
+# a review against torch), so below a threshold a Taylor polynomial gives
+# them; (threshold, terms): the first term left out is below the type's
+# epsilon there, and above it the direct form's relative error is about
+# epsilon / threshold (f64: ~1e-14, f32: ~1e-6).
+_SMALL = {"f64": (1e-2, 9), "other": (1e-1, 8)}
+
+
+def _small(cx, v):
+    return _SMALL["f64" if str(cx.dtype(v)) == "torch.float64" else "other"]
+
+
+def _taylor(cx, v, coeffs):
+    """sum_k coeffs[k-1] v^k (Horner)."""
+    acc = cx.scalar(coeffs[-1], cx.dtype(v))
+    for c in reversed(coeffs[:-1]):
+        acc = rlx.add(cx.scalar(c, cx.dtype(v)), rlx.multiply(v, acc))
+    return rlx.multiply(v, acc)
+
+
+def _near_zero(cx, v, series, direct):
+    limit, _ = _small(cx, v)
+    return rlx.where(rlx.less(rlx.abs_(v), cx.scalar(limit, cx.dtype(v))), series, direct)
+
+
 @aten("aten.log1p.default")
 def log1p(cx, x):
     (v,) = float_operands(cx, x)
-    return rlx.log(rlx.add(v, _one(cx, v)))
+    _, n = _small(cx, v)
+    series = _taylor(cx, v, [(-1.0) ** (k + 1) / k for k in range(1, n + 1)])
+    return _near_zero(cx, v, series, rlx.log(rlx.add(v, _one(cx, v))))
 
 
 @aten("aten.expm1.default")
 def expm1(cx, x):
     (v,) = float_operands(cx, x)
-    return rlx.subtract(rlx.exp(v), _one(cx, v))
+    _, n = _small(cx, v)
+    series = _taylor(cx, v, [1.0 / math.factorial(k) for k in range(1, n + 1)])
+    return _near_zero(cx, v, series, rlx.subtract(rlx.exp(v), _one(cx, v)))
 
 
 @aten("aten.reciprocal.default")
