@@ -116,6 +116,10 @@ def test_arithmetic_and_reductions():
     small = torch.tensor([[1e-20, -1e-12, 1e-8, 3e-3], [-0.009, 0.011, -0.7, 2.0],
                           [0.05, -0.099, 0.12, 0.5]])
     check(Fn(lambda s, x, y: (x.log1p(), x.expm1())), (small, y), atol=1e-30)
+    # the norm of a zero vector: gradient 0, as torch's (it was NaN)
+    z2 = x.clone()
+    z2[1] = 0.0
+    check(Fn(lambda s, x, y: (x.norm(dim=1), torch.linalg.vector_norm(x, dim=0))), (z2, y))
     print("arithmetic and reductions ok")
 # CHECK-LABEL: TEST: test_arithmetic_and_reductions
 # CHECK: arithmetic and reductions ok

@@ -105,7 +105,13 @@ def vector_norm(cx, x, ord=2, dim=None, keepdim=False, dtype=None):
     (v,) = float_operands(cx, x)
     if ord != 2:
         raise cx.error(f"vector norms other than ord=2 (got {ord}) have no rlx mapping")
-    return rlx.sqrt(rlx.sum_(rlx.square(v), _axes(cx, v, dim), bool(keepdim)))
+    s = rlx.sum_(rlx.square(v), _axes(cx, v, dim), bool(keepdim))
+    # sqrt's derivative is infinite at 0, so the norm of a zero vector had a
+    # NaN gradient; torch's is 0 there: the square root of a sum of 0 is
+    # taken of 1 and replaced by 0, so no cotangent reaches it
+    zero = cx.scalar(0.0, cx.dtype(s))
+    is_zero = rlx.equal(s, zero)
+    return rlx.where(is_zero, zero, rlx.sqrt(rlx.where(is_zero, cx.scalar(1.0, cx.dtype(s)), s)))
 
 
 @aten("aten.softmax.int", "aten._softmax.default", "aten.log_softmax.int",
