@@ -532,6 +532,36 @@ def _operation(lib, raw) -> ir.Operation | None:
     return ir.Operation._CAPICreate(lib.new_capsule(raw.ptr, _OP_CAPSULE, None))
 
 
+_BLOB = re.compile(r'("(?:[^"\\]|\\.)*"|[\w.$-]+)\s*:\s*"0x([0-9A-Fa-f]*)"')
+
+
+def resource_blobs(op) -> dict[str, bytes]:
+    """The ``builtin`` dialect-resource blobs of the module holding ``op``,
+    by key, their data without the leading 4-byte alignment word.  The
+    bindings give no accessor: the top-level op is printed and its
+    ``{-# dialect_resources #-}`` section read back (for a module without
+    ``dense_resource`` attributes, the caller should not ask)."""
+    top = op.operation if hasattr(op, "operation") else op
+    while True:
+        try:
+            parent = top.parent
+        except ValueError:          # a detached op: the top itself
+            break
+        if parent is None:
+            break
+        top = parent.operation if hasattr(parent, "operation") else parent
+    text = top.get_asm(print_generic_op_form=True)
+    start = text.rfind("{-#")
+    if start < 0:
+        return {}
+    section = text[start:]
+    at = section.find("builtin:")
+    if at < 0:
+        return {}
+    return {key: bytes.fromhex(hexa)[4:]
+            for key, hexa in _BLOB.findall(section[at:section.find("}", at)])}
+
+
 def is_dense_resource(attr: ir.Attribute) -> bool:
     """Whether ``attr`` is a ``dense_resource`` elements attribute (the
     bindings do not down-cast those, and their ``static_typeid`` raises)."""

@@ -85,7 +85,6 @@ def verify_module(module_op) -> list[tuple[ir.Location, str]]:
 # Ops whose elements attribute may be a dense_resource.
 RESOURCE_OPS = frozenset(("arith.constant", "memref.global", "ml_program.global"))
 _KEY = re.compile(r'dense_resource<("(?:[^"\\]|\\.)*"|[^>]*)>')
-_BLOB = re.compile(r'("(?:[^"\\]|\\.)*"|[\w.$-]+)\s*:\s*"0x([0-9A-Fa-f]*)"')
 
 
 def _element_bytes(t: ir.Type) -> int | None:
@@ -116,16 +115,7 @@ def resource_problems(module_op, holders) -> list[tuple[ir.Location, str]]:
                 found.append((op, op.attributes[name]))
     if not found:
         return []
-    text = module_op.get_asm(print_generic_op_form=True)
-    start = text.rfind("{-#")
-    blobs = {}
-    if start >= 0:
-        section = text[start:]
-        builtin = section.find("builtin:")
-        if builtin >= 0:
-            end = section.find("}", builtin)
-            blobs = {key: len(hexa) // 2 - 4
-                     for key, hexa in _BLOB.findall(section[builtin:end])}
+    blobs = {key: len(data) for key, data in _compat.resource_blobs(module_op).items()}
     out = []
     for op, attr in found:
         match = _KEY.search(str(attr))

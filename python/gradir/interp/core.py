@@ -320,31 +320,12 @@ class Interpreter:
         self.depth = 0
 
     def resource_blob(self, key: str) -> bytes | None:
-        """The bytes of the module's ``dense_resource`` blob ``key`` (its
-        alignment word left out), or None: read back from the printed
-        module's resource section, once (the bindings give no accessor)."""
+        """The data of the module's ``dense_resource`` blob ``key``, or None
+        (read once: ``_compat.resource_blobs``)."""
         blobs = getattr(self, "_blobs", None)
         if blobs is None:
-            blobs = self._blobs = {}
-            top = self.module
-            while True:
-                try:
-                    parent = top.parent
-                except ValueError:      # a detached op: the top itself
-                    break
-                if parent is None:
-                    break
-                top = parent.operation if hasattr(parent, "operation") else parent
-            text = top.get_asm(print_generic_op_form=True)
-            start = text.rfind("{-#")
-            if start >= 0:
-                section = text[start:]
-                at = section.find("builtin:")
-                if at >= 0:
-                    for k, hexa in re.findall(
-                            r'("(?:[^"\\]|\\.)*"|[\w.$-]+)\s*:\s*"0x([0-9A-Fa-f]*)"',
-                            section[at:section.find("}", at)]):
-                        blobs[k] = bytes.fromhex(hexa)[4:]
+            from .. import _compat
+            blobs = self._blobs = _compat.resource_blobs(self.module)
         return blobs.get(key)
 
     def lookup(self, name: str) -> ir.Operation:
