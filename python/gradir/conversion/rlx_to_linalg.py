@@ -92,20 +92,23 @@ def _op_problems(op) -> list[str]:
     return []
 
 
-def _empty_results(module: ir.Operation) -> None:
+def _empty_results(ops: list) -> list:
     """Replaces each rlx op whose results all have no element (a static
     shape with a 0 dimension) by ``tensor.empty`` ops: there is nothing to
     compute, and the lowerings and the CPU schedule's tiling of a zero-size
     dimension crashed (conv2d with 0 output channels: an assertion in
     linalg's tiling; max_pool2d of a batch of 0 images, strided_slice of an
-    empty tensor)."""
-    for op in _compat.collect_ops(module, lambda o: o.name.startswith("rlx.")):
+    empty tensor).  ``ops``: the module's rlx ops; returns those left."""
+    left = []
+    for op in ops:
         results = list(op.results)
         if not results or len(op.regions):
+            left.append(op)
             continue
         if not all(isinstance(r.type, ir.RankedTensorType)
                    and ir.RankedTensorType(r.type).has_static_shape
                    and 0 in ir.RankedTensorType(r.type).shape for r in results):
+            left.append(op)
             continue
         with op.location:
             for r in results:
@@ -113,6 +116,7 @@ def _empty_results(module: ir.Operation) -> None:
                                             ip=ir.InsertionPoint(op))
                 r.replace_all_uses_with(empty.result)
         op.erase()
+    return left
 
 
 # What a reduction over no element gives (numpy's answers; max and min of
@@ -121,12 +125,12 @@ _EMPTY_REDUCTION = {"rlx.sum": 0.0, "rlx.prod": 1.0, "rlx.mean": float("nan"),
                     "rlx.variance": float("nan")}
 
 
-def _empty_reductions(module: ir.Operation) -> None:
+def _empty_reductions(ops: list) -> None:
     """Replaces each reduction of an operand with no element (a reduced axis
     of size 0) whose result has elements by a splat constant: the GPU
     pipeline's reduction kernels summed nothing into NaN."""
-    for op in _compat.collect_ops(module, lambda o: o.name in _EMPTY_REDUCTION):
-        if len(op.operands) != 1 or len(op.results) != 1:
+    for op in ops:
+        if op.name not in _EMPTY_REDUCTION or len(op.operands) != 1 or len(op.results) != 1:
             continue
         src, res = op.operands[0].type, op.results[0].type
         if not (isinstance(src, ir.RankedTensorType) and isinstance(res, ir.RankedTensorType)
@@ -311,8 +315,9 @@ class RlxToLinalg(ModulePass):
             raise self.failure() from None
         retype_bools(module)
         fill_from_elements(module)      # loop indices as 0-d tensors (scf bodies)
-        _empty_results(module)
-        _empty_reductions(module)
+        # one walk for both (rlx ops only)
+        _empty_reductions(_empty_results(
+            _compat.collect_ops(module, lambda o: o.name.startswith("rlx."))))
         with reduce.sum_blocks(self.sum_block):
             _compat.apply_patterns(module, patterns())
         # MLIR's walk: the lowered ops are not wrapped for Python (wrapping a
