@@ -168,11 +168,23 @@ def _k_block(l1d: int, n: int, elt_bytes: int) -> int:
     return k
 
 
+# The L2 size the M block follows, at most (see ``_m_block``).
+M_BLOCK_L2_CAP = 1 << 20
+
+
 def _m_block(l2: int, m: int, k: int, elt_bytes: int) -> int:
     """Rows of the lhs block that the rhs panels of a K block are packed for:
     a multiple of the register tile's rows whose block (rows x K block)
-    fills at most 3/8 of the L2 cache."""
-    return m * max(1, (3 * l2 // 8) // (k * elt_bytes * m))
+    fills at most 3/8 of the L2 cache, counted as at most 1 MiB.
+
+    The cap (measured, test/conversion/Inputs/gemm_bench.py, one thread,
+    f32, min of 20): on an Intel Xeon with 2 MiB of L2 per core (AVX-512,
+    AMX), the uncapped 768-row blocks ran GEMM 1024^3 at 156 GFLOP/s
+    (AVX-512) and 92-96 (x86-64-v3), 384-row blocks at 183 and 107-111
+    (numpy 199 / 120), 1000^3 and 512^3 the same either way; on the AMD
+    EPYC Zen 5 of the measurements above (1 MiB of L2) the formula gives
+    384 rows, its best."""
+    return m * max(1, (3 * min(l2, M_BLOCK_L2_CAP) // 8) // (k * elt_bytes * m))
 
 
 def _tile(target: CpuTarget, bits: int) -> tuple[int, int]:
