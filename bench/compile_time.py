@@ -43,6 +43,9 @@ interleaved, and the table shows medians over the rounds.  Rows:
                    use: gradir's default outside this benchmark, which sets
                    OMP_NUM_THREADS=1 for every process and so makes the other
                    gradir rows compile single-threaded code)
+  gradir kern adj / gradir kern Nthr  as gradir cold adj / adj Nthr, with
+                   GRADIR_KERNELS=1 (``kernels=True``: 2-D matmuls call gradir's
+                   matmul kernel library, built once per machine, runtime/kernels.py)
   gradir miss      the compile cache on (the default) and empty: cold, plus
                    writing the entry (object dump; the link runs in a thread)
   gradir warm      the compile cache on, in a directory a previous (unmeasured)
@@ -612,6 +615,12 @@ def main(argv: list[str]) -> int:
             ("gradir miss", "gradir", "miss"), ("gradir warm", "gradir", True)]
     if _cores() > 1:
         rows.insert(2, (f"gradir adj {_cores()}thr", "gradir-adjoint-cores", False))
+    # issue 14: 2-D matmuls as calls of gradir's kernel library (kernels=True)
+    at = 3 if _cores() > 1 else 2
+    rows[at:at] = [("gradir kern adj", "gradir-adjoint", False, {"GRADIR_KERNELS": "1"})]
+    if _cores() > 1:
+        rows.insert(at + 1, (f"gradir kern {_cores()}thr", "gradir-adjoint-cores", False,
+                             {"GRADIR_KERNELS": "1"}))
     if "--llvm-tools" in argv:
         rows[1:1] = [("gradir cold EE", "gradir-ee", False),
                      ("gradir cold tools", "gradir-tools", False)]
@@ -625,10 +634,10 @@ def main(argv: list[str]) -> int:
             _run_child(["gradir", wl], _env(cache_dir))
         for _ in range(rounds):
             for wl in workloads:
-                for name, kind, warm in rows:
+                for name, kind, warm, *extra in rows:
                     where = (tempfile.mkdtemp(dir=cache_dir) if warm == "miss" else
                              cache_dir if warm else None)
-                    r, wall = _run_child([kind, wl], _env(where))
+                    r, wall = _run_child([kind, wl], {**_env(where), **(extra[0] if extra else {})})
                     if warm is True and r.get("cache_hit") is not True:
                         raise RuntimeError(f"{wl}: the warm process missed the cache")
                     r["process"] = wall
@@ -640,9 +649,9 @@ def main(argv: list[str]) -> int:
     for wl in workloads:
         med = {name: {k: statistics.median(r[k] for r in results[(wl, name)])
                       for k in results[(wl, name)][0] if k != "cache_hit"}
-               for name, _, _ in rows}
+               for name, *_ in rows}
         jax = med.get("jax")
-        for name, _, _ in rows:
+        for name, *_ in rows:
             r = med[name]
             ratio = f"{jax['first_call'] / r['first_call']:>10.2f}" if jax else f"{'-':>10}"
             both = (f"{(jax['import'] + jax['first_call']) / (r['import'] + r['first_call']):>18.2f}"

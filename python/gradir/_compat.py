@@ -651,7 +651,7 @@ def _linalg_namespace():
         ``strides``/``dilations`` given (as ``DenseElementsAttr`` of i64)."""
 
         from mlir.dialects._linalg_ops_gen import (  # noqa: F401
-            BatchMatmulOp, BroadcastOp, CopyOp, FillOp, GenericOp, IndexOp, MatmulOp,
+            BatchMatmulOp, BroadcastOp, ContractOp, CopyOp, FillOp, GenericOp, IndexOp, MatmulOp,
             PoolingNchwMaxOp, PoolingNchwSumOp, ReduceOp, TransposeOp, YieldOp)
         from mlir._mlir_libs._mlirDialectsLinalg import fill_builtin_region
 
@@ -687,6 +687,15 @@ def _linalg_namespace():
         @classmethod
         def matmul(cls, *ins, outs, indexing_maps=None, cast=None):
             return cls._matmul_like(cls.MatmulOp, ins, outs, indexing_maps, cast)
+
+        @classmethod
+        def contract(cls, *ins, outs, indexing_maps):
+            """``linalg.contract`` (``indexing_maps``: AffineMaps)."""
+            maps = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in indexing_maps])
+            op = cls.ContractOp(result_tensors=cls._result_types(outs), inputs=list(ins),
+                                outputs=list(outs), indexing_maps=maps)
+            cls._named(op)
+            return op.result if len(op.results) == 1 else op
 
         @classmethod
         def batch_matmul(cls, *ins, outs, indexing_maps=None, cast=None):

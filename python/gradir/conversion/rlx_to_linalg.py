@@ -265,6 +265,10 @@ class RlxToLinalg(ModulePass):
     sum_block: int = option(0, "sum float reductions longer than this in blocks of it, then "
                                "the partial sums (pairwise-like accuracy); 0: sequential")
 
+    matmul_kernels: bool = option(False, "2-D f32/f64 matmuls as linalg.contract {gradir.kernel}, "
+                                         "called in gradir's kernel library after bufferization "
+                                         "(rlx-matmul-kernels), not tiled by the CPU schedule")
+
     def __post_init__(self):
         if self.sum_block < 0 or self.sum_block == 1:
             raise PassOptionError(f"option 'sum-block' of pass '{self.name}' must be 0 or at "
@@ -318,7 +322,8 @@ class RlxToLinalg(ModulePass):
         # one walk for both (rlx ops only)
         _empty_reductions(_empty_results(
             _compat.collect_ops(module, lambda o: o.name.startswith("rlx."))))
-        with reduce.sum_blocks(self.sum_block):
+        from .linalg.matmul import matmul_kernels
+        with reduce.sum_blocks(self.sum_block), matmul_kernels(self.matmul_kernels):
             _compat.apply_patterns(module, patterns())
         # MLIR's walk: the lowered ops are not wrapped for Python (wrapping a
         # linalg op would import mlir.dialects.linalg, see _compat.linalg)

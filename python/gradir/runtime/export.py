@@ -14,7 +14,7 @@ from .. import _compat
 from ..ir import make_context
 from .abi import signatures_to_json
 from .signature import CompileError
-from .toolchain import c_string, compiler, runtime_libraries, uses_openmp
+from .toolchain import c_string, compiler, uses_openmp
 
 __all__ = ["export_library", "SIGNATURE_SYMBOL", "DIGEST_SYMBOL"]
 
@@ -130,7 +130,15 @@ def export_library(exe, path: Path, object_file: Path | None = None,
     if parallel is None:
         parallel = uses_openmp(exe.llvm_ir)
     threads = getattr(exe.options, "threads", 1) if parallel else 1
-    libs = runtime_libraries(exe.options.target, threads)
+    # issue 14 (compile time): gradir's matmul kernel library, linked by
+    # name and copied beside the library like libomp
+    kernels = getattr(exe, "uses_kernels", None)
+    if kernels is None:
+        from .kernels import uses_kernels
+        kernels = uses_kernels(exe.llvm_ir)
+    from .kernels import runtime_libraries as kernel_runtime_libraries
+    libs = kernel_runtime_libraries(exe.options.target, threads,
+                                    getattr(exe.options, "cpu", "host") if kernels else None)
     with tempfile.TemporaryDirectory(prefix="gradir-export-") as tmp:
         tmp = Path(tmp)
         if isinstance(object_file, (list, tuple)):      # issue 14: llvm_tools' partitions

@@ -14,8 +14,10 @@ from .signature import (CompileError, interface_matches, public_functions, selec
                         signature_of)
 from .export import export_library
 from .heap import keep_freed_memory
+from .kernels import runtime_libraries as kernel_runtime_libraries
+from .kernels import uses_kernels
 from .toolchain import (TARGETS, CompileOptions, llvm_opt_level, packed_caller,
-                        runtime_libraries, runtime_library_dir, uses_openmp)
+                        runtime_library_dir, uses_openmp)
 
 __all__ = ["CachedExecutable", "CompileOptions", "Executable", "PartitionedExecutable", "compile",
            "runtime_library_dir"]
@@ -55,15 +57,20 @@ class Executable(FunctionTable):
         if lowered_text is None and llvm_ir is not None:
             self._lowered_text, self._lowered_module = None, lowered
             parallel = uses_openmp(llvm_ir)
+            self.uses_kernels = uses_kernels(llvm_ir)
         else:
             self._lowered_text = print_module(lowered) if lowered_text is None else lowered_text
             parallel = uses_openmp(self._lowered_text)
+            self.uses_kernels = uses_kernels(self._lowered_text)
         threads = options.threads if parallel else 1
-        libs = [str(p) for p in runtime_libraries(options.target, threads)]
+        libs = [str(p) for p in kernel_runtime_libraries(
+            options.target, threads, options.cpu if self.uses_kernels else None)]
         if threads > 1:
             import ctypes
             from .openmp import configure
-            configure(ctypes.CDLL(libs[-1]))   # libomp, before its first region
+            # libomp (the kernel library, when used, comes after it), before
+            # its first region
+            configure(ctypes.CDLL(libs[-2] if self.uses_kernels else libs[-1]))
         self._engine = _compat.execution_engine(lowered, llvm_opt_level(options.opt_level),
                                                 libs, pic=pic)
         keep_freed_memory()
@@ -132,11 +139,14 @@ class CachedExecutable(Executable):
             tmp.unlink(missing_ok=True)
         # issue 14 (threads): the OpenMP runtime a multi-threaded entry needs,
         # kept beside the cache entries, goes beside the export too.
-        omp = self._library.path.parent / "libomp.so"
-        if omp.is_file() and b"libomp.so" in path.read_bytes():
-            dest = path.parent / omp.name
-            if not dest.exists() or dest.stat().st_size != omp.stat().st_size:
-                shutil.copy2(omp, dest)
+        # So does gradir's matmul kernel library (libgradir_kernels_*.so).
+        data = path.read_bytes()
+        folder = self._library.path.parent
+        for lib in [folder / "libomp.so", *sorted(folder.glob("libgradir_kernels_*.so"))]:
+            if lib.is_file() and lib.name.encode() in data:
+                dest = path.parent / lib.name
+                if not dest.exists() or dest.stat().st_size != lib.stat().st_size:
+                    shutil.copy2(lib, dest)
         return path
 
 
@@ -205,6 +215,7 @@ class PartitionedExecutable(Executable):
         self._engines = parts.engines
         self._plans = parts.plans
         self.uses_openmp = options.threads > 1
+        self.uses_kernels = options.kernels
         self.glue_c = parts.glue_c
         self._functions = {}
         for name, sig in parts.signatures.items():
@@ -283,7 +294,7 @@ def lower(module, options: CompileOptions, functions=None) -> tuple[ir.Module, d
             if options.target == "cpu":
                 from ..conversion.cpu.pipeline import lower_to_llvm
                 lower_to_llvm(copy.operation, opt_level=options.opt_level, cpu=options.cpu,
-                              threads=options.threads)
+                              threads=options.threads, kernels=options.kernels)
             else:
                 from ..conversion.gpu.nvvm import lower_to_nvvm
                 lower_to_nvvm(copy.operation, chip=options.chip, opt_level=options.opt_level)
@@ -320,9 +331,25 @@ def _runnable(exe, cannot_run: str | None):
     return exe
 
 
+def _kernels_enabled(kernels, threads: int) -> bool:
+    """The ``kernels`` option of ``compile`` resolved (see there)."""
+    if kernels is not None:
+        if not isinstance(kernels, bool):
+            raise TypeError(f"kernels must be None, True or False, not {kernels!r}")
+        return kernels
+    flag = os.environ.get("GRADIR_KERNELS", "").strip().lower()
+    if flag in ("1", "on", "true", "yes"):
+        return True
+    if flag in ("0", "off", "false", "no"):
+        return False
+    if flag:
+        raise CompileError(f"GRADIR_KERNELS must be 0 or 1, not {flag!r}")
+    return False
+
+
 def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_90",
             keep_resident=(), cpu: str = "host", cache=None, functions=None,
-            threads: int | None = None) -> Executable:
+            threads: int | None = None, kernels: bool | None = None) -> Executable:
     """Compiles every public function (or those of ``functions``) of an rlx
     module for ``target``.
 
@@ -348,6 +375,15 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
     ``~/.cache/gradir``), False turns it off for this call, True turns it on,
     a path uses that directory.  ``functions``: names of the public functions
     to compile (default: all); the others are not lowered nor compiled.
+
+    ``kernels`` (target "cpu", ``opt_level`` 1 and more): 2-D f32/f64
+    matmuls call gradir's matmul kernels, compiled once per CPU into a
+    runtime library (``runtime/kernels.py``), instead of each being
+    compiled as a register-tiled loop nest of its own shapes; the results
+    are bitwise the same, the compile several times faster per matmul, the
+    code as fast or slower (the kernels run on one thread, and read a
+    transposed rhs element by element).  None: ``$GRADIR_KERNELS`` (0 or
+    1), else off.
     """
     if not hasattr(module, "operation") and not isinstance(module, ir.Operation):
         raise TypeError(f"gradir.compile expects an MLIR module (gradir.parse(text)), "
@@ -372,7 +408,9 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
         problem = chip_problem(chip)
         if problem:
             raise CompileError(problem)
-    options = CompileOptions(target, opt_level, chip, tuple(keep_resident), cpu, threads)
+    kernels = target == "cpu" and opt_level >= 1 and _kernels_enabled(kernels, threads)
+    options = CompileOptions(target, opt_level, chip, tuple(keep_resident), cpu, threads,
+                             kernels)
     cannot_run = _host_problem(cpu) if target == "cpu" else None
     if cache is not None and not isinstance(cache, (bool, str, os.PathLike)):
         raise TypeError(f"cache must be None, True, False or a directory, not {cache!r}")

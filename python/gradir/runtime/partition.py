@@ -45,7 +45,7 @@ from .. import _compat
 from ..ir import make_context, print_module
 from .abi import TensorSpec
 from .signature import CompileError, public_functions, select_functions
-from .toolchain import llvm_opt_level, runtime_libraries
+from .toolchain import llvm_opt_level
 
 __all__ = ["MIN_WEIGHT", "PART", "Split", "Parts", "mode", "split_function", "glue_c",
            "python_glue", "compile_parts"]
@@ -472,7 +472,7 @@ def _compile_unit(unit: _Unit, options, libs: list[str], threaded: bool = False)
         module = ir.Module.parse(unit.text)
         _privatize(module.operation, unit.entries)
         lower_to_llvm(module.operation, opt_level=options.opt_level, cpu=options.cpu,
-                      threads=options.threads, release_gil=True)
+                      threads=options.threads, release_gil=True, kernels=options.kernels)
         engine = _compat.ReleasedEngine(module, llvm_opt_level(options.opt_level), libs)
         pointers = {}
         for name in unit.entries:
@@ -526,11 +526,13 @@ def compile_parts(module, options, functions=None) -> Parts | None:
     text, sigs, plans, weights, split_text = split
     units = _units(split_text, plans, weights, cpus)
     threads = options.threads
-    libs = [str(p) for p in runtime_libraries(options.target, threads)]
+    from .kernels import runtime_libraries as kernel_runtime_libraries
+    libs = [str(p) for p in kernel_runtime_libraries(options.target, threads,
+                                                     options.cpu if options.kernels else None)]
     if threads > 1:
         import ctypes
         from .openmp import configure
-        configure(ctypes.CDLL(libs[-1]))
+        configure(ctypes.CDLL(libs[-2] if options.kernels else libs[-1]))
     _compat.warm_up_llvm_targets(src.context)
     from concurrent.futures import ThreadPoolExecutor
     try:

@@ -28,6 +28,7 @@ class CompileOptions:
     keep_resident: tuple = ()    # cuda only: argument indices kept on the device
     cpu: str = "host"            # cpu only: "host" or a name of conversion.cpu.host.NAMED_TARGETS
     threads: int = 1             # cpu only: threads the code runs on (fixed at compile time)
+    kernels: bool = False        # cpu only: 2-D matmuls call gradir's kernel library (kernels.py)
 
 
 def llvm_opt_level(opt_level: int) -> int:
@@ -53,6 +54,10 @@ def uses_openmp(llvm_text: str) -> bool:
 
 
 def runtime_libraries(target: str, threads: int = 1) -> list[Path]:
+    """The shared libraries compiled code of ``target`` needs: MLIR's C
+    runner utilities first, then the device runtime (cuda) or LLVM's OpenMP
+    runtime (``threads`` > 1).  (Code calling gradir's matmul kernels also
+    needs their library: ``kernels.runtime_libraries``.)"""
     names = ["libmlir_c_runner_utils.so"]
     if target == "cuda":
         names.append("libmlir_cuda_runtime.so")

@@ -46,6 +46,8 @@ STAGES = ("bufferized", "llvm")
 
 # Float sums longer than 256 elements are blocked (pairwise-like accuracy).
 RLX_TO_LINALG = "rlx-to-linalg{sum-block=256}"
+# issue 14 (compile time): 2-D f32/f64 matmuls for gradir's kernel library
+RLX_TO_LINALG_KERNELS = "rlx-to-linalg{sum-block=256 matmul-kernels=true}"
 
 
 def _preload_step(schedule: str | Path | None) -> str:
@@ -95,7 +97,8 @@ def _has_fma(cpu) -> bool:
 def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = None,
                             stage: str = "llvm", preload: bool = True,
                             early_dealloc: bool = True, cpu=None,
-                            math_approx: bool | None = None, threads: int = 1) -> str:
+                            math_approx: bool | None = None, threads: int = 1,
+                            kernels: bool = False) -> str:
     """The upstream pipeline from linalg-on-tensors to the LLVM dialect.
 
     ``opt_level`` 0: no fusion, no schedule (fastest to compile); 1:
@@ -127,7 +130,11 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
     ``rlx-parallel-loops`` keeping the loops worth it and turning them into
     OpenMP loops, ``convert-openmp-to-llvm`` running them on
     LLVM's OpenMP runtime (``runtime.toolchain.openmp_library``);
-    ``threads=1`` is the single-threaded pipeline unchanged."""
+    ``threads=1`` is the single-threaded pipeline unchanged.  ``kernels``
+    (issue 14, compile time): ``rlx-matmul-kernels`` after bufferization
+    turns the ``linalg.contract {gradir.kernel}`` ops that
+    ``rlx-to-linalg{matmul-kernels=true}`` emits into calls of gradir's
+    kernel library (``kernels.py``)."""
     # --- issue 14: the schedule instance of the target (host.py, schedule.py) ---
     from .schedule import DEFAULT, schedule_params, schedule_path
     params = DEFAULT.for_threads(threads) if cpu is None else schedule_params(cpu, threads)
@@ -170,6 +177,13 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
               "canonicalize",
               _OUT_PARAMS, "canonicalize", "cse", "buffer-deallocation-pipeline",
               "convert-bufferization-to-memref"]
+    if kernels:
+        from .host import NAMED_TARGETS, resolve
+        name = getattr(cpu, "name", cpu) if cpu is not None else "host"
+        kernels_cpu = name if name in NAMED_TARGETS else "host"
+        if resolve(kernels_cpu) != resolve(cpu if cpu is not None else "host"):
+            raise ValueError(f"no kernel library for the cpu {name!r}")
+        steps += [f"rlx-matmul-kernels{{cpu={kernels_cpu}}}"]
     if early_dealloc:
         steps += ["rlx-early-dealloc", "rlx-widen-bool-memrefs"]
     if stage == "bufferized":
@@ -212,7 +226,8 @@ CPU_PIPELINE = (f"builtin.module({RLX_TO_LINALG},"
 
 
 def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str = "host",
-                  threads: int = 1, verify_each: bool = False, release_gil: bool = False) -> None:
+                  threads: int = 1, verify_each: bool = False, release_gil: bool = False,
+                  kernels: bool = False) -> None:
     """Lowers ``module`` (rlx functions; mutated in place) to the LLVM
     dialect with the ABI described in this module's docstring, for the CPU
     ``cpu`` ("host" or a name of ``host.NAMED_TARGETS``: the schedule's
@@ -229,6 +244,10 @@ def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str =
     ``RuntimeError`` without diagnostics (the caller lowers again the usual
     way to report them).
 
+    ``kernels``: 2-D f32/f64 matmuls call gradir's matmul kernel library
+    (``kernels.py``; the runtime links it, ``runtime/kernels.py``) instead
+    of being tiled into register-tiled loops here.
+
     Raises ``mlir.ir.MLIRError`` with the diagnostics of the failing pass
     (rlx-to-linalg reports refusals at the offending op) and a note naming a
     command that reproduces the failure."""
@@ -236,11 +255,13 @@ def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str =
 
     op = module.operation if hasattr(module, "operation") else module
     with op.context:
-        pm = build_pass_manager(f"builtin.module({RLX_TO_LINALG})", op.context)
+        to_linalg = RLX_TO_LINALG_KERNELS if kernels else RLX_TO_LINALG
+        pm = build_pass_manager(f"builtin.module({to_linalg})", op.context)
         try:
             pm.run(op)
         except ir.MLIRError as err:
-            err.add_note(f"reproduce with: gradir-opt --rlx-to-linalg=sum-block=256 input.mlir")
+            err.add_note(f"reproduce with: gradir-opt --pass-pipeline='builtin.module({to_linalg})' "
+                         "input.mlir")
             raise
         # --- issue 14: per-target schedule and LLVM target attributes ---
         from .codegen import set_llvm_target
@@ -251,7 +272,7 @@ def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str =
             preload_schedule(op.context, schedule_path(schedule_params(target, threads)),
                              release_gil=release_gil)
         text = linalg_to_llvm_pipeline(opt_level, stage=stage, preload=False, cpu=target,
-                                       threads=threads)
+                                       threads=threads, kernels=kernels)
         # --- end issue 14 ---
         try:
             if release_gil:
@@ -265,8 +286,10 @@ def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str =
             if stage == "llvm":
                 set_llvm_target(op, target)
         except ir.MLIRError as err:
-            full = linalg_to_llvm_pipeline(opt_level, stage=stage, cpu=target, threads=threads)
-            err.add_note(f"reproduce with: gradir-opt --rlx-to-linalg=sum-block=256 input.mlir | "
+            full = linalg_to_llvm_pipeline(opt_level, stage=stage, cpu=target, threads=threads,
+                                           kernels=kernels)
+            err.add_note(f"reproduce with: gradir-opt --pass-pipeline='builtin.module({to_linalg})' "
+                         f"input.mlir | "
                          f"gradir-opt --pass-pipeline='{full}'")
             raise
 

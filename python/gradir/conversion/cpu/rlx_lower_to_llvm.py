@@ -46,6 +46,8 @@ class RlxLowerToLlvm(ModulePass):
                                        "(1: single-threaded code; default: $GRADIR_NUM_THREADS, "
                                        "$OMP_NUM_THREADS or the cores of the process's CPU "
                                        "affinity)")
+    kernels: bool = option(False, "2-D f32/f64 matmuls call gradir's matmul kernel library "
+                                  "(gradir.compile's kernels=True; opt levels 1-3)")
 
     def check_options(self):
         if not 0 <= self.opt_level <= 3:
@@ -71,7 +73,8 @@ class RlxLowerToLlvm(ModulePass):
                 self.error(module, f"{self.name}: {err}")
                 raise self.failure() from None
             lower_to_llvm(module, opt_level=self.opt_level, stage=self.stage, cpu=self.cpu,
-                          threads=threads, verify_each=True)
+                          threads=threads, verify_each=True,
+                          kernels=self.kernels and self.opt_level >= 1)
         except ir.MLIRError as err:
             if not err.error_diagnostics:
                 self.error(module, f"{self.name}: {err}")

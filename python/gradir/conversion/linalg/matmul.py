@@ -37,6 +37,9 @@ batch shape, collapsed to one, and multiplied by ``linalg.batch_matmul``.
 
 from __future__ import annotations
 
+import contextlib
+import threading
+
 from mlir import ir
 
 from ... import _compat
@@ -50,6 +53,44 @@ from .registry import lowers
 # (see the module's docstring): 2^22 (4M; LeNet-5's largest dense layer,
 # 64x256x120, is 2M; the MLP's 64x512x512, 16.7M, keeps its strips).
 SMALL_MATMUL_MACS = 1 << 22
+
+
+# --- issue 14 (compile time): matmuls as calls of the kernel library ---
+_KERNELS = threading.local()
+KERNEL_ELEMENT_TYPES = ("f32", "f64")
+
+
+def kernels_enabled() -> bool:
+    return getattr(_KERNELS, "value", False)
+
+
+@contextlib.contextmanager
+def matmul_kernels(enabled: bool):
+    """Within it, 2-D f32/f64 matmuls become ``linalg.contract
+    {gradir.kernel}`` (``rlx-to-linalg{matmul-kernels=true}``)."""
+    saved, _KERNELS.value = kernels_enabled(), bool(enabled)
+    try:
+        yield
+    finally:
+        _KERNELS.value = saved
+
+
+def _kernel_matmul(a, b, a_t: bool, b_t: bool, out_shape, elt):
+    """``linalg.contract {gradir.kernel}``: C = A @ B with ``a`` (K, M) when
+    ``a_t``, ``b`` (N, K) when ``b_t`` (read in place by the kernel)."""
+    m, n, k = (ir.AffineDimExpr.get(i) for i in range(3))
+    maps = [ir.AffineMap.get(3, 0, [k, m] if a_t else [m, k]),
+            ir.AffineMap.get(3, 0, [n, k] if b_t else [k, n]),
+            ir.AffineMap.get(3, 0, [m, n])]
+    c = linalg.contract(a, b, outs=[filled(out_shape, elt, 0)], indexing_maps=maps)
+    _compat.defining_op(c).attributes["gradir.kernel"] = ir.UnitAttr.get()
+    return c
+
+
+def _kernel_eligible(a, b, elt) -> bool:
+    return (kernels_enabled() and str(elt) in KERNEL_ELEMENT_TYPES
+            and elt_of(a) == elt and elt_of(b) == elt)
+# --- end issue 14 ---
 
 
 def _mark_small(result: ir.Value, m: int, n: int, k: int) -> ir.Value:
@@ -68,6 +109,10 @@ def lower_matmul(op):
         # Nothing to multiply (a sum over an empty K is 0): no matmul, whose
         # tiling upstream does not expect zero-size dimensions.
         return [filled(out_shape, elt, 0)]
+    if len(sa) == 2 and len(sb) == 2 and _kernel_eligible(a, b, elt):
+        at, bt = _transposed_2d(a), _transposed_2d(b)
+        return [_kernel_matmul(a if at is None else at, b if bt is None else bt,
+                               at is not None, bt is not None, out_shape, elt)]
     if len(sa) == 2 and len(sb) == 2 and elt_of(a) == elt_of(b):
         at = _transposed_2d(a)
         if at is not None:
@@ -85,6 +130,9 @@ def lower_matmul(op):
         b = reshape(b, [k, n])
         batch = sa[:-2]
         lhs = reshape(a, [numel(batch) * m, k])
+        if _kernel_eligible(lhs, b, elt):
+            return [reshape(_kernel_matmul(lhs, b, False, False, [numel(batch) * m, n], elt),
+                            out_shape)]
         c = _mark_small(linalg.matmul(lhs, b, outs=[filled([numel(batch) * m, n], elt, 0)]),
                         numel(batch) * m, n, k)
         return [reshape(c, out_shape)]

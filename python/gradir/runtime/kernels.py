@@ -1,0 +1,153 @@
+"""issue 14 (compile time): the matmul kernel library of a CPU target.
+
+``kernel_library(cpu)`` is ``libgradir_kernels_<digest>.so``, the functions
+of ``conversion/cpu/kernels.py`` compiled by MLIR and LLVM for ``cpu`` (a
+name or ``host.CpuTarget``), built on first use and kept (``_folders``: the Python environment's
+``share/gradir/kernels``, else ``~/.cache/gradir/kernels``, a temporary
+directory when neither is writable; ``$GRADIR_CACHE_DIR/kernels`` first
+when set).
+``<digest>`` covers the kernels' text and the target, so a changed kernel or
+another CPU is another file.  ``cmake`` builds the host's at configure time
+(``python -m gradir.runtime.kernels``), so a program's first compile finds
+it; building one costs ~1.5 s, once per machine and target.
+
+Programs whose lowering calls the kernels (``uses_kernels``) get the library
+as the OpenMP runtime is got: the JIT loads it with the module
+(ExecutionEngine ``shared_libs``), ``export_library`` links it by name and
+copies it beside the library (RUNPATH ``$ORIGIN``), and the compile cache
+keeps it beside its entries.  ``GRADIR_CACHE=0`` (no compile cache) does
+not turn it off: it is part of the runtime, not a compiled program.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import uuid
+from pathlib import Path
+
+__all__ = ["kernel_library", "uses_kernels", "library_name", "runtime_libraries",
+           "KERNEL_PREFIX"]
+
+KERNEL_PREFIX = "gradir_kernel_"
+_lock = threading.Lock()
+_built: dict[str, Path] = {}
+
+
+def uses_kernels(text: str) -> bool:
+    """Whether a lowered module (LLVM dialect text or LLVM IR) calls the kernels."""
+    return KERNEL_PREFIX in text
+
+
+def runtime_libraries(target: str, threads: int = 1, kernels=None) -> list[Path]:
+    """``toolchain.runtime_libraries`` and, last, the kernel library of the
+    CPU ``kernels`` (a cpu name; None: the code calls no kernel)."""
+    from . import toolchain
+    libs = toolchain.runtime_libraries(target, threads)
+    if target == "cpu" and kernels is not None:
+        libs.append(kernel_library(kernels))
+    return libs
+
+
+def _text_and_target(cpu):
+    from ..conversion.cpu.host import resolve
+    from ..conversion.cpu.kernels import kernel_text
+    target = resolve(cpu)
+    return kernel_text(target), target
+
+
+def library_name(text: str, target) -> str:
+    """``libgradir_kernels_<variant>_<digest of the text>.so``."""
+    from ..conversion.cpu.kernels import variant
+    digest = hashlib.sha256(text.encode()).hexdigest()[:8]
+    return f"libgradir_kernels_{variant(target)}_{digest}.so"
+
+
+def _folders() -> list[Path]:
+    """Where a library is looked for, in order, and built (the first
+    writable one): ``$GRADIR_CACHE_DIR/kernels`` when set, the Python
+    environment's ``share/gradir/kernels`` (where ``cmake`` builds the
+    host's), ``~/.cache/gradir/kernels``, a temporary directory."""
+    folders = []
+    if os.environ.get("GRADIR_CACHE_DIR"):
+        folders.append(Path(os.environ["GRADIR_CACHE_DIR"]) / "kernels")
+    folders.append(Path(sys.prefix) / "share" / "gradir" / "kernels")
+    folders.append(Path(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"))
+                   / "gradir" / "kernels")
+    folders.append(Path(tempfile.gettempdir()) / f"gradir-{os.getuid()}" / "kernels")
+    return list(dict.fromkeys(folders))
+
+
+def kernel_library(cpu="host") -> Path:
+    """The kernel library for ``cpu``, built if no folder has it yet."""
+    text, target = _text_and_target(cpu)
+    name = library_name(text, target)
+    with _lock:
+        if name in _built and _built[name].is_file():
+            return _built[name]
+        for folder in _folders():
+            if (folder / name).is_file():
+                _built[name] = folder / name
+                return folder / name
+        errors = []
+        for folder in _folders():
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                path = _build(text, target, folder, name)
+            except OSError as err:
+                errors.append(f"{folder}: {err}")
+                continue
+            _built[name] = path
+            return path
+    from .signature import CompileError
+    raise CompileError("cannot write gradir's matmul kernel library: " + "; ".join(errors))
+
+
+def _build(text: str, target, folder: Path, name: str) -> Path:
+    """Compiles the kernels' text for ``target`` into ``folder/name``
+    (written under a temporary name, then renamed: never half a library)."""
+    from mlir import ir
+    from mlir.passmanager import PassManager
+
+    from .. import _compat
+    from ..conversion.cpu.codegen import set_llvm_target
+    from ..ir import make_context
+    from .toolchain import compiler, llvm_opt_level
+    from .signature import CompileError
+
+    ctx = make_context()
+    with ctx, ir.Location.unknown():
+        module = ir.Module.parse(text)
+        PassManager.parse(
+            "builtin.module(fold-memref-alias-ops,expand-strided-metadata,lower-affine,"
+            "convert-scf-to-cf,convert-vector-to-llvm,convert-to-llvm,"
+            "reconcile-unrealized-casts,canonicalize,cse)").run(module.operation)
+        set_llvm_target(module.operation, target)
+        engine = _compat.execution_engine(module, llvm_opt_level(3), [], pic=True)
+        work = Path(tempfile.mkdtemp(prefix=".kernels-", dir=folder))
+        try:
+            obj = work / "kernels.o"
+            engine.dump_to_object_file(str(obj))
+            out = work / name
+            cmd = [compiler(), "-shared", "-fPIC", "-o", str(out), str(obj),
+                   f"-Wl,-soname,{name}", "-Wl,-z,defs", "-Wl,-Bsymbolic", "-lc"]
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise CompileError("linking gradir's matmul kernels failed:\n" + " ".join(cmd)
+                                   + "\n" + proc.stderr)
+            tmp = folder / f".{name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
+            os.replace(out, tmp)
+            os.replace(tmp, folder / name)
+        finally:
+            import shutil
+            shutil.rmtree(work, ignore_errors=True)
+    return folder / name
+
+
+if __name__ == "__main__":     # python -m gradir.runtime.kernels [cpu ...]
+    for cpu in sys.argv[1:] or ["host"]:
+        print(kernel_library(cpu))

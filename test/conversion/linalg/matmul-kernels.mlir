@@ -1,0 +1,26 @@
+// RUN: gradir-opt %s --rlx-to-linalg=matmul-kernels=true | FileCheck %s
+// RUN: gradir-opt %s --rlx-to-linalg | FileCheck %s --check-prefix=OFF
+
+// rlx-to-linalg{matmul-kernels=true}: 2-D matmuls (a transposed operand read
+// in place, a batched lhs against a 2-D rhs as rows, f16 computed in f32 as
+// always) become linalg.contract ops marked gradir.kernel, which the CPU
+// schedule leaves to rlx-matmul-kernels; a batched rhs keeps
+// linalg.batch_matmul.  Without the option nothing is marked.
+// CHECK-LABEL: func.func @lowered(
+// CHECK: linalg.contract indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] {gradir.kernel} ins(%arg0, %arg1 : tensor<4x3xf32>, tensor<5x3xf32>)
+// CHECK: linalg.contract {{.*}} {gradir.kernel} ins({{.*}} : tensor<8x3xf32>, tensor<3x5xf32>)
+// CHECK: linalg.contract {{.*}} {gradir.kernel} ins({{.*}} : tensor<4x3xf32>, tensor<3x5xf32>)
+// CHECK: linalg.batch_matmul
+// CHECK-NOT: gradir.kernel
+// OFF-NOT: gradir.kernel
+// OFF-NOT: linalg.contract
+func.func @lowered(%a: tensor<4x3xf32>, %w: tensor<5x3xf32>, %x: tensor<2x4x3xf32>, %b: tensor<3x5xf32>,
+                   %h: tensor<4x3xf16>, %g: tensor<3x5xf16>, %bb: tensor<2x3x5xf32>)
+    -> (tensor<4x5xf32>, tensor<2x4x5xf32>, tensor<4x5xf16>, tensor<2x4x5xf32>) {
+  %wt = "rlx.permute_dims"(%w) {axes = array<i64: 1, 0>} : (tensor<5x3xf32>) -> tensor<3x5xf32>
+  %0 = "rlx.matmul"(%a, %wt) : (tensor<4x3xf32>, tensor<3x5xf32>) -> tensor<4x5xf32>
+  %1 = "rlx.matmul"(%x, %b) : (tensor<2x4x3xf32>, tensor<3x5xf32>) -> tensor<2x4x5xf32>
+  %2 = "rlx.matmul"(%h, %g) : (tensor<4x3xf16>, tensor<3x5xf16>) -> tensor<4x5xf16>
+  %3 = "rlx.matmul"(%x, %bb) : (tensor<2x4x3xf32>, tensor<2x3x5xf32>) -> tensor<2x4x5xf32>
+  return %0, %1, %2, %3 : tensor<4x5xf32>, tensor<2x4x5xf32>, tensor<4x5xf16>, tensor<2x4x5xf32>
+}

@@ -1,0 +1,144 @@
+# RUN: rm -rf %t && mkdir -p %t
+# RUN: env GRADIR_CACHE_DIR=%t/cache %PYTHON %s %t | FileCheck %s
+# gradir.compile(..., kernels=True): 2-D f32/f64 matmuls call gradir's
+# shape-generic kernels (runtime/kernels.py).  Their results are bitwise the
+# schedule's (each element is the same chain of FMAs in the same K order):
+# every shape below (register-tile remainders in M and N, K not a multiple
+# of the K block, more rows than PACK_ROWS, a transposed lhs or rhs read in
+# place, f64) gives the same bits with kernels on and off, and every one,
+# a batched lhs too, is close to numpy's float64 product.  So does a gradient step with
+# both at 1 and 2 threads, for the host and for AVX2 (x86-64-v3: another
+# kernel variant, its own symbols, loaded in the same process).  A library
+# exported from code that calls the kernels carries their library beside
+# it and runs in a process that cannot import mlir.
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+import gradir
+from gradir.runtime import kernels as rk
+
+out = sys.argv[1]
+rng = np.random.default_rng(0)
+
+
+def program(m, k, n, ty, a_t, b_t, batch=None):
+    a_shape = [k, m] if a_t else ([batch, m, k] if batch else [m, k])
+    b_shape = [n, k] if b_t else [k, n]
+    r_shape = [batch, m, n] if batch else [m, n]
+    t = lambda s: f"tensor<{'x'.join(map(str, s))}x{ty}>"  # noqa: E731
+    lines, a, b = [], "%a", "%b"
+    if a_t:
+        lines.append(f'%at = "rlx.permute_dims"(%a) {{axes = array<i64: 1, 0>}} : ({t(a_shape)}) -> {t([m, k])}')
+        a = "%at"
+    if b_t:
+        lines.append(f'%bt = "rlx.permute_dims"(%b) {{axes = array<i64: 1, 0>}} : ({t(b_shape)}) -> {t([k, n])}')
+        b = "%bt"
+    a_ty = t([m, k]) if a_t else t(a_shape)
+    lines.append(f'%r = "rlx.matmul"({a}, {b}) : ({a_ty}, {t([k, n])}) -> {t(r_shape)}')
+    text = (f"func.func @main(%a: {t(a_shape)}, %b: {t(b_shape)}) -> {t(r_shape)} {{\n  "
+            + "\n  ".join(lines) + f"\n  return %r : {t(r_shape)}\n}}")
+    return text, a_shape, b_shape
+
+
+CASES = [(1, 1, 1), (7, 13, 5), (9, 300, 33), (65, 257, 47), (300, 70, 130), (64, 10, 512),
+         (512, 64, 10), (17, 512, 31)]
+bad = 0
+count = 0
+for ty in ("f32", "f64"):
+    dt = np.float32 if ty == "f32" else np.float64
+    for i, (m, k, n) in enumerate(CASES):
+        for a_t, b_t, batch in ((False, False, None), (True, False, None), (False, True, None),
+                                (True, True, None), (False, False, 3)):
+            if batch and m * batch > 600:
+                continue
+            text, sa, sb = program(m, k, n, ty, a_t, b_t, batch)
+            a = rng.standard_normal(sa).astype(dt)
+            b = rng.standard_normal(sb).astype(dt)
+            got = {}
+            for kern in (False, True):
+                exe = gradir.compile(gradir.parse(text), kernels=kern, threads=1, cache=False)
+                got[kern] = exe["main"](a, b)
+            ref = (a.T if a_t else a).astype(np.float64) @ (b.T if b_t else b).astype(np.float64)
+            tol = 1e-4 if ty == "f32" else 1e-11
+            close = np.allclose(got[True], ref, rtol=tol, atol=tol * max(1.0, k ** 0.5))
+            # (a batched lhs reaches the schedule reshaped, as a contraction
+            # it leaves to scalar loops: separate multiplies and adds, other
+            # bits than the kernels' fused multiply-adds)
+            same = batch is not None or np.array_equal(got[True], got[False])
+            count += 1
+            if not (close and same):
+                bad += 1
+                print(f"MISMATCH {ty} {m}x{k}x{n} a_t={a_t} b_t={b_t} batch={batch}: "
+                      f"bitwise {same}, close to float64 {close}")
+print(f"shapes: {count} compared, {bad} differ")
+# CHECK: shapes: 76 compared, 0 differ
+
+# A gradient step (matmuls with transposed operands, a bias, a loss) with
+# kernels on and off, at 1 and 2 threads, for the host and AVX2.
+step = gradir.parse("""
+func.func @main(%x: tensor<64x100xf32>, %labels: tensor<64xi64>, %w1: tensor<100x48xf32>,
+                %b1: tensor<48xf32>, %w2: tensor<48x10xf32>) -> tensor<f32> {
+  %h = "rlx.matmul"(%x, %w1) : (tensor<64x100xf32>, tensor<100x48xf32>) -> tensor<64x48xf32>
+  %hb = "rlx.add"(%h, %b1) : (tensor<64x48xf32>, tensor<48xf32>) -> tensor<64x48xf32>
+  %r = "rlx.relu"(%hb) : (tensor<64x48xf32>) -> tensor<64x48xf32>
+  %o = "rlx.matmul"(%r, %w2) : (tensor<64x48xf32>, tensor<48x10xf32>) -> tensor<64x10xf32>
+  %lp = "rlx.log_softmax"(%o) : (tensor<64x10xf32>) -> tensor<64x10xf32>
+  %loss = "rlx.nll_loss"(%lp, %labels) : (tensor<64x10xf32>, tensor<64xi64>) -> tensor<f32>
+  return %loss : tensor<f32>
+}""")
+gradir.run_pipeline(step, "builtin.module(rlx-gradient{func=main wrt=0,2,3,4})")
+args = [rng.standard_normal((64, 100)).astype(np.float32), rng.integers(0, 10, 64),
+        (0.1 * rng.standard_normal((100, 48))).astype(np.float32),
+        (0.1 * rng.standard_normal(48)).astype(np.float32),
+        (0.1 * rng.standard_normal((48, 10))).astype(np.float32)]
+want = gradir.interpret(step, "main_adjoint", *args)
+from gradir.testing.oracle import compare  # noqa: E402
+for cpu in ("host", "x86-64-v3"):
+    for threads in (1, 2):
+        r = {kern: gradir.compile(step, kernels=kern, cpu=cpu, threads=threads,
+                                  cache=False)["main_adjoint"](*args) for kern in (False, True)}
+        same = all(np.array_equal(p, q) for p, q in zip(r[False], r[True]))
+        print(f"step {cpu} threads={threads}: bitwise {same}, interpreter "
+              f"{compare(tuple(r[True]), tuple(want), 'step', width=4) or 'ok'}")
+# CHECK: step host threads=1: bitwise True, interpreter ok
+# CHECK: step host threads=2: bitwise True, interpreter ok
+# CHECK: step x86-64-v3 threads=1: bitwise True, interpreter ok
+# CHECK: step x86-64-v3 threads=2: bitwise True, interpreter ok
+
+# The two targets' libraries are two files with distinct symbols.
+from gradir.conversion.cpu.host import resolve  # noqa: E402
+from gradir.conversion.cpu.kernels import variant  # noqa: E402
+libs = {cpu: rk.kernel_library(cpu) for cpu in ("host", "x86-64-v3")}
+print("libraries distinct:", libs["host"] != libs["x86-64-v3"],
+      variant(resolve("host")) in libs["host"].name)
+# CHECK: libraries distinct: True True
+
+# Exported (through the compile cache too): the kernel library goes beside it.
+for cache in (False, True):
+    exe = gradir.compile(step, kernels=True, threads=1, cache=cache)
+    from gradir.runtime import cache as _cache  # noqa: E402
+    _cache.wait()
+    exe = gradir.compile(step, kernels=True, threads=1, cache=cache)   # a hit when cached
+    folder = os.path.join(out, f"export-{cache}")
+    path = str(exe.export_library(os.path.join(folder, "step.so")))
+    beside = sorted(f for f in os.listdir(folder) if f.startswith("libgradir_kernels_"))
+    np.savez(os.path.join(folder, "args.npz"), *args)
+    expect = exe["main_adjoint"](*args)
+    np.savez(os.path.join(folder, "want.npz"), *expect)
+    child = subprocess.run([sys.executable, "-c", f"""
+import sys, numpy as np
+sys.modules['mlir'] = None            # no MLIR in this process
+import gradir.runtime as rt
+lib = rt.load({path!r})
+a = np.load({os.path.join(folder, 'args.npz')!r}); w = np.load({os.path.join(folder, 'want.npz')!r})
+got = lib['main_adjoint'](*[a[f'arr_{{i}}'] for i in range(len(a.files))])
+print(all(np.array_equal(g, w[f'arr_{{i}}']) for i, g in enumerate(got)))
+"""], capture_output=True, text=True)
+    print(f"export cache={cache} hit={exe.cache_hit}: kernel libraries beside {len(beside)}, "
+          f"loaded without mlir: {child.stdout.strip() or child.stderr[-400:]}")
+# CHECK: export cache=False hit=None: kernel libraries beside 1, loaded without mlir: True
+# CHECK: export cache=True hit=True: kernel libraries beside 1, loaded without mlir: True
