@@ -124,7 +124,6 @@ def _declare(module: ir.Operation, kernels: list[tuple[str, str]]) -> None:
     existing = {str(ir.StringAttr(o.attributes["sym_name"]).value)
                 for o in _compat.block_ops(body)
                 if o.name == "func.func" and "sym_name" in o.attributes}
-    first = _compat.block_ops(body)
     with ir.InsertionPoint.at_block_begin(body), ir.Location.unknown():
         for name, elt in kernels:
             if name in existing:
@@ -135,4 +134,3 @@ def _declare(module: ir.Operation, kernels: list[tuple[str, str]]) -> None:
                 "sym_name": ir.StringAttr.get(name),
                 "function_type": ir.TypeAttr.get(ftype),
                 "sym_visibility": ir.StringAttr.get("private")})
-    del first
