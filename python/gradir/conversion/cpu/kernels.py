@@ -65,11 +65,15 @@ def memref_type(elt: str) -> str:
     return f"memref<?x?x{elt}, strided<[?, ?], offset: ?>>"
 
 
+def _types(elt: str, lanes: int) -> tuple[str, str, str, str]:
+    """The kernels' argument type, a unit-column-stride view, a vector and its mask."""
+    return (memref_type(elt), f"memref<?x?x{elt}, strided<[?, 1], offset: ?>>",
+            f"vector<{lanes}x{elt}>", f"vector<{lanes}xi1>")
+
+
 def _tile(elt: str, rows: int, lanes: int, nv: int, masked: bool, var: str) -> list[str]:
     T, L = elt, lanes
-    AT = memref_type(elt)
-    BT = f"memref<?x?x{T}, strided<[?, 1], offset: ?>>"
-    VT, MT = f"vector<{L}x{T}>", f"vector<{L}xi1>"
+    AT, BT, VT, MT = _types(elt, lanes)
     name = f"@{KERNEL_PREFIX}{var}_tile_{T}_{'m' if masked else 'f'}{rows}"
     w = [f"  func.func private {name}(%A: {AT}, %ai: index, %ak: index, %B: {BT}, %bk: index, "
          f"%C: {BT}, %ci: index, %cn: index, %kc: index, %nr: index) {{",
@@ -122,10 +126,8 @@ def _tile(elt: str, rows: int, lanes: int, nv: int, masked: bool, var: str) -> l
 def _driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, var: str) -> list[str]:
     T, L = elt, lanes
     NR = nv * L
-    AT = memref_type(elt)
-    BT = f"memref<?x?x{T}, strided<[?, 1], offset: ?>>"
+    AT, BT, VT, MT = _types(elt, lanes)
     PT = f"memref<{kb}x{NR}x{T}>"
-    VT, MT = f"vector<{L}x{T}>", f"vector<{L}xi1>"
     targs = f"{AT}, index, index, {BT}, index, {BT}, index, index, index, index"
     # (the C interface: gradir's pipeline calls functions declared in the
     # module through it, llvm-request-c-wrappers)
