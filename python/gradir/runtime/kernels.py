@@ -122,9 +122,13 @@ def _build(text: str, target, folder: Path, name: str) -> Path:
     ctx = make_context()
     with ctx, ir.Location.unknown():
         module = ir.Module.parse(text)
+        # the transposed-rhs panels' L x L transposes: 16x16 f32 blocks as
+        # AVX-512 shuffles (what the schedule does), others as one shuffle
+        transposes = "shuffle16x16" if target.lanes(32) >= 16 else "shuffle1d"
         PassManager.parse(
             "builtin.module(fold-memref-alias-ops,expand-strided-metadata,lower-affine,"
-            "convert-scf-to-cf,convert-vector-to-llvm,convert-to-llvm,"
+            "convert-scf-to-cf,"
+            f"convert-vector-to-llvm{{vector-transpose-lowering={transposes}}},convert-to-llvm,"
             "reconcile-unrealized-casts,canonicalize,cse)").run(module.operation)
         set_llvm_target(module.operation, target)
         engine = _compat.execution_engine(module, llvm_opt_level(3), [], pic=True)

@@ -38,7 +38,7 @@ __all__ = ["ELEMENT_TYPES", "kernel_name", "kernel_text", "variant", "KERNEL_PRE
 KERNEL_PREFIX = "gradir_kernel_"
 ELEMENT_TYPES = ("f32", "f64")
 # Bumped when the kernels' code changes (their symbols then change too).
-KERNEL_VERSION = 1
+KERNEL_VERSION = 4
 
 
 def variant(target) -> str:
@@ -71,10 +71,30 @@ def _types(elt: str, lanes: int) -> tuple[str, str, str, str]:
             f"vector<{lanes}x{elt}>", f"vector<{lanes}xi1>")
 
 
-def _tile(elt: str, rows: int, lanes: int, nv: int, masked: bool, var: str) -> list[str]:
+def _tile_name(elt: str, rows: int, nv: int, masked: bool, packed: bool, var: str) -> str:
+    return (f"{KERNEL_PREFIX}{var}_tile_{elt}_{'m' if masked else 'f'}{rows}x{nv}"
+            f"{'p' if packed else ''}")
+
+
+def _apack_type(elt: str, mr: int, kb: int) -> str:
+    """The packed lhs block: tile t's rows i are ``[t, i, 0:kc]``."""
+    return f"memref<?x{mr}x{kb}x{elt}>"
+
+
+def _tile(elt: str, rows: int, lanes: int, nv: int, masked: bool, var: str,
+          apack: tuple[int, int] | None = None) -> list[str]:
+    """One register tile: ``rows`` rows of C times ``nv`` vectors of
+    columns (the last ``masked`` when the tile's columns, ``%nr``, are
+    fewer), C += A @ B over ``%kc`` steps of K.  ``apack`` (MR, KB): A is
+    the packed lhs block (``_apack_type``: rows ``kb`` elements apart, so
+    the tile's A addresses are one pointer plus constants) and ``%ai`` the
+    tile's index in it; else A is the strided matrix and ``%ai``/``%ak``
+    the tile's first row and K step."""
     T, L = elt, lanes
     AT, BT, VT, MT = _types(elt, lanes)
-    name = f"@{KERNEL_PREFIX}{var}_tile_{T}_{'m' if masked else 'f'}{rows}"
+    if apack:
+        AT = _apack_type(elt, *apack)
+    name = f"@{_tile_name(T, rows, nv, masked, apack is not None, var)}"
     w = [f"  func.func private {name}(%A: {AT}, %ai: index, %ak: index, %B: {BT}, %bk: index, "
          f"%C: {BT}, %ci: index, %cn: index, %kc: index, %nr: index) {{",
          "    %c0 = arith.constant 0 : index",
@@ -108,7 +128,8 @@ def _tile(elt: str, rows: int, lanes: int, nv: int, masked: bool, var: str) -> l
         w.append(f"      %b{j} = vector.load %B[%bkk, %o{j}] : {BT}, {VT}")
     ys = []
     for i in range(rows):
-        w += [f"      %s{i} = memref.load %A[%ar{i}, %akk] : {AT}",
+        w += [f"      %s{i} = memref.load %A[%ai, %ri{i}, %k] : {AT}" if apack else
+              f"      %s{i} = memref.load %A[%ar{i}, %akk] : {AT}",
               f"      %v{i} = vector.broadcast %s{i} : {T} to {VT}"]
         for j in range(nv):
             w.append(f"      %y{i}_{j} = vector.fma %v{i}, %b{j}, %x{i}_{j} : {VT}")
@@ -128,6 +149,7 @@ def _driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, var: str
     NR = nv * L
     AT, BT, VT, MT = _types(elt, lanes)
     PT = f"memref<{kb}x{NR}x{T}>"
+    APT = _apack_type(elt, rows, kb)
     targs = f"{AT}, index, index, {BT}, index, {BT}, index, index, index, index"
     # (the C interface: gradir's pipeline calls functions declared in the
     # module through it, llvm-request-c-wrappers)
@@ -151,7 +173,31 @@ def _driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, var: str
          f"memref<{T}>, index, index, index, index, index",
          f"    %Cv = memref.reinterpret_cast %cb to offset: [%co], sizes: [%cs#0, %cs#1], "
          f"strides: [%ct#0, 1] : memref<{T}> to {BT}",
+         f"    %ab, %ao, %as:2, %at:2 = memref.extract_strided_metadata %A : {AT} -> "
+         f"memref<{T}>, index, index, index, index, index",
+         # the lhs block is packed (rows kb apart) when more than one N tile
+         # reads it and its rows are unit-stride: its rows then sit at
+         # constant distances (no address arithmetic in the tiles, and no
+         # cache-set conflicts between rows of power-of-two strides)
+         "    %aunit = arith.cmpi eq, %at#1, %c1 : index",
+         # (a transposed lhs: L x L blocks transposed in registers)
+         "    %akunit = arith.cmpi eq, %at#0, %c1 : index",
+         "    %aany = arith.ori %aunit, %akunit : i1",
+         "    %manyn = arith.cmpi sgt, %N, %cNR : index",
+         "    %packa = arith.andi %aany, %manyn : i1",
+         f"    %At = memref.reinterpret_cast %ab to offset: [%ao], sizes: [%K, %M], "
+         f"strides: [%at#1, 1] : memref<{T}> to {BT}",
+         "    %mrows = arith.minsi %M, %cMB : index",
+         "    %mtiles = arith.ceildivsi %mrows, %cMR : index",
+         "    %atiles = arith.select %packa, %mtiles, %c0 : index",
+         f"    %apack = memref.alloc(%atiles) {{alignment = 64 : i64}} : {APT}",
          "    %unit = arith.cmpi eq, %bt#1, %c1 : index",
+         # a transposed rhs (unit stride down its columns): its panels are
+         # transposed in registers, L x L blocks at a time
+         "    %kunit = arith.cmpi eq, %bt#0, %c1 : index",
+         f"    %cL = arith.constant {L} : index",
+         f"    %Bt = memref.reinterpret_cast %bb to offset: [%bo], sizes: [%N, %K], "
+         f"strides: [%bt#1, 1] : memref<{T}> to {BT}",
          "    %fewrows = arith.cmpi slt, %M, %cPR : index",
          "    %inplace_ok = arith.andi %unit, %fewrows : i1",
          f"    %pack = memref.alloc() {{alignment = 64 : i64}} : {PT}",
@@ -163,6 +209,26 @@ def _driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, var: str
          "        %mrem = arith.subi %M, %mb : index",
          "        %mc = arith.minsi %mrem, %cMB : index",
          "        %mend = arith.addi %mb, %mc : index",
+         "        %packrows = arith.andi %packa, %aunit : i1",
+         "        %packt = arith.andi %packa, %akunit : i1",
+         "        scf.if %packt {"]
+    w += _transposed_lhs_block(elt, lanes, rows, kb)
+    w += ["        }",
+         "        scf.if %packrows {",
+         "          scf.for %pr = %mb to %mend step %c1 {",
+         "            %prel = arith.subi %pr, %mb : index",
+         "            %pt = arith.divui %prel, %cMR : index",
+         "            %pi = arith.remui %prel, %cMR : index",
+         "            scf.for %pk = %c0 to %kc step %cL {",
+         "              %pkr = arith.subi %kc, %pk : index",
+         "              %pkl = arith.minsi %pkr, %cL : index",
+         f"              %pkm = vector.create_mask %pkl : {MT}",
+         "              %pkk = arith.addi %kb, %pk : index",
+         f"              %pav = vector.maskedload %A[%pr, %pkk], %pkm, %vz : {AT}, {MT}, {VT} into {VT}",
+         f"              vector.store %pav, %apack[%pt, %pi, %pk] : {APT}, {VT}",
+         "            }",
+         "          }",
+         "        }",
          "        scf.for %nt = %c0 to %N step %cNR {",
          "          %nrem = arith.subi %N, %nt : index",
          "          %nr = arith.minsi %nrem, %cNR : index",
@@ -189,6 +255,9 @@ def _driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, var: str
               f"                vector.store %pv{j}, %pack[%k, %po{j}] : {PT}, {VT}"]
     w += ["              }",
           "            } else {",
+          "            scf.if %kunit {"]
+    w += _transposed_panel(elt, lanes, nv)
+    w += ["            } else {",
           "              scf.for %k = %c0 to %kc step %c1 {",
           "                %kk = arith.addi %kb, %k : index",
           "                scf.for %j = %c0 to %cNR step %c1 {",
@@ -204,22 +273,132 @@ def _driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, var: str
           "                }",
           "              }",
           "            }",
+          "            }",
           f"            scf.yield %packv, %c0 : {BT}, index",
           "          }",
           "          scf.for %mt = %mb to %mend step %cMR {",
           "            %mrr = arith.subi %mend, %mt : index",
           "            %mr = arith.minsi %mrr, %cMR : index"]
-    for cond, kind in (("scf.if %full {", "f"), ("} else {", "m")):
-        w += [f"            {cond}", "              scf.index_switch %mr"]
-        for r in range(rows, 0, -1):
-            w += [f"              case {r} {{",
-                  f"                func.call @{KERNEL_PREFIX}{var}_tile_{T}_{kind}{r}(%A, %mt, %kb, %src, "
-                  f"%bk0, %Cv, %mt, %nt, %kc, %nr) : ({targs}) -> ()",
-                  "                scf.yield", "              }"]
-        w += ["              default {", "              }"]
-    w += ["            }", "          }", "        }", "      }", "    }",
-          f"    memref.dealloc %pack : {PT}", "    return", "  }"]
+    # the tile: full width (nv vectors), more than one vector's worth of
+    # columns (nv vectors, the last masked), one vector, less than one
+    w += ["            %wide = arith.cmpi sgt, %nr, %cL : index",
+          "            %onev = arith.cmpi eq, %nr, %cL : index",
+          "            %kind = arith.select %full, %c0, %c1 : index",
+          "            %c2i = arith.constant 2 : index",
+          "            %c3i = arith.constant 3 : index",
+          "            %kind1 = arith.select %onev, %c2i, %c3i : index",
+          "            %kind2 = arith.select %wide, %kind, %kind1 : index",
+          "            %mrel = arith.subi %mt, %mb : index",
+          "            %mti = arith.divui %mrel, %cMR : index",
+          "            scf.index_switch %kind2"]
+    ptargs = targs.replace(AT, APT, 1)
+    for case, (tnv, masked) in enumerate(((nv, False), (nv, True), (1, False), (1, True))):
+        w += [f"            case {case} {{", "              scf.if %packa {"]
+        for packed in (True, False):
+            w += ["              scf.index_switch %mr"]
+            for r in range(rows, 0, -1):
+                call = (f"%apack, %mti, %c0, %src, %bk0, %Cv, %mt, %nt, %kc, %nr) : ({ptargs})"
+                        if packed else
+                        f"%A, %mt, %kb, %src, %bk0, %Cv, %mt, %nt, %kc, %nr) : ({targs})")
+                w += [f"              case {r} {{",
+                      f"                func.call @{_tile_name(T, r, tnv, masked, packed, var)}("
+                      f"{call} -> ()",
+                      "                scf.yield", "              }"]
+            w += ["              default {", "              }"]
+            if packed:
+                w.append("              } else {")
+        w += ["              }", "              scf.yield", "            }"]
+    w += ["            default {", "            }"]
+    w += ["          }", "        }", "      }", "    }",
+          f"    memref.dealloc %pack : {PT}", f"    memref.dealloc %apack : {APT}",
+          "    return", "  }"]
     return w
+
+
+def _transposed_lhs_block(elt: str, lanes: int, mr: int, kb: int) -> list[str]:
+    """Packs the lhs block (rows ``%mb``..``%mend``, K steps ``%kb``.. ``+%kc``)
+    of a transposed lhs: ``%At`` (K x M, unit stride along M) read as L x L
+    blocks (L K steps of L rows each), each transposed in registers; row r
+    of a block goes to the packed block's tile ``r / mr``, row ``r % mr``.
+    Rows past ``%mend`` are neither read nor stored; K steps past ``%kc``
+    are zeros (the rows have room: K blocks are multiples of L)."""
+    T, L = elt, lanes
+    _, BT, VT, MT = _types(elt, lanes)
+    XT = f"vector<{L}x{L}x{T}>"
+    APT = _apack_type(elt, mr, kb)
+    ind = "          "
+    w = [f"{ind}%qz = arith.constant dense<0.0> : {XT}",
+         f"{ind}scf.for %q0 = %mb to %mend step %cL {{",
+         f"{ind}  %qr = arith.subi %mend, %q0 : index",
+         f"{ind}  %qrl = arith.minsi %qr, %cL : index",
+         f"{ind}  %qm = vector.create_mask %qrl : {MT}",
+         f"{ind}  %qrel = arith.subi %q0, %mb : index",
+         f"{ind}  scf.for %k0 = %c0 to %kc step %cL {{",
+         f"{ind}    %kk0 = arith.addi %kb, %k0 : index"]
+    prev = "%qz"
+    for j in range(L):
+        w += [f"{ind}    %qj{j} = arith.constant {j} : index",
+              f"{ind}    %qk{j} = arith.addi %k0, %qj{j} : index",
+              f"{ind}    %qv{j} = arith.cmpi slt, %qk{j}, %kc : index",
+              f"{ind}    %qkk{j} = arith.addi %kk0, %qj{j} : index",
+              f"{ind}    %qks{j} = arith.select %qv{j}, %qkk{j}, %kk0 : index",
+              f"{ind}    %qmk{j} = arith.select %qv{j}, %qrl, %c0 : index",
+              f"{ind}    %qmm{j} = vector.create_mask %qmk{j} : {MT}",
+              f"{ind}    %ql{j} = vector.maskedload %At[%qks{j}, %q0], %qmm{j}, %vz : "
+              f"{BT}, {MT}, {VT} into {VT}",
+              f"{ind}    %qx{j} = vector.insert %ql{j}, {prev} [{j}] : {VT} into {XT}"]
+        prev = f"%qx{j}"
+    w.append(f"{ind}    %qt = vector.transpose {prev}, [1, 0] : {XT} to {XT}")
+    for i in range(L):
+        w += [f"{ind}    %qin{i} = arith.cmpi slt, %qj{i}, %qrl : index",
+              f"{ind}    scf.if %qin{i} {{",
+              f"{ind}      %qe{i} = vector.extract %qt[{i}] : {VT} from {XT}",
+              f"{ind}      %qa{i} = arith.addi %qrel, %qj{i} : index",
+              f"{ind}      %qtt{i} = arith.divui %qa{i}, %cMR : index",
+              f"{ind}      %qti{i} = arith.remui %qa{i}, %cMR : index",
+              f"{ind}      vector.store %qe{i}, %apack[%qtt{i}, %qti{i}, %k0] : {APT}, {VT}",
+              f"{ind}    }}"]
+    return w + [f"{ind}  }}", f"{ind}}}"]
+
+
+def _transposed_panel(elt: str, lanes: int, nv: int) -> list[str]:
+    """The rhs panel of a transposed rhs: ``%Bt`` (N x K, unit stride along
+    K) read L x L blocks at a time (rows of Bt are contiguous), each block
+    transposed in registers and stored as L rows of the panel.  Columns past
+    ``%nr`` and K steps past ``%kc`` load as zeros (masks); every block
+    stores whole rows (the panel has room: K blocks are multiples of L)."""
+    T, L = elt, lanes
+    _, BT, VT, MT = _types(elt, lanes)
+    XT = f"vector<{L}x{L}x{T}>"
+    ind = "              "
+    w = [f"{ind}%xz = arith.constant dense<0.0> : {XT}",
+         f"{ind}scf.for %k0 = %c0 to %kc step %cL {{",
+         f"{ind}  %kr0 = arith.subi %kc, %k0 : index",
+         f"{ind}  %klen = arith.minsi %kr0, %cL : index",
+         f"{ind}  %kk0 = arith.addi %kb, %k0 : index"]
+    for jb in range(nv):
+        prev = "%xz"
+        for j in range(L):
+            t = f"{jb}_{j}"
+            w += [f"{ind}  %tj{t} = arith.constant {jb * L + j} : index",
+                  f"{ind}  %tv{t} = arith.cmpi slt, %tj{t}, %nr : index",
+                  f"{ind}  %tl{t} = arith.select %tv{t}, %klen, %c0 : index",
+                  f"{ind}  %tm{t} = vector.create_mask %tl{t} : {MT}",
+                  f"{ind}  %tc{t} = arith.addi %nt, %tj{t} : index",
+                  # (a row past N is never read: its mask is empty; its index
+                  # stays inside the matrix all the same)
+                  f"{ind}  %ts{t} = arith.select %tv{t}, %tc{t}, %nt : index",
+                  f"{ind}  %tr{t} = vector.maskedload %Bt[%ts{t}, %kk0], %tm{t}, %vz : "
+                  f"{BT}, {MT}, {VT} into {VT}",
+                  f"{ind}  %tx{t} = vector.insert %tr{t}, {prev} [{j}] : {VT} into {XT}"]
+            prev = f"%tx{t}"
+        w.append(f"{ind}  %tt{jb} = vector.transpose {prev}, [1, 0] : {XT} to {XT}")
+        for i in range(L):
+            w += [f"{ind}  %te{jb}_{i} = vector.extract %tt{jb}[{i}] : {VT} from {XT}",
+                  f"{ind}  %tk{jb}_{i} = arith.addi %k0, %tj0_{i} : index",
+                  f"{ind}  %tq{jb}_{i} = arith.constant {jb * L} : index",
+                  f"{ind}  vector.store %te{jb}_{i}, %packv[%tk{jb}_{i}, %tq{jb}_{i}] : {BT}, {VT}"]
+    return w + [f"{ind}}}"]
 
 
 def kernel_text(target) -> str:
@@ -237,8 +416,10 @@ def kernel_text(target) -> str:
                                (params.f64_m, params.f64_n, params.f64_k, params.f64_mb))
         nv = 2
         lanes = width // nv
-        for masked in (False, True):
-            for r in range(1, rows + 1):
-                lines += _tile(elt, r, lanes, nv, masked, var)
+        for apack in ((rows, kb), None):
+            for tnv in (nv, 1):
+                for masked in (False, True):
+                    for r in range(1, rows + 1):
+                        lines += _tile(elt, r, lanes, tnv, masked, var, apack)
         lines += _driver(elt, rows, lanes, nv, kb, mb, var)
     return "\n".join(lines + ["}"]) + "\n"
