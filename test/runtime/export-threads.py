@@ -40,7 +40,8 @@ for threads in (1, 2, 3):
     exe.export_library(os.path.join(out, f"model{threads}.so"))
     np.savez(os.path.join(out, f"jit{threads}.npz"), *exe["main_adjoint"](*args))
 print("files:", sorted(f for f in os.listdir(out) if f.endswith(".so")))
-# CHECK: files: ['libomp.so', 'model1.so', 'model2.so', 'model3.so']
+# (and the matmul kernel library the matmuls call, shipped the same way)
+# CHECK: files: ['libgradir_kernels_{{[0-9a-f]+_[0-9a-f]+}}.so', 'libomp.so', 'model1.so', 'model2.so', 'model3.so']
 
 
 def dynamic(path):
@@ -53,14 +54,15 @@ def dynamic(path):
 for threads in (1, 2):
     print(f"model{threads}.so needs:", *dynamic(os.path.join(out, f"model{threads}.so")))
 print("libomp.so needs:", dynamic(os.path.join(out, "libomp.so"))[0])
-# CHECK-NEXT: model1.so needs: ['libc.so.6'{{.*}}] ['$ORIGIN']
-# CHECK-NEXT: model2.so needs: ['libc.so.6', {{.*}}'libomp.so'] ['$ORIGIN']
+# CHECK-NEXT: model1.so needs: ['libc.so.6', 'libgradir_kernels_{{[0-9a-f]+_[0-9a-f]+}}.so'{{.*}}] ['$ORIGIN']
+# CHECK-NEXT: model2.so needs: ['libc.so.6', 'libgradir_kernels_{{[0-9a-f]+_[0-9a-f]+}}.so'{{.*}}'libomp.so'] ['$ORIGIN']
 # CHECK-NEXT: libomp.so needs: [{{.*}}'libc.so.6'{{.*}}]
 
 # Shipped: the library and the runtime beside it, copied elsewhere.
 shipped = os.path.join(out, "shipped")
 os.makedirs(shipped)
-for name in ("model2.so", "libomp.so"):
+for name in ("model2.so", "libomp.so", *(f for f in os.listdir(out)
+                                          if f.startswith("libgradir_kernels_"))):
     shutil.copy2(os.path.join(out, name), shipped)
 
 CHILD = r"""

@@ -77,6 +77,47 @@ for ty in ("f32", "f64"):
 print(f"shapes: {count} compared, {bad} differ")
 # CHECK: shapes: 76 compared, 0 differ
 
+# threads=2: matmuls of enough work run as two strips of register tiles
+# (columns; rows when one tile holds the columns), one kernel call each on
+# its thread: bitwise the schedule's code at 2 threads, run to run too.
+bad = 0
+for m, k, n, a_t, b_t in ((256, 300, 250, False, False), (256, 300, 250, True, True),
+                          (4096, 130, 10, False, False), (4096, 130, 10, True, False),
+                          (300, 1000, 70, False, True)):
+    text, sa, sb = program(m, k, n, "f32", a_t, b_t)
+    a = rng.standard_normal(sa).astype(np.float32)
+    b = rng.standard_normal(sb).astype(np.float32)
+    got = {kern: gradir.compile(gradir.parse(text), kernels=kern, threads=2, cache=False)["main"]
+           for kern in (False, True)}
+    r0, r1, r2 = got[False](a, b), got[True](a, b), got[True](a, b)
+    ref = (a.T if a_t else a).astype(np.float64) @ (b.T if b_t else b).astype(np.float64)
+    if not (np.array_equal(r0, r1) and np.array_equal(r1, r2)
+            and np.allclose(r1, ref, rtol=1e-4, atol=1e-4 * k ** 0.5)):
+        bad += 1
+        print(f"MISMATCH threads=2 {m}x{k}x{n} a_t={a_t} b_t={b_t}")
+print(f"threads=2: {bad} differ")
+# CHECK: threads=2: 0 differ
+
+# A flatten before a kernel matmul and an unflatten after one: still
+# kernel calls (rlx-to-linalg isolates them from elementwise fusion's
+# reshape propagation), close to float64.
+text = """
+func.func @main(%x: tensor<64x16x4x4xf32>, %w: tensor<256x120xf32>, %v: tensor<120x256xf32>)
+    -> tensor<64x16x4x4xf32> {
+  %f = "rlx.reshape"(%x) : (tensor<64x16x4x4xf32>) -> tensor<64x256xf32>
+  %h = "rlx.matmul"(%f, %w) : (tensor<64x256xf32>, tensor<256x120xf32>) -> tensor<64x120xf32>
+  %g = "rlx.matmul"(%h, %v) : (tensor<64x120xf32>, tensor<120x256xf32>) -> tensor<64x256xf32>
+  %r = "rlx.reshape"(%g) : (tensor<64x256xf32>) -> tensor<64x16x4x4xf32>
+  return %r : tensor<64x16x4x4xf32>
+}"""
+x = rng.standard_normal((64, 16, 4, 4)).astype(np.float32)
+w = rng.standard_normal((256, 120)).astype(np.float32)
+v = rng.standard_normal((120, 256)).astype(np.float32)
+exe = gradir.compile(gradir.parse(text), kernels=True, threads=1, cache=False)
+ref = ((x.reshape(64, 256).astype(np.float64) @ w) @ v).reshape(64, 16, 4, 4)
+print("reshaped:", exe.uses_kernels, np.allclose(exe["main"](x, w, v), ref, rtol=1e-4, atol=1e-2))
+# CHECK: reshaped: True True
+
 # A gradient step (matmuls with transposed operands, a bias, a loss) with
 # kernels on and off, at 1 and 2 threads, for the host and AVX2.
 step = gradir.parse("""

@@ -18,7 +18,8 @@ VIEW_OPS = frozenset({"memref.subview", "memref.expand_shape", "memref.collapse_
 
 
 def aliases_of(value: ir.Value) -> list[ir.Value]:
-    """``value`` and every view derived from it (transitively).  The users
+    """``value`` and every view derived from it (transitively; through
+    ``scf.execute_region`` results too).  The users
     are looked at as plain ``ir.Operation``s (``_compat.uses_of``: no
     ``OpView``, no import of their dialects' Python modules)."""
     out, todo = [], [value]
@@ -28,6 +29,12 @@ def aliases_of(value: ir.Value) -> list[ir.Value]:
         for user, operand_number in _compat.uses_of(v):
             if user.name in VIEW_OPS and operand_number == 0:
                 todo.extend(user.results)
+            elif user.name == "scf.yield":
+                # yielded out of an scf.execute_region (rlx-to-linalg's
+                # regions around kernel matmuls): its result is the view
+                region = _compat.parent_op(user)
+                if region is not None and region.name == "scf.execute_region":
+                    todo.append(region.results[operand_number])
     return out
 
 

@@ -322,9 +322,11 @@ class RlxToLinalg(ModulePass):
         # one walk for both (rlx ops only)
         _empty_reductions(_empty_results(
             _compat.collect_ops(module, lambda o: o.name.startswith("rlx."))))
-        from .linalg.matmul import matmul_kernels
+        from .linalg.matmul import isolate_kernel_operands, matmul_kernels
         with reduce.sum_blocks(self.sum_block), matmul_kernels(self.matmul_kernels):
             _compat.apply_patterns(module, patterns())
+        if self.matmul_kernels:
+            isolate_kernel_operands(module)
         # MLIR's walk: the lowered ops are not wrapped for Python (wrapping a
         # linalg op would import mlir.dialects.linalg, see _compat.linalg)
         for op in _compat.collect_ops(module, lambda o: o.name.startswith(("rlx.", "grad."))):

@@ -409,6 +409,8 @@ def clear(cache=None) -> int:
     for path in directory.iterdir():
         if path.suffix == ".so":
             path.unlink(missing_ok=True)
-            count += 1
+            # (the runtime libraries stored beside the entries, libomp and
+            # the matmul kernels', are no entries)
+            count += not path.name.startswith("lib")
     return count
 

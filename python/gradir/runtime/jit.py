@@ -344,7 +344,7 @@ def _kernels_enabled(kernels, threads: int) -> bool:
         return False
     if flag:
         raise CompileError(f"GRADIR_KERNELS must be 0 or 1, not {flag!r}")
-    return False
+    return True
 
 
 def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_90",
@@ -380,10 +380,9 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
     matmuls call gradir's matmul kernels, compiled once per CPU into a
     runtime library (``runtime/kernels.py``), instead of each being
     compiled as a register-tiled loop nest of its own shapes; the results
-    are bitwise the same, the compile several times faster per matmul, the
-    code as fast or slower (the kernels run on one thread, and read a
-    transposed rhs element by element).  None: ``$GRADIR_KERNELS`` (0 or
-    1), else off.
+    are bitwise the same (at every thread count), the compile several times
+    faster per matmul, the code as fast (README, "Matmul kernels").  None:
+    ``$GRADIR_KERNELS`` (0 or 1), else on.
     """
     if not hasattr(module, "operation") and not isinstance(module, ir.Operation):
         raise TypeError(f"gradir.compile expects an MLIR module (gradir.parse(text)), "

@@ -68,3 +68,24 @@ func.func @unmoved(%arg: memref<4xf32>) {
   memref.dealloc %b : memref<4xf32>
   return
 }
+
+// -----
+
+// A view yielded out of an scf.execute_region (rlx-to-linalg's regions
+// around reshapes that feed kernel matmuls) is a view of the buffer: the
+// buffer lives until the region's result is last used.
+// CHECK-LABEL: func.func @region_view(
+// CHECK: %[[V:.*]] = scf.execute_region
+// CHECK: "test.use"(%[[V]])
+// CHECK-NEXT: memref.dealloc
+// CHECK-NEXT: return
+func.func @region_view() {
+  %a = memref.alloc() : memref<2x3xf32>
+  %v = scf.execute_region -> memref<6xf32> no_inline {
+    %c = memref.collapse_shape %a [[0, 1]] : memref<2x3xf32> into memref<6xf32>
+    scf.yield %c : memref<6xf32>
+  }
+  "test.use"(%v) : (memref<6xf32>) -> ()
+  memref.dealloc %a : memref<2x3xf32>
+  return
+}

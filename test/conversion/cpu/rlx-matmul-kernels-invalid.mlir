@@ -1,6 +1,8 @@
 // RUN: gradir-opt %s --split-input-file --verify-diagnostics --rlx-matmul-kernels
 // RUN: not gradir-opt %s --split-input-file --rlx-matmul-kernels=cpu=pentium 2>&1 | FileCheck %s --check-prefix=CPU
 // CPU: error: rlx-matmul-kernels: unknown cpu 'pentium'
+// RUN: not gradir-opt %s --split-input-file --rlx-matmul-kernels=threads=0 2>&1 | FileCheck %s --check-prefix=THREADS
+// THREADS: option 'threads' of pass 'rlx-matmul-kernels' must be at least 1, got 0
 
 // A marked contraction that is no 2-D matmul of f32 or f64 is refused at the op.
 #mk = affine_map<(m, n, k) -> (m, k)>

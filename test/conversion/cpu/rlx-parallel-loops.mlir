@@ -366,3 +366,36 @@ func.func @tiny(%a: memref<2x4xf32>) {
   }
   return
 }
+
+// -----
+
+// An op marked gradir.work (rlx-matmul-kernels' kernel calls) counts that
+// much work: two calls of 2^20 units each make a loop worth the threads
+// (min-work 2^17 by default), the same loop of unmarked calls does not.
+// CHECK-LABEL: func.func @marked_work(
+// CHECK: omp.parallel
+// CHECK: call @work
+// CHECK-LABEL: func.func @unmarked_work(
+// CHECK-NOT: omp.parallel
+// CHECK: call @work
+func.func private @work(index)
+func.func @marked_work() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  scf.parallel (%i) = (%c0) to (%c2) step (%c1) {
+    func.call @work(%i) {gradir.work = 1048576 : i64} : (index) -> ()
+    scf.reduce
+  }
+  return
+}
+func.func @unmarked_work() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  scf.parallel (%i) = (%c0) to (%c2) step (%c1) {
+    func.call @work(%i) : (index) -> ()
+    scf.reduce
+  }
+  return
+}

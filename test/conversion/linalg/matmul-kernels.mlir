@@ -24,3 +24,33 @@ func.func @lowered(%a: tensor<4x3xf32>, %w: tensor<5x3xf32>, %x: tensor<2x4x3xf3
   %3 = "rlx.matmul"(%x, %bb) : (tensor<2x4x3xf32>, tensor<2x3x5xf32>) -> tensor<2x4x5xf32>
   return %0, %1, %2, %3 : tensor<4x5xf32>, tensor<2x4x5xf32>, tensor<4x5xf16>, tensor<2x4x5xf32>
 }
+
+// A reshape before or after a kernel matmul: each sits in an
+// scf.execute_region no_inline of its own (the matmul too), which
+// elementwise fusion's reshape propagation cannot fold into the matmul
+// (it would become a generic contraction of higher rank the kernels do
+// not take; LeNet's flatten before its first dense layer).
+// CHECK-LABEL: func.func @reshaped(
+// CHECK: %[[A:.*]] = scf.execute_region -> tensor<4x3xf32> no_inline {
+// CHECK-NEXT: %[[R:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0], [1, 2]] : tensor<4x1x3xf32> into tensor<4x3xf32>
+// CHECK-NEXT: scf.yield %[[R]]
+// CHECK: %[[M:.*]] = scf.execute_region -> tensor<4x6xf32> no_inline {
+// CHECK: %[[C:.*]] = linalg.contract {{.*}} {gradir.kernel} ins(%[[A]], %arg1 : tensor<4x3xf32>, tensor<3x6xf32>)
+// CHECK-NEXT: scf.yield %[[C]]
+// CHECK: tensor.expand_shape %[[M]]
+// A kernel matmul that no reshape reads or makes stays as it is.
+// CHECK-LABEL: func.func @plain(
+// CHECK-NOT: scf.execute_region
+// CHECK: linalg.contract
+// CHECK-NOT: scf.execute_region
+// CHECK: return
+func.func @reshaped(%x: tensor<4x1x3xf32>, %b: tensor<3x6xf32>) -> tensor<4x2x3xf32> {
+  %f = "rlx.reshape"(%x) : (tensor<4x1x3xf32>) -> tensor<4x3xf32>
+  %m = "rlx.matmul"(%f, %b) : (tensor<4x3xf32>, tensor<3x6xf32>) -> tensor<4x6xf32>
+  %r = "rlx.reshape"(%m) : (tensor<4x6xf32>) -> tensor<4x2x3xf32>
+  return %r : tensor<4x2x3xf32>
+}
+func.func @plain(%a: tensor<4x3xf32>, %b: tensor<3x6xf32>) -> tensor<4x6xf32> {
+  %m = "rlx.matmul"(%a, %b) : (tensor<4x3xf32>, tensor<3x6xf32>) -> tensor<4x6xf32>
+  return %m : tensor<4x6xf32>
+}

@@ -183,7 +183,7 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
         kernels_cpu = name if name in NAMED_TARGETS else "host"
         if resolve(kernels_cpu) != resolve(cpu if cpu is not None else "host"):
             raise ValueError(f"no kernel library for the cpu {name!r}")
-        steps += [f"rlx-matmul-kernels{{cpu={kernels_cpu}}}"]
+        steps += [f"rlx-matmul-kernels{{cpu={kernels_cpu} threads={threads}}}"]
     if early_dealloc:
         steps += ["rlx-early-dealloc", "rlx-widen-bool-memrefs"]
     if stage == "bufferized":

@@ -8,7 +8,7 @@ from mlir import ir
 
 from ... import _compat
 from ...passes.base import ModulePass
-from ...passes.base import option
+from ...passes.base import PassOptionError, option
 from .kernels import ELEMENT_TYPES, kernel_name, memref_type
 
 
@@ -39,6 +39,16 @@ class RlxMatmulKernels(ModulePass):
     cpu: str = option("host", "the CPU whose kernel library the calls go to (host or a name "
                               "of gradir.conversion.cpu.host.NAMED_TARGETS): the kernels' "
                               "symbols name their variant")
+    threads: int = option(1, "threads the code runs on: a matmul of enough work (rlx-parallel-"
+                             "loops' hot-min-work) is split into that many strips of whole "
+                             "register tiles (columns, or rows when its columns are too few), "
+                             "one kernel call each, in an scf.parallel loop marked with its "
+                             "work (gradir.work) for rlx-parallel-loops")
+
+    def check_options(self):
+        if self.threads < 1:
+            raise PassOptionError(f"option 'threads' of pass '{self.name}' must be at least 1, "
+                                  f"got {self.threads}")
 
     def apply(self, module: ir.Operation) -> None:
         from .host import NAMED_TARGETS, resolve
@@ -47,7 +57,10 @@ class RlxMatmulKernels(ModulePass):
             self.error(module, f"{self.name}: unknown cpu '{self.cpu}' (expected host or one "
                                f"of: {', '.join(sorted(NAMED_TARGETS))})")
             raise self.failure()
-        var = variant(resolve(self.cpu))
+        target = resolve(self.cpu)
+        var = variant(target)
+        from .schedule import schedule_params
+        params = schedule_params(target, 1)
         module = module.operation
         ops = _compat.collect_ops(module, lambda o: o.name == "linalg.contract"
                                   and "gradir.kernel" in o.attributes)
@@ -58,7 +71,8 @@ class RlxMatmulKernels(ModulePass):
                 self.error(op, problem)
                 raise self.failure()
             elt = str(ir.MemRefType(op.operands[2].type).element_type)
-            _replace(op, kernel_name(elt, var), elt)
+            tile = (params.f32_m, params.f32_n) if elt == "f32" else (params.f64_m, params.f64_n)
+            _replace(op, kernel_name(elt, var), elt, self.threads, tile)
             needed.add(elt)
         if needed:
             _declare(module, [(kernel_name(elt, var), elt) for elt in sorted(needed)])
@@ -103,10 +117,58 @@ def _transposed(value: ir.Value) -> ir.Value:
     return op.results[0]
 
 
-def _replace(op, name: str, elt: str) -> None:
+def _strips(m: int, n: int, k: int, threads: int, tile: tuple[int, int]):
+    """How a matmul (m x k times k x n) runs on ``threads`` threads: None
+    (one call) or ``(dim, size, count)``: ``count`` strips of ``size``
+    columns (dim 1) or rows (dim 0), whole register tiles each."""
+    from .rlx_parallel_loops import PIPELINE_HOT_MIN_WORK
+    if threads < 2 or min(m, n, k) < 1 or matmul_work(m, n, k) < PIPELINE_HOT_MIN_WORK:
+        return None
+    mr, nr = tile
+    for dim, extent, unit in ((1, n, nr), (0, m, mr)):
+        tiles = -(-extent // unit)
+        if tiles >= threads:
+            size = -(-tiles // threads) * unit
+            return dim, size, -(-extent // size)
+    return None
+
+
+def matmul_work(m: int, n: int, k: int) -> int:
+    """A matmul's work as rlx-parallel-loops counts it (vector operations
+    over 8 elements: m * n * k / 8, what its estimate of the schedule's
+    register-tiled loops gives)."""
+    return max(1, m * n * k // 8)
+
+
+def _const(value: int) -> ir.Value:
+    return ir.Operation.create("arith.constant", results=[ir.IndexType.get()], attributes={
+        "value": ir.IntegerAttr.get(ir.IndexType.get(), value)}).results[0]
+
+
+def _subview(src: ir.Value, generic: ir.Type, start: ir.Value, length: ir.Value, dim: int,
+             other: ir.Value) -> ir.Value:
+    """``src[start:start+length, :]`` (dim 0) or ``src[:, start:start+length]``
+    (dim 1) of a 2-D generic strided memref whose other extent is ``other``."""
+    # (both sizes as operands: the result is the generic type, all dynamic)
+    dyn = ir.ShapedType.get_dynamic_size()
+    offsets = [dyn, 0] if dim == 0 else [0, dyn]
+    sizes = [length, other] if dim == 0 else [other, length]
+    return ir.Operation.create("memref.subview", results=[generic],
+                               operands=[src, start, *sizes], attributes={
+        "static_offsets": ir.DenseI64ArrayAttr.get(offsets),
+        "static_sizes": ir.DenseI64ArrayAttr.get([dyn, dyn]),
+        "static_strides": ir.DenseI64ArrayAttr.get([1, 1]),
+        "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1, 2, 0])}).results[0]
+
+
+def _replace(op, name: str, elt: str, threads: int = 1, tile: tuple[int, int] = (1, 1)) -> None:
     a, b, c = op.operands
     maps = [str(m).split("->")[-1].strip() for m in _maps(op)]
     generic = ir.Type.parse(memref_type(elt))
+    m, n = ir.MemRefType(c.type).shape
+    k = ir.MemRefType(a.type).shape[1 if maps[0] == "(d0, d2)" else 0]
+    work = matmul_work(m, n, k)
+    plan = _strips(m, n, k, threads, tile)
     with ir.InsertionPoint(op), op.location:
         if maps[0] == "(d2, d0)":
             a = _transposed(a)
@@ -114,8 +176,43 @@ def _replace(op, name: str, elt: str) -> None:
             b = _transposed(b)
         args = [ir.Operation.create("memref.cast", results=[generic], operands=[v]).results[0]
                 for v in (a, b, c)]
-        ir.Operation.create("func.call", operands=args, attributes={
-            "callee": ir.FlatSymbolRefAttr.get(name)})
+        if plan is None:
+            ir.Operation.create("func.call", operands=args, attributes={
+                "callee": ir.FlatSymbolRefAttr.get(name),
+                "gradir.work": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), work)})
+            op.erase()
+            return
+        # one strip per thread: C's columns (or rows) in whole register tiles
+        dim, size, count = plan
+        extent = n if dim == 1 else m
+        lb, ub, step = _const(0), _const(count), _const(1)
+        c_size, c_extent = _const(size), _const(extent)
+        c_k, c_other = _const(k), _const(m if dim == 1 else n)
+        par = ir.Operation.create(
+            "scf.parallel", results=[], operands=[lb, ub, step],
+            attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1, 1, 0])},
+            regions=1)
+        block = par.regions[0].blocks.append(ir.IndexType.get())
+        with ir.InsertionPoint(block):
+            index = ir.IndexType.get()
+            start = ir.Operation.create("arith.muli", results=[index],
+                                        operands=[block.arguments[0], c_size]).results[0]
+            left = ir.Operation.create("arith.subi", results=[index],
+                                       operands=[c_extent, start]).results[0]
+            length = ir.Operation.create("arith.minsi", results=[index],
+                                         operands=[left, c_size]).results[0]
+            a_, b_, c_ = args
+            if dim == 1:
+                b_ = _subview(b_, generic, start, length, 1, c_k)
+                c_ = _subview(c_, generic, start, length, 1, c_other)
+            else:
+                a_ = _subview(a_, generic, start, length, 0, c_k)
+                c_ = _subview(c_, generic, start, length, 0, c_other)
+            ir.Operation.create("func.call", operands=[a_, b_, c_], attributes={
+                "callee": ir.FlatSymbolRefAttr.get(name),
+                "gradir.work": ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
+                                                  max(1, work // count))})
+            ir.Operation.create("scf.reduce", operands=[], attributes={}, regions=0)
     op.erase()
 
 

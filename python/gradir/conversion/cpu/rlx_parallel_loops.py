@@ -105,7 +105,10 @@ def _bounds(op: ir.Operation) -> list[tuple[ir.Value, ir.Value, ir.Value]]:
 
 
 def _op_cost(op: ir.Operation) -> int:
-    """One per scalar operation; a vector operation counts its elements / 8."""
+    """One per scalar operation; a vector operation counts its elements / 8;
+    an op marked ``gradir.work`` (rlx-matmul-kernels' kernel calls) that."""
+    if "gradir.work" in op.attributes:
+        return max(1, ir.IntegerAttr(op.attributes["gradir.work"]).value)
     for r in op.results:
         if isinstance(r.type, ir.VectorType):
             n = 1

@@ -77,7 +77,18 @@ def matmul_kernels(enabled: bool):
 
 def _kernel_matmul(a, b, a_t: bool, b_t: bool, out_shape, elt):
     """``linalg.contract {gradir.kernel}``: C = A @ B with ``a`` (K, M) when
-    ``a_t``, ``b`` (N, K) when ``b_t`` (read in place by the kernel)."""
+    ``a_t``, ``b`` (N, K) when ``b_t`` (read in place by the kernel).
+
+    A contraction whose result is reshaped sits in an ``scf.execute_region
+    no_inline`` of its own, and so does a reshape that makes an operand
+    (``isolate_kernel_operands``, at the end of rlx-to-linalg): elementwise fusion's
+    reshape propagation (``linalg-fuse-elementwise-ops``) would otherwise
+    fold a reshape before or after it into it, making a generic
+    contraction of higher rank the kernels do not take (LeNet's flatten
+    before its first dense layer: that layer's matmuls became scalar loops,
+    its step 25% slower).  Only then: a result yielded by such a region is
+    copied into a function's out-param, where the contraction alone writes
+    it in place."""
     m, n, k = (ir.AffineDimExpr.get(i) for i in range(3))
     maps = [ir.AffineMap.get(3, 0, [k, m] if a_t else [m, k]),
             ir.AffineMap.get(3, 0, [n, k] if b_t else [k, n]),
@@ -85,6 +96,53 @@ def _kernel_matmul(a, b, a_t: bool, b_t: bool, out_shape, elt):
     c = linalg.contract(a, b, outs=[filled(out_shape, elt, 0)], indexing_maps=maps)
     _compat.defining_op(c).attributes["gradir.kernel"] = ir.UnitAttr.get()
     return c
+
+
+def _execute_region(result_type: ir.Type):
+    """An empty ``scf.execute_region no_inline`` (canonicalization keeps it)
+    with one result, and its block."""
+    region = ir.Operation.create("scf.execute_region", results=[result_type],
+                                 attributes={"no_inline": ir.UnitAttr.get()}, regions=1)
+    return region, region.regions[0].blocks.append()
+
+
+_RESHAPES = ("tensor.collapse_shape", "tensor.expand_shape")
+
+
+def isolate_kernel_operands(module: ir.Operation) -> None:
+    """A ``gradir.kernel`` contraction whose result a reshape reads moves
+    into an ``scf.execute_region no_inline`` of its own, and every operand
+    of one that a reshape makes comes from a copy of that reshape in a
+    region of its own, just before the contraction (or its region; see
+    ``_kernel_matmul``; run once the whole module is lowered: while
+    rlx-to-linalg runs, the operands are still rlx ops)."""
+    for op in _compat.collect_ops(module, lambda o: o.name == "linalg.contract"
+                                  and "gradir.kernel" in o.attributes):
+        result = op.results[0]
+        if any(user.name in _RESHAPES for user, _ in _compat.uses_of(result)):
+            with ir.InsertionPoint(op), op.location:
+                region, block = _execute_region(result.type)
+            with ir.InsertionPoint(block), op.location:
+                yield_op = ir.Operation.create("scf.yield", operands=[result])
+            result.replace_all_uses_with(region.results[0])
+            yield_op.operands[0] = result
+            op.move_before(yield_op)
+            anchor = region
+        else:
+            anchor = op
+        for i in (0, 1):
+            value = op.operands[i]
+            producer = _compat.defining_op(value)
+            if producer is None or producer.name not in _RESHAPES:
+                continue
+            with ir.InsertionPoint(anchor), op.location:
+                region, block = _execute_region(value.type)
+            with ir.InsertionPoint(block), op.location:
+                ir.Operation.create("scf.yield", operands=[
+                    reshape(producer.operands[0], shape_of(value))])
+            op.operands[i] = region.results[0]
+            if not _compat.uses_of(producer.results[0]):
+                producer.erase()
 
 
 def _kernel_eligible(a, b, elt) -> bool:
