@@ -21,12 +21,22 @@ blocks, N tiles of ``2 * lanes`` columns, register tiles of ``rows`` rows
 loop in steps of 1, one fused multiply-add per element and step.  Every
 element of C is therefore the same chain of FMAs in the same order as the
 schedule's code computes (bitwise the same results; the tests check it).
-The rhs panel of an N tile (K block x tile width) is copied into a
-contiguous buffer, zero-padded to the tile width, unless the matmul has
-fewer than ``PACK_ROWS`` rows and the panel is a full-width unit-stride
-slice (read in place, as the schedule does).  Rows left over at the end of
-an M block run a tile of that many rows (one function per row count);
-columns left over, masked loads and stores of C.
+
+* The lhs block (M block x K block) is packed, rows ``kb`` elements apart,
+  when more than one N tile reads it (the tiles' lhs addresses are then one
+  pointer plus constants, and rows of power-of-two strides do not conflict
+  in the caches); a transposed lhs by L x L blocks transposed in registers.
+* The rhs panel of an N tile (K block x tile width) is copied into a
+  contiguous buffer, zero-padded to the tile width, unless the matmul has
+  fewer than ``PACK_ROWS`` rows and the panel is a full-width unit-stride
+  slice (read in place, as the schedule does); a transposed rhs by L x L
+  blocks transposed in registers.
+* Rows left over at the end of an M block run a tile of that many rows (one
+  function per row count); columns left over, a tile of two vectors (the
+  last masked) or of one (masked when fewer than L).
+
+Threads: ``rlx-matmul-kernels{threads}`` splits a matmul into strips of
+whole register tiles, one call each (the kernels themselves are serial).
 """
 
 from __future__ import annotations
