@@ -325,6 +325,24 @@ def _driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, var: str
     return w
 
 
+def _load_transposed(ind: str, src: str, p: str, zero: str, elt: str, lanes: int,
+                     rows: list[tuple[str, str, str]]) -> list[str]:
+    """L rows of ``src`` (a unit-stride view), row j read at ``rows[j]``'s
+    (row index, column index) as a vector of ``rows[j]``'s mask length
+    (zeros past it), gathered into an L x L block from ``zero`` and
+    transposed in registers: ``<p>t``."""
+    _, BT, VT, MT = _types(elt, lanes)
+    XT = f"vector<{lanes}x{lanes}x{elt}>"
+    w, prev = [], zero
+    for j, (row, col, length) in enumerate(rows):
+        w += [f"{ind}{p}m{j} = vector.create_mask {length} : {MT}",
+              f"{ind}{p}l{j} = vector.maskedload {src}[{row}, {col}], {p}m{j}, %vz : "
+              f"{BT}, {MT}, {VT} into {VT}",
+              f"{ind}{p}x{j} = vector.insert {p}l{j}, {prev} [{j}] : {VT} into {XT}"]
+        prev = f"{p}x{j}"
+    return w + [f"{ind}{p}t = vector.transpose {prev}, [1, 0] : {XT} to {XT}"]
+
+
 def _transposed_lhs_block(elt: str, lanes: int, mr: int, kb: int) -> list[str]:
     """Packs the lhs block (rows ``%mb``..``%mend``, K steps ``%kb``.. ``+%kc``)
     of a transposed lhs: ``%At`` (K x M, unit stride along M) read as L x L
@@ -333,7 +351,7 @@ def _transposed_lhs_block(elt: str, lanes: int, mr: int, kb: int) -> list[str]:
     Rows past ``%mend`` are neither read nor stored; K steps past ``%kc``
     are zeros (the rows have room: K blocks are multiples of L)."""
     T, L = elt, lanes
-    _, BT, VT, MT = _types(elt, lanes)
+    VT = _types(elt, lanes)[2]
     XT = f"vector<{L}x{L}x{T}>"
     APT = _apack_type(elt, mr, kb)
     ind = "          "
@@ -341,24 +359,18 @@ def _transposed_lhs_block(elt: str, lanes: int, mr: int, kb: int) -> list[str]:
          f"{ind}scf.for %q0 = %mb to %mend step %cL {{",
          f"{ind}  %qr = arith.subi %mend, %q0 : index",
          f"{ind}  %qrl = arith.minsi %qr, %cL : index",
-         f"{ind}  %qm = vector.create_mask %qrl : {MT}",
          f"{ind}  %qrel = arith.subi %q0, %mb : index",
          f"{ind}  scf.for %k0 = %c0 to %kc step %cL {{",
          f"{ind}    %kk0 = arith.addi %kb, %k0 : index"]
-    prev = "%qz"
     for j in range(L):
         w += [f"{ind}    %qj{j} = arith.constant {j} : index",
               f"{ind}    %qk{j} = arith.addi %k0, %qj{j} : index",
               f"{ind}    %qv{j} = arith.cmpi slt, %qk{j}, %kc : index",
               f"{ind}    %qkk{j} = arith.addi %kk0, %qj{j} : index",
               f"{ind}    %qks{j} = arith.select %qv{j}, %qkk{j}, %kk0 : index",
-              f"{ind}    %qmk{j} = arith.select %qv{j}, %qrl, %c0 : index",
-              f"{ind}    %qmm{j} = vector.create_mask %qmk{j} : {MT}",
-              f"{ind}    %ql{j} = vector.maskedload %At[%qks{j}, %q0], %qmm{j}, %vz : "
-              f"{BT}, {MT}, {VT} into {VT}",
-              f"{ind}    %qx{j} = vector.insert %ql{j}, {prev} [{j}] : {VT} into {XT}"]
-        prev = f"%qx{j}"
-    w.append(f"{ind}    %qt = vector.transpose {prev}, [1, 0] : {XT} to {XT}")
+              f"{ind}    %qmk{j} = arith.select %qv{j}, %qrl, %c0 : index"]
+    w += _load_transposed(f"{ind}    ", "%At", "%q", "%qz", elt, lanes,
+                          [(f"%qks{j}", "%q0", f"%qmk{j}") for j in range(L)])
     for i in range(L):
         w += [f"{ind}    %qin{i} = arith.cmpi slt, %qj{i}, %qrl : index",
               f"{ind}    scf.if %qin{i} {{",
@@ -378,7 +390,7 @@ def _transposed_panel(elt: str, lanes: int, nv: int) -> list[str]:
     ``%nr`` and K steps past ``%kc`` load as zeros (masks); every block
     stores whole rows (the panel has room: K blocks are multiples of L)."""
     T, L = elt, lanes
-    _, BT, VT, MT = _types(elt, lanes)
+    _, BT, VT, _ = _types(elt, lanes)
     XT = f"vector<{L}x{L}x{T}>"
     ind = "              "
     w = [f"{ind}%xz = arith.constant dense<0.0> : {XT}",
@@ -387,24 +399,19 @@ def _transposed_panel(elt: str, lanes: int, nv: int) -> list[str]:
          f"{ind}  %klen = arith.minsi %kr0, %cL : index",
          f"{ind}  %kk0 = arith.addi %kb, %k0 : index"]
     for jb in range(nv):
-        prev = "%xz"
         for j in range(L):
             t = f"{jb}_{j}"
             w += [f"{ind}  %tj{t} = arith.constant {jb * L + j} : index",
                   f"{ind}  %tv{t} = arith.cmpi slt, %tj{t}, %nr : index",
                   f"{ind}  %tl{t} = arith.select %tv{t}, %klen, %c0 : index",
-                  f"{ind}  %tm{t} = vector.create_mask %tl{t} : {MT}",
                   f"{ind}  %tc{t} = arith.addi %nt, %tj{t} : index",
                   # (a row past N is never read: its mask is empty; its index
                   # stays inside the matrix all the same)
-                  f"{ind}  %ts{t} = arith.select %tv{t}, %tc{t}, %nt : index",
-                  f"{ind}  %tr{t} = vector.maskedload %Bt[%ts{t}, %kk0], %tm{t}, %vz : "
-                  f"{BT}, {MT}, {VT} into {VT}",
-                  f"{ind}  %tx{t} = vector.insert %tr{t}, {prev} [{j}] : {VT} into {XT}"]
-            prev = f"%tx{t}"
-        w.append(f"{ind}  %tt{jb} = vector.transpose {prev}, [1, 0] : {XT} to {XT}")
+                  f"{ind}  %ts{t} = arith.select %tv{t}, %tc{t}, %nt : index"]
+        w += _load_transposed(f"{ind}  ", "%Bt", f"%t{jb}", "%xz", elt, lanes,
+                              [(f"%ts{jb}_{j}", "%kk0", f"%tl{jb}_{j}") for j in range(L)])
         for i in range(L):
-            w += [f"{ind}  %te{jb}_{i} = vector.extract %tt{jb}[{i}] : {VT} from {XT}",
+            w += [f"{ind}  %te{jb}_{i} = vector.extract %t{jb}t[{i}] : {VT} from {XT}",
                   f"{ind}  %tk{jb}_{i} = arith.addi %k0, %tj0_{i} : index",
                   f"{ind}  %tq{jb}_{i} = arith.constant {jb * L} : index",
                   f"{ind}  vector.store %te{jb}_{i}, %packv[%tk{jb}_{i}, %tq{jb}_{i}] : {BT}, {VT}"]

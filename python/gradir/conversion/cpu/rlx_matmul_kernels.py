@@ -161,6 +161,13 @@ def _subview(src: ir.Value, generic: ir.Type, start: ir.Value, length: ir.Value,
         "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1, 2, 0])}).results[0]
 
 
+def _call(name: str, args: list[ir.Value], work: int) -> None:
+    """``func.call @name(args)`` marked with its work for rlx-parallel-loops."""
+    ir.Operation.create("func.call", operands=args, attributes={
+        "callee": ir.FlatSymbolRefAttr.get(name),
+        "gradir.work": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), work)})
+
+
 def _replace(op, name: str, elt: str, threads: int = 1, tile: tuple[int, int] = (1, 1)) -> None:
     a, b, c = op.operands
     maps = [str(m).split("->")[-1].strip() for m in _maps(op)]
@@ -177,9 +184,7 @@ def _replace(op, name: str, elt: str, threads: int = 1, tile: tuple[int, int] = 
         args = [ir.Operation.create("memref.cast", results=[generic], operands=[v]).results[0]
                 for v in (a, b, c)]
         if plan is None:
-            ir.Operation.create("func.call", operands=args, attributes={
-                "callee": ir.FlatSymbolRefAttr.get(name),
-                "gradir.work": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), work)})
+            _call(name, args, work)
             op.erase()
             return
         # one strip per thread: C's columns (or rows) in whole register tiles
@@ -208,10 +213,7 @@ def _replace(op, name: str, elt: str, threads: int = 1, tile: tuple[int, int] = 
             else:
                 a_ = _subview(a_, generic, start, length, 0, c_k)
                 c_ = _subview(c_, generic, start, length, 0, c_other)
-            ir.Operation.create("func.call", operands=[a_, b_, c_], attributes={
-                "callee": ir.FlatSymbolRefAttr.get(name),
-                "gradir.work": ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
-                                                  max(1, work // count))})
+            _call(name, [a_, b_, c_], max(1, work // count))
             ir.Operation.create("scf.reduce", operands=[], attributes={}, regions=0)
     op.erase()
 
