@@ -44,8 +44,10 @@ def program(m, k, n, ty, a_t, b_t, batch=None):
     return text, a_shape, b_shape
 
 
+# (5 x 0 x 7: no K steps; the kernels' zero start, C not read, must still
+# write its zeros)
 CASES = [(1, 1, 1), (7, 13, 5), (9, 300, 33), (65, 257, 47), (300, 70, 130), (64, 10, 512),
-         (512, 64, 10), (17, 512, 31)]
+         (512, 64, 10), (17, 512, 31), (5, 0, 7)]
 bad = 0
 count = 0
 for ty in ("f32", "f64"):
@@ -75,7 +77,7 @@ for ty in ("f32", "f64"):
                 print(f"MISMATCH {ty} {m}x{k}x{n} a_t={a_t} b_t={b_t} batch={batch}: "
                       f"bitwise {same}, close to float64 {close}")
 print(f"shapes: {count} compared, {bad} differ")
-# CHECK: shapes: 76 compared, 0 differ
+# CHECK: shapes: 86 compared, 0 differ
 
 # threads=2: matmuls of enough work run as two strips of register tiles
 # (columns; rows when one tile holds the columns), one kernel call each on
@@ -97,6 +99,28 @@ for m, k, n, a_t, b_t in ((256, 300, 250, False, False), (256, 300, 250, True, T
         print(f"MISMATCH threads=2 {m}x{k}x{n} a_t={a_t} b_t={b_t}")
 print(f"threads=2: {bad} differ")
 # CHECK: threads=2: 0 differ
+
+# The kernel called directly (its C interface, ctypes): with the zero flag C
+# is written, not read (a C full of NaN gives A @ B; K = 0 gives zeros);
+# without it A @ B is added to C.
+import ctypes  # noqa: E402
+from gradir.conversion.cpu.host import resolve as _resolve  # noqa: E402
+from gradir.conversion.cpu.kernels import kernel_name, variant as _variant  # noqa: E402
+from gradir.runtime.abi import descriptor  # noqa: E402
+lib = ctypes.CDLL(str(rk.kernel_library("host")))
+kernel = getattr(lib, "_mlir_ciface_" + kernel_name("f32", _variant(_resolve("host"))))
+kernel.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_bool]
+flags = []
+for m, k, n, zero in ((37, 45, 70, True), (37, 45, 70, False), (9, 0, 40, True), (9, 0, 40, False)):
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    c = np.full((m, n), np.nan if zero else 1.0, np.float32)
+    descs = [descriptor(v) for v in (a, b, c)]
+    kernel(*[ctypes.addressof(d) for d in descs], zero)
+    want = a.astype(np.float64) @ b + (0.0 if zero else 1.0)
+    flags.append(bool(np.allclose(c, want, rtol=1e-4, atol=1e-4 * max(1, k) ** 0.5)))
+print("kernel zero flag:", flags)
+# CHECK: kernel zero flag: [True, True, True, True]
 
 # A flatten before a kernel matmul and an unflatten after one: still
 # kernel calls (rlx-to-linalg isolates them from elementwise fusion's

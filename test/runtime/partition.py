@@ -219,12 +219,16 @@ with gradir.make_context():
     print("released failure:", passed, seen, "stderr",
           repr(open(os.path.join(out, "stderr.txt")).read()))
 
-# auto: a small function is not worth a second context; 0: never.
+# auto: a small function is not worth a second context; 0: never.  The
+# step weighs 70 with its matmuls compiled in (kernels=False), 42 when they
+# are kernel calls (the default; partition._KERNEL_MATMUL): split, not split.
 os.environ["GRADIR_PARALLEL_COMPILE"] = "auto"
 small = gradir.parse(cases["called"])
-# CHECK: auto: small False, the step True
+# CHECK: auto: small False, the step True, with kernels False
 print(f"auto: small {hasattr(gradir.compile(small, cache=False, functions=['g']), '_plans')},",
-      "the step", hasattr(gradir.compile(module, cache=False), "_plans"))
+      "the step", hasattr(gradir.compile(module, cache=False, kernels=False), "_plans"),
+      end=", ")
+print("with kernels", hasattr(gradir.compile(module, cache=False), "_plans"))
 os.environ["GRADIR_PARALLEL_COMPILE"] = "0"
 # CHECK: off: False
 print("off:", hasattr(gradir.compile(module, cache=False), "_plans"))

@@ -53,7 +53,10 @@ def ancestor_in_block(op: ir.Operation, block: ir.Block):
     None; a plain ``ir.Operation`` (``_compat.parent_op``)."""
     op = op.operation
     while op is not None:
+        parent = _compat.parent_op(op)
+        if parent is None:
+            return None     # a top-level op: no block (asking its block aborts)
         if op.block == block:
             return op
-        op = _compat.parent_op(op)
+        op = parent
     return None

@@ -16,7 +16,8 @@ from .export import export_library
 from .heap import keep_freed_memory
 from .kernels import runtime_libraries as kernel_runtime_libraries
 from .kernels import uses_kernels
-from .toolchain import (TARGETS, CompileOptions, llvm_opt_level, packed_caller,
+from .toolchain import (TARGETS, CompileOptions, llvm_opt_level, needs_runner_utils,
+                        packed_caller,
                         runtime_library_dir, uses_openmp)
 
 __all__ = ["CachedExecutable", "CompileOptions", "Executable", "PartitionedExecutable", "compile",
@@ -64,7 +65,8 @@ class Executable(FunctionTable):
             self.uses_kernels = uses_kernels(self._lowered_text)
         threads = options.threads if parallel else 1
         libs = [str(p) for p in kernel_runtime_libraries(
-            options.target, threads, options.cpu if self.uses_kernels else None)]
+            options.target, threads, options.cpu if self.uses_kernels else None,
+            needs_runner_utils(lowered.operation))]
         if threads > 1:
             import ctypes
             from .openmp import configure

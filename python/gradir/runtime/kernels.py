@@ -43,21 +43,30 @@ def uses_kernels(text: str) -> bool:
     return KERNEL_PREFIX in text
 
 
-def runtime_libraries(target: str, threads: int = 1, kernels=None) -> list[Path]:
+def runtime_libraries(target: str, threads: int = 1, kernels=None,
+                      runner_utils: bool = True) -> list[Path]:
     """``toolchain.runtime_libraries`` and, last, the kernel library of the
     CPU ``kernels`` (a cpu name; None: the code calls no kernel)."""
     from . import toolchain
-    libs = toolchain.runtime_libraries(target, threads)
+    libs = toolchain.runtime_libraries(target, threads, runner_utils)
     if target == "cpu" and kernels is not None:
         libs.append(kernel_library(kernels))
     return libs
 
 
+_texts: dict = {}
+
+
 def _text_and_target(cpu):
+    """The kernels' MLIR text for ``cpu`` and its target (the text made
+    once per target and process: ~4 ms, on every compile's path)."""
     from ..conversion.cpu.host import resolve
-    from ..conversion.cpu.kernels import kernel_text
     target = resolve(cpu)
-    return kernel_text(target), target
+    text = _texts.get(target)
+    if text is None:
+        from ..conversion.cpu.kernels import kernel_text
+        text = _texts[target] = kernel_text(target)
+    return text, target
 
 
 def library_name(text: str, target) -> str:

@@ -74,6 +74,12 @@ _WEIGHTS = {"rlx.matmul": 8, "rlx.conv2d": 8, "rlx.conv2d_transpose": 10,
             "rlx.avg_pool2d_backward": 5, "rlx.log_softmax": 3, "rlx.softmax": 3}
 _MATMUL_LHS_T, _MATMUL_RHS_T = 2, 2         # a permute_dims operand, read in place
 _TRANSPOSE_2D = 8                           # a 2-d permute_dims no matmul reads in place
+# With the matmul kernels (compile's default) a 2-D f32/f64 matmul is a call
+# plus its output's initialization, and a transposed operand the kernel's
+# other variant: the LLVM time of the MLP step's parts (bench/compile_time.py
+# --timeline) was 42 and 64 ms cut at the weights above, 47 and 58 at these
+# (first call 0.263 -> 0.258 s, median of 10).
+_KERNEL_MATMUL, _KERNEL_MATMUL_T = 4, 1
 _CONSTANTS = ("arith.constant", "rlx.constant")
 # auto: functions this heavy are split (the MLP step weighs 100, LeNet's
 # 188; an elementwise chain of 40 ops is not worth a second context).
@@ -89,15 +95,17 @@ def mode() -> str:
     return "auto"
 
 
-def _weight(op: ir.Operation) -> int:
-    """Estimated compile work of ``op`` (see ``_WEIGHTS``)."""
+def _weight(op: ir.Operation, kernels: bool = False) -> int:
+    """Estimated compile work of ``op`` (see ``_WEIGHTS``); ``kernels``: 2-D
+    f32/f64 matmuls call the kernel library (``_KERNEL_MATMUL``)."""
     if op.name in _CONSTANTS:
         w = 0
     elif op.name == "rlx.matmul":
-        w = _WEIGHTS["rlx.matmul"]
+        kernel = kernels and _kernel_matmul(op)
+        w = _KERNEL_MATMUL if kernel else _WEIGHTS["rlx.matmul"]
         for i, adjust in ((0, _MATMUL_LHS_T), (1, _MATMUL_RHS_T)):
             if i < len(op.operands) and _permute_2d(op.operands[i]):
-                w += adjust
+                w += _KERNEL_MATMUL_T if kernel else adjust
     elif op.name == "rlx.permute_dims":
         reads_in_place = all(u.owner.name == "rlx.matmul" for u in op.results[0].uses)
         w = 0 if reads_in_place and _permute_2d(op.results[0]) else (
@@ -107,8 +115,15 @@ def _weight(op: ir.Operation) -> int:
     for region in op.regions:
         for block in region.blocks:
             for inner in _compat.block_ops(block):
-                w += _weight(inner)
+                w += _weight(inner, kernels)
     return w
+
+
+def _kernel_matmul(op: ir.Operation) -> bool:
+    """A matmul ``rlx-to-linalg{matmul-kernels}`` hands to the kernels: 2-D, f32 or f64."""
+    t = op.results[0].type
+    return (isinstance(t, ir.RankedTensorType) and t.rank == 2
+            and str(t.element_type) in ("f32", "f64"))
 
 
 def _permute_2d(value) -> bool:
@@ -158,7 +173,7 @@ def _called(module_op: ir.Operation) -> set[str]:
 
 
 def split_function(module_op: ir.Operation, fn: ir.Operation, min_weight: int,
-                   called: set[str] | None = None) -> Split | None:
+                   called: set[str] | None = None, kernels: bool = False) -> Split | None:
     """Cuts ``fn`` (a public func.func of ``module_op``, in place) in two
     functions when it can be and weighs ``min_weight`` or more; returns the
     plan, or None (``fn`` untouched)."""
@@ -174,7 +189,7 @@ def split_function(module_op: ir.Operation, fn: ir.Operation, min_weight: int,
     block = fn.regions[0].blocks[0]
     ops = _compat.block_ops(block)
     ret, body = ops[-1], ops[:-1]
-    weights = [_weight(op) for op in body]
+    weights = [_weight(op, kernels) for op in body]
     total = sum(weights)
     heavy = [i for i, op in enumerate(body) if op.name not in _CONSTANTS]
     if total < min_weight or len(heavy) < 2:
@@ -473,6 +488,9 @@ def _compile_unit(unit: _Unit, options, libs: list[str], threaded: bool = False)
         _privatize(module.operation, unit.entries)
         lower_to_llvm(module.operation, opt_level=options.opt_level, cpu=options.cpu,
                       threads=options.threads, release_gil=True, kernels=options.kernels)
+        from .toolchain import needs_runner_utils
+        if not needs_runner_utils(module.operation):
+            libs = [lib for lib in libs if not lib.endswith("/libmlir_c_runner_utils.so")]
         engine = _compat.ReleasedEngine(module, llvm_opt_level(options.opt_level), libs)
         pointers = {}
         for name in unit.entries:
@@ -515,12 +533,12 @@ def compile_parts(module, options, functions=None) -> Parts | None:
     src = module.operation if hasattr(module, "operation") else module
     try:
         heavy = [fn for fn in public_functions(src)
-                 if flag == "on" or _weight(fn) >= MIN_WEIGHT]
+                 if flag == "on" or _weight(fn, options.kernels) >= MIN_WEIGHT]
     except (ir.MLIRError, ValueError, KeyError):
         return None
     if not heavy:
         return None     # nothing will be cut (the usual path; no context made for naught)
-    split = _split_copy(src, flag, functions)
+    split = _split_copy(src, flag, functions, options.kernels)
     if split is None:
         return None
     text, sigs, plans, weights, split_text = split
@@ -559,7 +577,7 @@ def compile_parts(module, options, functions=None) -> Parts | None:
     return Parts(text, sigs, plans, engines, pointers, glue)
 
 
-def _split_copy(src: ir.Operation, flag: str, functions):
+def _split_copy(src: ir.Operation, flag: str, functions, kernels: bool = False):
     """The program split: a copy of ``src`` (parsed in its context, which
     knows the dialects) with its large public functions cut.  Returns
     (``src``'s text, the signatures, the plans, the functions' weights, the
@@ -575,9 +593,9 @@ def _split_copy(src: ir.Operation, flag: str, functions):
             plans, weights = {}, {}
             for fn in public_functions(copy.operation):
                 name = ir.StringAttr(fn.attributes["sym_name"]).value
-                weights[name] = _weight(fn)
+                weights[name] = _weight(fn, kernels)
                 plan = split_function(copy.operation, fn, 0 if flag == "on" else MIN_WEIGHT,
-                                      called)
+                                      called, kernels)
                 if plan is not None:
                     plans[name] = plan
             if not plans:

@@ -15,7 +15,8 @@ from .signature import CompileError
 
 __all__ = ["TARGETS", "CompileOptions", "runtime_library_dir", "runtime_libraries", "compiler",
            "c_string", "packed_caller", "llvm_opt_level", "openmp_library", "preload_openmp",
-           "OPENMP_PACKAGE", "uses_openmp"]
+           "OPENMP_PACKAGE", "uses_openmp", "external_functions",
+           "needs_runner_utils"]
 
 TARGETS = ("cpu", "cuda")
 
@@ -53,12 +54,13 @@ def uses_openmp(llvm_text: str) -> bool:
     return "omp.parallel" in llvm_text or "@__kmpc_fork_call" in llvm_text
 
 
-def runtime_libraries(target: str, threads: int = 1) -> list[Path]:
+def runtime_libraries(target: str, threads: int = 1, runner_utils: bool = True) -> list[Path]:
     """The shared libraries compiled code of ``target`` needs: MLIR's C
-    runner utilities first, then the device runtime (cuda) or LLVM's OpenMP
-    runtime (``threads`` > 1).  (Code calling gradir's matmul kernels also
-    needs their library: ``kernels.runtime_libraries``.)"""
-    names = ["libmlir_c_runner_utils.so"]
+    runner utilities first (``runner_utils``; see ``needs_runner_utils``),
+    then the device runtime (cuda) or LLVM's OpenMP runtime (``threads`` >
+    1).  (Code calling gradir's matmul kernels also needs their library:
+    ``kernels.runtime_libraries``.)"""
+    names = ["libmlir_c_runner_utils.so"] if runner_utils or target != "cpu" else []
     if target == "cuda":
         names.append("libmlir_cuda_runtime.so")
     libs = [runtime_library_dir() / n for n in names]
@@ -68,6 +70,51 @@ def runtime_libraries(target: str, threads: int = 1) -> list[Path]:
     if target == "cpu" and threads > 1:
         libs.append(openmp_library())
     return libs
+
+
+# --- issue 14 (compile time): MLIR's C runner utilities only where called ---
+# libmlir_c_runner_utils.so needs libMLIR.so (186 MB, a second MLIR beside
+# the bindings' own): loading it is ~25 ms of a process's first compile, for
+# code that mostly calls nothing in it (malloc, free, memcpy and libm come
+# from the process, the kernels and libomp from their own libraries).
+
+# External functions the JIT finds elsewhere: gradir's matmul kernels and
+# LLVM's OpenMP runtime (their libraries are given to the engine), and what
+# lowered code calls in libc (no dlsym for those: it waits for the loader's
+# lock while another thread's engine loads a library, 15 ms measured).
+_OWN_LIBRARY_PREFIXES = ("_mlir_ciface_gradir_kernel_", "gradir_kernel_", "__kmpc_", "kmp_",
+                         "omp_")
+_LIBC = frozenset(("malloc", "free", "aligned_alloc", "memcpy", "memmove", "memset"))
+_process = None
+
+
+def external_functions(module_op) -> list[str]:
+    """The functions a lowered (LLVM dialect) module declares but does not
+    define: what the JIT resolves outside it."""
+    from mlir import ir
+    from .. import _compat
+    names = []
+    for op in _compat.block_ops(module_op.regions[0].blocks[0]):
+        if op.name == "llvm.func" and len(op.regions[0].blocks) == 0:
+            names.append(ir.StringAttr(op.attributes["sym_name"]).value)
+    return names
+
+
+def needs_runner_utils(module_op) -> bool:
+    """Whether lowered CPU code calls a function that only MLIR's C runner
+    utilities provide (``memrefCopy``, the copy between strided buffers, or
+    anything the process itself does not export)."""
+    global _process
+    for name in external_functions(module_op):
+        if name in _LIBC or name.startswith(_OWN_LIBRARY_PREFIXES):
+            continue
+        if name == "memrefCopy":
+            return True
+        if _process is None:
+            _process = ctypes.CDLL(None)
+        if not hasattr(_process, name):
+            return True
+    return False
 
 
 # --- issue 14: every core ---------------------------------------------------

@@ -115,15 +115,16 @@ func.func @main(%a: tensor<419x301xf32>, %b: tensor<301x333xf32>) -> tensor<f32>
 
 
 # f64 (AVX-512 tiles of 16 columns): 67 columns are 5 tiles (2 threads:
-# 2 x 2 + 1; 3 threads: 3 x 1 + 2), 300 are 19 (the lhs gradient, whose
+# 2 x 2 + 1; 3 threads: 3 x 1 + 2), 400 are 25 (the lhs gradient, whose
 # rhs is a transpose); the second matmul and its gradients are too small
-# for threads (fewer than 2^22 multiply-adds: the single-threaded schedule).
+# for threads (fewer than 2^23 multiply-adds, rlx-parallel-loops'
+# hot-min-work: one call; 400 x 400 x 67 is more, 300 x 300 x 67 was not).
 PACKED_F64 = """
-func.func @main(%a: tensor<300x300xf64>, %b: tensor<300x67xf64>, %c: tensor<67x20xf64>) -> tensor<f64> {
-  %m = "rlx.matmul"(%a, %b) : (tensor<300x300xf64>, tensor<300x67xf64>) -> tensor<300x67xf64>
-  %n = "rlx.matmul"(%m, %c) : (tensor<300x67xf64>, tensor<67x20xf64>) -> tensor<300x20xf64>
-  %q = "rlx.square"(%n) : (tensor<300x20xf64>) -> tensor<300x20xf64>
-  %s = "rlx.sum"(%q) : (tensor<300x20xf64>) -> tensor<f64>
+func.func @main(%a: tensor<400x400xf64>, %b: tensor<400x67xf64>, %c: tensor<67x20xf64>) -> tensor<f64> {
+  %m = "rlx.matmul"(%a, %b) : (tensor<400x400xf64>, tensor<400x67xf64>) -> tensor<400x67xf64>
+  %n = "rlx.matmul"(%m, %c) : (tensor<400x67xf64>, tensor<67x20xf64>) -> tensor<400x20xf64>
+  %q = "rlx.square"(%n) : (tensor<400x20xf64>) -> tensor<400x20xf64>
+  %s = "rlx.sum"(%q) : (tensor<400x20xf64>) -> tensor<f64>
   return %s : tensor<f64>
 }"""
 
@@ -215,7 +216,7 @@ cases = [
 cases.append(("zero-size f64/f32 gradient", gradient(gradir.parse(EMPTY)), "main_adjoint",
               [np.zeros((0, 3)), np.zeros((3, 0), np.float32)]))
 cases.append(("packed odd matmul f64 gradient", gradient(gradir.parse(PACKED_F64)),
-              "main_adjoint", [rng.uniform(0, 0.1, (300, 300)), rng.uniform(0, 0.1, (300, 67)),
+              "main_adjoint", [rng.uniform(0, 0.1, (400, 400)), rng.uniform(0, 0.1, (400, 67)),
                                rng.uniform(0, 0.1, (67, 20))]))
 for t, dt in (("f32", np.float32), ("f64", np.float64)):
     cases.append((f"transposed rhs {t}", gradir.parse(RHS_T.replace("xT>", f"x{t}>")

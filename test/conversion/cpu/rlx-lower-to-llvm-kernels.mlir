@@ -8,7 +8,7 @@
 // which runs no schedule) the matmul is compiled in place.
 // CHECK: llvm.func private @gradir_kernel_{{[0-9a-f]+}}_matmul_f32(
 // CHECK: llvm.call @_mlir_ciface_gradir_kernel_{{[0-9a-f]+}}_matmul_f32(
-// CHECK: llvm.func @_mlir_ciface_gradir_kernel_{{[0-9a-f]+}}_matmul_f32(!llvm.ptr, !llvm.ptr, !llvm.ptr)
+// CHECK: llvm.func @_mlir_ciface_gradir_kernel_{{[0-9a-f]+}}_matmul_f32(!llvm.ptr, !llvm.ptr, !llvm.ptr, i1)
 // CHECK-LABEL: llvm.func @main(
 // CHECK-NOT: llvm.intr.fmuladd
 // CHECK: llvm.call @gradir_kernel_{{[0-9a-f]+}}_matmul_f32(

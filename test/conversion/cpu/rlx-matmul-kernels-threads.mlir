@@ -15,13 +15,14 @@
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
 // CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
 // CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
+// CHECK-DAG: %[[F:.*]] = arith.constant false
 // CHECK: scf.parallel (%[[T:.*]]) = (%[[C0]]) to (%[[C2]])
 // CHECK-NEXT: %[[S:.*]] = arith.muli %[[T]], %[[C128]] : index
 // CHECK-NEXT: %[[L:.*]] = arith.subi %{{.*}}, %[[S]] : index
 // CHECK-NEXT: %[[W:.*]] = arith.minsi %[[L]], %[[C128]] : index
 // CHECK-NEXT: %[[B:.*]] = memref.subview %[[CB]][0, %[[S]]] [%{{.*}}, %[[W]]] [1, 1]
 // CHECK-NEXT: %[[C:.*]] = memref.subview %[[CC]][0, %[[S]]] [%{{.*}}, %[[W]]] [1, 1]
-// CHECK-NEXT: call @[[$K]](%[[CA]], %[[B]], %[[C]]) {gradir.work = 1048576 : i64}
+// CHECK-NEXT: call @[[$K]](%[[CA]], %[[B]], %[[C]], %[[F]]) {gradir.work = 1048576 : i64}
 // CHECK-NEXT: scf.reduce
 // ONE-LABEL: func.func @columns(
 // ONE-NOT: scf.parallel
@@ -42,7 +43,7 @@ func.func @columns(%a: memref<256x256xf32>, %b: memref<256x256xf32>, %c: memref<
 // CHECK: scf.parallel
 // CHECK: %[[A:.*]] = memref.subview %{{.*}}[%[[S:.*]], 0] [%[[H:.*]], %{{.*}}] [1, 1]
 // CHECK-NEXT: %[[C:.*]] = memref.subview %{{.*}}[%[[S]], 0] [%[[H]], %{{.*}}] [1, 1]
-// CHECK-NEXT: call @{{.*}}(%[[A]], %{{.*}}, %[[C]]) {gradir.work = 1310720 : i64}
+// CHECK-NEXT: call @{{.*}}(%[[A]], %{{.*}}, %[[C]], %{{.*}}) {gradir.work = 1310720 : i64}
 #mk = affine_map<(m, n, k) -> (m, k)>
 #kn = affine_map<(m, n, k) -> (k, n)>
 #mn = affine_map<(m, n, k) -> (m, n)>

@@ -5,15 +5,18 @@
 // element type; transposed operands are passed as transposed views, every
 // operand cast to the kernels' fully strided type; the kernel is declared
 // once.  The symbol names the kernels' variant (the target's tiles and
-// LLVM CPU): the host's and x86-64-v3's differ.
-// CHECK: func.func private @[[$K:gradir_kernel_[0-9a-f]+_matmul_f32]](memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>)
+// LLVM CPU): the host's and x86-64-v3's differ.  The last argument says
+// whether the kernel writes C without reading it (false: it adds into C,
+// whose contents nothing here shows to be zeros).
+// CHECK: func.func private @[[$K:gradir_kernel_[0-9a-f]+_matmul_f32]](memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i1)
 // CHECK-NOT: func.func private
 // CHECK-LABEL: func.func @plain(
 // CHECK-SAME: %[[A:.*]]: memref<4x3xf32>, %[[B:.*]]: memref<3x5xf32>, %[[C:.*]]: memref<4x5xf32>)
 // CHECK-NEXT: %[[CA:.*]] = memref.cast %[[A]] : memref<4x3xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
 // CHECK-NEXT: %[[CB:.*]] = memref.cast %[[B]]
 // CHECK-NEXT: %[[CC:.*]] = memref.cast %[[C]]
-// CHECK-NEXT: call @[[$K]](%[[CA]], %[[CB]], %[[CC]])
+// CHECK-NEXT: %[[F:.*]] = arith.constant false
+// CHECK-NEXT: call @[[$K]](%[[CA]], %[[CB]], %[[CC]], %[[F]])
 // CHECK-NEXT: return
 // AVX2: func.func private @[[$K2:gradir_kernel_[0-9a-f]+_matmul_f32]](
 // AVX2: call @[[$K2]](
@@ -33,7 +36,8 @@ func.func @plain(%a: memref<4x3xf32>, %b: memref<3x5xf32>, %c: memref<4x5xf32>) 
 // CHECK-NEXT: %[[CA:.*]] = memref.cast %[[AT]]
 // CHECK-NEXT: %[[CB:.*]] = memref.cast %[[WT]]
 // CHECK-NEXT: %[[CC:.*]] = memref.cast %[[C]]
-// CHECK-NEXT: call @[[$K]](%[[CA]], %[[CB]], %[[CC]])
+// CHECK-NEXT: %[[F:.*]] = arith.constant false
+// CHECK-NEXT: call @[[$K]](%[[CA]], %[[CB]], %[[CC]], %[[F]])
 func.func @transposed(%a: memref<3x4xf32>, %w: memref<5x3xf32>, %c: memref<4x5xf32>) {
   linalg.contract indexing_maps = [#km, #nk, #mn] {gradir.kernel} ins(%a, %w : memref<3x4xf32>, memref<5x3xf32>) outs(%c : memref<4x5xf32>)
   return
@@ -61,5 +65,120 @@ func.func @unmarked(%a: memref<4x3xf32>, %b: memref<3x5xf32>, %c: memref<4x5xf32
 func.func @view(%big: memref<4x8xf64>, %b: memref<3x5xf64>, %c: memref<4x5xf64>) {
   %a = memref.subview %big[0, 2] [4, 3] [1, 1] : memref<4x8xf64> to memref<4x3xf64, strided<[8, 1], offset: 2>>
   linalg.contract indexing_maps = [#mk, #kn, #mn] {gradir.kernel} ins(%a, %b : memref<4x3xf64, strided<[8, 1], offset: 2>>, memref<3x5xf64>) outs(%c : memref<4x5xf64>)
+  return
+}
+
+// -----
+
+// C filled with +0.0 just before the contraction: the fill is left out and
+// the kernel starts from zeros (true: C is written, not read).
+// CHECK-LABEL: func.func @filled(
+// CHECK-NOT: linalg.fill
+// CHECK: %[[T:.*]] = arith.constant true
+// CHECK-NEXT: call @{{.*}}(%{{.*}}, %{{.*}}, %{{.*}}, %[[T]])
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+func.func @filled(%a: memref<4x3xf32>, %b: memref<3x5xf32>, %c: memref<4x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<4x5xf32>)
+  linalg.contract indexing_maps = [#mk, #kn, #mn] {gradir.kernel} ins(%a, %b : memref<4x3xf32>, memref<3x5xf32>) outs(%c : memref<4x5xf32>)
+  return
+}
+
+// -----
+
+// One zero buffer copied into each output (what bufferization makes of the
+// one zero tensor that CSE leaves for every matmul): the copies are left
+// out, and so is the zero buffer once nothing reads it.
+// CHECK-LABEL: func.func @shared_zeros(
+// CHECK-NOT: linalg.fill
+// CHECK-NOT: memref.copy
+// CHECK: %[[C1:.*]] = memref.alloc()
+// CHECK: %[[T1:.*]] = arith.constant true
+// CHECK-NEXT: call @{{.*}}(%{{.*}}, %{{.*}}, %{{.*}}, %[[T1]])
+// CHECK: %[[T2:.*]] = arith.constant true
+// CHECK-NEXT: call @{{.*}}(%{{.*}}, %{{.*}}, %{{.*}}, %[[T2]])
+// CHECK-NOT: memref.dealloc %{{.*}} : memref<4x5xf32>
+// CHECK: return %[[C1]]
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+func.func @shared_zeros(%a: memref<4x3xf32>, %b: memref<3x5xf32>, %d: memref<4x3xf32>,
+                        %out: memref<4x5xf32>) -> memref<4x5xf32> {
+  %zero = arith.constant 0.0 : f32
+  %z = memref.alloc() : memref<4x5xf32>
+  linalg.fill ins(%zero : f32) outs(%z : memref<4x5xf32>)
+  %c1 = memref.alloc() : memref<4x5xf32>
+  memref.copy %z, %c1 : memref<4x5xf32> to memref<4x5xf32>
+  linalg.contract indexing_maps = [#mk, #kn, #mn] {gradir.kernel} ins(%a, %b : memref<4x3xf32>, memref<3x5xf32>) outs(%c1 : memref<4x5xf32>)
+  memref.copy %z, %out : memref<4x5xf32> to memref<4x5xf32>
+  linalg.contract indexing_maps = [#mk, #kn, #mn] {gradir.kernel} ins(%d, %b : memref<4x3xf32>, memref<3x5xf32>) outs(%out : memref<4x5xf32>)
+  memref.dealloc %z : memref<4x5xf32>
+  return %c1 : memref<4x5xf32>
+}
+
+// -----
+
+// Left as they are (false: the kernel adds into C): a fill of -0.0 (a
+// kernel starting from +0.0 could give +0.0 where -0.0 + (-0.0) is -0.0),
+// a read of C between its fill and the contraction, an output that is a
+// view (its buffer may be written through another view), a zero buffer
+// written again before it is copied; a zero buffer still read after its
+// copies are left out is kept.
+// CHECK-LABEL: func.func @kept(
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[C0:.*]] : memref<4x5xf32>)
+// CHECK: %[[F0:.*]] = arith.constant false
+// CHECK-NEXT: call @{{.*}}(%{{.*}}, %{{.*}}, %{{.*}}, %[[F0]])
+// CHECK: linalg.fill
+// CHECK-NEXT: memref.copy
+// CHECK: %[[F1:.*]] = arith.constant false
+// CHECK-NEXT: call @{{.*}}(%{{.*}}, %{{.*}}, %{{.*}}, %[[F1]])
+// CHECK: linalg.fill
+// CHECK-NEXT: memref.subview
+// CHECK: %[[F2:.*]] = arith.constant false
+// CHECK-NEXT: call @{{.*}}(%{{.*}}, %{{.*}}, %{{.*}}, %[[F2]])
+// CHECK: linalg.fill
+// CHECK-NEXT: memref.store
+// CHECK-NEXT: memref.copy
+// CHECK: %[[F3:.*]] = arith.constant false
+// CHECK-NEXT: call @{{.*}}(%{{.*}}, %{{.*}}, %{{.*}}, %[[F3]])
+// CHECK: %[[Z:.*]] = memref.alloc() : memref<4x5xf32>
+// CHECK-NEXT: linalg.fill ins(%{{.*}} : f32) outs(%[[Z]] : memref<4x5xf32>)
+// CHECK-NOT: memref.copy
+// CHECK: %[[T4:.*]] = arith.constant true
+// CHECK-NEXT: call @{{.*}}(%{{.*}}, %{{.*}}, %{{.*}}, %[[T4]])
+// CHECK: memref.copy %[[Z]], %{{.*}}
+// CHECK: return
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+func.func @kept(%a: memref<4x3xf32>, %b: memref<3x5xf32>, %c0: memref<4x5xf32>,
+                %c1: memref<4x5xf32>, %big: memref<8x5xf32>, %c3: memref<4x5xf32>,
+                %c4: memref<4x5xf32>, %keep: memref<4x5xf32>) {
+  %neg = arith.constant -0.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %i0 = arith.constant 0 : index
+  linalg.fill ins(%neg : f32) outs(%c0 : memref<4x5xf32>)
+  linalg.contract indexing_maps = [#mk, #kn, #mn] {gradir.kernel} ins(%a, %b : memref<4x3xf32>, memref<3x5xf32>) outs(%c0 : memref<4x5xf32>)
+  linalg.fill ins(%zero : f32) outs(%c1 : memref<4x5xf32>)
+  memref.copy %c1, %keep : memref<4x5xf32> to memref<4x5xf32>
+  linalg.contract indexing_maps = [#mk, #kn, #mn] {gradir.kernel} ins(%a, %b : memref<4x3xf32>, memref<3x5xf32>) outs(%c1 : memref<4x5xf32>)
+  linalg.fill ins(%zero : f32) outs(%big : memref<8x5xf32>)
+  %c2 = memref.subview %big[0, 0] [4, 5] [1, 1] : memref<8x5xf32> to memref<4x5xf32, strided<[5, 1]>>
+  linalg.contract indexing_maps = [#mk, #kn, #mn] {gradir.kernel} ins(%a, %b : memref<4x3xf32>, memref<3x5xf32>) outs(%c2 : memref<4x5xf32, strided<[5, 1]>>)
+  %w = memref.alloc() : memref<4x5xf32>
+  linalg.fill ins(%zero : f32) outs(%w : memref<4x5xf32>)
+  memref.store %one, %w[%i0, %i0] : memref<4x5xf32>
+  memref.copy %w, %c3 : memref<4x5xf32> to memref<4x5xf32>
+  linalg.contract indexing_maps = [#mk, #kn, #mn] {gradir.kernel} ins(%a, %b : memref<4x3xf32>, memref<3x5xf32>) outs(%c3 : memref<4x5xf32>)
+  memref.dealloc %w : memref<4x5xf32>
+  %z = memref.alloc() : memref<4x5xf32>
+  linalg.fill ins(%zero : f32) outs(%z : memref<4x5xf32>)
+  memref.copy %z, %c4 : memref<4x5xf32> to memref<4x5xf32>
+  linalg.contract indexing_maps = [#mk, #kn, #mn] {gradir.kernel} ins(%a, %b : memref<4x3xf32>, memref<3x5xf32>) outs(%c4 : memref<4x5xf32>)
+  memref.copy %z, %keep : memref<4x5xf32> to memref<4x5xf32>
+  memref.dealloc %z : memref<4x5xf32>
   return
 }

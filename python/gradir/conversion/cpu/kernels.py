@@ -11,7 +11,8 @@ functions of this module's text, compiled by MLIR and LLVM once per CPU
 target into a runtime library (``runtime/kernels.py``) that is linked or
 shipped like the OpenMP runtime.
 
-    void gradir_kernel_<variant>_matmul_f32(A, B, C)   // C += A @ B   (f64 likewise)
+    void gradir_kernel_<variant>_matmul_f32(A, B, C, zero)   // C += A @ B   (f64 likewise)
+                                                             // zero: C = A @ B (C not read)
 
 ``A`` (M x K), ``B`` (K x N) and ``C`` (M x N) are strided memrefs of any
 strides (a transposed operand is a view with its strides swapped), ``C``
@@ -48,7 +49,7 @@ __all__ = ["ELEMENT_TYPES", "kernel_name", "kernel_text", "variant", "KERNEL_PRE
 KERNEL_PREFIX = "gradir_kernel_"
 ELEMENT_TYPES = ("f32", "f64")
 # Bumped when the kernels' code changes (their symbols then change too).
-KERNEL_VERSION = 4
+KERNEL_VERSION = 5
 
 
 def variant(target) -> str:
@@ -95,7 +96,7 @@ def _tile(elt: str, rows: int, lanes: int, nv: int, masked: bool, var: str,
           apack: tuple[int, int] | None = None) -> list[str]:
     """One register tile: ``rows`` rows of C times ``nv`` vectors of
     columns (the last ``masked`` when the tile's columns, ``%nr``, are
-    fewer), C += A @ B over ``%kc`` steps of K.  ``apack`` (MR, KB): A is
+    fewer), C += A @ B over ``%kc`` steps of K (C = A @ B when ``%z``).  ``apack`` (MR, KB): A is
     the packed lhs block (``_apack_type``: rows ``kb`` elements apart, so
     the tile's A addresses are one pointer plus constants) and ``%ai`` the
     tile's index in it; else A is the strided matrix and ``%ai``/``%ak``
@@ -106,7 +107,7 @@ def _tile(elt: str, rows: int, lanes: int, nv: int, masked: bool, var: str,
         AT = _apack_type(elt, *apack)
     name = f"@{_tile_name(T, rows, nv, masked, apack is not None, var)}"
     w = [f"  func.func private {name}(%A: {AT}, %ai: index, %ak: index, %B: {BT}, %bk: index, "
-         f"%C: {BT}, %ci: index, %cn: index, %kc: index, %nr: index) {{",
+         f"%C: {BT}, %ci: index, %cn: index, %kc: index, %nr: index, %z: i1) {{",
          "    %c0 = arith.constant 0 : index",
          "    %c1 = arith.constant 1 : index",
          f"    %zero = arith.constant dense<0.0> : {VT}"]
@@ -121,16 +122,23 @@ def _tile(elt: str, rows: int, lanes: int, nv: int, masked: bool, var: str,
         w += [f"    %ri{i} = arith.constant {i} : index",
               f"    %ci{i} = arith.addi %ci, %ri{i} : index",
               f"    %ar{i} = arith.addi %ai, %ri{i} : index"]
+    # the accumulators start from C, or from zeros when %z (the first K
+    # block of a matmul whose C is not read: its zero fill left out)
+    n = rows * nv
+    types = ", ".join([VT] * n)
+    w += [f"    %acc:{n} = scf.if %z -> ({types}) {{",
+          f"      scf.yield {', '.join(['%zero'] * n)} : {types}",
+          "    } else {"]
     for i in range(rows):
         for j in range(nv):
             if masked:
-                w.append(f"    %a{i}_{j} = vector.maskedload %C[%ci{i}, %cn{j}], %mk{j}, %zero : "
+                w.append(f"      %l{i}_{j} = vector.maskedload %C[%ci{i}, %cn{j}], %mk{j}, %zero : "
                          f"{BT}, {MT}, {VT} into {VT}")
             else:
-                w.append(f"    %a{i}_{j} = vector.load %C[%ci{i}, %cn{j}] : {BT}, {VT}")
-    n = rows * nv
-    iters = ", ".join(f"%x{i}_{j} = %a{i}_{j}" for i in range(rows) for j in range(nv))
-    types = ", ".join([VT] * n)
+                w.append(f"      %l{i}_{j} = vector.load %C[%ci{i}, %cn{j}] : {BT}, {VT}")
+    w += [f"      scf.yield {', '.join(f'%l{i}_{j}' for i in range(rows) for j in range(nv))} "
+          f": {types}", "    }"]
+    iters = ", ".join(f"%x{i}_{j} = %acc#{i * nv + j}" for i in range(rows) for j in range(nv))
     w += [f"    %res:{n} = scf.for %k = %c0 to %kc step %c1 iter_args({iters}) -> ({types}) {{",
           "      %bkk = arith.addi %bk, %k : index",
           "      %akk = arith.addi %ak, %k : index"]
@@ -160,10 +168,10 @@ def _driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, var: str
     AT, BT, VT, MT = _types(elt, lanes)
     PT = f"memref<{kb}x{NR}x{T}>"
     APT = _apack_type(elt, rows, kb)
-    targs = f"{AT}, index, index, {BT}, index, {BT}, index, index, index, index"
+    targs = f"{AT}, index, index, {BT}, index, {BT}, index, index, index, index, i1"
     # (the C interface: gradir's pipeline calls functions declared in the
     # module through it, llvm-request-c-wrappers)
-    w = [f"  func.func @{kernel_name(elt, var)}(%A: {AT}, %B: {AT}, %C: {AT}) "
+    w = [f"  func.func @{kernel_name(elt, var)}(%A: {AT}, %B: {AT}, %C: {AT}, %zc: i1) "
          f"attributes {{llvm.emit_c_interface}} {{",
          "    %c0 = arith.constant 0 : index",
          "    %c1 = arith.constant 1 : index",
@@ -221,6 +229,9 @@ def _driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, var: str
          "        %mend = arith.addi %mb, %mc : index",
          "        %packrows = arith.andi %packa, %aunit : i1",
          "        %packt = arith.andi %packa, %akunit : i1",
+         # %zc: C is not read; the tiles of the first K block start from zeros
+         "        %kfirst = arith.cmpi eq, %kb, %c0 : index",
+         "        %first = arith.andi %zc, %kfirst : i1",
          "        scf.if %packt {"]
     w += _transposed_lhs_block(elt, lanes, rows, kb)
     w += ["        }",
@@ -307,9 +318,9 @@ def _driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, var: str
         for packed in (True, False):
             w += ["              scf.index_switch %mr"]
             for r in range(rows, 0, -1):
-                call = (f"%apack, %mti, %c0, %src, %bk0, %Cv, %mt, %nt, %kc, %nr) : ({ptargs})"
-                        if packed else
-                        f"%A, %mt, %kb, %src, %bk0, %Cv, %mt, %nt, %kc, %nr) : ({targs})")
+                call = (f"%apack, %mti, %c0, %src, %bk0, %Cv, %mt, %nt, %kc, %nr, %first) : "
+                        f"({ptargs})" if packed else
+                        f"%A, %mt, %kb, %src, %bk0, %Cv, %mt, %nt, %kc, %nr, %first) : ({targs})")
                 w += [f"              case {r} {{",
                       f"                func.call @{_tile_name(T, r, tnv, masked, packed, var)}("
                       f"{call} -> ()",
@@ -320,6 +331,16 @@ def _driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, var: str
         w += ["              }", "              scf.yield", "            }"]
     w += ["            default {", "            }"]
     w += ["          }", "        }", "      }", "    }",
+          # C = A @ B with no K steps: zeros (no tile ran)
+          "    %knone = arith.cmpi eq, %K, %c0 : index",
+          "    %zfill = arith.andi %zc, %knone : i1",
+          "    scf.if %zfill {",
+          "      scf.for %zi = %c0 to %M step %c1 {",
+          "        scf.for %zj = %c0 to %N step %c1 {",
+          f"          memref.store %fz, %Cv[%zi, %zj] : {BT}",
+          "        }",
+          "      }",
+          "    }",
           f"    memref.dealloc %pack : {PT}", f"    memref.dealloc %apack : {APT}",
           "    return", "  }"]
     return w

@@ -9,6 +9,7 @@ from mlir import ir
 from ... import _compat
 from ...passes.base import ModulePass
 from ...passes.base import PassOptionError, option
+from ..memref_views import VIEW_OPS, aliases_of, ancestor_in_block
 from .kernels import ELEMENT_TYPES, kernel_name, memref_type
 
 
@@ -21,7 +22,12 @@ class RlxMatmulKernels(ModulePass):
     ``runtime/kernels.py``).  A transposed operand (indexing map ``(k, m)``
     or ``(n, k)``) is passed as a ``memref.transpose`` view: the kernel reads
     it in place.  The kernel adds ``A @ B`` into ``C``, as the contraction
-    does.  Run after bufferization (``one-shot-bufferize``), before
+    does, or writes ``A @ B`` to ``C`` without reading it when ``C`` was
+    just filled with +0.0, directly or by a copy of a buffer holding that
+    fill (what bufferization makes of the one zero tensor CSE leaves for
+    all the matmuls): the fill or the copy is left out (the same bits: the
+    FMA chains start from +0.0 either way), and so is a zero buffer no
+    copy reads any more.  Run after bufferization (``one-shot-bufferize``), before
     ``convert-linalg-to-loops``.
 
         linalg.contract indexing_maps = [#mk, #nk, #mn] {gradir.kernel}
@@ -31,7 +37,8 @@ class RlxMatmulKernels(ModulePass):
         %wt = memref.transpose %w (d0, d1) -> (d1, d0) : ... to memref<512x784xf32, strided<[1, 512]>>
         %0 = memref.cast %a : memref<64x512xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
         ...
-        call @gradir_kernel_<variant>_matmul_f32(%0, %1, %2) : (...) -> ()
+        %false = arith.constant false
+        call @gradir_kernel_<variant>_matmul_f32(%0, %1, %2, %false) : (...) -> ()
     """
 
     name = "rlx-matmul-kernels"
@@ -72,7 +79,7 @@ class RlxMatmulKernels(ModulePass):
                 raise self.failure()
             elt = str(ir.MemRefType(op.operands[2].type).element_type)
             tile = (params.f32_m, params.f32_n) if elt == "f32" else (params.f64_m, params.f64_n)
-            _replace(op, kernel_name(elt, var), elt, self.threads, tile)
+            _replace(op, kernel_name(elt, var), elt, self.threads, tile, _zero_start(op))
             needed.add(elt)
         if needed:
             _declare(module, [(kernel_name(elt, var), elt) for elt in sorted(needed)])
@@ -168,7 +175,8 @@ def _call(name: str, args: list[ir.Value], work: int) -> None:
         "gradir.work": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), work)})
 
 
-def _replace(op, name: str, elt: str, threads: int = 1, tile: tuple[int, int] = (1, 1)) -> None:
+def _replace(op, name: str, elt: str, threads: int = 1, tile: tuple[int, int] = (1, 1),
+             zero: bool = False) -> None:
     a, b, c = op.operands
     maps = [str(m).split("->")[-1].strip() for m in _maps(op)]
     generic = ir.Type.parse(memref_type(elt))
@@ -183,8 +191,10 @@ def _replace(op, name: str, elt: str, threads: int = 1, tile: tuple[int, int] = 
             b = _transposed(b)
         args = [ir.Operation.create("memref.cast", results=[generic], operands=[v]).results[0]
                 for v in (a, b, c)]
+        flag = ir.Operation.create("arith.constant", results=[ir.IntegerType.get_signless(1)],
+                                   attributes={"value": ir.BoolAttr.get(zero)}).results[0]
         if plan is None:
-            _call(name, args, work)
+            _call(name, args + [flag], work)
             op.erase()
             return
         # one strip per thread: C's columns (or rows) in whole register tiles
@@ -213,7 +223,7 @@ def _replace(op, name: str, elt: str, threads: int = 1, tile: tuple[int, int] = 
             else:
                 a_ = _subview(a_, generic, start, length, 0, c_k)
                 c_ = _subview(c_, generic, start, length, 0, c_other)
-            _call(name, [a_, b_, c_], max(1, work // count))
+            _call(name, [a_, b_, c_, flag], max(1, work // count))
             ir.Operation.create("scf.reduce", operands=[], attributes={}, regions=0)
     op.erase()
 
@@ -228,8 +238,109 @@ def _declare(module: ir.Operation, kernels: list[tuple[str, str]]) -> None:
             if name in existing:
                 continue
             generic = ir.Type.parse(memref_type(elt))
-            ftype = ir.FunctionType.get([generic] * 3, [])
+            ftype = ir.FunctionType.get([generic] * 3 + [ir.IntegerType.get_signless(1)], [])
             ir.Operation.create("func.func", regions=1, attributes={
                 "sym_name": ir.StringAttr.get(name),
                 "function_type": ir.TypeAttr.get(ftype),
                 "sym_visibility": ir.StringAttr.get("private")})
+
+
+# --- C not read: the zero fill before a kernel left out ---------------------------
+
+def _zero_start(op) -> bool:
+    """Whether the kernel of ``op`` (a ``linalg.contract`` on buffers) may
+    write ``A @ B`` to its output without reading it, and if so removes what
+    put zeros there: a ``linalg.fill`` of +0.0 of the output, or a
+    ``memref.copy`` into it from a buffer only that fill wrote (then that
+    buffer too when nothing reads it any more).  Conservative: the fill or
+    copy is in the contraction's block, and nothing between them touches
+    the output (or a view of it) but views."""
+    c = op.operands[2]
+    owner = _compat.defining_op(c)
+    if owner is not None and owner.name != "memref.alloc":
+        return False    # a view: its buffer may be written through another one
+    block = op.operation.block
+    ops = _compat.block_ops(block)
+    index = {_compat.op_key(o): i for i, o in enumerate(ops)}
+    here = index[_compat.op_key(op)]
+    writer = None
+    for alias in aliases_of(c):
+        for user, operand_number in _compat.uses_of(alias):
+            top = ancestor_in_block(user, block)
+            if top is None:
+                return False
+            pos = index[_compat.op_key(top)]
+            if pos >= here or user.name in VIEW_OPS:
+                continue
+            if writer is None or pos > writer[0]:
+                writer = (pos, user, operand_number)
+    if writer is None:
+        return False
+    _, user, operand_number = writer
+    if alias_writes_whole(user, c, operand_number) == "fill":
+        user.erase()
+        return True
+    if user.name == "memref.copy" and operand_number == 1 and user.operands[1] == c:
+        zeros = user.operands[0]
+        fill = _only_fill(zeros, block, index, index[_compat.op_key(user)])
+        if fill is None:
+            return False
+        user.erase()
+        _drop_if_unread(zeros, fill)
+        return True
+    return False
+
+
+def alias_writes_whole(user, c, operand_number) -> str | None:
+    """``"fill"`` when ``user`` is a ``linalg.fill`` of +0.0 into ``c`` itself."""
+    if user.name != "linalg.fill" or operand_number != 1 or user.operands[1] != c:
+        return None
+    return "fill" if _positive_zero(user.operands[0]) else None
+
+
+def _positive_zero(value) -> bool:
+    owner = _compat.defining_op(value)
+    if owner is None or owner.name != "arith.constant":
+        return False
+    try:
+        v = ir.FloatAttr(owner.attributes["value"]).value
+    except ValueError:
+        return False
+    import math
+    return v == 0.0 and math.copysign(1.0, v) > 0
+
+
+def _only_fill(zeros, block, index, copy_pos):
+    """The ``linalg.fill`` of +0.0 that is the only write of ``zeros`` (an
+    allocation of this block) before position ``copy_pos``; None if any
+    other op before it writes or might write ``zeros`` or a view of it."""
+    owner = _compat.defining_op(zeros)
+    if owner is None or owner.name != "memref.alloc":
+        return None
+    fill = None
+    for alias in aliases_of(zeros):
+        for user, operand_number in _compat.uses_of(alias):
+            top = ancestor_in_block(user, block)
+            if top is None:
+                return None
+            if index[_compat.op_key(top)] > copy_pos or user.name in VIEW_OPS:
+                continue
+            if user.name == "memref.copy" and operand_number == 0:
+                continue
+            if alias_writes_whole(user, zeros, operand_number) == "fill" and fill is None:
+                fill = user
+                continue
+            return None
+    return fill
+
+
+def _drop_if_unread(zeros, fill) -> None:
+    """Erases the zero buffer (its fill, deallocation and allocation) when
+    nothing else uses it."""
+    users = _compat.uses_of(zeros)
+    if any(u.name not in ("linalg.fill", "memref.dealloc") for u, _ in users):
+        return
+    owner = _compat.defining_op(zeros)
+    for u, _ in users:
+        u.erase()
+    owner.erase()
