@@ -260,42 +260,45 @@ def _zero_start(op) -> bool:
     if owner is not None and owner.name != "memref.alloc":
         return False    # a view: its buffer may be written through another one
     block = op.operation.block
-    ops = _compat.block_ops(block)
-    index = {_compat.op_key(o): i for i, o in enumerate(ops)}
-    here = index[_compat.op_key(op)]
-    writer = None
-    for alias in aliases_of(c):
-        for user, operand_number in _compat.uses_of(alias):
-            top = ancestor_in_block(user, block)
-            if top is None:
-                return False
-            pos = index[_compat.op_key(top)]
-            if pos >= here or user.name in VIEW_OPS:
-                continue
-            if writer is None or pos > writer[0]:
-                writer = (pos, user, operand_number)
-    if writer is None:
+    index = {_compat.op_key(o): i for i, o in enumerate(_compat.block_ops(block))}
+    uses = _uses_before(c, block, index, index[_compat.op_key(op)])
+    if not uses:
         return False
-    _, user, operand_number = writer
-    if alias_writes_whole(user, c, operand_number) == "fill":
+    _, user, operand_number = max(uses, key=lambda u: u[0])     # the last one
+    if _zero_fill_of(user, c, operand_number):
         user.erase()
         return True
     if user.name == "memref.copy" and operand_number == 1 and user.operands[1] == c:
         zeros = user.operands[0]
-        fill = _only_fill(zeros, block, index, index[_compat.op_key(user)])
-        if fill is None:
+        if not _only_zero_fill(zeros, block, index, index[_compat.op_key(user)]):
             return False
         user.erase()
-        _drop_if_unread(zeros, fill)
+        _drop_if_unread(zeros)
         return True
     return False
 
 
-def alias_writes_whole(user, c, operand_number) -> str | None:
-    """``"fill"`` when ``user`` is a ``linalg.fill`` of +0.0 into ``c`` itself."""
-    if user.name != "linalg.fill" or operand_number != 1 or user.operands[1] != c:
-        return None
-    return "fill" if _positive_zero(user.operands[0]) else None
+def _uses_before(value, block, index, limit):
+    """``(position, user, operand number)`` of the uses of ``value`` and of
+    its views (the views themselves left out) at positions of ``block``
+    before ``limit`` (``index``: the positions of its ops); None when one is
+    outside ``block``."""
+    found = []
+    for alias in aliases_of(value):
+        for user, operand_number in _compat.uses_of(alias):
+            top = ancestor_in_block(user, block)
+            if top is None:
+                return None
+            pos = index[_compat.op_key(top)]
+            if pos < limit and user.name not in VIEW_OPS:
+                found.append((pos, user, operand_number))
+    return found
+
+
+def _zero_fill_of(user, c, operand_number) -> bool:
+    """``user`` is a ``linalg.fill`` of +0.0 into ``c`` itself."""
+    return (user.name == "linalg.fill" and operand_number == 1 and user.operands[1] == c
+            and _positive_zero(user.operands[0]))
 
 
 def _positive_zero(value) -> bool:
@@ -310,31 +313,22 @@ def _positive_zero(value) -> bool:
     return v == 0.0 and math.copysign(1.0, v) > 0
 
 
-def _only_fill(zeros, block, index, copy_pos):
-    """The ``linalg.fill`` of +0.0 that is the only write of ``zeros`` (an
-    allocation of this block) before position ``copy_pos``; None if any
-    other op before it writes or might write ``zeros`` or a view of it."""
+def _only_zero_fill(zeros, block, index, copy_pos) -> bool:
+    """Whether ``zeros`` (an allocation of this block) holds +0.0 at
+    position ``copy_pos``: one ``linalg.fill`` of +0.0 wrote it and nothing
+    else before then but copies reading it."""
     owner = _compat.defining_op(zeros)
     if owner is None or owner.name != "memref.alloc":
-        return None
-    fill = None
-    for alias in aliases_of(zeros):
-        for user, operand_number in _compat.uses_of(alias):
-            top = ancestor_in_block(user, block)
-            if top is None:
-                return None
-            if index[_compat.op_key(top)] > copy_pos or user.name in VIEW_OPS:
-                continue
-            if user.name == "memref.copy" and operand_number == 0:
-                continue
-            if alias_writes_whole(user, zeros, operand_number) == "fill" and fill is None:
-                fill = user
-                continue
-            return None
-    return fill
+        return False
+    uses = _uses_before(zeros, block, index, copy_pos + 1)
+    if uses is None:
+        return False
+    fills = [u for _, u, n in uses if _zero_fill_of(u, zeros, n)]
+    reads = [u for _, u, n in uses if u.name == "memref.copy" and n == 0]
+    return len(fills) == 1 and len(fills) + len(reads) == len(uses)
 
 
-def _drop_if_unread(zeros, fill) -> None:
+def _drop_if_unread(zeros) -> None:
     """Erases the zero buffer (its fill, deallocation and allocation) when
     nothing else uses it."""
     users = _compat.uses_of(zeros)
