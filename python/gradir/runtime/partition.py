@@ -82,7 +82,8 @@ _TRANSPOSE_2D = 8                           # a 2-d permute_dims no matmul reads
 _KERNEL_MATMUL, _KERNEL_MATMUL_T = 4, 1
 _CONSTANTS = ("arith.constant", "rlx.constant")
 # auto: functions this heavy are split (the MLP step weighs 100, LeNet's
-# 188; an elementwise chain of 40 ops is not worth a second context).
+# 188; 65 and 148 with kernel calls; an elementwise chain of 40 ops is not
+# worth a second context).
 MIN_WEIGHT = 48
 
 
