@@ -314,7 +314,9 @@ def child_timeline(workload: str, threads: int, warm: bool) -> dict:
         setattr(owner, name, timed)
 
     wrap(partition, "_split_copy", "split")
-    wrap(partition, "make_context", "context")
+    wrap(_compat, "raw_context", "context (C API, no GIL)")
+    wrap(_compat, "warm_up_llvm_targets_released", "LLVM native target")
+    wrap(_compat, "parse_module_released", "parse (no GIL)")
     wrap(cpu, "preload_schedule", "schedule")
     build = passes.build_pass_manager
 

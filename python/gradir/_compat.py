@@ -917,9 +917,14 @@ class ReleasedEngine:
                                                          True, pic)
         else:
             with _ENGINE_LOCK:
+                ready = _ENGINE_READY
+                if not ready:
+                    self._engine = lib.mlirExecutionEngineCreate(raw, opt_level, len(encoded),
+                                                                 refs, True, pic)
+                    _ENGINE_READY = True
+            if ready:       # another thread's engine registered it meanwhile: no lock
                 self._engine = lib.mlirExecutionEngineCreate(raw, opt_level, len(encoded), refs,
                                                              True, pic)
-                _ENGINE_READY = True
         if not self._engine.ptr:
             raise RuntimeError("ExecutionEngine could not be created (LLVM translation failed)")
 
@@ -949,3 +954,133 @@ def warm_up_llvm_targets(context: ir.Context | None = None) -> None:
         return
     with context or ir.Context():
         ReleasedEngine(ir.Module.parse("module {}"), 0, [])
+
+
+# --- contexts made without the GIL (issue 14, compile time) ---
+# ``ir.Context()`` loads every registered dialect (4-5 ms) and gradir's IRDL
+# dialects take ~2.5 ms more, all with the GIL held: the parallel compile's
+# contexts were made one after the other, while the main thread waited to
+# split the program.  The same C API calls through ctypes run without the
+# GIL, in threads, while the main thread works; ``wrap_context`` hands the
+# result to the bindings (which then own it).
+
+_CONTEXT_CAPSULE = b"mlir.ir.Context._CAPIPtr"
+_REGISTRY_CAPSULE = b"mlir.ir.DialectRegistry._CAPIPtr"
+_RAW = None
+
+
+def _raw_lib():
+    global _RAW
+    if _RAW is not None:
+        return _RAW
+    import ctypes
+    lib, ptr, string_ref = _capi_lib()
+    with _CAPI_LOCK:
+        if _RAW is None:
+            for name, args, res in (
+                    ("mlirContextCreateWithThreading", [ctypes.c_bool], ptr),
+                    ("mlirContextAppendDialectRegistry", [ptr, ptr], None),
+                    ("mlirContextLoadAllAvailableDialects", [ptr], None),
+                    ("mlirRegisterAllLLVMTranslations", [ptr], None),
+                    ("mlirContextDestroy", [ptr], None),
+                    ("mlirLocationUnknownGet", [ptr], ptr),
+                    ("mlirModuleCreateEmpty", [ptr], ptr),
+                    ("mlirModuleCreateParse", [ptr, string_ref], ptr),
+                    ("mlirModuleDestroy", [ptr], None),
+                    ("mlirLoadIRDLDialects", [ptr], ctypes.c_int8)):
+                getattr(lib, name).argtypes = args
+                getattr(lib, name).restype = res
+            new_capsule = ctypes.pythonapi.PyCapsule_New
+            new_capsule.restype = ctypes.py_object
+            new_capsule.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+            _RAW = (lib, new_capsule)
+    return _RAW
+
+
+def context_recipe(irdl_files) -> tuple:
+    """What ``raw_context`` needs, read with the GIL: the bindings' dialect
+    registry (every upstream dialect) and the IRDL files' text."""
+    from mlir._mlir_libs import get_dialect_registry
+    _, ptr, _ = _capi_lib()
+    _raw_lib()
+    registry = get_dialect_registry()
+    raw = ptr(_CAPSULE_POINTER(registry._CAPIPtr, _REGISTRY_CAPSULE))
+    texts = [open(path, "rb").read() for path in irdl_files]
+    return registry, raw, texts
+
+
+def raw_context(recipe: tuple, threading: bool = False):
+    """A new MLIR context as ``ir.Context()`` makes it (the registry's
+    dialects loaded, LLVM translations registered) plus the IRDL dialects
+    of ``recipe``, made through the C API with the GIL released (call it in
+    a thread).  Returns the C handle: ``wrap_context`` or ``drop_context``."""
+    lib, _ = _raw_lib()
+    _, _, string_ref = _capi_lib()
+    _, registry, texts = recipe
+    ctx = lib.mlirContextCreateWithThreading(threading)
+    lib.mlirContextAppendDialectRegistry(ctx, registry)
+    lib.mlirContextLoadAllAvailableDialects(ctx)
+    lib.mlirRegisterAllLLVMTranslations(ctx)
+    for text in texts:
+        module = lib.mlirModuleCreateParse(ctx, string_ref(text, len(text)))
+        loaded = bool(module.ptr) and lib.mlirLoadIRDLDialects(module)
+        if module.ptr:
+            lib.mlirModuleDestroy(module)
+        if not loaded:
+            lib.mlirContextDestroy(ctx)
+            raise RuntimeError("gradir's IRDL dialects did not load into a new context")
+    return ctx
+
+
+def wrap_context(raw) -> ir.Context:
+    """The bindings' context for a ``raw_context`` handle (they own it from
+    now on: it is destroyed with the Python object)."""
+    _, new_capsule = _raw_lib()
+    return ir.Context._CAPICreate(new_capsule(raw.ptr, _CONTEXT_CAPSULE, None))
+
+
+def drop_context(raw) -> None:
+    """Destroys a ``raw_context`` handle that was never wrapped."""
+    _raw_lib()[0].mlirContextDestroy(raw)
+
+
+def parse_module_released(text: str, context: ir.Context) -> ir.Module:
+    """``ir.Module.parse(text)`` in ``context`` with the GIL released for
+    the parse; RuntimeError (no diagnostics: MLIR's default handler prints
+    them) when the text does not parse.  For text gradir printed itself."""
+    lib, _ = _raw_lib()
+    _, ptr, string_ref = _capi_lib()
+    data = text.encode()
+    raw_ctx = ptr(_CAPSULE_POINTER(context._CAPIPtr, _CONTEXT_CAPSULE))
+    module = lib.mlirModuleCreateParse(raw_ctx, string_ref(data, len(data)))
+    if not module.ptr:
+        raise RuntimeError("a part of the program did not parse")
+    _, new_capsule = _raw_lib()
+    return ir.Module._CAPICreate(new_capsule(module.ptr, _MODULE_CAPSULE, None))
+
+
+def warm_up_llvm_targets_released() -> None:
+    """``warm_up_llvm_targets`` without the GIL (a thread may run it while
+    the main thread works): the tiny engine's module lives in a context
+    of its own, made and destroyed through the C API."""
+    global _ENGINE_READY
+    if _ENGINE_READY:
+        return
+    lib, _ = _raw_lib()
+    engine_lib = _released_lib()
+    _, _, string_ref = _capi_lib()
+    ctx = lib.mlirContextCreateWithThreading(False)
+    try:
+        module = lib.mlirModuleCreateEmpty(lib.mlirLocationUnknownGet(ctx))
+        try:
+            with _ENGINE_LOCK:
+                if not _ENGINE_READY:
+                    engine = engine_lib.mlirExecutionEngineCreate(
+                        module, 0, 0, (string_ref * 1)(), True, True)
+                    if engine.ptr:
+                        _ENGINE_READY = True
+                        engine_lib.mlirExecutionEngineDestroy(engine)
+        finally:
+            lib.mlirModuleDestroy(module)
+    finally:
+        lib.mlirContextDestroy(ctx)

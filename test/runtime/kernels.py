@@ -182,6 +182,22 @@ print("libraries distinct:", libs["host"] != libs["x86-64-v3"],
       variant(resolve("host")) in libs["host"].name)
 # CHECK: libraries distinct: True True
 
+# Finding a built library hashes the sources the kernels' text is made
+# from, never the text (made only to build one); where those sources
+# cannot be read, the text's digest names the file instead.
+rk._texts.clear()
+rk._built.clear()
+again = rk.kernel_library("host")
+print("found again:", again == libs["host"], "text made:", bool(rk._texts))
+# CHECK: found again: True text made: False
+saved = list(rk._sources)
+rk._sources[:] = [None]
+by_text = rk.library_name(resolve("host"))
+rk._sources[:] = saved
+print("named by the text:", by_text != libs["host"].name,
+      by_text.startswith(f"libgradir_kernels_{variant(resolve('host'))}_"), bool(rk._texts))
+# CHECK: named by the text: True True True
+
 # Exported (through the compile cache too): the kernel library goes beside it.
 for cache in (False, True):
     exe = gradir.compile(step, kernels=True, threads=1, cache=cache)

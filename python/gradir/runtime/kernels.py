@@ -6,8 +6,8 @@ name or ``host.CpuTarget``), built on first use and kept (``_folders``: the Pyth
 ``share/gradir/kernels``, else ``~/.cache/gradir/kernels``, a temporary
 directory when neither is writable; ``$GRADIR_CACHE_DIR/kernels`` first
 when set).
-``<digest>`` covers the kernels' text and the target, so a changed kernel or
-another CPU is another file.  ``cmake`` builds the host's at configure time
+``<variant>`` covers the target, ``<digest>`` the sources the kernels' text
+is made from, so a changed kernel or another CPU is another file.  ``cmake`` builds the host's at configure time
 (``python -m gradir.runtime.kernels``), so a program's first compile finds
 it; building one costs ~1.5 s, once per machine and target.
 
@@ -55,24 +55,49 @@ def runtime_libraries(target: str, threads: int = 1, kernels=None,
 
 
 _texts: dict = {}
+_sources: list = []
 
 
-def _text_and_target(cpu):
-    """The kernels' MLIR text for ``cpu`` and its target (the text made
-    once per target and process: ~4 ms, on every compile's path)."""
-    from ..conversion.cpu.host import resolve
-    target = resolve(cpu)
+def _text(target) -> str:
+    """The kernels' MLIR text for ``target`` (made once per target and
+    process: ~4 ms; only a build needs it)."""
     text = _texts.get(target)
     if text is None:
         from ..conversion.cpu.kernels import kernel_text
         text = _texts[target] = kernel_text(target)
-    return text, target
+    return text
 
 
-def library_name(text: str, target) -> str:
-    """``libgradir_kernels_<variant>_<digest of the text>.so``."""
+def _source_digest() -> str | None:
+    """A digest of the modules the kernels' text is made from (the kernels,
+    the schedule's parameters, the targets), read once per process; None
+    where they cannot be read (then the text itself is hashed)."""
+    if not _sources:
+        from ..conversion import cpu
+        digest = hashlib.sha256()
+        try:
+            for name in ("kernels.py", "schedule.py", "host.py"):
+                digest.update(Path(cpu.__file__).with_name(name).read_bytes())
+            _sources.append(digest.hexdigest()[:8])
+        except OSError:
+            _sources.append(None)
+    return _sources[0]
+
+
+def _name_and_target(cpu):
+    """The library's file name for ``cpu`` and its target."""
+    from ..conversion.cpu.host import resolve
+    target = resolve(cpu)
+    return library_name(target), target
+
+
+def library_name(target) -> str:
+    """``libgradir_kernels_<variant>_<digest>.so``: the digest covers the
+    sources of the kernels' text (issue 14, compile time: every compile
+    looks the library up, and making the text to hash it cost ~4 ms of
+    each process's first compile), or the text where they cannot be read."""
     from ..conversion.cpu.kernels import variant
-    digest = hashlib.sha256(text.encode()).hexdigest()[:8]
+    digest = _source_digest() or hashlib.sha256(_text(target).encode()).hexdigest()[:8]
     return f"libgradir_kernels_{variant(target)}_{digest}.so"
 
 
@@ -93,8 +118,7 @@ def _folders() -> list[Path]:
 
 def kernel_library(cpu="host") -> Path:
     """The kernel library for ``cpu``, built if no folder has it yet."""
-    text, target = _text_and_target(cpu)
-    name = library_name(text, target)
+    name, target = _name_and_target(cpu)
     with _lock:
         if name in _built and _built[name].is_file():
             return _built[name]
@@ -106,7 +130,7 @@ def kernel_library(cpu="host") -> Path:
         for folder in _folders():
             try:
                 folder.mkdir(parents=True, exist_ok=True)
-                path = _build(text, target, folder, name)
+                path = _build(_text(target), target, folder, name)
             except OSError as err:
                 errors.append(f"{folder}: {err}")
                 continue

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from mlir import ir
 
 from .. import _compat
-from ..ir import make_context, print_module
+from ..ir import print_module
 from .abi import TensorSpec
 from .signature import CompileError, public_functions, select_functions
 from .toolchain import llvm_opt_level
@@ -475,17 +475,18 @@ def _privatize(module_op: ir.Operation, keep) -> None:
             fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
 
 
-def _compile_unit(unit: _Unit, options, libs: list[str], threaded: bool = False):
-    """One part: parsed in a context of its own, lowered, compiled and looked
-    up (the upstream passes and LLVM with the GIL released)."""
+def _compile_unit(unit: _Unit, options, libs: list[str], raw_context, threaded: bool = False):
+    """One part: parsed in a context of its own (``raw_context``, a future
+    of a ``_compat.raw_context`` handle), lowered, compiled and looked up
+    (the parse, the upstream passes and LLVM with the GIL released)."""
     from ..conversion.cpu.pipeline import lower_to_llvm
-    ctx = make_context()
-    if not threaded:
-        # One part per core already: MLIR's own thread pool would only
-        # compete with the other parts (MLP step 0.26 -> 0.25 s).
-        ctx.enable_multithreading(False)
+    ctx = _compat.wrap_context(raw_context.result())
+    if threaded:
+        ctx.enable_multithreading(True)
+    # (else single-threaded: one part per core already, and MLIR's own thread
+    # pool would only compete with the other parts: MLP step 0.26 -> 0.25 s)
     with ctx:
-        module = ir.Module.parse(unit.text)
+        module = _compat.parse_module_released(unit.text, ctx)
         _privatize(module.operation, unit.entries)
         lower_to_llvm(module.operation, opt_level=options.opt_level, cpu=options.cpu,
                       threads=options.threads, release_gil=True, kernels=options.kernels)
@@ -500,6 +501,37 @@ def _compile_unit(unit: _Unit, options, libs: list[str], threaded: bool = False)
                 raise CompileError(f"compiled part lacks '_mlir_ciface_{name}'")
             pointers[name] = ptr
     return engine, pointers
+
+
+class _Prestart:
+    """What the parts' threads need before their first pass, begun in
+    threads (the C API, without the GIL) while the main thread splits the
+    program and imports the lowering: ``count`` contexts (``ir.Context()``
+    plus gradir's dialects: ~7 ms each, made one after the other with the
+    GIL held before) and LLVM's native target (``warm_up_llvm_targets``).
+    ``close`` waits for them and destroys the contexts no part took."""
+
+    def __init__(self, count: int):
+        from concurrent.futures import ThreadPoolExecutor
+        from ..ir import DIALECT_FILES
+        recipe = _compat.context_recipe(DIALECT_FILES)
+        self._pool = ThreadPoolExecutor(max_workers=count + 1,
+                                        thread_name_prefix="gradir-context")
+        self.llvm = self._pool.submit(_compat.warm_up_llvm_targets_released)
+        self._contexts = [self._pool.submit(_compat.raw_context, recipe) for _ in range(count)]
+        self._taken = 0
+
+    def take(self):
+        """The next context (a future of its handle)."""
+        future = self._contexts[self._taken]
+        self._taken += 1
+        return future
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+        for future in self._contexts[self._taken:]:
+            if future.exception() is None:
+                _compat.drop_context(future.result())
 
 
 @dataclass
@@ -533,12 +565,24 @@ def compile_parts(module, options, functions=None) -> Parts | None:
     cpus = _cpus()
     src = module.operation if hasattr(module, "operation") else module
     try:
-        heavy = [fn for fn in public_functions(src)
+        public = public_functions(src)
+        heavy = [fn for fn in public
                  if flag == "on" or _weight(fn, options.kernels) >= MIN_WEIGHT]
     except (ir.MLIRError, ValueError, KeyError):
         return None
     if not heavy:
         return None     # nothing will be cut (the usual path; no context made for naught)
+    # the parts' contexts, made while this thread splits (at most one per
+    # core, and per entry: two parts per cut function, the others whole)
+    prestart = _Prestart(max(1, min(cpus, len(public) + len(heavy))))
+    try:
+        return _compile_split(src, options, functions, flag, cpus, prestart)
+    finally:
+        prestart.close()
+
+
+def _compile_split(src, options, functions, flag: str, cpus: int, prestart: _Prestart):
+    from ..conversion.cpu import pipeline  # noqa: F401 - imported here, before the threads need it
     split = _split_copy(src, flag, functions, options.kernels)
     if split is None:
         return None
@@ -552,13 +596,15 @@ def compile_parts(module, options, functions=None) -> Parts | None:
         import ctypes
         from .openmp import configure
         configure(ctypes.CDLL(libs[-2] if options.kernels else libs[-1]))
-    _compat.warm_up_llvm_targets(src.context)
     from concurrent.futures import ThreadPoolExecutor
     try:
+        prestart.llvm.result()
         with ThreadPoolExecutor(max_workers=max(1, min(len(units), cpus)),
                                 thread_name_prefix="gradir-compile") as pool:
             threaded = cpus >= 2 * len(units)
-            results = list(pool.map(lambda u: _compile_unit(u, options, libs, threaded), units))
+            contexts = [prestart.take() for _ in units]
+            results = list(pool.map(lambda u, c: _compile_unit(u, options, libs, c, threaded),
+                                    units, contexts))
     except Exception as err:  # noqa: BLE001 - the usual path compiles again and reports
         global last_error
         last_error = f"{type(err).__name__}: {err}"
