@@ -46,6 +46,16 @@ def test_cpuinfo():
     show(arm)
     print("missing on the EPYC:", missing_features(avx512.features, avx2))
     print("missing on the Xeon:", missing_features(resolve("x86-64-v3").features, avx512))
+    # the maker: the matmul kernels pack rhs panels from 32 rows on Intel
+    # cores, from the schedule's PACK_ROWS elsewhere (and for named targets);
+    # the kernel variant (part of every kernel symbol) follows
+    from gradir.conversion.cpu.kernels import kernel_text, pack_rows, variant
+    print("vendors:", repr(avx2.vendor), repr(avx512.vendor), repr(arm.vendor),
+          repr(resolve("x86-64-v3").vendor))
+    print("pack rows:", pack_rows(avx2), pack_rows(avx512), pack_rows(resolve("x86-64-v3")),
+          variant(avx512) != variant(avx512.__class__(**{**avx512.__dict__, "vendor": ""})))
+    print("in the kernels:", "%cPR = arith.constant 32 : index" in kernel_text(avx512),
+          "%cPR = arith.constant 256 : index" in kernel_text(avx2))
 # CHECK-LABEL: TEST: test_cpuinfo
 # CHECK-NEXT: AMD EPYC 7B12: x86_64 avx2 256x16 f32 6x16/k256 f64 6x8/k256 tag '_f32_6x16k256_f64_6x8k256_t8_mb192x96'
 # CHECK-NEXT: False True True
@@ -53,6 +63,9 @@ def test_cpuinfo():
 # CHECK-NEXT: aarch64 neon 128x32 f32 8x8/k256 f64 8x4/k256 tag '_f32_8x8k256_f64_8x4k256_t4_mb192x96'
 # CHECK-NEXT: missing on the EPYC: ['avx512bw', 'avx512cd', 'avx512dq', 'avx512f', 'avx512vl']
 # CHECK-NEXT: missing on the Xeon: []
+# CHECK-NEXT: vendors: 'AuthenticAMD' 'GenuineIntel' '' ''
+# CHECK-NEXT: pack rows: 256 32 256 True
+# CHECK-NEXT: in the kernels: True True
 
 
 @run

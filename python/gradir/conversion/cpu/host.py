@@ -54,7 +54,9 @@ class CpuTarget:
     ``name``: the LLVM CPU name ("x86-64-v3", "skylake-avx512", "generic" ...)
     or "host"; ``features``: ISA features in /proc/cpuinfo spelling (sorted);
     ``vector_bits``: the widest vector register; ``vector_registers``: how many
-    of them; ``l1d``/``l2`` cache bytes (0: unknown)."""
+    of them; ``l1d``/``l2`` cache bytes (0: unknown); ``vendor``: the
+    host's ``vendor_id`` ("GenuineIntel", "AuthenticAMD"; "" for a named
+    target), for tuning that differs between the two makers' cores."""
 
     name: str
     arch: str                       # "x86_64" or "aarch64"
@@ -64,6 +66,7 @@ class CpuTarget:
     l1d: int = 32 * 1024
     l2: int = 1024 * 1024
     model: str = field(default="", compare=False)
+    vendor: str = ""                # /proc/cpuinfo's vendor_id ("" for named targets)
 
     @property
     def isa(self) -> str:
@@ -124,7 +127,7 @@ def parse_cpuinfo(text: str, machine: str = "x86_64", name: str = "host",
                   caches: tuple[int, int] | None = None) -> CpuTarget:
     """A CpuTarget from the text of /proc/cpuinfo (its first processor) on a
     machine of ``platform.machine()`` ``machine``."""
-    flags, model = [], ""
+    flags, model, vendor = [], "", ""
     for line in text.splitlines():
         key, _, value = line.partition(":")
         key = key.strip().lower()
@@ -132,6 +135,8 @@ def parse_cpuinfo(text: str, machine: str = "x86_64", name: str = "host",
             flags = value.split()
         elif key in ("model name", "cpu model") and not model:
             model = value.strip()
+        elif key == "vendor_id" and not vendor:
+            vendor = value.strip()
     l1d, l2 = caches or (32 * 1024, 1024 * 1024)
     if machine in ("aarch64", "arm64"):
         # Every AArch64 core has NEON: 32 registers of 128 bits (SVE not used).
@@ -142,7 +147,7 @@ def parse_cpuinfo(text: str, machine: str = "x86_64", name: str = "host",
     have = tuple(sorted(set(f for f in flags if f in ISA_FEATURES)))
     base = _x86(name, have)
     return CpuTarget(name, "x86_64", have, base.vector_bits, base.vector_registers, l1d, l2,
-                     model)
+                     model, vendor)
 
 
 def _size(text: str) -> int:

@@ -29,7 +29,8 @@ schedule's code computes (bitwise the same results; the tests check it).
   in the caches); a transposed lhs by L x L blocks transposed in registers.
 * The rhs panel of an N tile (K block x tile width) is copied into a
   contiguous buffer, zero-padded to the tile width, unless the matmul has
-  fewer than ``PACK_ROWS`` rows and the panel is a full-width unit-stride
+  fewer than ``pack_rows(target)`` rows (the schedule's ``PACK_ROWS``, 32 on
+  Intel CPUs) and the panel is a full-width unit-stride
   slice (read in place, as the schedule does); a transposed rhs by L x L
   blocks transposed in registers.
 * Rows left over at the end of an M block run a tile of that many rows (one
@@ -44,12 +45,27 @@ from __future__ import annotations
 
 from .schedule import PACK_ROWS
 
-__all__ = ["ELEMENT_TYPES", "kernel_name", "kernel_text", "variant", "KERNEL_PREFIX"]
+__all__ = ["ELEMENT_TYPES", "kernel_name", "kernel_text", "variant", "KERNEL_PREFIX",
+           "pack_rows"]
 
 KERNEL_PREFIX = "gradir_kernel_"
 ELEMENT_TYPES = ("f32", "f64")
 # Bumped when the kernels' code changes (their symbols then change too).
 KERNEL_VERSION = 5
+
+
+# Rows from which the kernels pack the rhs panels, per CPU maker (the
+# schedule's PACK_ROWS elsewhere).  Intel (Xeon, AVX-512, L1d 48 KiB, L2
+# 2 MiB; one thread, 512x512 rhs, us in place / packed): 16 rows 78 / 80,
+# 32 rows 140 / 125, 48 rows 206 / 170, 128 rows 520 / 400, 192 rows 740 /
+# 595, 128x784x512 790 / 640; the MLP 64 step 1.64 -> 1.56 ms.  AMD (Zen 5,
+# AVX-512): 64 rows 250 in place / 275 packed, so 256 stays.
+_PACK_ROWS_BY_VENDOR = {"GenuineIntel": 32}
+
+
+def pack_rows(target) -> int:
+    """The rows from which the kernels for ``target`` pack the rhs panels."""
+    return _PACK_ROWS_BY_VENDOR.get(getattr(target, "vendor", ""), PACK_ROWS)
 
 
 def variant(target) -> str:
@@ -62,7 +78,7 @@ def variant(target) -> str:
     from .schedule import schedule_params
     params = schedule_params(target, 1)
     key = repr((KERNEL_VERSION, params.tiles, target.name, target.llvm_cpu,
-                tuple(target.llvm_features)))
+                tuple(target.llvm_features), pack_rows(target)))
     return hashlib.sha256(key.encode()).hexdigest()[:10]
 
 
@@ -162,7 +178,8 @@ def _tile(elt: str, rows: int, lanes: int, nv: int, masked: bool, var: str,
     return w + ["    return", "  }"]
 
 
-def _driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, var: str) -> list[str]:
+def _driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, var: str,
+            pack_from: int = PACK_ROWS) -> list[str]:
     T, L = elt, lanes
     NR = nv * L
     AT, BT, VT, MT = _types(elt, lanes)
@@ -179,7 +196,7 @@ def _driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, var: str
          f"    %cNR = arith.constant {NR} : index",
          f"    %cKB = arith.constant {kb} : index",
          f"    %cMB = arith.constant {mb} : index",
-         f"    %cPR = arith.constant {PACK_ROWS} : index",
+         f"    %cPR = arith.constant {pack_from} : index",
          f"    %fz = arith.constant 0.0 : {T}",
          f"    %vz = arith.constant dense<0.0> : {VT}",
          f"    %M = memref.dim %A, %c0 : {AT}",
@@ -459,5 +476,5 @@ def kernel_text(target) -> str:
                 for masked in (False, True):
                     for r in range(1, rows + 1):
                         lines += _tile(elt, r, lanes, tnv, masked, var, apack)
-        lines += _driver(elt, rows, lanes, nv, kb, mb, var)
+        lines += _driver(elt, rows, lanes, nv, kb, mb, var, pack_rows(target))
     return "\n".join(lines + ["}"]) + "\n"
