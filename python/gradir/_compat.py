@@ -946,16 +946,6 @@ class ReleasedEngine:
             engine.ptr = None
 
 
-def warm_up_llvm_targets(context: ir.Context | None = None) -> None:
-    """Registers LLVM's native target with a tiny engine (the first engine of
-    a process does), so engines created later in threads need no lock;
-    the engine's module lives in ``context`` (default: a fresh one)."""
-    if _ENGINE_READY:
-        return
-    with context or ir.Context():
-        ReleasedEngine(ir.Module.parse("module {}"), 0, [])
-
-
 # --- contexts made without the GIL (issue 14, compile time) ---
 # ``ir.Context()`` loads every registered dialect (4-5 ms) and gradir's IRDL
 # dialects take ~2.5 ms more, all with the GIL held: the parallel compile's
@@ -1060,9 +1050,11 @@ def parse_module_released(text: str, context: ir.Context) -> ir.Module:
 
 
 def warm_up_llvm_targets_released() -> None:
-    """``warm_up_llvm_targets`` without the GIL (a thread may run it while
-    the main thread works): the tiny engine's module lives in a context
-    of its own, made and destroyed through the C API."""
+    """Registers LLVM's native target with a tiny engine (the first engine
+    of a process does), so engines created later in threads need no lock.
+    Without the GIL (a thread runs it while the main thread splits the
+    program): the engine's module lives in a context of its own, made and
+    destroyed through the C API."""
     global _ENGINE_READY
     if _ENGINE_READY:
         return

@@ -508,7 +508,7 @@ class _Prestart:
     threads (the C API, without the GIL) while the main thread splits the
     program and imports the lowering: ``count`` contexts (``ir.Context()``
     plus gradir's dialects: ~7 ms each, made one after the other with the
-    GIL held before) and LLVM's native target (``warm_up_llvm_targets``).
+    GIL held before) and LLVM's native target (``warm_up_llvm_targets_released``).
     ``close`` waits for them and destroys the contexts no part took."""
 
     def __init__(self, count: int):
