@@ -323,7 +323,6 @@ def plan_checkpoints(module, fn, n_results: int, remat: str = "none", budget=Non
     None when there is nothing to plan (no remat, markers or pins).
     ``unmarked``: the caller knows ``fn`` has no markers and no pins
     (``may_be_marked`` of the function it was built from)."""
-    from .remat import AdjointGraph, plan_auto
     block = fn.regions[0].blocks[0]
     if unmarked:
         markers, save_ops, recompute_ops = False, set(), set()
@@ -332,6 +331,9 @@ def plan_checkpoints(module, fn, n_results: int, remat: str = "none", budget=Non
         save_ops, recompute_ops = read_pins(block)
     if remat == "none" and not markers and not save_ops and not recompute_ops:
         return None
+    # (remat, with the memory model and the planner, only now: ~5 ms of
+    # imports a plain gradient does without; issue 14, compile time)
+    from .remat import AdjointGraph, plan_auto
     # Everything is done on op positions: MLIR's Python Operation objects
     # do not stay usable as dictionary keys once the IR around them changes.
     graph = AdjointGraph(block, n_results, module)

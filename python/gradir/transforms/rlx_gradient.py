@@ -10,11 +10,9 @@ from mlir import ir
 from mlir.dialects import func
 
 from ..autodiff import checkpoint
-from ..autodiff import scf as _scf  # noqa: F401  (registers the control-flow adjoints)
 from ..autodiff.gradient import (GradientError, body_of, clone_function, differentiate,
                                  find_function, function_type, scan_straight,
                                  set_function_type)
-from ..autodiff.remat import parse_budget
 from ..autodiff.rules import is_float_type
 from ..autodiff.rules._helpers import shared_scalars
 from ..autodiff.simplify import paused_gc, simplify_function
@@ -110,6 +108,7 @@ class RlxGradient(ModulePass):
             raise PassOptionError("option 'budget' of pass 'rlx-gradient' is only used with "
                                   "remat=auto")
         if self.budget:
+            from ..autodiff.remat import parse_budget
             try:
                 parse_budget(self.budget)
             except ValueError:
@@ -181,6 +180,12 @@ class RlxGradient(ModulePass):
         # share their scalar constants, which rlx-cse would merge anyway.
         share = self.simplify and (scan is not None or not any(
             len(op.regions) or op.name == "func.call" for op in block.operations))
+        if scan is None or scan[1]:
+            # the control-flow adjoints (scf.for/if/while, and the hooks that
+            # drop grad.* marks) register on import: a straight-line body of
+            # unmarked rlx ops does without them (issue 14, compile time:
+            # ~6 ms of the MLP step's first call, mlir.dialects.scf with them)
+            from ..autodiff import scf  # noqa: F401
         with rlx.recording() as records, \
                 (shared_scalars() if share else contextlib.nullcontext()):
             # (the simplifier reads the new ops from ``records``)
@@ -225,6 +230,7 @@ class RlxGradient(ModulePass):
             scratch.erase()
             return peak
 
+        from ..autodiff.remat import parse_budget
         budget = parse_budget(self.budget)
         chosen, peak, base = choose_loop_policies(fn, peak_of, budget)
         if budget[0] == "fraction":   # the straight-line planner: same bytes
@@ -241,10 +247,12 @@ class RlxGradient(ModulePass):
                     unmarked: bool = False) -> None:
         """Keeps or recomputes the forward values the backward uses
         (``checkpoint.plan_checkpoints``) and reports why."""
-        plan = checkpoint.plan_checkpoints(
-            module, fn, n_results, self.remat,
-            (getattr(self, "_loop_budget", None) or parse_budget(self.budget))
-            if self.remat == "auto" else None, self.remarks, unmarked=unmarked)
+        budget = None
+        if self.remat == "auto":
+            from ..autodiff.remat import parse_budget
+            budget = getattr(self, "_loop_budget", None) or parse_budget(self.budget)
+        plan = checkpoint.plan_checkpoints(module, fn, n_results, self.remat, budget,
+                                           self.remarks, unmarked=unmarked)
         if plan is None:
             return
         plan.apply()
