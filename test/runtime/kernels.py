@@ -223,3 +223,41 @@ print(all(np.array_equal(g, w[f'arr_{{i}}']) for i, g in enumerate(got)))
           f"loaded without mlir: {child.stdout.strip() or child.stderr[-400:]}")
 # CHECK: export cache=False hit=None: kernel libraries beside 1, loaded without mlir: True
 # CHECK: export cache=True hit=True: kernel libraries beside 1, loaded without mlir: True
+
+# At 2 threads a matmul worth them calls the kernels' multi-threaded driver,
+# in a library of its own (``..._omp.so``: it needs the kernels' and
+# libomp, by name, RUNPATH $ORIGIN); the program holds no OpenMP region.
+# Exported (through the compile cache too), all three go beside it.
+big_text, sa, sb = program(256, 300, 250, "f32", False, True)
+big = gradir.parse(big_text)
+a = rng.standard_normal(sa).astype(np.float32)
+b = rng.standard_normal(sb).astype(np.float32)
+drivers = rk.kernel_library("host", threaded=True)
+needed = subprocess.run(["readelf", "-d", str(drivers)], capture_output=True, text=True).stdout
+print("drivers:", drivers.name == rk.kernel_library("host").name[:-3] + "_omp.so",
+      f"[{rk.kernel_library('host').name}]" in needed, "[libomp.so]" in needed,
+      "[$ORIGIN]" in needed)
+# CHECK: drivers: True True True True
+for cache in (False, True):
+    exe = gradir.compile(big, threads=2, cache=cache)
+    _cache.wait()
+    exe = gradir.compile(big, threads=2, cache=cache)   # a hit when cached
+    regions = "omp.parallel" in exe.llvm_ir or "__kmpc_fork_call" in exe.llvm_ir
+    folder = os.path.join(out, f"export-threads-{cache}")
+    path = str(exe.export_library(os.path.join(folder, "big.so")))
+    beside = sorted(f for f in os.listdir(folder) if f != "big.so")
+    np.save(os.path.join(folder, "want.npy"), exe["main"](a, b))
+    np.savez(os.path.join(folder, "args.npz"), a, b)
+    child = subprocess.run([sys.executable, "-c", f"""
+import sys, numpy as np
+sys.modules['mlir'] = None            # no MLIR in this process
+import gradir.runtime as rt
+lib = rt.load({path!r})
+a = np.load({os.path.join(folder, 'args.npz')!r})
+print(np.array_equal(lib['main'](a['arr_0'], a['arr_1']), np.load({os.path.join(folder, 'want.npy')!r})))
+"""], capture_output=True, text=True)
+    print(f"export threads=2 cache={cache} hit={exe.cache_hit}: regions in the program "
+          f"{regions}, beside: {[f.split('_')[-1] if f.startswith('libgradir') else f for f in beside]}, "
+          f"loaded without mlir: {child.stdout.strip() or child.stderr[-400:]}")
+# CHECK: export threads=2 cache=False hit=None: regions in the program False, beside: [{{.*}}.so', 'omp.so', 'libomp.so'], loaded without mlir: True
+# CHECK: export threads=2 cache=True hit=True: regions in the program False, beside: [{{.*}}.so', 'omp.so', 'libomp.so'], loaded without mlir: True

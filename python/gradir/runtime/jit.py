@@ -72,7 +72,8 @@ class Executable(FunctionTable):
             from .openmp import configure
             # libomp (the kernel library, when used, comes after it), before
             # its first region
-            configure(ctypes.CDLL(libs[-2] if self.uses_kernels else libs[-1]))
+            from .toolchain import openmp_library
+            configure(ctypes.CDLL(str(openmp_library())))   # (libs holds it)
         self._engine = _compat.execution_engine(lowered, llvm_opt_level(options.opt_level),
                                                 libs, pic=pic)
         keep_freed_memory()
@@ -141,11 +142,20 @@ class CachedExecutable(Executable):
             tmp.unlink(missing_ok=True)
         # issue 14 (threads): the OpenMP runtime a multi-threaded entry needs,
         # kept beside the cache entries, goes beside the export too.
-        # So does gradir's matmul kernel library (libgradir_kernels_*.so).
-        data = path.read_bytes()
+        # So does gradir's matmul kernel library (libgradir_kernels_*.so):
+        # each one the export names, or a library copied names (the
+        # kernels' OpenMP drivers name the kernels and libomp).
         folder = self._library.path.parent
-        for lib in [folder / "libomp.so", *sorted(folder.glob("libgradir_kernels_*.so"))]:
-            if lib.is_file() and lib.name.encode() in data:
+        named = [path.read_bytes()]
+        left = [lib for lib in [folder / "libomp.so",
+                                *sorted(folder.glob("libgradir_kernels_*.so"))] if lib.is_file()]
+        while True:
+            found = [lib for lib in left if any(lib.name.encode() in data for data in named)]
+            if not found:
+                break
+            for lib in found:
+                left.remove(lib)
+                named.append(lib.read_bytes())
                 dest = path.parent / lib.name
                 if not dest.exists() or dest.stat().st_size != lib.stat().st_size:
                     shutil.copy2(lib, dest)

@@ -45,11 +45,15 @@ def uses_kernels(text: str) -> bool:
 def runtime_libraries(target: str, threads: int = 1, kernels=None,
                       runner_utils: bool = True) -> list[Path]:
     """``toolchain.runtime_libraries`` and, last, the kernel library of the
-    CPU ``kernels`` (a cpu name; None: the code calls no kernel)."""
+    CPU ``kernels`` (a cpu name; None: the code calls no kernel), then, for
+    multi-threaded code (``threads`` > 1), its drivers' (``..._omp.so``,
+    which needs the other two)."""
     from . import toolchain
     libs = toolchain.runtime_libraries(target, threads, runner_utils)
     if target == "cpu" and kernels is not None:
         libs.append(kernel_library(kernels))
+        if threads > 1:
+            libs.append(kernel_library(kernels, threaded=True))
     return libs
 
 
@@ -57,13 +61,14 @@ _texts: dict = {}
 _sources: list = []
 
 
-def _text(target) -> str:
+def _text(target, threaded: bool = False) -> str:
     """The kernels' MLIR text for ``target`` (made once per target and
-    process: ~4 ms; only a build needs it)."""
-    text = _texts.get(target)
+    process: ~4 ms; only a build needs it), or their multi-threaded
+    drivers' (``threaded``)."""
+    text = _texts.get((target, threaded))
     if text is None:
-        from ..conversion.cpu.kernels import kernel_text
-        text = _texts[target] = kernel_text(target)
+        from ..conversion.cpu.kernels import kernel_text, strips_text
+        text = _texts[target, threaded] = (strips_text if threaded else kernel_text)(target)
     return text
 
 
@@ -83,21 +88,23 @@ def _source_digest() -> str | None:
     return _sources[0]
 
 
-def _name_and_target(cpu):
+def _name_and_target(cpu, threaded: bool = False):
     """The library's file name for ``cpu`` and its target."""
     from ..conversion.cpu.host import resolve
     target = resolve(cpu)
-    return library_name(target), target
+    return library_name(target, threaded), target
 
 
-def library_name(target) -> str:
+def library_name(target, threaded: bool = False) -> str:
     """``libgradir_kernels_<variant>_<digest>.so``: the digest covers the
     sources of the kernels' text (issue 14, compile time: every compile
     looks the library up, and making the text to hash it cost ~4 ms of
-    each process's first compile), or the text where they cannot be read."""
+    each process's first compile), or the text where they cannot be read.
+    ``threaded``: the drivers' library, ``..._<digest>_omp.so``."""
     from ..conversion.cpu.kernels import variant
-    digest = _source_digest() or hashlib.sha256(_text(target).encode()).hexdigest()[:8]
-    return f"libgradir_kernels_{variant(target)}_{digest}.so"
+    digest = _source_digest() or hashlib.sha256(
+        (_text(target) + _text(target, True)).encode()).hexdigest()[:8]
+    return f"libgradir_kernels_{variant(target)}_{digest}{'_omp' if threaded else ''}.so"
 
 
 def _folders() -> list[Path]:
@@ -115,9 +122,15 @@ def _folders() -> list[Path]:
     return list(dict.fromkeys(folders))
 
 
-def kernel_library(cpu="host") -> Path:
-    """The kernel library for ``cpu``, built if no folder has it yet."""
-    name, target = _name_and_target(cpu)
+def kernel_library(cpu="host", threaded: bool = False) -> Path:
+    """The kernel library for ``cpu``, built if no folder has it yet;
+    ``threaded``: its multi-threaded drivers' (``conversion/cpu/kernels.py:
+    strips_text``), which needs it and LLVM's OpenMP runtime."""
+    name, target = _name_and_target(cpu, threaded)
+    needs = []
+    if threaded:
+        from .toolchain import openmp_library
+        needs = [kernel_library(cpu), openmp_library()]
     with _lock:
         if name in _built and _built[name].is_file():
             return _built[name]
@@ -129,7 +142,7 @@ def kernel_library(cpu="host") -> Path:
         for folder in _folders():
             try:
                 folder.mkdir(parents=True, exist_ok=True)
-                path = _build(_text(target), target, folder, name)
+                path = _build(_text(target, threaded), target, folder, name, needs)
             except OSError as err:
                 errors.append(f"{folder}: {err}")
                 continue
@@ -139,9 +152,12 @@ def kernel_library(cpu="host") -> Path:
     raise CompileError("cannot write gradir's matmul kernel library: " + "; ".join(errors))
 
 
-def _build(text: str, target, folder: Path, name: str) -> Path:
+def _build(text: str, target, folder: Path, name: str, needs: list[Path] = ()) -> Path:
     """Compiles the kernels' text for ``target`` into ``folder/name``
-    (written under a temporary name, then renamed: never half a library)."""
+    (written under a temporary name, then renamed: never half a library),
+    linked with the libraries ``needs`` (the drivers': the kernels and
+    libomp, found by their names, already loaded or beside it: RUNPATH
+    ``$ORIGIN``, as in an exported library's folder)."""
     from mlir import ir
     from mlir.passmanager import PassManager
 
@@ -163,14 +179,20 @@ def _build(text: str, target, folder: Path, name: str) -> Path:
             f"convert-vector-to-llvm{{vector-transpose-lowering={transposes}}},convert-to-llvm,"
             "reconcile-unrealized-casts,canonicalize,cse)").run(module.operation)
         set_llvm_target(module.operation, target)
-        engine = _compat.execution_engine(module, llvm_opt_level(3), [], pic=True)
+        # (the object is dumped once LLVM resolved every symbol it calls:
+        # the drivers' are in ``needs``)
+        engine = _compat.execution_engine(module, llvm_opt_level(3),
+                                          [str(lib) for lib in needs], pic=True)
         work = Path(tempfile.mkdtemp(prefix=".kernels-", dir=folder))
         try:
             obj = work / "kernels.o"
             engine.dump_to_object_file(str(obj))
             out = work / name
+            links = [arg for lib in needs for arg in (f"-L{lib.parent}", f"-l:{lib.name}")]
+            if needs:
+                links.append("-Wl,-rpath,$ORIGIN")
             cmd = [compiler(), "-shared", "-fPIC", "-o", str(out), str(obj),
-                   f"-Wl,-soname,{name}", "-Wl,-z,defs", "-Wl,-Bsymbolic", "-lc"]
+                   f"-Wl,-soname,{name}", *links, "-Wl,-z,defs", "-Wl,-Bsymbolic", "-lc"]
             import subprocess   # (only a build: ~4 ms of imports)
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode != 0:
@@ -188,3 +210,7 @@ def _build(text: str, target, folder: Path, name: str) -> Path:
 if __name__ == "__main__":     # python -m gradir.runtime.kernels [cpu ...]
     for cpu in sys.argv[1:] or ["host"]:
         print(kernel_library(cpu))
+        try:
+            print(kernel_library(cpu, threaded=True))
+        except Exception as err:    # noqa: BLE001 - no libomp: built when first needed
+            print(f"(multi-threaded drivers not built: {err})")

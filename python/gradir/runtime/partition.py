@@ -595,7 +595,8 @@ def _compile_split(src, options, functions, flag: str, cpus: int, prestart: _Pre
     if threads > 1:
         import ctypes
         from .openmp import configure
-        configure(ctypes.CDLL(libs[-2] if options.kernels else libs[-1]))
+        from .toolchain import openmp_library
+        configure(ctypes.CDLL(str(openmp_library())))   # (libs holds it)
     from concurrent.futures import ThreadPoolExecutor
     try:
         prestart.llvm.result()

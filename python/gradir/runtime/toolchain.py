@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,8 +51,14 @@ def uses_openmp(llvm_text: str) -> bool:
     """Whether a lowered module (LLVM dialect text, or its LLVM IR) has
     parallel regions, i.e. needs the OpenMP runtime (code without any needs
     none, at any thread count)."""
-    # __kmpc_fork_call, or __kmpc_fork_call_if for a region with an if clause
-    return "omp.parallel" in llvm_text or "@__kmpc_fork_call" in llvm_text
+    # __kmpc_fork_call, or __kmpc_fork_call_if for a region with an if clause;
+    # or a call of a matmul kernel's multi-threaded driver (its regions are
+    # in the kernels' OpenMP library: conversion/cpu/kernels.py, strips_text)
+    return ("omp.parallel" in llvm_text or "@__kmpc_fork_call" in llvm_text
+            or _STRIPS.search(llvm_text) is not None)
+
+
+_STRIPS = re.compile(r"gradir_kernel_[0-9a-f]+_strips_f")
 
 
 def runtime_libraries(target: str, threads: int = 1, runner_utils: bool = True) -> list[Path]:

@@ -12,17 +12,16 @@
 // CHECK: llvm.call @gradir_kernel_{{[0-9a-f]+}}_matmul_f32(
 // CHECK-NOT: llvm.intr.fmuladd
 // CHECK: llvm.return
-// At 2 threads each matmul (2^22 units of work or more) runs as two strips
-// in an OpenMP region, one kernel call each.
+// At 2 threads each matmul (2^22 units of work or more) calls the kernel's
+// multi-threaded driver (two strips, on the threads even while libomp's
+// workers sleep): no OpenMP region in the program itself.
 // PAR-LABEL: llvm.func @main(
-// PAR: omp.parallel
-// PAR: omp.loop_nest
-// PAR-NOT: omp.yield
-// PAR: llvm.call @gradir_kernel_{{[0-9a-f]+}}_matmul_f32(
-// PAR: omp.parallel
-// PAR: omp.loop_nest
-// PAR-NOT: omp.yield
-// PAR: llvm.call @gradir_kernel_{{[0-9a-f]+}}_matmul_f32(
+// PAR-NOT: omp.parallel
+// PAR: llvm.call @gradir_kernel_{{[0-9a-f]+}}_strips_f32(
+// PAR-NOT: omp.parallel
+// PAR: llvm.call @gradir_kernel_{{[0-9a-f]+}}_strips_f32(
+// PAR-NOT: omp.parallel
+// PAR: llvm.return
 func.func @main(%x: tensor<512x16x4x4xf32>, %w: tensor<256x512xf32>, %v: tensor<512x256xf32>)
     -> tensor<512x16x4x4xf32> {
   %f = "rlx.reshape"(%x) : (tensor<512x16x4x4xf32>) -> tensor<512x256xf32>

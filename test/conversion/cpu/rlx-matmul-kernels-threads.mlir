@@ -1,32 +1,32 @@
 // RUN: gradir-opt %s --split-input-file --rlx-matmul-kernels=threads=2 | FileCheck %s
 // RUN: gradir-opt %s --split-input-file --rlx-matmul-kernels=threads=1 | FileCheck %s --check-prefix=ONE
 
-// threads=2: a matmul of enough work (rlx-parallel-loops' hot-min-work,
-// 2^20 of its units: m*n*k/8) runs as two strips of whole register tiles,
-// one kernel call each, in an scf.parallel loop; each call carries its
-// work (gradir.work) for rlx-parallel-loops' estimate.  Columns are split
-// when there are register tiles enough across them (256 columns: 128 each,
-// on AVX-512's 32-wide tiles and AVX2's 16-wide alike).
-// CHECK: func.func private @[[$K:gradir_kernel_[0-9a-f]+_matmul_f32]](
+// threads=2: a matmul of enough work (the pipeline's hot-min-work, 2^20
+// units: m*n*k/8) calls the kernel's multi-threaded driver instead of the
+// kernel: after A, B, C and the zero flag come whether the strips are
+// columns, the strip size and count (whole register tiles: 256 columns are
+// 2 strips of 128 on AVX-512's 32-wide tiles and AVX2's 16-wide alike), the
+// threads, and whether the strips always run on them (2^22 units or more;
+// here 2^21: only while libomp's workers spin).  The call carries its work
+// (gradir.work) for rlx-parallel-loops' estimate of enclosing loops.
+// CHECK: func.func private @[[$K:gradir_kernel_[0-9a-f]+_strips_f32]](memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i1, i1, index, index, i32, i1)
+// CHECK-NOT: _matmul_f32
 // CHECK-LABEL: func.func @columns(
-// CHECK-DAG: %[[CA:.*]] = memref.cast %arg0
-// CHECK-DAG: %[[CB:.*]] = memref.cast %arg1
-// CHECK-DAG: %[[CC:.*]] = memref.cast %arg2
-// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
-// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
-// CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
-// CHECK-DAG: %[[F:.*]] = arith.constant false
-// CHECK: scf.parallel (%[[T:.*]]) = (%[[C0]]) to (%[[C2]])
-// CHECK-NEXT: %[[S:.*]] = arith.muli %[[T]], %[[C128]] : index
-// CHECK-NEXT: %[[L:.*]] = arith.subi %{{.*}}, %[[S]] : index
-// CHECK-NEXT: %[[W:.*]] = arith.minsi %[[L]], %[[C128]] : index
-// CHECK-NEXT: %[[B:.*]] = memref.subview %[[CB]][0, %[[S]]] [%{{.*}}, %[[W]]] [1, 1]
-// CHECK-NEXT: %[[C:.*]] = memref.subview %[[CC]][0, %[[S]]] [%{{.*}}, %[[W]]] [1, 1]
-// CHECK-NEXT: call @[[$K]](%[[CA]], %[[B]], %[[C]], %[[F]]) {gradir.work = 1048576 : i64}
-// CHECK-NEXT: scf.reduce
+// CHECK: %[[CA:.*]] = memref.cast %arg0
+// CHECK-NEXT: %[[CB:.*]] = memref.cast %arg1
+// CHECK-NEXT: %[[CC:.*]] = memref.cast %arg2
+// CHECK-NEXT: %[[F:.*]] = arith.constant false
+// CHECK-NEXT: %[[N:.*]] = arith.constant 2 : i32
+// CHECK-NEXT: %[[T:.*]] = arith.constant true
+// CHECK-NEXT: %[[C128:.*]] = arith.constant 128 : index
+// CHECK-NEXT: %[[C2:.*]] = arith.constant 2 : index
+// CHECK-NEXT: %[[F2:.*]] = arith.constant false
+// CHECK-NEXT: call @[[$K]](%[[CA]], %[[CB]], %[[CC]], %[[F]], %[[T]], %[[C128]], %[[C2]], %[[N]], %[[F2]]) {gradir.work = 2097152 : i64}
+// CHECK-NOT: scf.parallel
+// ONE-NOT: _strips_
 // ONE-LABEL: func.func @columns(
 // ONE-NOT: scf.parallel
-// ONE: call @{{.*}} {gradir.work = 2097152 : i64}
+// ONE: call @{{.*}}_matmul_f32({{.*}}) {gradir.work = 2097152 : i64}
 #mk = affine_map<(m, n, k) -> (m, k)>
 #kn = affine_map<(m, n, k) -> (k, n)>
 #mn = affine_map<(m, n, k) -> (m, n)>
@@ -37,13 +37,15 @@ func.func @columns(%a: memref<256x256xf32>, %b: memref<256x256xf32>, %c: memref<
 
 // -----
 
-// One register tile of columns (10): the rows are split instead (the lhs and
-// the result by rows, the rhs whole).
+// One register tile of columns (10): the rows are split instead (columns
+// false; 4096 rows in 2 strips of 2048 whole 8-row tiles); 2^21.3 units.
 // CHECK-LABEL: func.func @rows(
-// CHECK: scf.parallel
-// CHECK: %[[A:.*]] = memref.subview %{{.*}}[%[[S:.*]], 0] [%[[H:.*]], %{{.*}}] [1, 1]
-// CHECK-NEXT: %[[C:.*]] = memref.subview %{{.*}}[%[[S]], 0] [%[[H]], %{{.*}}] [1, 1]
-// CHECK-NEXT: call @{{.*}}(%[[A]], %{{.*}}, %[[C]], %{{.*}}) {gradir.work = 1310720 : i64}
+// CHECK: arith.constant 2 : i32
+// CHECK-NEXT: %[[F:.*]] = arith.constant false
+// CHECK-NEXT: %[[S:.*]] = arith.constant 2048 : index
+// CHECK-NEXT: %[[C2:.*]] = arith.constant 2 : index
+// CHECK-NEXT: arith.constant false
+// CHECK-NEXT: call @{{.*}}_strips_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[F]], %[[S]], %[[C2]], %{{.*}}, %{{.*}}) {gradir.work = 2621440 : i64}
 #mk = affine_map<(m, n, k) -> (m, k)>
 #kn = affine_map<(m, n, k) -> (k, n)>
 #mn = affine_map<(m, n, k) -> (m, n)>
@@ -54,10 +56,35 @@ func.func @rows(%a: memref<4096x512xf32>, %b: memref<512x10xf32>, %c: memref<409
 
 // -----
 
-// Too little work for the threads: one call.
+// 2^22 units of work or more: the strips always run on the threads (the
+// last argument true); f64 calls the f64 driver.  Both drivers and the
+// kernel are declared once, whichever matmuls call them.
+// CHECK-DAG: func.func private @gradir_kernel_{{[0-9a-f]+}}_strips_f64(
+// CHECK-DAG: func.func private @gradir_kernel_{{[0-9a-f]+}}_matmul_f64(
+// CHECK-LABEL: func.func @always(
+// CHECK: arith.constant 2 : index
+// CHECK-NEXT: %[[T:.*]] = arith.constant true
+// CHECK-NEXT: call @{{.*}}_strips_f64({{.*}}, %[[T]]) {gradir.work = 16777216 : i64}
+// CHECK: call @{{.*}}_strips_f64(
+// CHECK: call @{{.*}}_matmul_f64(
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+func.func @always(%a: memref<512x512xf64>, %b: memref<512x512xf64>, %c: memref<512x512xf64>,
+                  %d: memref<512x512xf64>, %x: memref<4x3xf64>, %y: memref<3x5xf64>,
+                  %z: memref<4x5xf64>) {
+  linalg.contract indexing_maps = [#mk, #kn, #mn] {gradir.kernel} ins(%a, %b : memref<512x512xf64>, memref<512x512xf64>) outs(%c : memref<512x512xf64>)
+  linalg.contract indexing_maps = [#mk, #kn, #mn] {gradir.kernel} ins(%a, %c : memref<512x512xf64>, memref<512x512xf64>) outs(%d : memref<512x512xf64>)
+  linalg.contract indexing_maps = [#mk, #kn, #mn] {gradir.kernel} ins(%x, %y : memref<4x3xf64>, memref<3x5xf64>) outs(%z : memref<4x5xf64>)
+  return
+}
+
+// -----
+
+// Too little work for the threads: the kernel itself.
 // CHECK-LABEL: func.func @small(
-// CHECK-NOT: scf.parallel
-// CHECK: call @{{.*}} {gradir.work = 7 : i64}
+// CHECK-NOT: _strips_
+// CHECK: call @{{.*}}_matmul_f32({{.*}}) {gradir.work = 7 : i64}
 #mk = affine_map<(m, n, k) -> (m, k)>
 #kn = affine_map<(m, n, k) -> (k, n)>
 #mn = affine_map<(m, n, k) -> (m, n)>

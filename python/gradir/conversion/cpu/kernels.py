@@ -37,8 +37,14 @@ schedule's code computes (bitwise the same results; the tests check it).
   function per row count); columns left over, a tile of two vectors (the
   last masked) or of one (masked when fewer than L).
 
-Threads: ``rlx-matmul-kernels{threads}`` splits a matmul into strips of
-whole register tiles, one call each (the kernels themselves are serial).
+Threads: the kernels themselves are serial.  ``strips_text`` is a second,
+small library's (``runtime/kernels.py``: ``..._omp.so``, linked with
+libomp): per element type, ``gradir_kernel_<variant>_strips_<elt>`` runs a
+matmul as strips of whole register tiles, one kernel call each, in one
+OpenMP work-sharing loop.  ``rlx-matmul-kernels{threads}`` calls it for
+matmuls worth the threads, so the compiled program holds no OpenMP region
+of its own for them (issue 14, compile time: each region is outlined and
+compiled by LLVM; the MLP step's two parts held 2 and 3).
 """
 
 from __future__ import annotations
@@ -46,7 +52,7 @@ from __future__ import annotations
 from .schedule import PACK_ROWS
 
 __all__ = ["ELEMENT_TYPES", "kernel_name", "kernel_text", "variant", "KERNEL_PREFIX",
-           "pack_rows"]
+           "pack_rows", "strips_name", "strips_text", "strips_type", "STRIPS_SCHEDULE"]
 
 KERNEL_PREFIX = "gradir_kernel_"
 ELEMENT_TYPES = ("f32", "f64")
@@ -85,6 +91,82 @@ def variant(target) -> str:
 def kernel_name(elt: str, var: str) -> str:
     """The symbol of the matmul kernel for element type ``elt`` of variant ``var``."""
     return f"{KERNEL_PREFIX}{var}_matmul_{elt}"
+
+
+def strips_name(elt: str, var: str) -> str:
+    """The symbol of the multi-threaded driver of that kernel (``strips_text``)."""
+    return f"{KERNEL_PREFIX}{var}_strips_{elt}"
+
+
+def strips_type(elt: str) -> str:
+    """The driver's function type: A, B, C and the kernel's zero flag, then
+    whether the strips are columns (else rows), the strip size and count,
+    the threads, and whether the strips run on the threads even while
+    libomp's workers sleep (else only while they spin: ``kmp_get_blocktime()``
+    nonzero, as rlx-parallel-loops' hot-min-work regions)."""
+    t = memref_type(elt)
+    return f"({t}, {t}, {t}, i1, i1, index, index, i32, i1) -> ()"
+
+
+# How the strips are dealt to the threads: as rlx-parallel-loops' SCHEDULE
+# (guided: a thread that is running takes more while another waits for a
+# core).  Each strip computes its own columns or rows, in the order of one
+# kernel call: the same bits whichever thread runs it.
+STRIPS_SCHEDULE = "guided"
+
+
+def strips_text(target) -> str:
+    """The multi-threaded drivers of ``target``'s kernels (MLIR: func, scf,
+    memref, arith, omp): a strip ``i`` is columns (or rows) ``[i * size,
+    min((i + 1) * size, extent))`` of C, computed by one call of the serial
+    kernel (``kernel_name``, from the kernel library) on views."""
+    var = variant(target)
+    lines = ["// gradir's multi-threaded matmul drivers (gradir/conversion/cpu/kernels.py)",
+             f"// variant {var}", "module {",
+             "  func.func private @kmp_get_blocktime() -> i32"]
+    for elt in ELEMENT_TYPES:
+        t = memref_type(elt)
+        kernel, name = kernel_name(elt, var), strips_name(elt, var)
+        call = f"({t}, {t}, {t}, i1) -> ()"
+        lines += [
+            # (the kernel library's symbol itself, descriptors expanded)
+            f"  func.func private @{kernel}({t}, {t}, {t}, i1)",
+            f"  func.func @{name}(%a: {t}, %b: {t}, %c: {t}, %zero: i1, %cols: i1, "
+            "%size: index, %count: index, %threads: i32, %always: i1) "
+            "attributes {llvm.emit_c_interface} {",
+            "    %c0 = arith.constant 0 : index",
+            "    %c1 = arith.constant 1 : index",
+            "    %z = arith.constant 0 : i32",
+            "    %blocktime = func.call @kmp_get_blocktime() : () -> i32",
+            "    %hot = arith.cmpi ne, %blocktime, %z : i32",
+            "    %on = arith.ori %always, %hot : i1",
+            f"    %m = memref.dim %c, %c0 : {t}",
+            f"    %n = memref.dim %c, %c1 : {t}",
+            f"    %k = memref.dim %a, %c1 : {t}",
+            "    %extent = arith.select %cols, %n, %m : index",
+            "    omp.parallel if(%on) num_threads(%threads : i32) {",
+            f"      omp.wsloop schedule({STRIPS_SCHEDULE}) {{",
+            "        omp.loop_nest (%i) : index = (%c0) to (%count) step (%c1) {",
+            "          %start = arith.muli %i, %size : index",
+            "          %left = arith.subi %extent, %start : index",
+            "          %len = arith.minsi %left, %size : index",
+            "          scf.if %cols {",
+            f"            %bs = memref.subview %b[0, %start] [%k, %len] [1, 1] : {t} to {t}",
+            f"            %cs = memref.subview %c[0, %start] [%m, %len] [1, 1] : {t} to {t}",
+            f"            func.call @{kernel}(%a, %bs, %cs, %zero) : {call}",
+            "          } else {",
+            f"            %as = memref.subview %a[%start, 0] [%len, %k] [1, 1] : {t} to {t}",
+            f"            %cs = memref.subview %c[%start, 0] [%len, %n] [1, 1] : {t} to {t}",
+            f"            func.call @{kernel}(%as, %b, %cs, %zero) : {call}",
+            "          }",
+            "          omp.yield",
+            "        }",
+            "      }",
+            "      omp.terminator",
+            "    }",
+            "    return",
+            "  }"]
+    return "\n".join(lines + ["}"]) + "\n"
 
 
 def memref_type(elt: str) -> str:

@@ -10,7 +10,7 @@ from ... import _compat
 from ...passes.base import ModulePass
 from ...passes.base import PassOptionError, option
 from ..memref_views import VIEW_OPS, aliases_of, ancestor_in_block
-from .kernels import ELEMENT_TYPES, kernel_name, memref_type
+from .kernels import ELEMENT_TYPES, kernel_name, memref_type, strips_name, strips_type
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,25 @@ class RlxMatmulKernels(ModulePass):
         ...
         %false = arith.constant false
         call @gradir_kernel_<variant>_matmul_f32(%0, %1, %2, %false) : (...) -> ()
+
+    With ``threads`` > 1, a matmul of enough work calls the kernel's
+    multi-threaded driver instead (``kernels.strips_text``, in a library of
+    its own linked with libomp): strips of whole register tiles of C's
+    columns (or rows, when its columns are too few), one kernel call each,
+    on the threads in one OpenMP loop.  Its arguments after the kernel's:
+    columns (else rows), the strip size and count, the threads, and whether
+    the strips always run on the threads (work of ``PIPELINE_MIN_WORK`` or
+    more; else only while libomp's workers spin, as rlx-parallel-loops'
+    ``hot-min-work`` loops).  The program itself then holds no OpenMP region
+    for its matmuls (issue 14, compile time: LLVM outlines and compiles
+    each region; the MLP step's parts held 2 and 3, ~+15-20 ms of LLVM each).
+
+        %true = arith.constant true
+        %c128 = arith.constant 128 : index
+        %c2 = arith.constant 2 : index
+        %c2_i32 = arith.constant 2 : i32
+        call @gradir_kernel_<variant>_strips_f32(%0, %1, %2, %false, %true, %c128, %c2,
+            %c2_i32, %true) {gradir.work = 2097152 : i64} : (...) -> ()
     """
 
     name = "rlx-matmul-kernels"
@@ -46,11 +65,11 @@ class RlxMatmulKernels(ModulePass):
     cpu: str = option("host", "the CPU whose kernel library the calls go to (host or a name "
                               "of gradir.conversion.cpu.host.NAMED_TARGETS): the kernels' "
                               "symbols name their variant")
-    threads: int = option(1, "threads the code runs on: a matmul of enough work (rlx-parallel-"
-                             "loops' hot-min-work) is split into that many strips of whole "
-                             "register tiles (columns, or rows when its columns are too few), "
-                             "one kernel call each, in an scf.parallel loop marked with its "
-                             "work (gradir.work) for rlx-parallel-loops")
+    threads: int = option(1, "threads the code runs on: a matmul of enough work (the "
+                             "pipeline's hot-min-work) calls the kernel's multi-threaded "
+                             "driver, which runs it as that many strips of whole register "
+                             "tiles (columns, or rows when its columns are too few), one "
+                             "kernel call each, on OpenMP threads")
 
     def check_options(self):
         if self.threads < 1:
@@ -79,10 +98,13 @@ class RlxMatmulKernels(ModulePass):
                 raise self.failure()
             elt = str(ir.MemRefType(op.operands[2].type).element_type)
             tile = (params.f32_m, params.f32_n) if elt == "f32" else (params.f64_m, params.f64_n)
-            _replace(op, kernel_name(elt, var), elt, self.threads, tile, _zero_start(op))
-            needed.add(elt)
+            if _replace(op, kernel_name(elt, var), elt, self.threads, tile, _zero_start(op),
+                        strips_name(elt, var)):
+                needed.add((strips_name(elt, var), strips_type(elt)))
+            else:
+                needed.add((kernel_name(elt, var), _kernel_type(elt)))
         if needed:
-            _declare(module, [(kernel_name(elt, var), elt) for elt in sorted(needed)])
+            _declare(module, sorted(needed))
 
 
 def _maps(op) -> list[ir.AffineMap]:
@@ -152,22 +174,6 @@ def _const(value: int) -> ir.Value:
         "value": ir.IntegerAttr.get(ir.IndexType.get(), value)}).results[0]
 
 
-def _subview(src: ir.Value, generic: ir.Type, start: ir.Value, length: ir.Value, dim: int,
-             other: ir.Value) -> ir.Value:
-    """``src[start:start+length, :]`` (dim 0) or ``src[:, start:start+length]``
-    (dim 1) of a 2-D generic strided memref whose other extent is ``other``."""
-    # (both sizes as operands: the result is the generic type, all dynamic)
-    dyn = ir.ShapedType.get_dynamic_size()
-    offsets = [dyn, 0] if dim == 0 else [0, dyn]
-    sizes = [length, other] if dim == 0 else [other, length]
-    return ir.Operation.create("memref.subview", results=[generic],
-                               operands=[src, start, *sizes], attributes={
-        "static_offsets": ir.DenseI64ArrayAttr.get(offsets),
-        "static_sizes": ir.DenseI64ArrayAttr.get([dyn, dyn]),
-        "static_strides": ir.DenseI64ArrayAttr.get([1, 1]),
-        "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1, 2, 0])}).results[0]
-
-
 def _call(name: str, args: list[ir.Value], work: int) -> None:
     """``func.call @name(args)`` marked with its work for rlx-parallel-loops."""
     ir.Operation.create("func.call", operands=args, attributes={
@@ -175,8 +181,17 @@ def _call(name: str, args: list[ir.Value], work: int) -> None:
         "gradir.work": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), work)})
 
 
+def _kernel_type(elt: str) -> str:
+    t = memref_type(elt)
+    return f"({t}, {t}, {t}, i1) -> ()"
+
+
 def _replace(op, name: str, elt: str, threads: int = 1, tile: tuple[int, int] = (1, 1),
-             zero: bool = False) -> None:
+             zero: bool = False, strips: str = "") -> bool:
+    """Replaces ``op`` by a call of kernel ``name``, or of its driver
+    ``strips`` when the matmul is worth ``threads`` threads; returns
+    whether it calls the driver."""
+    from .rlx_parallel_loops import PIPELINE_MIN_WORK
     a, b, c = op.operands
     maps = [str(m).split("->")[-1].strip() for m in _maps(op)]
     generic = ir.Type.parse(memref_type(elt))
@@ -191,54 +206,38 @@ def _replace(op, name: str, elt: str, threads: int = 1, tile: tuple[int, int] = 
             b = _transposed(b)
         args = [ir.Operation.create("memref.cast", results=[generic], operands=[v]).results[0]
                 for v in (a, b, c)]
-        flag = ir.Operation.create("arith.constant", results=[ir.IntegerType.get_signless(1)],
-                                   attributes={"value": ir.BoolAttr.get(zero)}).results[0]
+        args.append(_bool(zero))
         if plan is None:
-            _call(name, args + [flag], work)
-            op.erase()
-            return
-        # one strip per thread: C's columns (or rows) in whole register tiles
-        dim, size, count = plan
-        extent = n if dim == 1 else m
-        lb, ub, step = _const(0), _const(count), _const(1)
-        c_size, c_extent = _const(size), _const(extent)
-        c_k, c_other = _const(k), _const(m if dim == 1 else n)
-        par = ir.Operation.create(
-            "scf.parallel", results=[], operands=[lb, ub, step],
-            attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1, 1, 0])},
-            regions=1)
-        block = par.regions[0].blocks.append(ir.IndexType.get())
-        with ir.InsertionPoint(block):
-            index = ir.IndexType.get()
-            start = ir.Operation.create("arith.muli", results=[index],
-                                        operands=[block.arguments[0], c_size]).results[0]
-            left = ir.Operation.create("arith.subi", results=[index],
-                                       operands=[c_extent, start]).results[0]
-            length = ir.Operation.create("arith.minsi", results=[index],
-                                         operands=[left, c_size]).results[0]
-            a_, b_, c_ = args
-            if dim == 1:
-                b_ = _subview(b_, generic, start, length, 1, c_k)
-                c_ = _subview(c_, generic, start, length, 1, c_other)
-            else:
-                a_ = _subview(a_, generic, start, length, 0, c_k)
-                c_ = _subview(c_, generic, start, length, 0, c_other)
-            _call(name, [a_, b_, c_, flag], max(1, work // count))
-            ir.Operation.create("scf.reduce", operands=[], attributes={}, regions=0)
+            _call(name, args, work)
+        else:
+            # one strip per thread: C's columns (or rows) in whole register tiles
+            dim, size, count = plan
+            i32 = ir.IntegerType.get_signless(32)
+            threads_value = ir.Operation.create("arith.constant", results=[i32], attributes={
+                "value": ir.IntegerAttr.get(i32, threads)}).results[0]
+            _call(strips, args + [_bool(dim == 1), _const(size), _const(count), threads_value,
+                                  _bool(work >= PIPELINE_MIN_WORK)], work)
     op.erase()
+    return plan is not None
+
+
+def _bool(value: bool) -> ir.Value:
+    return ir.Operation.create("arith.constant", results=[ir.IntegerType.get_signless(1)],
+                               attributes={"value": ir.BoolAttr.get(value)}).results[0]
 
 
 def _declare(module: ir.Operation, kernels: list[tuple[str, str]]) -> None:
+    """Declares the functions ``kernels`` (name, function type) the module
+    does not have yet."""
     body = module.regions[0].blocks[0]
     existing = {str(ir.StringAttr(o.attributes["sym_name"]).value)
                 for o in _compat.block_ops(body)
                 if o.name == "func.func" and "sym_name" in o.attributes}
     with ir.InsertionPoint.at_block_begin(body), ir.Location.unknown():
-        for name, elt in kernels:
+        for name, ftype in kernels:
             if name in existing:
                 continue
-            generic = ir.Type.parse(memref_type(elt))
-            ftype = ir.FunctionType.get([generic] * 3 + [ir.IntegerType.get_signless(1)], [])
+            ftype = ir.FunctionType(ir.Type.parse(ftype))
             ir.Operation.create("func.func", regions=1, attributes={
                 "sym_name": ir.StringAttr.get(name),
                 "function_type": ir.TypeAttr.get(ftype),

@@ -304,7 +304,8 @@ class RlxParallelLoops(ModulePass):
                 # the loops kept, in walk order (each replaced in place), each
                 # with its condition (None: always on the threads)
                 kept.append((par, hot))
-        if threaded:
+        if threaded and kept:
+            # (none kept: no pass to run; issue 14, compile time)
             # convert-scf-to-openmp replaces each kept loop by one
             # omp.parallel in place, so they come back in this order
             regions = [r for r in self._to_openmp(module) if r not in before]
