@@ -127,17 +127,18 @@ def kernel_library(cpu="host", threaded: bool = False) -> Path:
     ``threaded``: its multi-threaded drivers' (``conversion/cpu/kernels.py:
     strips_text``), which needs it and LLVM's OpenMP runtime."""
     name, target = _name_and_target(cpu, threaded)
+    with _lock:
+        found = _found(name)
+    if found is not None:
+        return found
     needs = []
-    if threaded:
+    if threaded:    # (looked up only to build: libomp's costs a scan of /proc/self/maps)
         from .toolchain import openmp_library
         needs = [kernel_library(cpu), openmp_library()]
     with _lock:
-        if name in _built and _built[name].is_file():
-            return _built[name]
-        for folder in _folders():
-            if (folder / name).is_file():
-                _built[name] = folder / name
-                return folder / name
+        found = _found(name)
+        if found is not None:
+            return found
         errors = []
         for folder in _folders():
             try:
@@ -150,6 +151,17 @@ def kernel_library(cpu="host", threaded: bool = False) -> Path:
             return path
     from .signature import CompileError
     raise CompileError("cannot write gradir's matmul kernel library: " + "; ".join(errors))
+
+
+def _found(name: str) -> Path | None:
+    """The library ``name`` where a folder has it (``_lock`` held)."""
+    if name in _built and _built[name].is_file():
+        return _built[name]
+    for folder in _folders():
+        if (folder / name).is_file():
+            _built[name] = folder / name
+            return folder / name
+    return None
 
 
 def _build(text: str, target, folder: Path, name: str, needs: list[Path] = ()) -> Path:
