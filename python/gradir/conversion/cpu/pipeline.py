@@ -49,6 +49,9 @@ RLX_TO_LINALG = "rlx-to-linalg{sum-block=256}"
 # issue 14 (compile time): 2-D f32/f64 matmuls for gradir's kernel library
 RLX_TO_LINALG_KERNELS = "rlx-to-linalg{sum-block=256 matmul-kernels=true}"
 
+# The ops the schedule's matmul sequences match (after rlx-to-linalg).
+_SCHEDULED_MATMULS = frozenset(("linalg.matmul", "linalg.batch_matmul"))
+
 
 def _preload_step(schedule: str | Path | None) -> str:
     library = Path(schedule or SCHEDULE_LIBRARY)
@@ -267,9 +270,13 @@ def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str =
         from .codegen import set_llvm_target
         from .host import resolve
         from .schedule import schedule_params, schedule_path
+        from ... import _compat
         target = resolve(cpu)
         if opt_level >= 1:
-            preload_schedule(op.context, schedule_path(schedule_params(target, threads)),
+            # (without the matmul sequences where the program holds no
+            # matmul for the schedule: its 2-D ones call the kernels)
+            matmuls = bool(_compat.collect_ops(op, lambda o: o.name in _SCHEDULED_MATMULS))
+            preload_schedule(op.context, schedule_path(schedule_params(target, threads), matmuls),
                              release_gil=release_gil)
         text = linalg_to_llvm_pipeline(opt_level, stage=stage, preload=False, cpu=target,
                                        threads=threads, kernels=kernels)

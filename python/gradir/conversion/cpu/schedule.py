@@ -48,6 +48,7 @@ targets can be preloaded into one MLIR context.
 from __future__ import annotations
 
 import os
+import re
 import string
 import sys
 import tempfile
@@ -57,7 +58,7 @@ from pathlib import Path
 from .host import CpuTarget, resolve
 
 __all__ = ["ScheduleParams", "AVX2_ROWS", "DEFAULT", "SCHEDULE_LIBRARY", "TEMPLATE",
-           "schedule_params", "schedule_text", "schedule_path"]
+           "schedule_params", "schedule_text", "schedule_path", "without_matmuls"]
 
 _HERE = Path(__file__).resolve().parent
 TEMPLATE = _HERE / "cpu_schedule.mlir.in"
@@ -306,8 +307,10 @@ def _elementwise_sequences(params: ScheduleParams) -> tuple[str, str]:
     return "".join(seqs), ",\n        ".join(matches)
 
 
-def schedule_text(params: ScheduleParams) -> str:
-    """The transform-dialect schedule for ``params``, as MLIR text."""
+def schedule_text(params: ScheduleParams, matmuls: bool = True) -> str:
+    """The transform-dialect schedule for ``params``, as MLIR text;
+    ``matmuls`` False: without the matmul and batch-matmul sequences (for
+    programs that hold none: ``without_matmuls``)."""
     strategy = "shuffle_16x16" if params.transpose == 16 else "shuffle_1d"
     values = dict(tag=params.tag, f32_m=params.f32_m, f32_n=params.f32_n, f32_k=params.f32_k,
                   f64_m=params.f64_m, f64_n=params.f64_n, f64_k=params.f64_k,
@@ -337,7 +340,30 @@ def schedule_text(params: ScheduleParams) -> str:
     values["thread_strip_matches_indented"] = values["thread_strip_matches"].replace(
         "\n        ", "\n          ")
     values["elementwise_sequences"], values["elementwise_matches"] = _elementwise_sequences(params)
-    return string.Template(TEMPLATE.read_text()).substitute(values)
+    text = string.Template(TEMPLATE.read_text()).substitute(values)
+    return text if matmuls else without_matmuls(text)
+
+
+_SEQUENCE = re.compile(r"(?m)^(?=  transform\.named_sequence @)")
+_SEQUENCE_NAME = re.compile(r"  transform\.named_sequence @([^(]+)\(")
+# an entry point's loop over the matmuls it matches: from the match to the
+# loop's closing brace (the first line that is the brace alone at its depth)
+_MATMUL_LOOP = re.compile(r'(?ms)^    %\w+ = transform\.structured\.match '
+                          r'ops\{\["linalg\.(?:batch_)?matmul".*?^    \}\n')
+
+
+def without_matmuls(text: str) -> str:
+    """A schedule's text without its matmul and batch-matmul sequences and
+    the entry points' loops over matmuls (issue 14, compile time: with the
+    2-D matmuls in gradir's kernels, most programs hold none; preloading
+    the whole schedule, 107 KB, was ~11 ms of each compiled part, this half
+    ~4 ms).  The entry points keep their names and everything else."""
+    if not text.endswith("\n}\n"):
+        raise ValueError("a CPU schedule ends with its module's closing brace")
+    head, *sequences = _SEQUENCE.split(text[:-2])
+    kept = [_MATMUL_LOOP.sub("", seq) for seq in sequences
+            if "matmul" not in _SEQUENCE_NAME.match(seq).group(1)]
+    return head + "".join(kept) + "}\n"
 
 
 def _cache_dir() -> Path:
@@ -346,15 +372,16 @@ def _cache_dir() -> Path:
     return Path(root) / "schedules"
 
 
-def schedule_path(params: ScheduleParams) -> Path:
-    """A file holding ``schedule_text(params)`` (the package's
-    ``cpu_schedule.mlir`` for the AVX-512 instance; otherwise written once
-    under $GRADIR_CACHE_DIR or ~/.cache/gradir, a temporary directory when
-    neither is writable)."""
-    if params.tag == "":
+def schedule_path(params: ScheduleParams, matmuls: bool = True) -> Path:
+    """A file holding ``schedule_text(params, matmuls)`` (the package's
+    ``cpu_schedule.mlir`` for the AVX-512 instance with matmuls; otherwise
+    written once under $GRADIR_CACHE_DIR or ~/.cache/gradir, a temporary
+    directory when neither is writable)."""
+    if params.tag == "" and matmuls:
         return SCHEDULE_LIBRARY
-    text = schedule_text(params)
-    name = f"cpu_schedule{'_avx512' if params.tiles == DEFAULT.tiles else ''}{params.tag}.mlir"
+    text = schedule_text(params, matmuls)
+    name = (f"cpu_schedule{'_avx512' if params.tiles == DEFAULT.tiles else ''}{params.tag}"
+            f"{'' if matmuls else '_nomatmul'}.mlir")
     for folder in (_cache_dir(), Path(tempfile.gettempdir()) / f"gradir-{os.getuid()}"):
         path = folder / name
         try:
