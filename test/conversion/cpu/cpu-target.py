@@ -145,31 +145,38 @@ def test_thread_schedules():
 @run
 def test_schedule_without_matmuls():
     # Programs with no matmul left for the schedule (their 2-D ones call the
-    # kernels) preload it without the matmul sequences: about half the text,
-    # every entry point kept, valid (each symbol it names defined), and the
-    # same code for what it schedules (the MLP step's parts lower to the
-    # same LLVM IR: test/conversion/cpu/numeric_* run through it).
+    # kernels) preload its instance without the matmul sequences: about
+    # half the text, every entry point kept, valid (each symbol it names
+    # defined), its own tag (both instances can be in one context), and
+    # the same code for what it schedules (test/conversion/cpu/numeric_*
+    # run through it).
     import re
     import gradir
     from mlir import ir
+    from mlir.passmanager import PassManager
     for cpu, threads in (("x86-64-v4", 1), ("x86-64-v4", 2), ("x86-64-v3", 3)):
         p = schedule.schedule_params(cpu, threads)
-        full, small = schedule.schedule_text(p), schedule.schedule_text(p, matmuls=False)
+        q = p.without_matmuls()
+        full, small = schedule.schedule_text(p), schedule.schedule_text(q)
         names = set(re.findall(r"named_sequence @(\w+)", small))
-        with gradir.make_context():
+        with gradir.make_context() as ctx:
             valid = ir.Module.parse(small).operation.verify()
-        print(cpu, threads, schedule.schedule_path(p, False).name,
+            both = ir.Module.parse("module {}")
+            PassManager.parse("builtin.module(transform-preload-library{transform-library-paths="
+                              f"{schedule.schedule_path(p)},{schedule.schedule_path(q)}}})"
+                              ).run(both.operation)
+        print(cpu, threads, repr(q.tag), schedule.schedule_path(q).name,
               len(small) < 0.55 * len(full), valid,
-              all(e in names for e in (p.entry_point, p.parallel_entry_point,
-                                       p.elementwise_entry_point, p.generalize_entry_point)),
-              any("matmul" in n for n in names), "foreach_match restrict_root" in small,
-              schedule.schedule_path(p, False).read_text() == small)
+              all(e in names for e in (q.entry_point, q.parallel_entry_point,
+                                       q.elementwise_entry_point, q.generalize_entry_point)),
+              any("matmul" in n for n in names), all(n.endswith(q.tag) for n in names),
+              schedule.schedule_path(q).read_text() == small)
     try:
         schedule.without_matmuls("module {")
     except ValueError as err:
         print("refused:", err)
 # CHECK-LABEL: TEST: test_schedule_without_matmuls
-# CHECK-NEXT: x86-64-v4 1 cpu_schedule_avx512_nomatmul.mlir True True True False True True
-# CHECK-NEXT: x86-64-v4 2 cpu_schedule_avx512_p2_nomatmul.mlir True True True False True True
-# CHECK-NEXT: x86-64-v3 3 cpu_schedule_f32_6x16k256_f64_6x8k256_t8_mb384x192_p3_nomatmul.mlir True True True False True True
+# CHECK-NEXT: x86-64-v4 1 '_nm' cpu_schedule_avx512_nm.mlir True True True False True True
+# CHECK-NEXT: x86-64-v4 2 '_p2_nm' cpu_schedule_avx512_p2_nm.mlir True True True False True True
+# CHECK-NEXT: x86-64-v3 3 '_f32_6x16k256_f64_6x8k256_t8_mb384x192_p3_nm' cpu_schedule_f32_6x16k256_f64_6x8k256_t8_mb384x192_p3_nm.mlir True True True False True True
 # CHECK-NEXT: refused: a CPU schedule ends with its module's closing brace

@@ -101,7 +101,7 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
                             stage: str = "llvm", preload: bool = True,
                             early_dealloc: bool = True, cpu=None,
                             math_approx: bool | None = None, threads: int = 1,
-                            kernels: bool = False) -> str:
+                            kernels: bool = False, matmuls: bool = True) -> str:
     """The upstream pipeline from linalg-on-tensors to the LLVM dialect.
 
     ``opt_level`` 0: no fusion, no schedule (fastest to compile); 1:
@@ -137,10 +137,14 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
     (issue 14, compile time): ``rlx-matmul-kernels`` after bufferization
     turns the ``linalg.contract {gradir.kernel}`` ops that
     ``rlx-to-linalg{matmul-kernels=true}`` emits into calls of gradir's
-    kernel library (``kernels.py``)."""
+    kernel library (``kernels.py``).  ``matmuls`` False: the schedule's
+    instance without matmul sequences (``schedule.without_matmuls``), for
+    a module with no ``linalg.matmul``/``linalg.batch_matmul``."""
     # --- issue 14: the schedule instance of the target (host.py, schedule.py) ---
     from .schedule import DEFAULT, schedule_params, schedule_path
     params = DEFAULT.for_threads(threads) if cpu is None else schedule_params(cpu, threads)
+    if not matmuls:
+        params = params.without_matmuls()
     if schedule is None and preload:
         schedule = schedule_path(params)
     # --- end issue 14 ---
@@ -272,14 +276,17 @@ def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str =
         from .schedule import schedule_params, schedule_path
         from ... import _compat
         target = resolve(cpu)
+        # Without the matmul sequences where the program holds no matmul for
+        # the schedule (its 2-D ones call the kernels): an instance of its
+        # own, with its own symbols, since one context may lower programs of
+        # both kinds (gradir-opt --split-input-file)
+        matmuls = bool(_compat.collect_ops(op, lambda o: o.name in _SCHEDULED_MATMULS))
         if opt_level >= 1:
-            # (without the matmul sequences where the program holds no
-            # matmul for the schedule: its 2-D ones call the kernels)
-            matmuls = bool(_compat.collect_ops(op, lambda o: o.name in _SCHEDULED_MATMULS))
-            preload_schedule(op.context, schedule_path(schedule_params(target, threads), matmuls),
-                             release_gil=release_gil)
+            params = schedule_params(target, threads)
+            preload_schedule(op.context, schedule_path(
+                params if matmuls else params.without_matmuls()), release_gil=release_gil)
         text = linalg_to_llvm_pipeline(opt_level, stage=stage, preload=False, cpu=target,
-                                       threads=threads, kernels=kernels)
+                                       threads=threads, kernels=kernels, matmuls=matmuls)
         # --- end issue 14 ---
         try:
             if release_gil:

@@ -119,18 +119,27 @@ class ScheduleParams:
     bits: int = 512
     target: str = "AVX-512 (x86-64-v4 and later)"
     threads: int = 1
+    # False: the instance without the matmul sequences (``without_matmuls``),
+    # for programs with no matmul left for the schedule
+    matmuls: bool = True
 
     @property
     def tag(self) -> str:
         """Suffix of every symbol of the schedule ("" for the AVX-512
         instance at one thread; ``_p<threads>`` ends the tag of a
-        multi-threaded instance)."""
+        multi-threaded instance, then ``_nm`` that of an instance without
+        matmuls: both instances can be preloaded into one context)."""
         threads = f"_p{self.threads}" if self.threads > 1 else ""
+        threads += "" if self.matmuls else "_nm"
         if self.tiles == DEFAULT.tiles:
             return threads
         return (f"_f32_{self.f32_m}x{self.f32_n}k{self.f32_k}"
                 f"_f64_{self.f64_m}x{self.f64_n}k{self.f64_k}_t{self.transpose}"
                 f"_mb{self.f32_mb}x{self.f64_mb}{threads}")
+
+    def without_matmuls(self) -> "ScheduleParams":
+        """These parameters for a program with no matmul for the schedule."""
+        return replace(self, matmuls=False)
 
     def for_threads(self, threads: int) -> "ScheduleParams":
         """These parameters for code running on ``threads`` threads."""
@@ -307,10 +316,10 @@ def _elementwise_sequences(params: ScheduleParams) -> tuple[str, str]:
     return "".join(seqs), ",\n        ".join(matches)
 
 
-def schedule_text(params: ScheduleParams, matmuls: bool = True) -> str:
-    """The transform-dialect schedule for ``params``, as MLIR text;
-    ``matmuls`` False: without the matmul and batch-matmul sequences (for
-    programs that hold none: ``without_matmuls``)."""
+def schedule_text(params: ScheduleParams) -> str:
+    """The transform-dialect schedule for ``params``, as MLIR text (without
+    the matmul and batch-matmul sequences when ``params.matmuls`` is False:
+    ``without_matmuls``)."""
     strategy = "shuffle_16x16" if params.transpose == 16 else "shuffle_1d"
     values = dict(tag=params.tag, f32_m=params.f32_m, f32_n=params.f32_n, f32_k=params.f32_k,
                   f64_m=params.f64_m, f64_n=params.f64_n, f64_k=params.f64_k,
@@ -341,7 +350,7 @@ def schedule_text(params: ScheduleParams, matmuls: bool = True) -> str:
         "\n        ", "\n          ")
     values["elementwise_sequences"], values["elementwise_matches"] = _elementwise_sequences(params)
     text = string.Template(TEMPLATE.read_text()).substitute(values)
-    return text if matmuls else without_matmuls(text)
+    return text if params.matmuls else without_matmuls(text)
 
 
 _SEQUENCE = re.compile(r"(?m)^(?=  transform\.named_sequence @)")
@@ -372,16 +381,15 @@ def _cache_dir() -> Path:
     return Path(root) / "schedules"
 
 
-def schedule_path(params: ScheduleParams, matmuls: bool = True) -> Path:
-    """A file holding ``schedule_text(params, matmuls)`` (the package's
-    ``cpu_schedule.mlir`` for the AVX-512 instance with matmuls; otherwise
-    written once under $GRADIR_CACHE_DIR or ~/.cache/gradir, a temporary
-    directory when neither is writable)."""
-    if params.tag == "" and matmuls:
+def schedule_path(params: ScheduleParams) -> Path:
+    """A file holding ``schedule_text(params)`` (the package's
+    ``cpu_schedule.mlir`` for the AVX-512 instance; otherwise written once
+    under $GRADIR_CACHE_DIR or ~/.cache/gradir, a temporary directory when
+    neither is writable)."""
+    if params.tag == "":
         return SCHEDULE_LIBRARY
-    text = schedule_text(params, matmuls)
-    name = (f"cpu_schedule{'_avx512' if params.tiles == DEFAULT.tiles else ''}{params.tag}"
-            f"{'' if matmuls else '_nomatmul'}.mlir")
+    text = schedule_text(params)
+    name = f"cpu_schedule{'_avx512' if params.tiles == DEFAULT.tiles else ''}{params.tag}.mlir"
     for folder in (_cache_dir(), Path(tempfile.gettempdir()) / f"gradir-{os.getuid()}"):
         path = folder / name
         try:
