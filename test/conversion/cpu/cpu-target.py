@@ -46,16 +46,20 @@ def test_cpuinfo():
     show(arm)
     print("missing on the EPYC:", missing_features(avx512.features, avx2))
     print("missing on the Xeon:", missing_features(resolve("x86-64-v3").features, avx512))
-    # the maker: the matmul kernels pack rhs panels from 32 rows on Intel
-    # cores, from the schedule's PACK_ROWS elsewhere (and for named targets);
-    # the kernel variant (part of every kernel symbol) follows
+    # the maker and the L2: the matmul kernels pack rhs panels from the
+    # schedule's PACK_ROWS on AMD cores with 1 MiB of L2 or more (Zen 5),
+    # from 32 rows elsewhere (Intel, the EPYC 7B12's 512 KiB, named
+    # targets); the kernel variant (part of every kernel symbol) follows
     from gradir.conversion.cpu.kernels import kernel_text, pack_rows, variant
+    zen5 = avx2.__class__(**{**avx2.__dict__, "l2": 1 << 20})
     print("vendors:", repr(avx2.vendor), repr(avx512.vendor), repr(arm.vendor),
           repr(resolve("x86-64-v3").vendor))
-    print("pack rows:", pack_rows(avx2), pack_rows(avx512), pack_rows(resolve("x86-64-v3")),
-          variant(avx512) != variant(avx512.__class__(**{**avx512.__dict__, "vendor": ""})))
+    print("pack rows:", pack_rows(avx2), pack_rows(zen5), pack_rows(avx512),
+          pack_rows(resolve("x86-64-v3")), pack_rows(arm),
+          variant(zen5) != variant(zen5.__class__(**{**zen5.__dict__, "vendor": ""})))
     print("in the kernels:", "%cPR = arith.constant 32 : index" in kernel_text(avx512),
-          "%cPR = arith.constant 256 : index" in kernel_text(avx2))
+          "%cPR = arith.constant 32 : index" in kernel_text(avx2),
+          "%cPR = arith.constant 256 : index" in kernel_text(zen5))
 # CHECK-LABEL: TEST: test_cpuinfo
 # CHECK-NEXT: AMD EPYC 7B12: x86_64 avx2 256x16 f32 6x16/k256 f64 6x8/k256 tag '_f32_6x16k256_f64_6x8k256_t8_mb192x96'
 # CHECK-NEXT: False True True
@@ -64,8 +68,8 @@ def test_cpuinfo():
 # CHECK-NEXT: missing on the EPYC: ['avx512bw', 'avx512cd', 'avx512dq', 'avx512f', 'avx512vl']
 # CHECK-NEXT: missing on the Xeon: []
 # CHECK-NEXT: vendors: 'AuthenticAMD' 'GenuineIntel' '' ''
-# CHECK-NEXT: pack rows: 256 32 256 True
-# CHECK-NEXT: in the kernels: True True
+# CHECK-NEXT: pack rows: 32 256 32 32 32 True
+# CHECK-NEXT: in the kernels: True True True
 
 
 @run

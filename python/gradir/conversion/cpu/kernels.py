@@ -29,10 +29,14 @@ schedule's code computes (bitwise the same results; the tests check it).
   in the caches); a transposed lhs by L x L blocks transposed in registers.
 * The rhs panel of an N tile (K block x tile width) is copied into a
   contiguous buffer, zero-padded to the tile width, unless the matmul has
-  fewer than ``pack_rows(target)`` rows (the schedule's ``PACK_ROWS``, 32 on
-  Intel CPUs) and the panel is a full-width unit-stride
-  slice (read in place, as the schedule does); a transposed rhs by L x L
-  blocks transposed in registers.
+  fewer than ``pack_rows(target)`` rows (32, or the schedule's
+  ``PACK_ROWS`` on AMD CPUs with a large L2) and the panel is a full-width
+  unit-stride slice (read in place, as the schedule does).  A row-major
+  rhs is packed a whole K block at a time, every panel, reading its rows
+  front to back (once per K block, not once per M block); a transposed rhs
+  a panel at a time, by L x L blocks transposed in registers.
+* K blocks are as even as can be, up to ``kb_most`` (no short last block:
+  each block is a pass over C).
 * Rows left over at the end of an M block run a tile of that many rows (one
   function per row count); columns left over, a tile of two vectors (the
   last masked) or of one (masked when fewer than L).
@@ -57,21 +61,31 @@ __all__ = ["ELEMENT_TYPES", "kernel_name", "kernel_text", "variant", "KERNEL_PRE
 KERNEL_PREFIX = "gradir_kernel_"
 ELEMENT_TYPES = ("f32", "f64")
 # Bumped when the kernels' code changes (their symbols then change too).
-KERNEL_VERSION = 5
+KERNEL_VERSION = 6
 
 
-# Rows from which the kernels pack the rhs panels, per CPU maker (the
-# schedule's PACK_ROWS elsewhere).  Intel (Xeon, AVX-512, L1d 48 KiB, L2
-# 2 MiB; one thread, 512x512 rhs, us in place / packed): 16 rows 78 / 80,
-# 32 rows 140 / 125, 48 rows 206 / 170, 128 rows 520 / 400, 192 rows 740 /
-# 595, 128x784x512 790 / 640; the MLP 64 step 1.64 -> 1.56 ms.  AMD (Zen 5,
-# AVX-512): 64 rows 250 in place / 275 packed, so 256 stays.
-_PACK_ROWS_BY_VENDOR = {"GenuineIntel": 32}
+# Rows from which the kernels pack the rhs panels (below them a full-width
+# unit-stride panel is read in place, again by every register tile of rows:
+# from L2, its rows N elements apart alias in L1).  Intel (Xeon, AVX-512,
+# L1d 48 KiB, L2 2 MiB; one thread, 512x512 rhs, us in place / packed): 16
+# rows 78 / 80, 32 rows 140 / 125, 48 rows 206 / 170, 128 rows 520 / 400,
+# 192 rows 740 / 595, 128x784x512 790 / 640; the MLP 64 step 1.64 -> 1.56
+# ms.  The same Xeon at x86-64-v3 (AVX2), 64 rows, a rhs of 784x512 /
+# 512x512 out of L2 (the MLP step's weights): packed 0.96x numpy's time
+# (whole K blocks packed row by row, ``_driver``), in place 0.84-0.94x
+# from process to process.  AMD Zen 5 (AVX-512, L2 1 MiB): 64 rows 250 in
+# place / 275 packed (a panel at a time), so 256 stays where the L2 holds
+# a 512x512 rhs; Zen 2/3's 512 KiB holds neither of the MLP's weights.
+PACK_ROWS_SMALL = 32
 
 
 def pack_rows(target) -> int:
-    """The rows from which the kernels for ``target`` pack the rhs panels."""
-    return _PACK_ROWS_BY_VENDOR.get(getattr(target, "vendor", ""), PACK_ROWS)
+    """The rows from which the kernels for ``target`` pack the rhs panels:
+    the schedule's PACK_ROWS on AMD CPUs with 1 MiB of L2 or more, 32
+    elsewhere (Intel, smaller caches, named targets: the machine unknown)."""
+    if getattr(target, "vendor", "") == "AuthenticAMD" and getattr(target, "l2", 0) >= 1 << 20:
+        return PACK_ROWS
+    return PACK_ROWS_SMALL
 
 
 def variant(target) -> str:
@@ -86,6 +100,17 @@ def variant(target) -> str:
     key = repr((KERNEL_VERSION, params.tiles, target.name, target.llvm_cpu,
                 tuple(target.llvm_features), pack_rows(target)))
     return hashlib.sha256(key.encode()).hexdigest()[:10]
+
+
+def kb_most(kb: int, width: int, elt_bytes: int, l1d: int) -> int:
+    """The longest K block of the kernels whose schedule's K block is
+    ``kb`` (``schedule._k_block``) for register tiles ``width`` elements
+    wide: a quarter more, as long as the rhs panel (K block x width) stays
+    within 3/4 of the L1 data cache.  The K blocks are then as even as can
+    be: K = 784 runs as three blocks of 262, not 256, 256, 256 and a block
+    of 16 (each block is a pass over C: one AVX2 matmul 64x784x512, one
+    thread, 0.88-0.92x numpy's time -> 0.97x)."""
+    return max(kb, min(kb + kb // 4, (3 * l1d // 4) // (width * elt_bytes)))
 
 
 def kernel_name(elt: str, var: str) -> str:
@@ -266,6 +291,7 @@ def _driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, var: str
     NR = nv * L
     AT, BT, VT, MT = _types(elt, lanes)
     PT = f"memref<{kb}x{NR}x{T}>"
+    BPT = f"memref<?x{kb}x{NR}x{T}>"
     APT = _apack_type(elt, rows, kb)
     targs = f"{AT}, index, index, {BT}, index, {BT}, index, index, index, index, i1"
     # (the C interface: gradir's pipeline calls functions declared in the
@@ -277,6 +303,7 @@ def _driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, var: str
          f"    %cMR = arith.constant {rows} : index",
          f"    %cNR = arith.constant {NR} : index",
          f"    %cKB = arith.constant {kb} : index",
+         f"    %cBPS = arith.constant {kb * NR} : index",
          f"    %cMB = arith.constant {mb} : index",
          f"    %cPR = arith.constant {pack_from} : index",
          f"    %fz = arith.constant 0.0 : {T}",
@@ -284,6 +311,12 @@ def _driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, var: str
          f"    %M = memref.dim %A, %c0 : {AT}",
          f"    %K = memref.dim %A, %c1 : {AT}",
          f"    %N = memref.dim %B, %c1 : {AT}",
+         # K blocks of at most kb (the buffers' size) and as even as can be:
+         # no short block left at the end (kb_most)
+         "    %nkb0 = arith.ceildivsi %K, %cKB : index",
+         "    %nkb = arith.maxsi %nkb0, %c1 : index",
+         "    %kstep0 = arith.ceildivsi %K, %nkb : index",
+         "    %kstep = arith.maxsi %kstep0, %c1 : index",
          f"    %bb, %bo, %bs:2, %bt:2 = memref.extract_strided_metadata %B : {AT} -> "
          f"memref<{T}>, index, index, index, index, index",
          f"    %cb, %co, %cs:2, %ct:2 = memref.extract_strided_metadata %C : {AT} -> "
@@ -318,10 +351,25 @@ def _driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, var: str
          "    %fewrows = arith.cmpi slt, %M, %cPR : index",
          "    %inplace_ok = arith.andi %unit, %fewrows : i1",
          f"    %pack = memref.alloc() {{alignment = 64 : i64}} : {PT}",
+         # a row-major rhs not read in place is packed a whole K block at a
+         # time (every N tile's panel), reading its rows front to back: a
+         # panel at a time read a column strip, rows N elements apart, which
+         # the hardware prefetchers do not follow out of L3
+         "    %true = arith.constant true",
+         "    %notinplace = arith.xori %inplace_ok, %true : i1",
+         "    %blockpack = arith.andi %unit, %notinplace : i1",
+         f"    %Bu = memref.reinterpret_cast %bb to offset: [%bo], sizes: [%K, %N], "
+         f"strides: [%bt#0, 1] : memref<{T}> to {BT}",
+         "    %ntiles = arith.ceildivsi %N, %cNR : index",
+         "    %bptiles = arith.select %blockpack, %ntiles, %c0 : index",
+         f"    %bpack = memref.alloc(%bptiles) {{alignment = 64 : i64}} : {BPT}",
+         "    %nfull0 = arith.divsi %N, %cNR : index",
+         "    %nfull = arith.muli %nfull0, %cNR : index",
+         "    %ntail = arith.cmpi slt, %nfull, %N : index",
          f"    %packv = memref.cast %pack : {PT} to {BT}",
-         "    scf.for %kb = %c0 to %K step %cKB {",
+         "    scf.for %kb = %c0 to %K step %kstep {",
          "      %krem = arith.subi %K, %kb : index",
-         "      %kc = arith.minsi %krem, %cKB : index",
+         "      %kc = arith.minsi %krem, %kstep : index",
          "      scf.for %mb = %c0 to %M step %cMB {",
          "        %mrem = arith.subi %M, %mb : index",
          "        %mc = arith.minsi %mrem, %cMB : index",
@@ -330,6 +378,34 @@ def _driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, var: str
          "        %packt = arith.andi %packa, %akunit : i1",
          # %zc: C is not read; the tiles of the first K block start from zeros
          "        %kfirst = arith.cmpi eq, %kb, %c0 : index",
+         "        %mfirst = arith.cmpi eq, %mb, %c0 : index",
+         "        %bpnow = arith.andi %blockpack, %mfirst : i1",
+         "        scf.if %bpnow {",
+         "          scf.for %k = %c0 to %kc step %c1 {",
+         "            %kk = arith.addi %kb, %k : index",
+         "            scf.for %nt = %c0 to %nfull step %cNR {",
+         "              %bpt = arith.divui %nt, %cNR : index"]
+    for j in range(nv):
+        w += [f"              %bq{j} = arith.constant {j * L} : index",
+              f"              %bn{j} = arith.addi %nt, %bq{j} : index",
+              f"              %bv{j} = vector.load %Bu[%kk, %bn{j}] : {BT}, {VT}",
+              f"              vector.store %bv{j}, %bpack[%bpt, %k, %bq{j}] : {BPT}, {VT}"]
+    w += ["            }",
+          "            scf.if %ntail {",
+          "              %bpt = arith.divui %nfull, %cNR : index",
+          "              %nr = arith.subi %N, %nfull : index"]
+    for j in range(nv):
+        w += [f"              %bq{j} = arith.constant {j * L} : index",
+              f"              %bn{j} = arith.addi %nfull, %bq{j} : index",
+              f"              %br{j} = arith.subi %nr, %bq{j} : index",
+              f"              %bl{j} = arith.maxsi %br{j}, %c0 : index",
+              f"              %bm{j} = vector.create_mask %bl{j} : {MT}",
+              f"              %bv{j} = vector.maskedload %Bu[%kk, %bn{j}], %bm{j}, %vz : "
+              f"{BT}, {MT}, {VT} into {VT}",
+              f"              vector.store %bv{j}, %bpack[%bpt, %k, %bq{j}] : {BPT}, {VT}"]
+    w += ["            }",
+          "          }",
+          "        }",
          "        %first = arith.andi %zc, %kfirst : i1",
          "        scf.if %packt {"]
     w += _transposed_lhs_block(elt, lanes, rows, kb)
@@ -360,6 +436,13 @@ def _driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, var: str
          f"strides: [%bt#0, 1] : memref<{T}> to {BT}",
          f"            scf.yield %bv, %kb : {BT}, index",
          "          } else {",
+         f"           %bsrc, %bsk = scf.if %blockpack -> ({BT}, index) {{",
+         "            %bpt = arith.divui %nt, %cNR : index",
+         f"            %bpo = arith.muli %bpt, %cBPS : index",
+         f"            %bview = memref.reinterpret_cast %bpack to offset: [%bpo], sizes: [%cKB, %cNR], "
+         f"strides: [%cNR, 1] : {BPT} to {BT}",
+         f"            scf.yield %bview, %c0 : {BT}, index",
+         "           } else {",
          # the panel: unit-stride rows as (masked) vectors, other strides element by element
          "            scf.if %unit {",
          "              scf.for %k = %c0 to %kc step %c1 {",
@@ -395,6 +478,8 @@ def _driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, var: str
           "            }",
           "            }",
           f"            scf.yield %packv, %c0 : {BT}, index",
+          "           }",
+          f"           scf.yield %bsrc, %bsk : {BT}, index",
           "          }",
           "          scf.for %mt = %mb to %mend step %cMR {",
           "            %mrr = arith.subi %mend, %mt : index",
@@ -440,7 +525,7 @@ def _driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, var: str
           "        }",
           "      }",
           "    }",
-          f"    memref.dealloc %pack : {PT}", f"    memref.dealloc %apack : {APT}",
+          f"    memref.dealloc %pack : {PT}", f"    memref.dealloc %bpack : {BPT}", f"    memref.dealloc %apack : {APT}",
           "    return", "  }"]
     return w
 
@@ -553,6 +638,7 @@ def kernel_text(target) -> str:
                                (params.f64_m, params.f64_n, params.f64_k, params.f64_mb))
         nv = 2
         lanes = width // nv
+        kb = kb_most(kb, width, 4 if elt == "f32" else 8, target.l1d)
         for apack in ((rows, kb), None):
             for tnv in (nv, 1):
                 for masked in (False, True):
