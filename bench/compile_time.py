@@ -80,6 +80,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 sys.path.insert(0, HERE)
 
+import _cli  # noqa: E402  bench/_cli.py: --help, unknown options
+
 WORKLOADS = ("lenet64", "mlp64")
 MLP_SIZES = [784, 512, 512, 10]
 
@@ -516,6 +518,10 @@ def header() -> str:
 
 
 def main(argv: list[str]) -> int:
+    if "--child" not in argv:       # (the children's arguments are this script's own)
+        _cli.check(argv, __doc__, flags=("--breakdown", "--timeline", "--warm", "--llvm-levels",
+                                         "--llvm-passes", "--llvm-tools"),
+                   valued=("--rounds", "--cpu", "--workloads", "--threads"))
     if "--child" in argv:
         kind, workload = argv[argv.index("--child") + 1:argv.index("--child") + 3]
         if kind == "gradir":

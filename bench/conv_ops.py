@@ -17,6 +17,7 @@ import os
 import statistics
 import sys
 
+import _cli  # bench/_cli.py: --help, unknown options
 import cpu  # bench/cpu.py: timeit
 
 import numpy as np
@@ -85,6 +86,7 @@ def cases(b):
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    _cli.check(argv, __doc__, flags=("--f64",), valued=("--batch",))
     batch = int(argv[argv.index("--batch") + 1]) if "--batch" in argv else 64
     elt, dtype = ("f64", np.float64) if "--f64" in argv else ("f32", np.float32)
     os.environ.setdefault("OMP_NUM_THREADS", "1")

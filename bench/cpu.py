@@ -49,6 +49,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 sys.path.insert(0, HERE)
 
+import _cli  # noqa: E402  bench/_cli.py: --help, unknown options
+
 
 # Seconds of quiet before each measurement: XLA's (Eigen's) worker threads
 # keep spinning for a while after a JAX call, and whatever was timed next
@@ -340,6 +342,8 @@ def print_table(rows: list[dict]) -> None:
 
 
 def main(argv: list[str]) -> int:
+    _cli.check(argv, __doc__, flags=("--quick",), valued=("--isa", "--threads", "--child"),
+               choices={"--isa": ("host", "avx2")})
     quick = "--quick" in argv
     if "--child" in argv:
         threads = int(argv[argv.index("--child") + 1])

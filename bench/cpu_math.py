@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import sys
 
+import _cli  # bench/_cli.py: --help, unknown options
 import cpu  # bench/cpu.py: timeit
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -57,6 +58,7 @@ def compile_gradir(n: int, approx: bool):
 
 
 def main(argv: list[str]) -> int:
+    _cli.check(argv, __doc__, flags=("--libm",), valued=("--n",))
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:1])
     n = int(argv[argv.index("--n") + 1]) if "--n" in argv else 1 << 20

@@ -27,6 +27,8 @@ import statistics
 import sys
 import time
 
+import _cli  # bench/_cli.py: --help, unknown options
+
 KERNEL = """
 func.func @k(%a: memref<?xf32>, %b: memref<?xf32>) attributes {llvm.emit_c_interface} {
   %c0 = arith.constant 0 : index
@@ -117,4 +119,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    _cli.check(sys.argv[1:], __doc__)
     sys.exit(main())

@@ -27,6 +27,7 @@ from __future__ import annotations
 import sys
 import time
 
+import _cli  # bench/_cli.py: --help, unknown options
 import gradir
 from gradir import _compat
 
@@ -164,6 +165,7 @@ def machine() -> str:
 
 
 def main(argv: list[str]) -> int:
+    _cli.check(argv, __doc__, valued=("--repeat", "--profile"), positional=None)
     repeat, prof, depths = 3, None, []
     it = iter(argv)
     for a in it:

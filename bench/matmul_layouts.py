@@ -22,6 +22,10 @@ import os
 import sys
 import time
 
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import _cli
+    _cli.check(sys.argv[1:], __doc__, valued=("--threads",))
 THREADS = int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv else 1
 if __name__ == "__main__":     # (imported, e.g. for module(), it leaves the process alone)
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",

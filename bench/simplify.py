@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import sys
 
+import _cli  # bench/_cli.py: --help, unknown options
 import numpy as np
 from mlir import ir
 from mlir.dialects import arith, func
@@ -233,6 +234,11 @@ def measure(name: str, model, rng) -> dict:
 
 
 def main(argv) -> int:
+    _cli.check(argv, __doc__, positional=None)
+    unknown = [n for n in argv if n not in MODELS]
+    if unknown:
+        print(f"error: no model {unknown[0]!r} (models: {', '.join(MODELS)})", file=sys.stderr)
+        return 2
     names = argv or list(MODELS)
     rng = np.random.default_rng(0)
     with gradir.make_context(), ir.Location.unknown():
