@@ -394,15 +394,8 @@ def _driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, var: str
           "            scf.if %ntail {",
           "              %bpt = arith.divui %nfull, %cNR : index",
           "              %nr = arith.subi %N, %nfull : index"]
-    for j in range(nv):
-        w += [f"              %bq{j} = arith.constant {j * L} : index",
-              f"              %bn{j} = arith.addi %nfull, %bq{j} : index",
-              f"              %br{j} = arith.subi %nr, %bq{j} : index",
-              f"              %bl{j} = arith.maxsi %br{j}, %c0 : index",
-              f"              %bm{j} = vector.create_mask %bl{j} : {MT}",
-              f"              %bv{j} = vector.maskedload %Bu[%kk, %bn{j}], %bm{j}, %vz : "
-              f"{BT}, {MT}, {VT} into {VT}",
-              f"              vector.store %bv{j}, %bpack[%bpt, %k, %bq{j}] : {BPT}, {VT}"]
+    w += _masked_row_copy(" " * 14, "b", elt, lanes, nv, ("%Bu", BT), "%nfull",
+                          ("%bpack", BPT, "%bpt, %k, "))
     w += ["            }",
           "          }",
           "        }",
@@ -447,15 +440,7 @@ def _driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, var: str
          "            scf.if %unit {",
          "              scf.for %k = %c0 to %kc step %c1 {",
          "                %kk = arith.addi %kb, %k : index"]
-    for j in range(nv):
-        w += [f"                %po{j} = arith.constant {j * L} : index",
-              f"                %pn{j} = arith.addi %nt, %po{j} : index",
-              f"                %pr{j} = arith.subi %nr, %po{j} : index",
-              f"                %pl{j} = arith.maxsi %pr{j}, %c0 : index",
-              f"                %pm{j} = vector.create_mask %pl{j} : {MT}",
-              f"                %pv{j} = vector.maskedload %B[%kk, %pn{j}], %pm{j}, %vz : "
-              f"{AT}, {MT}, {VT} into {VT}",
-              f"                vector.store %pv{j}, %pack[%k, %po{j}] : {PT}, {VT}"]
+    w += _masked_row_copy(" " * 16, "p", elt, lanes, nv, ("%B", AT), "%nt", ("%pack", PT, "%k, "))
     w += ["              }",
           "            } else {",
           "            scf.if %kunit {"]
@@ -527,6 +512,26 @@ def _driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, var: str
           "    }",
           f"    memref.dealloc %pack : {PT}", f"    memref.dealloc %bpack : {BPT}", f"    memref.dealloc %apack : {APT}",
           "    return", "  }"]
+    return w
+
+
+def _masked_row_copy(ind: str, p: str, elt: str, lanes: int, nv: int, src: tuple[str, str],
+                     col0: str, dst: tuple[str, str, str]) -> list[str]:
+    """Copies row ``%kk`` of ``src`` (name, type), columns ``col0`` ..
+    ``col0 + %nr``, as ``nv`` masked vectors (zeros past ``%nr``) into
+    ``dst`` (name, type, the indices before the column) at ``%k``; SSA
+    names prefixed ``p``."""
+    _, _, VT, MT = _types(elt, lanes)
+    w = []
+    for j in range(nv):
+        w += [f"{ind}%{p}o{j} = arith.constant {j * lanes} : index",
+              f"{ind}%{p}n{j} = arith.addi {col0}, %{p}o{j} : index",
+              f"{ind}%{p}r{j} = arith.subi %nr, %{p}o{j} : index",
+              f"{ind}%{p}l{j} = arith.maxsi %{p}r{j}, %c0 : index",
+              f"{ind}%{p}m{j} = vector.create_mask %{p}l{j} : {MT}",
+              f"{ind}%{p}v{j} = vector.maskedload {src[0]}[%kk, %{p}n{j}], %{p}m{j}, %vz : "
+              f"{src[1]}, {MT}, {VT} into {VT}",
+              f"{ind}vector.store %{p}v{j}, {dst[0]}[{dst[2]}%{p}o{j}] : {dst[1]}, {VT}"]
     return w
 
 
