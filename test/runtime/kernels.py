@@ -45,9 +45,11 @@ def program(m, k, n, ty, a_t, b_t, batch=None):
 
 
 # (5 x 0 x 7: no K steps; the kernels' zero start, C not read, must still
-# write its zeros)
+# write its zeros; 700 x 300 x 100: more than one M block, the rhs packed a
+# whole K block at a time in the first, full panels and a tail; 40 x 785 x
+# 70: K in even blocks, none short)
 CASES = [(1, 1, 1), (7, 13, 5), (9, 300, 33), (65, 257, 47), (300, 70, 130), (64, 10, 512),
-         (512, 64, 10), (17, 512, 31), (5, 0, 7)]
+         (512, 64, 10), (17, 512, 31), (5, 0, 7), (700, 300, 100), (40, 785, 70)]
 bad = 0
 count = 0
 for ty in ("f32", "f64"):
@@ -77,7 +79,7 @@ for ty in ("f32", "f64"):
                 print(f"MISMATCH {ty} {m}x{k}x{n} a_t={a_t} b_t={b_t} batch={batch}: "
                       f"bitwise {same}, close to float64 {close}")
 print(f"shapes: {count} compared, {bad} differ")
-# CHECK: shapes: 86 compared, 0 differ
+# CHECK: shapes: 104 compared, 0 differ
 
 # threads=2: matmuls of enough work run as two strips of register tiles
 # (columns; rows when one tile holds the columns), one kernel call each on
