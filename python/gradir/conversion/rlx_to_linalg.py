@@ -11,7 +11,7 @@ from .. import _compat
 from ..dialects.infer import ALL_ELEMENT_TYPES
 from ..dialects.verify import RESOURCE_OPS, resource_problems, verify_op
 from ..ir import function_type, functions, symbol_name, walk
-from ..passes.base import ModulePass, PassOptionError, option
+from ..passes.base import ModulePass, option
 from .linalg import LOWERINGS, TUPLE_OPS, flatten_tuples, flatten_type, patterns
 from .linalg import reduce
 from .linalg.bools import retype_bools
@@ -271,8 +271,7 @@ class RlxToLinalg(ModulePass):
 
     def __post_init__(self):
         if self.sum_block < 0 or self.sum_block == 1:
-            raise PassOptionError(f"option 'sum-block' of pass '{self.name}' must be 0 or at "
-                                  f"least 2, got {self.sum_block}")
+            raise self.bad_option("sum-block", "be 0 or at least 2", self.sum_block)
 
     def apply(self, module: ir.Operation) -> None:
         module = module.operation

@@ -59,6 +59,12 @@ class ModulePass:
         """Checks option values beyond their types (ranges, combinations);
         raises ``PassOptionError``.  Called when the pass is built."""
 
+    def bad_option(self, option: str, requirement: str, got) -> PassOptionError:
+        """The error for ``check_options`` to raise: "option 'O' of pass 'P'
+        must <requirement>, got <got>"."""
+        return PassOptionError(f"option '{option}' of pass '{self.name}' must {requirement}, "
+                               f"got {got}")
+
     def prepare(self, context: ir.Context) -> None:
         """Readies ``context`` for the pass managers the pass runs itself
         (e.g. registers the dialect extensions of their passes, which MLIR

@@ -431,9 +431,9 @@ def _driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, var: str
          "          } else {",
          f"           %bsrc, %bsk = scf.if %blockpack -> ({BT}, index) {{",
          "            %bpt = arith.divui %nt, %cNR : index",
-         f"            %bpo = arith.muli %bpt, %cBPS : index",
-         f"            %bview = memref.reinterpret_cast %bpack to offset: [%bpo], sizes: [%cKB, %cNR], "
-         f"strides: [%cNR, 1] : {BPT} to {BT}",
+         "            %bpo = arith.muli %bpt, %cBPS : index",
+         f"            %bview = memref.reinterpret_cast %bpack to offset: [%bpo], "
+         f"sizes: [%cKB, %cNR], strides: [%cNR, 1] : {BPT} to {BT}",
          f"            scf.yield %bview, %c0 : {BT}, index",
          "           } else {",
          # the panel: unit-stride rows as (masked) vectors, other strides element by element
@@ -510,7 +510,8 @@ def _driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, var: str
           "        }",
           "      }",
           "    }",
-          f"    memref.dealloc %pack : {PT}", f"    memref.dealloc %bpack : {BPT}", f"    memref.dealloc %apack : {APT}",
+          f"    memref.dealloc %pack : {PT}", f"    memref.dealloc %bpack : {BPT}",
+          f"    memref.dealloc %apack : {APT}",
           "    return", "  }"]
     return w
 

@@ -8,7 +8,7 @@ from typing import Literal, Optional
 
 from mlir import ir
 
-from ...passes.base import ModulePass, PassOptionError, option
+from ...passes.base import ModulePass, option
 from .pipeline import lower_to_llvm, prepare_context
 
 __all__ = ["RlxLowerToLlvm"]
@@ -51,15 +51,13 @@ class RlxLowerToLlvm(ModulePass):
 
     def check_options(self):
         if not 0 <= self.opt_level <= 3:
-            raise PassOptionError(f"option 'opt-level' of pass '{self.name}' must be from 0 "
-                                  f"to 3, got {self.opt_level}")
+            raise self.bad_option("opt-level", "be from 0 to 3", self.opt_level)
         from .host import NAMED_TARGETS
         if self.cpu != "host" and self.cpu not in NAMED_TARGETS:
-            raise PassOptionError(f"option 'cpu' of pass '{self.name}' must be host or one of "
-                                  f"{', '.join(sorted(NAMED_TARGETS))}, got '{self.cpu}'")
+            raise self.bad_option("cpu", f"be host or one of {', '.join(sorted(NAMED_TARGETS))}",
+                                  f"'{self.cpu}'")
         if self.threads is not None and self.threads < 1:
-            raise PassOptionError(f"option 'threads' of pass '{self.name}' must be a positive "
-                                  f"integer, got {self.threads}")
+            raise self.bad_option("threads", "be a positive integer", self.threads)
 
     def prepare(self, context: ir.Context) -> None:
         prepare_context(context)

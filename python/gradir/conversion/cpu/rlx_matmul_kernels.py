@@ -7,8 +7,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from ... import _compat
-from ...passes.base import ModulePass
-from ...passes.base import PassOptionError, option
+from ...passes.base import ModulePass, option
 from ..memref_views import VIEW_OPS, aliases_of, ancestor_in_block
 from .kernels import ELEMENT_TYPES, kernel_name, memref_type, strips_name, strips_type
 
@@ -73,8 +72,7 @@ class RlxMatmulKernels(ModulePass):
 
     def check_options(self):
         if self.threads < 1:
-            raise PassOptionError(f"option 'threads' of pass '{self.name}' must be at least 1, "
-                                  f"got {self.threads}")
+            raise self.bad_option("threads", "be at least 1", self.threads)
 
     def apply(self, module: ir.Operation) -> None:
         from .host import NAMED_TARGETS, resolve

@@ -9,7 +9,7 @@ from mlir.dialects import arith, scf
 
 from ..._compat import block_ops, child_ops, collect_ops, parent_op, set_attribute_from
 from ...ir import functions, symbol_name
-from ...passes.base import ModulePass, PassOptionError, option
+from ...passes.base import ModulePass, option
 
 __all__ = ["RlxParallelLoops", "MIN_WORK", "PIPELINE_MIN_WORK", "PIPELINE_HOT_MIN_WORK",
            "estimated_work"]
@@ -255,14 +255,11 @@ class RlxParallelLoops(ModulePass):
 
     def check_options(self):
         if self.threads < 1:
-            raise PassOptionError(f"option 'threads' of pass '{self.name}' must be at least 1, "
-                                  f"got {self.threads}")
+            raise self.bad_option("threads", "be at least 1", self.threads)
         if self.min_work < 0:
-            raise PassOptionError(f"option 'min-work' of pass '{self.name}' must not be "
-                                  f"negative, got {self.min_work}")
+            raise self.bad_option("min-work", "not be negative", self.min_work)
         if self.hot_min_work < -1:
-            raise PassOptionError(f"option 'hot-min-work' of pass '{self.name}' must be -1 or "
-                                  f"more, got {self.hot_min_work}")
+            raise self.bad_option("hot-min-work", "be -1 or more", self.hot_min_work)
 
     def apply(self, module: ir.Operation) -> None:
         # One walk finds the loops (and the OpenMP regions already there);

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from ...ir import symbol_name
-from ...passes.base import ModulePass, PassOptionError, option
+from ...passes.base import ModulePass, option
 from .common import host_functions, walk
 from .kernels import (COMBINERS, Generic, GenericError, KernelContext, KernelOptions, Namer,
                       build_elementwise, build_gemm, build_reduction, gemm_worthwhile,
@@ -66,14 +66,12 @@ class GpuLinalgToKernels(ModulePass):
 
     def check_options(self):
         if not 32 <= self.block_size <= 1024 or self.block_size % 32:
-            raise PassOptionError(f"option 'block-size' of pass '{self.name}' must be a "
-                                  f"multiple of 32 from 32 to 1024, got {self.block_size}")
+            raise self.bad_option("block-size", "be a multiple of 32 from 32 to 1024",
+                                  self.block_size)
         if self.sm_count < 1:
-            raise PassOptionError(f"option 'sm-count' of pass '{self.name}' must be at "
-                                  f"least 1, got {self.sm_count}")
+            raise self.bad_option("sm-count", "be at least 1", self.sm_count)
         if self.gemm_min_blocks < 0:
-            raise PassOptionError(f"option 'gemm-min-blocks' of pass '{self.name}' must "
-                                  f"not be negative, got {self.gemm_min_blocks}")
+            raise self.bad_option("gemm-min-blocks", "not be negative", self.gemm_min_blocks)
 
     def apply(self, module: ir.Operation) -> None:
         options = KernelOptions(block_size=self.block_size, sm_count=self.sm_count,

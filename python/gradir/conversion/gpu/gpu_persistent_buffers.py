@@ -9,7 +9,7 @@ from mlir import ir
 from mlir.dialects import memref
 
 from ...ir import symbol_name
-from ...passes.base import ModulePass, PassOptionError, option
+from ...passes.base import ModulePass, option
 from .common import host_functions, index
 from .resident import persistent_buffer
 
@@ -82,8 +82,8 @@ class GpuPersistentBuffers(ModulePass):
 
     def check_options(self):
         if self.alignment < 16 or self.alignment & (self.alignment - 1):
-            raise PassOptionError(f"option 'alignment' of pass '{self.name}' must be a power "
-                                  f"of two of at least 16, got {self.alignment}")
+            raise self.bad_option("alignment", "be a power of two of at least 16",
+                                  self.alignment)
 
     def apply(self, module: ir.Operation) -> None:
         body = module.regions[0].blocks[0]

@@ -51,11 +51,9 @@ class GpuRlxToNvvm(ModulePass):
 
     def check_options(self):
         if not 0 <= self.opt_level <= 3:
-            raise PassOptionError(f"option 'opt-level' of pass '{self.name}' must be from 0 "
-                                  f"to 3, got {self.opt_level}")
+            raise self.bad_option("opt-level", "be from 0 to 3", self.opt_level)
         if self.sm_count < 1:
-            raise PassOptionError(f"option 'sm-count' of pass '{self.name}' must be at "
-                                  f"least 1, got {self.sm_count}")
+            raise self.bad_option("sm-count", "be at least 1", self.sm_count)
         from .nvvm import chip_problem
         problem = chip_problem(self.chip)
         if problem:
