@@ -50,36 +50,51 @@ def program(m, k, n, ty, a_t, b_t, batch=None):
 # 70: K in even blocks, none short)
 CASES = [(1, 1, 1), (7, 13, 5), (9, 300, 33), (65, 257, 47), (300, 70, 130), (64, 10, 512),
          (512, 64, 10), (17, 512, 31), (5, 0, 7), (700, 300, 100), (40, 785, 70)]
-bad = 0
-count = 0
-for ty in ("f32", "f64"):
-    dt = np.float32 if ty == "f32" else np.float64
-    for i, (m, k, n) in enumerate(CASES):
-        for a_t, b_t, batch in ((False, False, None), (True, False, None), (False, True, None),
-                                (True, True, None), (False, False, 3)):
-            if batch and m * batch > 600:
-                continue
-            text, sa, sb = program(m, k, n, ty, a_t, b_t, batch)
-            a = rng.standard_normal(sa).astype(dt)
-            b = rng.standard_normal(sb).astype(dt)
-            got = {}
-            for kern in (False, True):
-                exe = gradir.compile(gradir.parse(text), kernels=kern, threads=1, cache=False)
-                got[kern] = exe["main"](a, b)
-            ref = (a.T if a_t else a).astype(np.float64) @ (b.T if b_t else b).astype(np.float64)
-            tol = 1e-4 if ty == "f32" else 1e-11
-            close = np.allclose(got[True], ref, rtol=tol, atol=tol * max(1.0, k ** 0.5))
-            # (a batched lhs reaches the schedule reshaped, as a contraction
-            # it leaves to scalar loops: separate multiplies and adds, other
-            # bits than the kernels' fused multiply-adds)
-            same = batch is not None or np.array_equal(got[True], got[False])
-            count += 1
-            if not (close and same):
-                bad += 1
-                print(f"MISMATCH {ty} {m}x{k}x{n} a_t={a_t} b_t={b_t} batch={batch}: "
-                      f"bitwise {same}, close to float64 {close}")
-print(f"shapes: {count} compared, {bad} differ")
-# CHECK: shapes: 104 compared, 0 differ
+# (AVX2: register tiles of 6 rows, vectors of 8 f32 / 4 f64 lanes, so a
+# tile's K step of the packed lhs is one vector and a part (f32) or two
+# (f64); the host's 8 rows are half a vector of 16 f32 or one of 8 f64)
+CASES_V3 = [(7, 13, 5), (65, 257, 47), (700, 300, 100), (40, 785, 70)]
+
+
+def compare(cpu, cases):
+    """Kernels on and off for every case at ``cpu``; prints the count."""
+    bad = 0
+    count = 0
+    for ty in ("f32", "f64"):
+        dt = np.float32 if ty == "f32" else np.float64
+        for i, (m, k, n) in enumerate(cases):
+            for a_t, b_t, batch in ((False, False, None), (True, False, None), (False, True, None),
+                                    (True, True, None), (False, False, 3)):
+                if batch and (m * batch > 600 or cpu != "host"):
+                    continue
+                text, sa, sb = program(m, k, n, ty, a_t, b_t, batch)
+                a = rng.standard_normal(sa).astype(dt)
+                b = rng.standard_normal(sb).astype(dt)
+                got = {}
+                for kern in (False, True):
+                    exe = gradir.compile(gradir.parse(text), kernels=kern, threads=1, cache=False,
+                                         cpu=cpu)
+                    got[kern] = exe["main"](a, b)
+                ref = ((a.T if a_t else a).astype(np.float64)
+                       @ (b.T if b_t else b).astype(np.float64))
+                tol = 1e-4 if ty == "f32" else 1e-11
+                close = np.allclose(got[True], ref, rtol=tol, atol=tol * max(1.0, k ** 0.5))
+                # (a batched lhs reaches the schedule reshaped, as a
+                # contraction it leaves to scalar loops: separate multiplies
+                # and adds, other bits than the kernels' fused multiply-adds)
+                same = batch is not None or np.array_equal(got[True], got[False])
+                count += 1
+                if not (close and same):
+                    bad += 1
+                    print(f"MISMATCH {cpu} {ty} {m}x{k}x{n} a_t={a_t} b_t={b_t} batch={batch}: "
+                          f"bitwise {same}, close to float64 {close}")
+    print(f"shapes ({cpu}): {count} compared, {bad} differ")
+
+
+for cpu, cases in (("host", CASES), ("x86-64-v3", CASES_V3)):
+    compare(cpu, cases)
+# CHECK: shapes (host): 104 compared, 0 differ
+# CHECK: shapes (x86-64-v3): 32 compared, 0 differ
 
 # threads=2: matmuls of enough work run as two strips of register tiles
 # (columns; rows when one tile holds the columns), one kernel call each on
