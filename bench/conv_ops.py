@@ -3,6 +3,9 @@ gradir (compiled, checked against the interpreter) against PyTorch eager
 (the same op, or the aten backward op it runs), float32, one thread.
 
     build/venv/bin/python bench/conv_ops.py [--batch 64] [--f64]
+    build/venv/bin/python bench/conv_ops.py --threads 2   # both on 2 cores
+    build/venv/bin/python bench/conv_ops.py --isa avx2    # gradir for x86-64-v3,
+                                                          # torch held to AVX2
 
 Rows: conv1/conv2 forward; conv2 dx (rlx.conv2d_transpose); conv1/conv2 dw
 (the conv2d the conv2d VJP rule emits: data and gradient with N and C
@@ -86,24 +89,39 @@ def cases(b):
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    _cli.check(argv, __doc__, flags=("--f64",), valued=("--batch",))
-    batch = int(argv[argv.index("--batch") + 1]) if "--batch" in argv else 64
-    elt, dtype = ("f64", np.float64) if "--f64" in argv else ("f32", np.float32)
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    _cli.check(argv, __doc__, flags=("--f64",), valued=("--batch", "--threads", "--isa"),
+               choices={"--isa": ("avx2", "host")})
     try:
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+        batch = int(argv[argv.index("--batch") + 1]) if "--batch" in argv else 64
+        threads = int(argv[argv.index("--threads") + 1]) if "--threads" in argv else 1
+    except ValueError:
+        batch = threads = 0
+    if batch < 1 or threads < 1:
+        _cli._refuse("--batch and --threads take a positive count", "")
+    elt, dtype = ("f64", np.float64) if "--f64" in argv else ("f32", np.float32)
+    avx2 = "--isa" in argv and argv[argv.index("--isa") + 1] == "avx2"
+    if avx2:
+        os.environ.update(cpu.AVX2_ENV)      # before torch loads its kernels
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+    try:
+        cores = sorted(os.sched_getaffinity(0))
+        threads = min(threads, len(cores))
+        os.sched_setaffinity(0, set(cores[:threads]))
     except (AttributeError, OSError):
         pass
     import gradir
     from gradir.conversion.cpu.host import resolve
     try:
         import torch
-        torch.set_num_threads(1)
+        torch.set_num_threads(threads)
     except ImportError:
         torch = None
     rng = np.random.default_rng(0)
-    target = resolve("host")
-    print(f"# {target.name}, vector ISA {target.isa}; {elt}, batch {batch}, one thread")
+    cpu_name = "x86-64-v3" if avx2 else "host"
+    target = resolve(cpu_name)
+    print(f"# {resolve('host').model}: gradir for {target.name}, vector ISA {target.isa}"
+          f"{' (torch held to AVX2)' if avx2 else ''}; {elt}, batch {batch}, "
+          f"{threads} thread{'s' if threads > 1 else ''}")
     print(f"{'op':<11} {'gradir ms':>10} {'torch ms':>10} {'torch/gradir':>13}")
     total = [0.0, 0.0]
     for name, opname, attrs, shapes, out, tfn in cases(batch):
@@ -114,7 +132,7 @@ def main(argv=None) -> int:
                 f"  %r = \"{opname}\"({operands}) {attrs} : ({types}) -> {_t(out, elt)}\n"
                 f"  return %r : {_t(out, elt)}\n}}")
         m = gradir.parse(text)
-        fn = gradir.compile(m)["f"]
+        fn = gradir.compile(m, cpu=cpu_name, threads=threads)["f"]
         inputs = [rng.standard_normal(s).astype(dtype) for s in shapes]
         got = fn(*inputs)
         (want,) = gradir.interpret(m, "f", *inputs)
