@@ -1,7 +1,7 @@
 // RUN: gradir-opt %s --split-input-file --rlx-matmul-kernels=threads=2 | FileCheck %s
 // RUN: gradir-opt %s --split-input-file --rlx-matmul-kernels=threads=1 | FileCheck %s --check-prefix=ONE
 
-// threads=2: a matmul of enough work (the pipeline's hot-min-work, 2^20
+// threads=2: a matmul of enough work (the pipeline's hot-min-work, 2^17
 // units: m*n*k/8) calls the kernel's multi-threaded driver instead of the
 // kernel: after A, B, C and the zero flag come whether the strips are
 // columns, the strip size and count (whole register tiles: 256 columns are

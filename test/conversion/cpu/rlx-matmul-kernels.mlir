@@ -88,6 +88,50 @@ func.func @filled(%a: memref<4x3xf32>, %b: memref<3x5xf32>, %c: memref<4x5xf32>)
 
 // -----
 
+// The contraction in an scf.execute_region (rlx-to-linalg's shield against
+// reshape fusion, before an unflatten), its fill in the parent block: the
+// region stands for the contraction there, the fill is left out.  Not when
+// something in the region reads C first (@read_in_region: the kernel adds).
+// CHECK-LABEL: func.func @in_region(
+// CHECK-NOT: linalg.fill
+// CHECK: scf.execute_region
+// CHECK: %[[T:.*]] = arith.constant true
+// CHECK-NEXT: call @{{.*}}(%{{.*}}, %{{.*}}, %{{.*}}, %[[T]])
+// CHECK-LABEL: func.func @read_in_region(
+// CHECK: linalg.fill
+// CHECK: scf.execute_region
+// CHECK: memref.load
+// CHECK: %[[F:.*]] = arith.constant false
+// CHECK-NEXT: call @{{.*}}(%{{.*}}, %{{.*}}, %{{.*}}, %[[F]])
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+func.func @in_region(%a: memref<4x3xf32>, %b: memref<3x5xf32>) -> memref<2x2x5xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<4x5xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<4x5xf32>)
+  scf.execute_region no_inline {
+    linalg.contract indexing_maps = [#mk, #kn, #mn] {gradir.kernel} ins(%a, %b : memref<4x3xf32>, memref<3x5xf32>) outs(%c : memref<4x5xf32>)
+    scf.yield
+  }
+  %e = memref.expand_shape %c [[0, 1], [2]] output_shape [2, 2, 5] : memref<4x5xf32> into memref<2x2x5xf32>
+  return %e : memref<2x2x5xf32>
+}
+func.func @read_in_region(%a: memref<4x3xf32>, %b: memref<3x5xf32>) -> (memref<4x5xf32>, f32) {
+  %zero = arith.constant 0.0 : f32
+  %i = arith.constant 0 : index
+  %c = memref.alloc() : memref<4x5xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<4x5xf32>)
+  %v = scf.execute_region -> f32 no_inline {
+    %x = memref.load %c[%i, %i] : memref<4x5xf32>
+    linalg.contract indexing_maps = [#mk, #kn, #mn] {gradir.kernel} ins(%a, %b : memref<4x3xf32>, memref<3x5xf32>) outs(%c : memref<4x5xf32>)
+    scf.yield %x : f32
+  }
+  return %c, %v : memref<4x5xf32>, f32
+}
+
+// -----
+
 // One zero buffer copied into each output (what bufferization makes of the
 // one zero tensor that CSE leaves for every matmul): the copies are left
 // out, and so is the zero buffer once nothing reads it.

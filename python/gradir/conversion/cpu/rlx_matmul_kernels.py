@@ -256,9 +256,23 @@ def _zero_start(op) -> bool:
     owner = _compat.defining_op(c)
     if owner is not None and owner.name != "memref.alloc":
         return False    # a view: its buffer may be written through another one
-    block = op.operation.block
-    index = {_compat.op_key(o): i for i, o in enumerate(_compat.block_ops(block))}
-    uses = _uses_before(c, block, index, index[_compat.op_key(op)])
+    anchor = op.operation
+    while True:
+        block = anchor.block
+        index = {_compat.op_key(o): i for i, o in enumerate(_compat.block_ops(block))}
+        uses = _uses_before(c, block, index, index[_compat.op_key(anchor)])
+        if uses is not None:
+            break
+        # C is used outside this block: a contraction in an
+        # scf.execute_region (rlx-to-linalg's shield against reshape
+        # fusion, e.g. before an unflatten) whose fill is in the parent
+        # block; the region counts as the contraction there when nothing
+        # in it before the contraction touches C
+        parent = _compat.parent_op(anchor)
+        if (parent is None or parent.name != "scf.execute_region"
+                or _uses_before(c, block, index, index[_compat.op_key(anchor)], outside=True)):
+            return False
+        anchor = parent
     if not uses:
         return False
     _, user, operand_number = max(uses, key=lambda u: u[0])     # the last one
@@ -275,16 +289,18 @@ def _zero_start(op) -> bool:
     return False
 
 
-def _uses_before(value, block, index, limit):
+def _uses_before(value, block, index, limit, outside: bool = False):
     """``(position, user, operand number)`` of the uses of ``value`` and of
     its views (the views themselves left out) at positions of ``block``
     before ``limit`` (``index``: the positions of its ops); None when one is
-    outside ``block``."""
+    outside ``block`` (``outside``: those left out)."""
     found = []
     for alias in aliases_of(value):
         for user, operand_number in _compat.uses_of(alias):
             top = ancestor_in_block(user, block)
             if top is None:
+                if outside:
+                    continue
                 return None
             pos = index[_compat.op_key(top)]
             if pos < limit and user.name not in VIEW_OPS:

@@ -31,7 +31,7 @@ MIN_WORK = 1 << 17
 # MLP 64 0.97x, while GEMM 512^3 still gains 1.53x (1024^3: 1.81x).
 PIPELINE_MIN_WORK = 1 << 22
 
-# The CPU pipeline's lower threshold (``hot-min-work``): loops from 2^20 up to
+# The CPU pipeline's lower threshold (``hot-min-work``): loops from 2^17 up to
 # PIPELINE_MIN_WORK operations run on the threads only while libomp's
 # workers are hot (the calling thread's block time, ``kmp_get_blocktime()``,
 # is nonzero: gradir's runtime sets it so while the machine is otherwise
@@ -42,8 +42,16 @@ PIPELINE_MIN_WORK = 1 << 22
 # 15-25 ms slower for the same run time, hot 1.23 / cold 1.81 ms).  A region costs its fork/join only with spinning
 # workers: LeNet-5's step at 2 threads, idle 2-core EPYC (AVX-512), hot /
 # cold workers: 2.03 / 2.46 ms with 2^22 alone, 1.79 / 2.88 ms with every
-# loop from 2^20 parallel (2^19: 1.79 / 3.10), one thread 2.71 ms.
-PIPELINE_HOT_MIN_WORK = 1 << 20
+# loop from 2^20 parallel (2^19: 1.79 / 3.10), one thread 2.71 ms.  Since
+# the if clause (cold workers run every such region serialized) the
+# threshold moves the hot case only: 2026-11-25, Intel Xeon, LeNet-5 step
+# at 2 threads, fresh processes, min of 9 x 100 calls, hot (idle machine)
+# x86-64-v3 (AVX2) 3.31-3.38 ms at 2^20, 3.31-3.35 at 2^19, 3.03-3.05 at
+# 2^18, 2.90-2.92 at 2^17, 2.86 at 2^16; AVX-512 2.28-2.31 at 2^20, 2.16
+# at 2^18 and 2^17; cold (KMP_BLOCKTIME=0) 4.79-4.86 / 3.48-3.63 ms at
+# 2^20 and 4.71-4.81 / 3.51-3.52 at 2^17; MLP steps the same; the step's
+# first call at 2 threads 0.54 -> 0.57-0.61 s (more regions to compile).
+PIPELINE_HOT_MIN_WORK = 1 << 17
 
 # How the iterations of a loop are dealt to the threads.  "static" gives each
 # thread one fixed contiguous range; "guided" lets a thread that is running
