@@ -613,7 +613,7 @@ def _lhs_block(elt: str, lanes: int, mr: int, transposed: bool) -> list[str]:
     in registers.  Rows past ``%mend`` are not read (zeros); K steps past
     ``%kc`` are zeros or not stored (K blocks are multiples of L)."""
     T, L = elt, lanes
-    VT = _types(elt, lanes)[2]
+    _, UT, VT, MT = _types(elt, lanes)
     XT = f"vector<{L}x{L}x{T}>"
     groups = -(-mr // L)
     ind = "          "
@@ -629,7 +629,7 @@ def _lhs_block(elt: str, lanes: int, mr: int, transposed: bool) -> list[str]:
                   f"{ind}  %qgr{g} = arith.subi %qrl, %qg{g} : index",
                   f"{ind}  %qgc{g} = arith.minsi %qgr{g}, %cL : index",
                   f"{ind}  %qgl{g} = arith.maxsi %qgc{g}, %c0 : index",
-                  f"{ind}  %qgm{g} = vector.create_mask %qgl{g} : {_types(elt, lanes)[3]}",
+                  f"{ind}  %qgm{g} = vector.create_mask %qgl{g} : {MT}",
                   f"{ind}  %qgv{g} = arith.cmpi sgt, %qgl{g}, %c0 : index",
                   f"{ind}  %qgq{g} = arith.addi %q0, %qg{g} : index",
                   f"{ind}  %qgs{g} = arith.select %qgv{g}, %qgq{g}, %q0 : index"]
@@ -639,7 +639,7 @@ def _lhs_block(elt: str, lanes: int, mr: int, transposed: bool) -> list[str]:
               f"{ind}    %qo = arith.addi %qbase, %qk : index"]
         for g in range(groups):
             w += [f"{ind}    %qe{g} = vector.maskedload %At[%kk, %qgs{g}], %qgm{g}, %vz : "
-                  f"{_types(elt, lanes)[1]}, {_types(elt, lanes)[3]}, {VT} into {VT}",
+                  f"{UT}, {MT}, {VT} into {VT}",
                   f"{ind}    %qof{g} = arith.addi %qo, %qg{g} : index",
                   f"{ind}    vector.store %qe{g}, %apflat[%qof{g}] : memref<?x{T}>, {VT}"]
         return w + [f"{ind}  }}", f"{ind}}}"]
