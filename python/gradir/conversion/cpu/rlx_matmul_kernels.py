@@ -267,9 +267,11 @@ def _zero_start(op) -> bool:
         # scf.execute_region (rlx-to-linalg's shield against reshape
         # fusion, e.g. before an unflatten) whose fill is in the parent
         # block; the region counts as the contraction there when nothing
-        # in it before the contraction touches C
+        # in it before the contraction touches C (a region of one block:
+        # with more, another block may run first)
         parent = _compat.parent_op(anchor)
         if (parent is None or parent.name != "scf.execute_region"
+                or len(list(parent.regions[0].blocks)) != 1
                 or _uses_before(c, block, index, index[_compat.op_key(anchor)], outside=True)):
             return False
         anchor = parent
