@@ -552,6 +552,8 @@ def main(argv: list[str]) -> int:
         print("RESULT " + json.dumps(result))
         return 0
     rounds = int(argv[argv.index("--rounds") + 1]) if "--rounds" in argv else 3
+    if _cli.fresh_bytecode():   # (edits since cmake: not the first call's to compile them)
+        print("# byte-compiled gradir's modules edited since the last cmake")
     if "--cpu" in argv:     # gradir compiles for this CPU (x86-64-v3: AVX2 code); JAX for the host
         os.environ["BENCH_GRADIR_CPU"] = argv[argv.index("--cpu") + 1]
     workloads = (argv[argv.index("--workloads") + 1].split(",") if "--workloads" in argv
