@@ -269,6 +269,10 @@ class RlxToLinalg(ModulePass):
                                          "called in gradir's kernel library after bufferization "
                                          "(rlx-matmul-kernels), not tiled by the CPU schedule")
 
+    pool_kernels: bool = option(False, "f32/f64 max pools with 2x2 windows of stride 2 (and "
+                                       "their backward) as ops rlx-pool-kernels turns into "
+                                       "calls of gradir's pooling kernels after bufferization")
+
     def __post_init__(self):
         if self.sum_block < 0 or self.sum_block == 1:
             raise self.bad_option("sum-block", "be 0 or at least 2", self.sum_block)
@@ -322,7 +326,9 @@ class RlxToLinalg(ModulePass):
         _empty_reductions(_empty_results(
             _compat.collect_ops(module, lambda o: o.name.startswith("rlx."))))
         from .linalg.matmul import isolate_kernel_operands, matmul_kernels
-        with reduce.sum_blocks(self.sum_block), matmul_kernels(self.matmul_kernels):
+        from .linalg.nn import pool_kernels
+        with reduce.sum_blocks(self.sum_block), matmul_kernels(self.matmul_kernels), \
+                pool_kernels(self.pool_kernels):
             _compat.apply_patterns(module, patterns())
         if self.matmul_kernels:
             isolate_kernel_operands(module)

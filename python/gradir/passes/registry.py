@@ -39,6 +39,7 @@ PASSES = {
     "rlx-lower-to-llvm": _lazy("gradir.conversion.cpu.rlx_lower_to_llvm", "RlxLowerToLlvm"),
     "rlx-loop-hints": _lazy("gradir.conversion.cpu.rlx_loop_hints", "RlxLoopHints"),
     "rlx-matmul-kernels": _lazy("gradir.conversion.cpu.rlx_matmul_kernels", "RlxMatmulKernels"),
+    "rlx-pool-kernels": _lazy("gradir.conversion.cpu.rlx_pool_kernels", "RlxPoolKernels"),
     "rlx-math-approx": _lazy("gradir.conversion.cpu.rlx_math_approx", "RlxMathApprox"),
     "rlx-memory-report": _lazy("gradir.transforms.rlx_memory_report", "RlxMemoryReport"),
     "rlx-parallel-loops": _lazy("gradir.conversion.cpu.rlx_parallel_loops", "RlxParallelLoops"),

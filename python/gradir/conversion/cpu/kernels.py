@@ -68,7 +68,7 @@ __all__ = ["ELEMENT_TYPES", "kernel_name", "kernel_text", "variant", "KERNEL_PRE
 KERNEL_PREFIX = "gradir_kernel_"
 ELEMENT_TYPES = ("f32", "f64")
 # Bumped when the kernels' code changes (their symbols then change too).
-KERNEL_VERSION = 7
+KERNEL_VERSION = 8
 # K steps per iteration of the tiles' inner loop
 KUNROLL = 4
 
@@ -732,4 +732,8 @@ def kernel_text(target) -> str:
                     for r in range(1, rows + 1):
                         lines += _tile(elt, r, lanes, tnv, masked, var, apack)
         lines += _driver(elt, rows, lanes, nv, kb, mb, var, pack_rows(target))
+    # the 2x2 max-pooling kernels (pool_kernels.py, rlx-pool-kernels)
+    from .pool_kernels import pool_text
+    lines += pool_text(var, {elt: target.lanes(32 if elt == "f32" else 64)
+                             for elt in ELEMENT_TYPES})
     return "\n".join(lines + ["}"]) + "\n"

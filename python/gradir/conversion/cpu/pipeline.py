@@ -47,7 +47,7 @@ STAGES = ("bufferized", "llvm")
 # Float sums longer than 256 elements are blocked (pairwise-like accuracy).
 RLX_TO_LINALG = "rlx-to-linalg{sum-block=256}"
 # issue 14 (compile time): 2-D f32/f64 matmuls for gradir's kernel library
-RLX_TO_LINALG_KERNELS = "rlx-to-linalg{sum-block=256 matmul-kernels=true}"
+RLX_TO_LINALG_KERNELS = "rlx-to-linalg{sum-block=256 matmul-kernels=true pool-kernels=true}"
 
 # The ops the schedule's matmul sequences match (after rlx-to-linalg).
 _SCHEDULED_MATMULS = frozenset(("linalg.matmul", "linalg.batch_matmul"))
@@ -190,7 +190,8 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
         kernels_cpu = name if name in NAMED_TARGETS else "host"
         if resolve(kernels_cpu) != resolve(cpu if cpu is not None else "host"):
             raise ValueError(f"no kernel library for the cpu {name!r}")
-        steps += [f"rlx-matmul-kernels{{cpu={kernels_cpu} threads={threads}}}"]
+        steps += [f"rlx-matmul-kernels{{cpu={kernels_cpu} threads={threads}}}",
+                  f"rlx-pool-kernels{{cpu={kernels_cpu} threads={threads}}}"]
     if early_dealloc:
         steps += ["rlx-early-dealloc", "rlx-widen-bool-memrefs"]
     if stage == "bufferized":

@@ -32,10 +32,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import threading
+
 import numpy as np
 from mlir import ir
 from mlir.dialects import arith, math, scf, tensor
 
+from ... import _compat
 from ..._compat import linalg  # not mlir.dialects.linalg: see _compat.linalg
 
 from ...dialects.infer import attributes_of
@@ -567,6 +571,8 @@ def lower_max_pool2d(op):
     out_shape = shape_of(op.results[0].type)
     p = _Pool(op, shape_of(x), out_shape[2:])
     elt = elt_of(x)
+    if _kernel_pool(p, elt):
+        return [_kernel_max_pool(x, p, out_shape, elt)]
     xp = p.padded(x, float("-inf"))
     if _unrolled(p):
         views = _window_views(xp, p)
@@ -692,6 +698,8 @@ def lower_max_pool2d_backward(op):
     gshape = shape_of(grad)
     p = _Pool(op, shape, gshape[2:])
     elt = elt_of(x)
+    if _exact(p) and _kernel_pool(p, elt):
+        return [_kernel_max_pool_backward(grad, x, p, elt)]
     if _exact(p) and _unrolled(p):
         def pick(g, vals, own):
             # The first maximum in row-major window order, as _argmax.
@@ -733,6 +741,95 @@ def lower_avg_pool2d_backward(op):
                        lambda v, acc: [arith.addf(acc, v)])[0]
 
     return [_scatter(p, contrib, shape, elt)]
+
+
+# --- issue 14: 2x2 max pools as calls of the kernel library -------------------------
+
+_POOL_KERNELS = threading.local()
+POOL_KERNEL_ELEMENT_TYPES = ("f32", "f64")
+
+
+def pool_kernels_enabled() -> bool:
+    return getattr(_POOL_KERNELS, "value", False)
+
+
+@contextlib.contextmanager
+def pool_kernels(enabled: bool):
+    """Within it, 2x2 max pools of stride 2 are emitted for the pooling
+    kernels (``rlx-to-linalg{pool-kernels=true}``, then
+    ``rlx-pool-kernels`` after bufferization)."""
+    saved, _POOL_KERNELS.value = pool_kernels_enabled(), bool(enabled)
+    try:
+        yield
+    finally:
+        _POOL_KERNELS.value = saved
+
+
+def _kernel_pool(p, elt) -> bool:
+    """A pool the kernels take: 2x2 windows, stride 2, no dilation, no
+    padding, no ceil-mode overhang (an odd last row or column is not read),
+    f32 or f64."""
+    return (pool_kernels_enabled() and str(elt) in POOL_KERNEL_ELEMENT_TYPES
+            and p.kernel == [2, 2] and p.strides == [2, 2] and p.dilation == [1, 1]
+            and not any(p.pad) and not any(p.extra))
+
+
+def _kernel_max_pool(x, p, out_shape, elt):
+    """``linalg.pooling_nchw_max {gradir.kernel}``: a named op, which
+    elementwise fusion leaves alone; lowered as any pooling op when no
+    ``rlx-pool-kernels`` replaces it."""
+    init = filled(out_shape, elt, float("-inf"))
+    y = linalg.pooling_nchw_max(x, p.window(elt), outs=[init], strides=[2, 2],
+                                dilations=[1, 1])
+    _compat.defining_op(y).attributes["gradir.kernel"] = ir.UnitAttr.get()
+    return y
+
+
+def _kernel_max_pool_backward(grad, x, p, elt):
+    """One ``linalg.generic {gradir.kernel = "max_pool2x2_backward"}`` over
+    the input gradient (N, C, 2Ho, 2Wo): each element reads its window's
+    output gradient and four values (maps with ``floordiv``) and keeps the
+    gradient where it is the window's first maximum, as ``pick`` in
+    ``lower_max_pool2d_backward``.  The kernel takes only this form, which
+    elementwise fusion would change: the generic sits in an
+    ``scf.execute_region no_inline`` (it is all-parallel: fusion would fold
+    it into its consumer), and reads the gradient through a ``linalg.copy``
+    (fusion folds a generic producer of a single use into its consumer; the
+    copy is a named op, which it leaves alone; ``rlx-pool-kernels`` reads
+    the copy's source and drops it).  The input is read four times: its
+    producer never has that single use.  Without ``rlx-pool-kernels`` it
+    lowers to loops (correct, scalar)."""
+    d = [ir.AffineDimExpr.get(i) for i in range(4)]
+    two = ir.AffineConstantExpr.get(2)
+    oh, ow = (ir.AffineFloorDivExpr.get(d[i], two) for i in (2, 3))
+    g_map = ir.AffineMap.get(4, 0, [d[0], d[1], oh, ow])
+    x_maps = [ir.AffineMap.get(4, 0, [d[0], d[1], oh * 2 + a, ow * 2 + b])
+              for a in range(2) for b in range(2)]
+    shape = shape_of(x)
+    from .matmul import _execute_region
+    region, block = _execute_region(ir.RankedTensorType.get(shape, elt))
+    with ir.InsertionPoint(block):
+        g = linalg.copy(grad, outs=[empty(shape_of(grad), elt)])
+
+        def body(gv, *vals):
+            vals = vals[:4]
+            m, arg = scalar_const(elt, float("-inf")), index_value(0)
+            for pos, v in enumerate(vals):
+                greater = arith.cmpf(arith.CmpFPredicate.OGT, v, m)
+                m = arith.select(greater, v, m)
+                arg = arith.select(greater, index_value(pos), arg)
+            two_i = index_value(2)
+            own = arith.addi(arith.muli(arith.remui(linalg.IndexOp(2).result, two_i), two_i),
+                             arith.remui(linalg.IndexOp(3).result, two_i))
+            hit = arith.cmpi(arith.CmpIPredicate.eq, arg, own)
+            return [arith.select(hit, gv, zero(elt))]
+
+        (dx,) = generic([g] + [x] * 4, [empty(shape, elt)],
+                        [g_map] + x_maps + [identity_map(4)], [PARALLEL] * 4, body)
+        _compat.defining_op(dx).attributes["gradir.kernel"] = ir.StringAttr.get(
+            "max_pool2x2_backward")
+        ir.Operation.create("scf.yield", operands=[dx])
+    return region.results[0]
 
 
 # --- normalization -----------------------------------------------------------------

@@ -1,0 +1,333 @@
+"""rlx-pool-kernels: marked 2x2 max pools on buffers become calls of gradir's pooling kernels."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from ... import _compat
+from ...passes.base import ModulePass, option
+from .pool_kernels import (POOL_ELEMENT_TYPES, max_pool_backward_name, max_pool_backward_type,
+                           max_pool_name, max_pool_type, pool_memref_type)
+
+
+@dataclass(frozen=True)
+class RlxPoolKernels(ModulePass):
+    """Turns the 2x2 max pools that ``rlx-to-linalg{pool-kernels=true}``
+    emits, once bufferized, into calls of gradir's pooling kernels
+    (``conversion/cpu/pool_kernels.py``, in the kernel library the runtime
+    links, ``runtime/kernels.py``).  Run after bufferization, before
+    ``convert-linalg-to-loops``.
+
+    The forward pool, ``linalg.pooling_nchw_max {gradir.kernel}`` with a
+    2x2 window and stride 2, becomes a call writing its output (the -inf
+    fill just before it is left out, and so is the unread window buffer):
+
+        linalg.fill ins(%ninf : f32) outs(%y : memref<64x6x12x12xf32>)
+        linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, gradir.kernel,
+            strides = dense<2> : tensor<2xi64>}
+            ins(%x, %w : memref<64x6x24x24xf32>, memref<2x2xf32>) outs(%y : ...)
+    becomes
+        %0 = memref.cast %x : memref<64x6x24x24xf32> to memref<?x?x?x?xf32, strided<[?, ?, ?, 1], offset: ?>>
+        %1 = memref.cast %y : ...
+        call @gradir_kernel_<variant>_max_pool2x2_f32(%0, %1) : (...) -> ()
+
+    The backward, ``linalg.generic {gradir.kernel = "max_pool2x2_backward"}``
+    (the output gradient, read through a ``linalg.copy``, then the input
+    four times; see ``nn._kernel_max_pool_backward``), becomes a call of
+    ``..._max_pool2x2_backward_<elt>(g, x, dx)`` reading the copy's source
+    (the copy is left out).
+
+    With ``threads`` > 1 a pool of enough work runs as an ``scf.parallel``
+    over blocks of images, one kernel call each on views
+    (``rlx-parallel-loops`` then runs it on the threads when it is worth
+    them); the calls are marked with their work (``gradir.work``).  Each
+    image is computed alone, so the results do not depend on the threads.
+
+    Refused (an error at the op): a marked op of another form (hand-written
+    IR), operands of another element type than f32/f64 or with a non-unit
+    innermost stride."""
+
+    name = "rlx-pool-kernels"
+
+    cpu: str = option("host", "the CPU whose kernel library the calls go to (host or a name "
+                              "of gradir.conversion.cpu.host.NAMED_TARGETS): the kernels' "
+                              "symbols name their variant")
+    threads: int = option(1, "threads the code runs on: a pool of enough work (the pipeline's "
+                             "hot-min-work) runs as that many blocks of images in an "
+                             "scf.parallel, one kernel call each")
+
+    def check_options(self):
+        if self.threads < 1:
+            raise self.bad_option("threads", "be at least 1", self.threads)
+
+    def apply(self, module: ir.Operation) -> None:
+        from .host import NAMED_TARGETS, resolve
+        from .kernels import variant
+        if self.cpu != "host" and self.cpu not in NAMED_TARGETS:
+            self.error(module, f"{self.name}: unknown cpu '{self.cpu}' (expected host or one "
+                               f"of: {', '.join(sorted(NAMED_TARGETS))})")
+            raise self.failure()
+        module = module.operation
+        ops = _compat.collect_ops(module, lambda o: "gradir.kernel" in o.attributes and (
+            o.name == "linalg.pooling_nchw_max" or (
+                o.name == "linalg.generic"
+                and isinstance(o.attributes["gradir.kernel"], ir.StringAttr))))
+        if not ops:
+            return
+        var = variant(resolve(self.cpu))
+        needed = set()
+        for op in ops:
+            backward = op.name == "linalg.generic"
+            problem = _backward_problem(op) if backward else _forward_problem(op)
+            if problem:
+                self.error(op, problem)
+                raise self.failure()
+            elt = str(ir.MemRefType(op.operands[-1].type).element_type)
+            if backward:
+                name, ftype = max_pool_backward_name(elt, var), max_pool_backward_type(elt)
+                g = _copy_source(op, op.operands[0])
+                args = [g, op.operands[1], op.operands[5]]
+            else:
+                name, ftype = max_pool_name(elt, var), max_pool_type(elt)
+                _drop_fill(op)
+                args = [op.operands[0], op.operands[2]]
+            read = op.operands[0] if backward else op.operands[1]
+            _replace(op, name, args, elt, self.threads, backward)
+            if backward:
+                _drop_copy_buffer(read)
+            else:
+                _drop_if_unused(read)
+            needed.add((name, ftype))
+        from .rlx_matmul_kernels import _declare
+        _declare(module, sorted(needed))
+
+
+def _memref(value) -> ir.MemRefType | None:
+    return ir.MemRefType(value.type) if isinstance(value.type, ir.MemRefType) else None
+
+
+def _unit_inner_stride(t: ir.MemRefType) -> bool:
+    try:
+        strides, _ = t.get_strides_and_offset()
+    except (ValueError, ir.MLIRError):
+        return False
+    return strides[-1] == 1
+
+
+def _operand_problem(values, what: str) -> str | None:
+    types = [_memref(v) for v in values]
+    if any(t is None or t.rank != 4 for t in types):
+        return f"{what} must read and write 4-D memrefs (NCHW)"
+    elts = {str(t.element_type) for t in types}
+    if len(elts) != 1 or next(iter(elts)) not in POOL_ELEMENT_TYPES:
+        return f"{what} must have one element type, one of " + ", ".join(POOL_ELEMENT_TYPES)
+    if not all(_unit_inner_stride(t) for t in types):
+        return f"{what} must have operands with a unit innermost stride"
+    if not all(t.has_static_shape for t in types):
+        return f"{what} must have static shapes"
+    return None
+
+
+def _dense_pair(op, name: str) -> list[int] | None:
+    if name not in op.attributes:
+        return [1, 1]
+    attr = op.attributes[name]
+    try:
+        return [int(v) for v in ir.DenseIntElementsAttr(attr)]
+    except (TypeError, ValueError):
+        return None
+
+
+def _forward_problem(op) -> str | None:
+    what = "a gradir.kernel max pool"
+    if len(op.operands) != 3 or op.results:
+        return f"{what} must have an input, a window and an output, on buffers"
+    x, window, y = op.operands
+    problem = _operand_problem([x, y], what)
+    if problem:
+        return problem
+    wt = _memref(window)
+    if wt is None or list(wt.shape) != [2, 2]:
+        return f"{what} must have a 2x2 window"
+    if _dense_pair(op, "strides") != [2, 2] or _dense_pair(op, "dilations") != [1, 1]:
+        return f"{what} must have strides 2 and no dilation"
+    xs, ys = _memref(x).shape, _memref(y).shape
+    if (list(xs[:2]) != list(ys[:2])
+            or not all(2 * o <= i <= 2 * o + 1 for i, o in zip(xs[2:], ys[2:]))):
+        return f"{what} must pool {xs} into its 2x2 windows ({ys} is not that shape)"
+    return None
+
+
+def _backward_problem(op) -> str | None:
+    what = "a gradir.kernel max-pool backward"
+    if ir.StringAttr(op.attributes["gradir.kernel"]).value != "max_pool2x2_backward":
+        return (f"unknown gradir.kernel {op.attributes['gradir.kernel']} (expected "
+                "\"max_pool2x2_backward\")")
+    if len(op.operands) != 6 or op.results:
+        return f"{what} must read the gradient and the input four times, and write one buffer"
+    g, x, dx = op.operands[0], op.operands[1], op.operands[5]
+    if any(op.operands[i] != x for i in (2, 3, 4)):
+        return f"{what} must read the same input four times"
+    problem = _operand_problem([g, x, dx], what)
+    if problem:
+        return problem
+    gs, xs, ds = _memref(g).shape, _memref(x).shape, _memref(dx).shape
+    if list(xs) != list(ds) or list(gs[:2]) != list(xs[:2]) or \
+            [2 * o for o in gs[2:]] != list(xs[2:]):
+        return f"{what} must have an input twice the gradient's size ({xs} for {gs})"
+    maps = [str(ir.AffineMapAttr(a).value) for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    want = ["(d0, d1, d2 floordiv 2, d3 floordiv 2)"] + [
+        f"(d0, d1, (d2 floordiv 2) * 2{' + 1' if a else ''}, (d3 floordiv 2) * 2"
+        f"{' + 1' if b else ''})" for a in range(2) for b in range(2)] + ["(d0, d1, d2, d3)"]
+    if [m.split("->")[-1].strip() for m in maps] != want:
+        return f"{what} must read each window through its indexing maps ({', '.join(want)})"
+    return None
+
+
+def _copy_source(op, g):
+    """The buffer a ``linalg.copy`` (or ``memref.copy``) just before ``op``
+    (only allocations between them) copied into ``g``, when ``g`` is an
+    allocation nothing else reads: the copy, its deallocation and the
+    allocation are erased.  Else ``g`` itself."""
+    owner = _compat.defining_op(g)
+    if owner is None or owner.name != "memref.alloc":
+        return g
+    block_ops = list(_compat.block_ops(op.operation.block))
+    keys = [_compat.op_key(o) for o in block_ops]
+    pos = keys.index(_compat.op_key(op.operation))
+    copy = None
+    for o in reversed(block_ops[:pos]):
+        if o.name == "memref.alloc":
+            continue
+        if o.name in ("linalg.copy", "memref.copy") and o.operands[1] == g:
+            copy = o
+        break
+    if copy is None:
+        return g
+    users = _compat.uses_of(g)
+    if any(u.name not in ("memref.dealloc",) and _compat.op_key(u) not in (
+            _compat.op_key(copy), _compat.op_key(op.operation)) for u, _ in users):
+        return g
+    source = copy.operands[0]
+    copy.erase()
+    for u, _ in _compat.uses_of(g):
+        if u.name == "memref.dealloc":
+            u.erase()
+    return source
+
+
+def _drop_copy_buffer(g) -> None:
+    """Erases the copy's buffer once the call no longer reads it."""
+    owner = _compat.defining_op(g)
+    if owner is not None and owner.name == "memref.alloc" and not _compat.uses_of(g):
+        owner.erase()
+
+
+def _drop_fill(op) -> None:
+    """Erases the -inf ``linalg.fill`` of the pool's output just before it
+    (only allocations and constants between them): the kernel writes every
+    element without reading it."""
+    y = op.operands[2]
+    block_ops = list(_compat.block_ops(op.operation.block))
+    keys = [_compat.op_key(o) for o in block_ops]
+    pos = keys.index(_compat.op_key(op.operation))
+    for o in reversed(block_ops[:pos]):
+        if o.name in ("memref.alloc", "arith.constant"):
+            continue
+        if o.name == "linalg.fill" and o.operands[1] == y:
+            o.erase()
+        return
+
+
+def _drop_if_unused(value) -> None:
+    """Erases an allocation only deallocations use (the pool's window)."""
+    owner = _compat.defining_op(value)
+    if owner is None or owner.name != "memref.alloc":
+        return
+    users = _compat.uses_of(value)
+    if any(u.name != "memref.dealloc" for u, _ in users):
+        return
+    for u, _ in users:
+        u.erase()
+    owner.erase()
+
+
+def _const(value: int) -> ir.Value:
+    return ir.Operation.create("arith.constant", results=[ir.IndexType.get()], attributes={
+        "value": ir.IntegerAttr.get(ir.IndexType.get(), value)}).results[0]
+
+
+def work_of(x_shape, backward: bool) -> int:
+    """A pool's work as rlx-parallel-loops counts it (vector operations over
+    8 elements): per input element about four forward (loads, the maxima,
+    the shuffles) and eight backward (the first-maximum chain, the picks,
+    the interleaving stores), over 8."""
+    n = 1
+    for d in x_shape:
+        n *= d
+    return max(1, n * (8 if backward else 4) // 8)
+
+
+def _replace(op, name: str, args: list, elt: str, threads: int, backward: bool) -> None:
+    """Replaces ``op`` by a call of ``name`` on ``args`` (4-D buffers), or
+    with ``threads`` > 1 and enough work by an ``scf.parallel`` over blocks
+    of images calling it on views."""
+    from .rlx_parallel_loops import PIPELINE_HOT_MIN_WORK
+    generic = ir.Type.parse(pool_memref_type(elt))
+    x_shape = _memref(args[1] if backward else args[0]).shape
+    work = work_of(x_shape, backward)
+    images = x_shape[0]
+    blocks = min(threads, images) if threads > 1 and work >= PIPELINE_HOT_MIN_WORK else 1
+    i64 = ir.IntegerType.get_signless(64)
+    with ir.InsertionPoint(op), op.location:
+        casts = [ir.Operation.create("memref.cast", results=[generic], operands=[v]).results[0]
+                 for v in args]
+        if blocks == 1:
+            ir.Operation.create("func.call", operands=casts, attributes={
+                "callee": ir.FlatSymbolRefAttr.get(name),
+                "gradir.work": ir.IntegerAttr.get(i64, work)})
+        else:
+            _parallel_calls(name, casts, generic, blocks, images, work)
+    op.erase()
+
+
+def _parallel_calls(name, casts, generic, blocks, images, work) -> None:
+    """``scf.parallel`` over ``blocks`` blocks of images (the last one
+    shorter), each calling the kernel on views of its images."""
+    from mlir.dialects import arith, memref
+    size = -(-images // blocks)
+    c0, c1, cn = _const(0), _const(1), _const(blocks)
+    loop = ir.Operation.create("scf.parallel", operands=[c0, cn, c1], regions=1, attributes={
+        "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1, 1, 0])})
+    body = loop.regions[0].blocks.append(ir.IndexType.get())
+    i64 = ir.IntegerType.get_signless(64)
+    with ir.InsertionPoint(body):
+        i = body.arguments[0]
+        start = arith.muli(i, _const(size))
+        left = arith.subi(_const(images), start)
+        count = arith.minsi(left, _const(size))
+        views = []
+        for v in casts:
+            dims = [memref.dim(v, _const(d)) for d in (1, 2, 3)]
+            views.append(_subview(v, start, count, dims, generic))
+        ir.Operation.create("func.call", operands=views, attributes={
+            "callee": ir.FlatSymbolRefAttr.get(name),
+            "gradir.work": ir.IntegerAttr.get(i64, max(1, work // blocks))})
+        ir.Operation.create("scf.reduce", operands=[], regions=0)
+
+
+def _subview(v, start, count, dims, result_type):
+    """``memref.subview v[start, 0, 0, 0] [count, dims...] [1, 1, 1, 1]``."""
+    dynamic = ir.ShapedType.get_dynamic_size()
+    static_offsets = ir.DenseI64ArrayAttr.get([ir.ShapedType.get_dynamic_stride_or_offset(),
+                                               0, 0, 0])
+    static_sizes = ir.DenseI64ArrayAttr.get([dynamic] * 4)
+    static_strides = ir.DenseI64ArrayAttr.get([1, 1, 1, 1])
+    op = ir.Operation.create(
+        "memref.subview", results=[result_type], operands=[v, start, count, *dims],
+        attributes={"static_offsets": static_offsets, "static_sizes": static_sizes,
+                    "static_strides": static_strides,
+                    "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1, 4, 0])})
+    return op.results[0]
