@@ -26,8 +26,8 @@ power of two down to 16 bytes, then one at a time.
 
 The results are bitwise those of rlx-to-linalg's generic lowering: the
 maximum (``arith.maximumf``: NaN-propagating, +0 above -0) is commutative
-and associative, and the backward picks the first maximum with the same
-chain of ``>`` comparisons from -inf as ``nn.lower_max_pool2d_backward``.
+and associative, and the backward picks the first maximum (the first NaN, if any) with the
+same chain of comparisons from -inf as ``nn.lower_max_pool2d_backward``.
 """
 
 from __future__ import annotations
@@ -108,8 +108,9 @@ def _forward_scalar(elt: str, j: str) -> list[str]:
 
 
 def _first_max(values: list[str], elt: str, shape: str, s: str) -> tuple[list[str], str]:
-    """Lines computing the position of the first maximum of ``values`` (``>``
-    from -inf, position 0 when none is greater: as the generic lowering)."""
+    """Lines computing the position of the first maximum of ``values``, NaN
+    counting as the maximum (``nn._beats`` from -inf, position 0 when none
+    beats it: as the generic lowering), and its name."""
     ft = f"vector<{shape}x{elt}>" if shape else elt
     it = f"vector<{shape}xi32>" if shape else "i32"
     dense = (lambda v: f"dense<{v}>") if shape else (lambda v: v)
@@ -119,7 +120,11 @@ def _first_max(values: list[str], elt: str, shape: str, s: str) -> tuple[list[st
     for pos, v in enumerate(values):
         if pos:
             lines.append(f"%p{pos}{s} = arith.constant {dense(pos)} : {it}")
-        lines += [f"%gt{pos}{s} = arith.cmpf ogt, {v}, {m} : {ft}",
+        # greater, or the first NaN (nn._beats): v > m or isnan(v), unless isnan(m)
+        lines += [f"%ug{pos}{s} = arith.cmpf ugt, {v}, {m} : {ft}",
+                  f"%om{pos}{s} = arith.cmpf ord, {m}, {m} : {ft}",
+                  f"%gt{pos}{s} = arith.andi %ug{pos}{s}, %om{pos}{s} : "
+                  + (f"vector<{shape}xi1>" if shape else "i1"),
                   f"%mx{pos}{s} = arith.select %gt{pos}{s}, {v}, {m} : "
                   + (f"vector<{shape}xi1>, {ft}" if shape else ft),
                   f"%k{pos}{s} = arith.select %gt{pos}{s}, %p{pos}{s}, {k} : "

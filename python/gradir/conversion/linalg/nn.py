@@ -641,6 +641,15 @@ def _exact_backward(p, grad, x, elt, pick):
     return out
 
 
+def _beats(v, m):
+    """Whether window value ``v`` becomes the arg-max over the maximum so
+    far ``m``: greater, or the first NaN (NaN counts as the maximum, as
+    numpy's ``argmax`` and PyTorch's pooling have it; the forward pool's
+    maximum is NaN there too).  ``v > m or isnan(v)``, unless ``m`` is NaN."""
+    return arith.andi(arith.cmpf(arith.CmpFPredicate.UGT, v, m),
+                      arith.cmpf(arith.CmpFPredicate.ORD, m, m))
+
+
 def _window_map(p):
     """``(n, c, oh, ow, ky, kx) -> (n, c, oh*sh + ky*dh, ow*sw + kx*dw)``."""
     d = [ir.AffineDimExpr.get(i) for i in range(6)]
@@ -664,7 +673,7 @@ def _argmax(xp, p, out_shape):
     def body(v, _w, m, a):
         pos = arith.addi(arith.muli(linalg.IndexOp(4).result, index_value(kw)),
                          linalg.IndexOp(5).result)
-        greater = arith.cmpf(arith.CmpFPredicate.OGT, v, m)
+        greater = _beats(v, m)
         return [arith.select(greater, v, m), arith.select(greater, pos, a)]
 
     return generic([xp, p.window(elt)], [maxv, arg], [_window_map(p), window_map, out_map, out_map],
@@ -705,7 +714,7 @@ def lower_max_pool2d_backward(op):
             # The first maximum in row-major window order, as _argmax.
             m, arg = scalar_const(elt, float("-inf")), index_value(0)
             for pos, v in enumerate(vals):
-                greater = arith.cmpf(arith.CmpFPredicate.OGT, v, m)
+                greater = _beats(v, m)
                 m = arith.select(greater, v, m)
                 arg = arith.select(greater, index_value(pos), arg)
             hit = arith.cmpi(arith.CmpIPredicate.eq, arg, index_value(own))
@@ -815,7 +824,7 @@ def _kernel_max_pool_backward(grad, x, p, elt):
             vals = vals[:4]
             m, arg = scalar_const(elt, float("-inf")), index_value(0)
             for pos, v in enumerate(vals):
-                greater = arith.cmpf(arith.CmpFPredicate.OGT, v, m)
+                greater = _beats(v, m)
                 m = arith.select(greater, v, m)
                 arg = arith.select(greater, index_value(pos), arg)
             two_i = index_value(2)

@@ -1,0 +1,233 @@
+# RUN: %PYTHON %s | FileCheck %s
+# gradir.compile(..., kernels=True): 2x2 max pools of stride 2 and their
+# backward call gradir's pooling kernels (conversion/cpu/pool_kernels.py,
+# rlx-pool-kernels).  For every shape below (output rows of 1 to 40
+# columns: every vector width's step and the scalar tail; an odd last row
+# and column the forward does not read; several images and channels), f32
+# and f64, for the host and for AVX2 (x86-64-v3: another kernel variant),
+# the kernels' results match the reference interpreter exactly and are
+# bitwise those of the generic lowering (kernels=False), on data full of
+# ties (zeros, as after a ReLU, and values on a coarse grid), NaN, +-inf
+# and -0.0.  A pool worth two threads runs as blocks of images on them,
+# with the same bits as one thread, and a small CNN's gradient step with
+# both kernels matches the interpreter.
+
+import numpy as np
+
+import gradir
+from gradir.conversion.cpu import rlx_parallel_loops
+
+rng = np.random.default_rng(0)
+DT = {"f32": np.float32, "f64": np.float64}
+
+
+def run(f):
+    print("\nTEST:", f.__name__)
+    f()
+    return f
+
+
+def t(shape, elt):
+    return "tensor<" + "x".join(map(str, shape)) + f"x{elt}>"
+
+
+POOL = "{pool_size = array<i64: 2, 2>, strides = array<i64: 2, 2>}"
+
+
+def forward_module(shape, elt):
+    n, c, h, w = shape
+    out = [n, c, h // 2, w // 2]
+    return gradir.parse(f"""
+func.func @f(%x: {t(shape, elt)}) -> {t(out, elt)} {{
+  %y = "rlx.max_pool2d"(%x) {POOL} : ({t(shape, elt)}) -> {t(out, elt)}
+  return %y : {t(out, elt)}
+}}""")
+
+
+def backward_module(shape, elt):
+    n, c, h, w = shape
+    out = [n, c, h // 2, w // 2]
+    # the gradient comes from an elementwise op (the form elementwise fusion
+    # would fold into the backward's generic), its result goes to another
+    return gradir.parse(f"""
+func.func @f(%g: {t(out, elt)}, %x: {t(shape, elt)}) -> {t(shape, elt)} {{
+  %g2 = "rlx.negative"(%g) : ({t(out, elt)}) -> {t(out, elt)}
+  %dx = "rlx.max_pool2d_backward"(%g2, %x) {POOL} : ({t(out, elt)}, {t(shape, elt)}) -> {t(shape, elt)}
+  %r = "rlx.negative"(%dx) : ({t(shape, elt)}) -> {t(shape, elt)}
+  return %r : {t(shape, elt)}
+}}""")
+
+
+def data(shape, dtype):
+    """Ties (zeros, a coarse grid), NaN, +-inf and -0.0 among normals."""
+    x = np.round(rng.standard_normal(shape) * 2) / 2
+    x[rng.random(shape) < 0.3] = 0.0
+    flat = x.reshape(-1)
+    for value, share in ((np.nan, 0.01), (np.inf, 0.01), (-np.inf, 0.02), (-0.0, 0.05)):
+        flat[rng.random(flat.size) < share] = value
+    return x.astype(dtype)
+
+
+def same_bits(a, b) -> bool:
+    """Bitwise equal, any NaN equal to any NaN."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    na, nb = np.isnan(a), np.isnan(b)
+    ints = np.uint32 if a.dtype == np.float32 else np.uint64
+    return bool(np.array_equal(na, nb)
+                and np.array_equal(a[~na].view(ints), b[~nb].view(ints)))
+
+
+def calls_kernel(module, cpu, name):
+    """Whether the lowered module calls the pooling kernel ``name``."""
+    exe = gradir.compile(module, cpu=cpu, threads=1, cache=False)
+    return f"_{name}(" in exe.llvm_ir
+
+
+SHAPES = [  # (N, C, H, W): output columns 1..40, odd H and W (floor mode, forward)
+    (1, 1, 2, 2), (2, 3, 4, 6), (1, 2, 5, 9), (2, 1, 6, 10), (1, 3, 3, 15),
+    (2, 2, 8, 16), (1, 1, 7, 17), (1, 2, 4, 18), (2, 1, 6, 24), (1, 1, 2, 30),
+    (1, 2, 4, 32), (1, 1, 3, 34), (1, 1, 2, 62), (1, 1, 4, 66), (3, 2, 4, 80),
+]
+
+
+@run
+def test_forward():
+    for cpu in ("host", "x86-64-v3"):
+        for elt in ("f32", "f64"):
+            for shape in SHAPES:
+                m = forward_module(shape, elt)
+                x = data(shape, DT[elt])
+                fast = gradir.compile(m, cpu=cpu, threads=1, cache=False)["f"](x)
+                plain = gradir.compile(m, cpu=cpu, threads=1, cache=False, kernels=False)["f"](x)
+                (want,) = gradir.interpret(m, "f", x)
+                np.testing.assert_array_equal(fast, want, err_msg=f"{cpu} {elt} {shape}")
+                assert same_bits(fast, plain), (cpu, elt, shape)
+            print(f"{cpu} {elt}: {len(SHAPES)} shapes ok")
+    assert calls_kernel(forward_module((2, 3, 4, 6), "f32"), "host", "max_pool2x2_f32")
+    print("calls the kernel")
+# CHECK-LABEL: TEST: test_forward
+# CHECK: host f32: 15 shapes ok
+# CHECK: host f64: 15 shapes ok
+# CHECK: x86-64-v3 f32: 15 shapes ok
+# CHECK: x86-64-v3 f64: 15 shapes ok
+# CHECK: calls the kernel
+
+
+@run
+def test_backward():
+    for cpu in ("host", "x86-64-v3"):
+        for elt in ("f32", "f64"):
+            count = 0
+            for shape in SHAPES:
+                shape = tuple(s - s % 2 for s in shape)     # windows that tile the input
+                m = backward_module(shape, elt)
+                x = data(shape, DT[elt])
+                g = rng.standard_normal([shape[0], shape[1], shape[2] // 2, shape[3] // 2]) \
+                    .astype(DT[elt])
+                fast = gradir.compile(m, cpu=cpu, threads=1, cache=False)["f"](g, x)
+                plain = gradir.compile(m, cpu=cpu, threads=1, cache=False, kernels=False)["f"](g, x)
+                (want,) = gradir.interpret(m, "f", g, x)
+                np.testing.assert_array_equal(fast, want, err_msg=f"{cpu} {elt} {shape}")
+                assert same_bits(fast, plain), (cpu, elt, shape)
+                count += 1
+            print(f"{cpu} {elt}: {count} shapes ok")
+    assert calls_kernel(backward_module((2, 3, 4, 6), "f64"), "host",
+                        "max_pool2x2_backward_f64")
+    print("calls the kernel")
+# CHECK-LABEL: TEST: test_backward
+# CHECK: host f32: 15 shapes ok
+# CHECK: host f64: 15 shapes ok
+# CHECK: x86-64-v3 f32: 15 shapes ok
+# CHECK: x86-64-v3 f64: 15 shapes ok
+# CHECK: calls the kernel
+
+
+@run
+def test_threads():
+    # 5 images of 8 x 128 x 130: work enough for rlx-pool-kernels' blocks of
+    # images (blocks of 3 and 2 at 2 threads, 2/2/1 at 3)
+    shape = (5, 8, 128, 130)
+    x = data(shape, np.float32)
+    g = rng.standard_normal((5, 8, 64, 65)).astype(np.float32)
+    fwd, bwd = forward_module(shape, "f32"), backward_module(shape, "f32")
+    (want_y,) = gradir.interpret(fwd, "f", x)
+    (want_dx,) = gradir.interpret(bwd, "f", g, x)
+    results = {}
+    for threads in (1, 2, 3):
+        y = gradir.compile(fwd, threads=threads, cache=False)["f"](x)
+        dx = gradir.compile(bwd, threads=threads, cache=False)["f"](g, x)
+        np.testing.assert_array_equal(y, want_y)
+        np.testing.assert_array_equal(dx, want_dx)
+        results[threads] = (y, dx)
+        print(f"threads {threads} ok")
+    for threads in (2, 3):
+        assert all(same_bits(a, b) for a, b in zip(results[1], results[threads]))
+    print("the same bits at 1, 2 and 3 threads")
+    text = gradir.compile(fwd, threads=2, cache=False).llvm_ir
+    assert "omp.parallel" in text, "no parallel region"
+    print("parallel at 2 threads")
+# CHECK-LABEL: TEST: test_threads
+# CHECK: threads 1 ok
+# CHECK: threads 2 ok
+# CHECK: threads 3 ok
+# CHECK: the same bits at 1, 2 and 3 threads
+# CHECK: parallel at 2 threads
+
+
+CNN = """
+func.func @main(%x: tensor<4x2x12x12xT>, %w: tensor<3x2x3x3xT>, %v: tensor<75x5xT>) -> tensor<T> {
+  %c = "rlx.conv2d"(%x, %w) : (tensor<4x2x12x12xT>, tensor<3x2x3x3xT>) -> tensor<4x3x10x10xT>
+  %r = "rlx.relu"(%c) : (tensor<4x3x10x10xT>) -> tensor<4x3x10x10xT>
+  %p = "rlx.max_pool2d"(%r) {pool_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<4x3x10x10xT>) -> tensor<4x3x5x5xT>
+  %f = "rlx.reshape"(%p) : (tensor<4x3x5x5xT>) -> tensor<4x75xT>
+  %o = "rlx.matmul"(%f, %v) : (tensor<4x75xT>, tensor<75x5xT>) -> tensor<4x5xT>
+  %t = "rlx.tanh"(%o) : (tensor<4x5xT>) -> tensor<4x5xT>
+  %s = "rlx.sum"(%t) : (tensor<4x5xT>) -> tensor<T>
+  return %s : tensor<T>
+}"""
+
+
+@run
+def test_gradient_step():
+    for elt in ("f32", "f64"):
+        m = gradir.parse(CNN.replace("xT>", f"x{elt}>").replace("<T>", f"<{elt}>"))
+        gradir.run_pipeline(m, "builtin.module(rlx-gradient{func=main wrt=1,2})")
+        args = [rng.standard_normal(s).astype(DT[elt])
+                for s in ((4, 2, 12, 12), (3, 2, 3, 3), (75, 5))]
+        exe = gradir.compile(m, cache=False, threads=1)
+        assert f"_max_pool2x2_backward_{elt}(" in exe.llvm_ir and f"_max_pool2x2_{elt}(" in exe.llvm_ir
+        got = exe["main_adjoint"](*args)
+        want = gradir.interpret(m, "main_adjoint", *args)
+        tol = 1e-5 if elt == "f32" else 1e-12
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+        print(f"{elt} ok")
+# CHECK-LABEL: TEST: test_gradient_step
+# CHECK: f32 ok
+# CHECK: f64 ok
+
+
+@run
+def test_nan_windows_generic():
+    # The generic lowering's arg-max (windows that overlap, padding) also
+    # takes the first NaN as the maximum, as the interpreter (numpy's argmax)
+    # and PyTorch do.
+    shape, out = (2, 3, 9, 9), (2, 3, 5, 5)
+    attrs = ("{pool_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, "
+             "padding = array<i64: 1, 1, 1, 1>}")
+    for elt in ("f32", "f64"):
+        m = gradir.parse(f"""
+func.func @f(%g: {t(out, elt)}, %x: {t(shape, elt)}) -> {t(shape, elt)} {{
+  %dx = "rlx.max_pool2d_backward"(%g, %x) {attrs} : ({t(out, elt)}, {t(shape, elt)}) -> {t(shape, elt)}
+  return %dx : {t(shape, elt)}
+}}""")
+        x = data(shape, DT[elt])
+        g = rng.standard_normal(out).astype(DT[elt])
+        got = gradir.compile(m, threads=1, cache=False)["f"](g, x)
+        (want,) = gradir.interpret(m, "f", g, x)
+        np.testing.assert_allclose(got, want, rtol=1e-6 if elt == "f32" else 1e-14)
+        print(f"{elt} ok")
+# CHECK-LABEL: TEST: test_nan_windows_generic
+# CHECK: f32 ok
+# CHECK: f64 ok
