@@ -198,15 +198,20 @@ func.func @avg_pool2d(%x: tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32> {
 // -----
 
 // max_pool2d_backward, windows tiling the input exactly: per kernel offset,
-// one generic over the windows finds the first maximum and writes the
-// gradient (or 0) into that offset's strided view; no zero fill, no scatter.
+// one generic over the windows finds the first maximum (NaN counting as
+// the maximum: greater-or-unordered while the maximum so far is ordered)
+// and writes the gradient (or 0) into that offset's strided view; no zero
+// fill, no scatter.
 
 // CHECK-LABEL: func.func @max_pool2d_backward(
 // CHECK-SAME: %[[G:.*]]: tensor<1x2x3x3xf32>, %[[X:.*]]: tensor<1x2x6x6xf32>)
 // CHECK-NOT: linalg.fill
 // CHECK: %[[E:.*]] = tensor.empty() : tensor<1x2x6x6xf32>
 // CHECK: %[[P0:.*]] = linalg.generic {{.*}} ins(%[[G]], {{.*}}) outs(%{{.*}} : tensor<1x2x3x3xf32>)
-// CHECK: arith.cmpf ogt
+// CHECK: arith.cmpf ugt, %{{.*}}, %[[M0:.*]] : f32
+// CHECK: %[[U:.*]] = arith.cmpf ugt, %{{.*}}, %[[M:.*]] : f32
+// CHECK-NEXT: %[[O:.*]] = arith.cmpf ord, %[[M]], %[[M]] : f32
+// CHECK-NEXT: arith.andi %[[U]], %[[O]] : i1
 // CHECK: %[[R0:.*]] = tensor.insert_slice %[[P0]] into %[[E]][0, 0, 0, 0] [1, 2, 3, 3] [1, 1, 2, 2]
 // CHECK: %[[P1:.*]] = linalg.generic
 // CHECK: tensor.insert_slice %[[P1]] into %[[R0]][0, 0, 0, 1] [1, 2, 3, 3] [1, 1, 2, 2]
