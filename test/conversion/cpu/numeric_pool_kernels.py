@@ -1,16 +1,17 @@
 # RUN: %PYTHON %s | FileCheck %s
-# gradir.compile(..., kernels=True): 2x2 max pools of stride 2 and their
-# backward call gradir's pooling kernels (conversion/cpu/pool_kernels.py,
-# rlx-pool-kernels).  For every shape below (output rows of 1 to 40
+# gradir.compile(..., kernels=True): 2x2 max and average pools of stride 2
+# and their backward call gradir's pooling kernels
+# (conversion/cpu/pool_kernels.py, rlx-pool-kernels).  For every shape below (output rows of 1 to 40
 # columns: every vector width's step and the scalar tail; an odd last row
 # and column the forward does not read; several images and channels), f32
 # and f64, for the host and for AVX2 (x86-64-v3: another kernel variant),
-# the kernels' results match the reference interpreter exactly and are
-# bitwise those of the generic lowering (kernels=False), on data full of
+# the kernels' results match the reference interpreter (max pools exactly,
+# average pools to rounding) and are bitwise those of the generic lowering
+# (kernels=False), on data full of
 # ties (zeros, as after a ReLU, and values on a coarse grid), NaN, +-inf
 # and -0.0.  A pool worth two threads runs as blocks of images on them,
 # with the same bits as one thread, and a small CNN's gradient step with
-# both kernels matches the interpreter.
+# the kernels matches the interpreter and, bitwise, the step without them.
 
 import numpy as np
 
@@ -34,17 +35,17 @@ def t(shape, elt):
 POOL = "{pool_size = array<i64: 2, 2>, strides = array<i64: 2, 2>}"
 
 
-def forward_module(shape, elt):
+def forward_module(shape, elt, kind="max"):
     n, c, h, w = shape
     out = [n, c, h // 2, w // 2]
     return gradir.parse(f"""
 func.func @f(%x: {t(shape, elt)}) -> {t(out, elt)} {{
-  %y = "rlx.max_pool2d"(%x) {POOL} : ({t(shape, elt)}) -> {t(out, elt)}
+  %y = "rlx.{kind}_pool2d"(%x) {POOL} : ({t(shape, elt)}) -> {t(out, elt)}
   return %y : {t(out, elt)}
 }}""")
 
 
-def backward_module(shape, elt):
+def backward_module(shape, elt, kind="max"):
     n, c, h, w = shape
     out = [n, c, h // 2, w // 2]
     # the gradient comes from an elementwise op (the form elementwise fusion
@@ -52,10 +53,20 @@ def backward_module(shape, elt):
     return gradir.parse(f"""
 func.func @f(%g: {t(out, elt)}, %x: {t(shape, elt)}) -> {t(shape, elt)} {{
   %g2 = "rlx.negative"(%g) : ({t(out, elt)}) -> {t(out, elt)}
-  %dx = "rlx.max_pool2d_backward"(%g2, %x) {POOL} : ({t(out, elt)}, {t(shape, elt)}) -> {t(shape, elt)}
+  %dx = "rlx.{kind}_pool2d_backward"(%g2, %x) {POOL} : ({t(out, elt)}, {t(shape, elt)}) -> {t(shape, elt)}
   %r = "rlx.negative"(%dx) : ({t(shape, elt)}) -> {t(shape, elt)}
   return %r : {t(shape, elt)}
 }}""")
+
+
+def close(got, want, kind, msg):
+    """Max pools: exactly the interpreter's; average pools: to rounding (the
+    interpreter's numpy mean adds in its own order)."""
+    if kind == "max":
+        np.testing.assert_array_equal(got, want, err_msg=msg)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-6 if got.dtype == np.float32 else 1e-14,
+                                   atol=1e-30, err_msg=msg)
 
 
 def data(shape, dtype):
@@ -93,54 +104,69 @@ SHAPES = [  # (N, C, H, W): output columns 1..40, odd H and W (floor mode, forwa
 
 @run
 def test_forward():
-    for cpu in ("host", "x86-64-v3"):
-        for elt in ("f32", "f64"):
-            for shape in SHAPES:
-                m = forward_module(shape, elt)
-                x = data(shape, DT[elt])
-                fast = gradir.compile(m, cpu=cpu, threads=1, cache=False)["f"](x)
-                plain = gradir.compile(m, cpu=cpu, threads=1, cache=False, kernels=False)["f"](x)
-                (want,) = gradir.interpret(m, "f", x)
-                np.testing.assert_array_equal(fast, want, err_msg=f"{cpu} {elt} {shape}")
-                assert same_bits(fast, plain), (cpu, elt, shape)
-            print(f"{cpu} {elt}: {len(SHAPES)} shapes ok")
+    for kind in ("max", "avg"):
+        for cpu in ("host", "x86-64-v3"):
+            for elt in ("f32", "f64"):
+                for shape in SHAPES:
+                    m = forward_module(shape, elt, kind)
+                    x = data(shape, DT[elt])
+                    fast = gradir.compile(m, cpu=cpu, threads=1, cache=False)["f"](x)
+                    plain = gradir.compile(m, cpu=cpu, threads=1, cache=False,
+                                           kernels=False)["f"](x)
+                    (want,) = gradir.interpret(m, "f", x)
+                    close(fast, want, kind, f"{kind} {cpu} {elt} {shape}")
+                    assert same_bits(fast, plain), (kind, cpu, elt, shape)
+                print(f"{kind} {cpu} {elt}: {len(SHAPES)} shapes ok")
     assert calls_kernel(forward_module((2, 3, 4, 6), "f32"), "host", "max_pool2x2_f32")
-    print("calls the kernel")
+    assert calls_kernel(forward_module((2, 3, 4, 6), "f64", "avg"), "host", "sum_pool2x2_f64")
+    print("calls the kernels")
 # CHECK-LABEL: TEST: test_forward
-# CHECK: host f32: 15 shapes ok
-# CHECK: host f64: 15 shapes ok
-# CHECK: x86-64-v3 f32: 15 shapes ok
-# CHECK: x86-64-v3 f64: 15 shapes ok
-# CHECK: calls the kernel
+# CHECK: max host f32: 15 shapes ok
+# CHECK: max host f64: 15 shapes ok
+# CHECK: max x86-64-v3 f32: 15 shapes ok
+# CHECK: max x86-64-v3 f64: 15 shapes ok
+# CHECK: avg host f32: 15 shapes ok
+# CHECK: avg host f64: 15 shapes ok
+# CHECK: avg x86-64-v3 f32: 15 shapes ok
+# CHECK: avg x86-64-v3 f64: 15 shapes ok
+# CHECK: calls the kernels
 
 
 @run
 def test_backward():
-    for cpu in ("host", "x86-64-v3"):
-        for elt in ("f32", "f64"):
-            count = 0
-            for shape in SHAPES:
-                shape = tuple(s - s % 2 for s in shape)     # windows that tile the input
-                m = backward_module(shape, elt)
-                x = data(shape, DT[elt])
-                g = rng.standard_normal([shape[0], shape[1], shape[2] // 2, shape[3] // 2]) \
-                    .astype(DT[elt])
-                fast = gradir.compile(m, cpu=cpu, threads=1, cache=False)["f"](g, x)
-                plain = gradir.compile(m, cpu=cpu, threads=1, cache=False, kernels=False)["f"](g, x)
-                (want,) = gradir.interpret(m, "f", g, x)
-                np.testing.assert_array_equal(fast, want, err_msg=f"{cpu} {elt} {shape}")
-                assert same_bits(fast, plain), (cpu, elt, shape)
-                count += 1
-            print(f"{cpu} {elt}: {count} shapes ok")
+    for kind in ("max", "avg"):
+        for cpu in ("host", "x86-64-v3"):
+            for elt in ("f32", "f64"):
+                count = 0
+                for shape in SHAPES:
+                    shape = tuple(s - s % 2 for s in shape)     # windows that tile the input
+                    m = backward_module(shape, elt, kind)
+                    x = data(shape, DT[elt])
+                    g = rng.standard_normal([shape[0], shape[1], shape[2] // 2,
+                                             shape[3] // 2]).astype(DT[elt])
+                    fast = gradir.compile(m, cpu=cpu, threads=1, cache=False)["f"](g, x)
+                    plain = gradir.compile(m, cpu=cpu, threads=1, cache=False,
+                                           kernels=False)["f"](g, x)
+                    (want,) = gradir.interpret(m, "f", g, x)
+                    close(fast, want, kind, f"{kind} {cpu} {elt} {shape}")
+                    assert same_bits(fast, plain), (kind, cpu, elt, shape)
+                    count += 1
+                print(f"{kind} {cpu} {elt}: {count} shapes ok")
     assert calls_kernel(backward_module((2, 3, 4, 6), "f64"), "host",
                         "max_pool2x2_backward_f64")
-    print("calls the kernel")
+    assert calls_kernel(backward_module((2, 3, 4, 6), "f32", "avg"), "host",
+                        "avg_pool2x2_backward_f32")
+    print("calls the kernels")
 # CHECK-LABEL: TEST: test_backward
-# CHECK: host f32: 15 shapes ok
-# CHECK: host f64: 15 shapes ok
-# CHECK: x86-64-v3 f32: 15 shapes ok
-# CHECK: x86-64-v3 f64: 15 shapes ok
-# CHECK: calls the kernel
+# CHECK: max host f32: 15 shapes ok
+# CHECK: max host f64: 15 shapes ok
+# CHECK: max x86-64-v3 f32: 15 shapes ok
+# CHECK: max x86-64-v3 f64: 15 shapes ok
+# CHECK: avg host f32: 15 shapes ok
+# CHECK: avg host f64: 15 shapes ok
+# CHECK: avg x86-64-v3 f32: 15 shapes ok
+# CHECK: avg x86-64-v3 f64: 15 shapes ok
+# CHECK: calls the kernels
 
 
 @run
@@ -150,21 +176,22 @@ def test_threads():
     shape = (5, 8, 128, 130)
     x = data(shape, np.float32)
     g = rng.standard_normal((5, 8, 64, 65)).astype(np.float32)
-    fwd, bwd = forward_module(shape, "f32"), backward_module(shape, "f32")
-    (want_y,) = gradir.interpret(fwd, "f", x)
-    (want_dx,) = gradir.interpret(bwd, "f", g, x)
+    modules = [(kind, forward_module(shape, "f32", kind), backward_module(shape, "f32", kind))
+               for kind in ("max", "avg")]
     results = {}
     for threads in (1, 2, 3):
-        y = gradir.compile(fwd, threads=threads, cache=False)["f"](x)
-        dx = gradir.compile(bwd, threads=threads, cache=False)["f"](g, x)
-        np.testing.assert_array_equal(y, want_y)
-        np.testing.assert_array_equal(dx, want_dx)
-        results[threads] = (y, dx)
+        results[threads] = []
+        for kind, fwd, bwd in modules:
+            y = gradir.compile(fwd, threads=threads, cache=False)["f"](x)
+            dx = gradir.compile(bwd, threads=threads, cache=False)["f"](g, x)
+            close(y, gradir.interpret(fwd, "f", x)[0], kind, f"{kind} forward")
+            close(dx, gradir.interpret(bwd, "f", g, x)[0], kind, f"{kind} backward")
+            results[threads] += [y, dx]
         print(f"threads {threads} ok")
     for threads in (2, 3):
         assert all(same_bits(a, b) for a, b in zip(results[1], results[threads]))
     print("the same bits at 1, 2 and 3 threads")
-    text = gradir.compile(fwd, threads=2, cache=False).llvm_ir
+    text = gradir.compile(modules[0][1], threads=2, cache=False).llvm_ir
     assert "omp.parallel" in text, "no parallel region"
     print("parallel at 2 threads")
 # CHECK-LABEL: TEST: test_threads
@@ -190,22 +217,30 @@ func.func @main(%x: tensor<4x2x12x12xT>, %w: tensor<3x2x3x3xT>, %v: tensor<75x5x
 
 @run
 def test_gradient_step():
-    for elt in ("f32", "f64"):
-        m = gradir.parse(CNN.replace("xT>", f"x{elt}>").replace("<T>", f"<{elt}>"))
+    for elt, kind in (("f32", "max"), ("f64", "max"), ("f32", "avg")):
+        m = gradir.parse(CNN.replace("xT>", f"x{elt}>").replace("<T>", f"<{elt}>")
+                         .replace("rlx.max_pool2d", f"rlx.{kind}_pool2d"))
         gradir.run_pipeline(m, "builtin.module(rlx-gradient{func=main wrt=1,2})")
         args = [rng.standard_normal(s).astype(DT[elt])
                 for s in ((4, 2, 12, 12), (3, 2, 3, 3), (75, 5))]
         exe = gradir.compile(m, cache=False, threads=1)
-        assert f"_max_pool2x2_backward_{elt}(" in exe.llvm_ir and f"_max_pool2x2_{elt}(" in exe.llvm_ir
+        names = ((f"_max_pool2x2_backward_{elt}(", f"_max_pool2x2_{elt}(") if kind == "max"
+                 else (f"_avg_pool2x2_backward_{elt}(", f"_sum_pool2x2_{elt}("))
+        assert all(name in exe.llvm_ir for name in names), kind
         got = exe["main_adjoint"](*args)
+        plain = gradir.compile(m, cache=False, threads=1, kernels=False)["main_adjoint"](*args)
         want = gradir.interpret(m, "main_adjoint", *args)
         tol = 1e-5 if elt == "f32" else 1e-12
-        for a, b in zip(got, want):
-            np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
-        print(f"{elt} ok")
+        for a, p, b in zip(got, plain, want):
+            # (f32: the interpreter's numpy sums round differently; the
+            # tolerance is relative to the largest element)
+            np.testing.assert_allclose(a, b, rtol=tol, atol=tol * float(np.abs(b).max()))
+            assert same_bits(a, p), kind
+        print(f"{kind} {elt} ok")
 # CHECK-LABEL: TEST: test_gradient_step
-# CHECK: f32 ok
-# CHECK: f64 ok
+# CHECK: max f32 ok
+# CHECK: max f64 ok
+# CHECK: avg f32 ok
 
 
 @run

@@ -46,6 +46,14 @@ func.func @inner_stride(%big: memref<1x1x8x16xf32>, %y: memref<1x1x4x4xf32>, %w:
 
 // -----
 
+func.func @sum_window(%x: memref<1x1x9x9xf64>, %y: memref<1x1x3x3xf64>, %w: memref<3x3xf64>) {
+  // expected-error @below {{a gradir.kernel sum pool must have a 2x2 window}}
+  linalg.pooling_nchw_sum {dilations = dense<1> : tensor<2xi64>, gradir.kernel, strides = dense<3> : tensor<2xi64>} ins(%x, %w : memref<1x1x9x9xf64>, memref<3x3xf64>) outs(%y : memref<1x1x3x3xf64>)
+  return
+}
+
+// -----
+
 func.func @on_tensors(%x: tensor<1x1x8x8xf32>, %y: tensor<1x1x4x4xf32>, %w: tensor<2x2xf32>) -> tensor<1x1x4x4xf32> {
   // expected-error @below {{a gradir.kernel max pool must have an input, a window and an output, on buffers}}
   %0 = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, gradir.kernel, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<1x1x8x8xf32>, tensor<2x2xf32>) outs(%y : tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
@@ -61,8 +69,8 @@ func.func @on_tensors(%x: tensor<1x1x8x8xf32>, %y: tensor<1x1x4x4xf32>, %w: tens
 #x11 = affine_map<(d0, d1, d2, d3) -> (d0, d1, (d2 floordiv 2) * 2 + 1, (d3 floordiv 2) * 2 + 1)>
 #id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 func.func @unknown_kernel(%dy: memref<1x1x2x2xf32>, %x: memref<1x1x4x4xf32>, %dx: memref<1x1x4x4xf32>) {
-  // expected-error @below {{unknown gradir.kernel "avg_pool2x2_backward" (expected "max_pool2x2_backward")}}
-  linalg.generic {indexing_maps = [#g, #x00, #x01, #x10, #x11, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%dy, %x, %x, %x, %x : memref<1x1x2x2xf32>, memref<1x1x4x4xf32>, memref<1x1x4x4xf32>, memref<1x1x4x4xf32>, memref<1x1x4x4xf32>) outs(%dx : memref<1x1x4x4xf32>) attrs = {gradir.kernel = "avg_pool2x2_backward"} {
+  // expected-error @below {{unknown gradir.kernel "min_pool2x2_backward" (expected one of "max_pool2x2_backward", "avg_pool2x2_backward")}}
+  linalg.generic {indexing_maps = [#g, #x00, #x01, #x10, #x11, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%dy, %x, %x, %x, %x : memref<1x1x2x2xf32>, memref<1x1x4x4xf32>, memref<1x1x4x4xf32>, memref<1x1x4x4xf32>, memref<1x1x4x4xf32>) outs(%dx : memref<1x1x4x4xf32>) attrs = {gradir.kernel = "min_pool2x2_backward"} {
   ^bb0(%a: f32, %b: f32, %b1: f32, %b2: f32, %b3: f32, %o: f32):
     linalg.yield %a : f32
   }
@@ -95,7 +103,7 @@ func.func @two_inputs(%dy: memref<1x1x2x2xf32>, %x: memref<1x1x4x4xf32>, %x2: me
 #x11 = affine_map<(d0, d1, d2, d3) -> (d0, d1, (d2 floordiv 2) * 2 + 1, (d3 floordiv 2) * 2 + 1)>
 #id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 func.func @odd(%dy: memref<1x1x3x3xf32>, %x: memref<1x1x4x4xf32>, %dx: memref<1x1x4x4xf32>) {
-  // expected-error @below {{a gradir.kernel max-pool backward must have an input twice the gradient's size ([1, 1, 4, 4] for [1, 1, 3, 3])}}
+  // expected-error @below {{a gradir.kernel max-pool backward must have an output twice the gradient's size ([1, 1, 4, 4] for [1, 1, 3, 3])}}
   linalg.generic {indexing_maps = [#g, #x00, #x01, #x10, #x11, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%dy, %x, %x, %x, %x : memref<1x1x3x3xf32>, memref<1x1x4x4xf32>, memref<1x1x4x4xf32>, memref<1x1x4x4xf32>, memref<1x1x4x4xf32>) outs(%dx : memref<1x1x4x4xf32>) attrs = {gradir.kernel = "max_pool2x2_backward"} {
   ^bb0(%a: f32, %b: f32, %b1: f32, %b2: f32, %b3: f32, %o: f32):
     linalg.yield %a : f32
@@ -111,6 +119,19 @@ func.func @maps(%dy: memref<1x1x2x2xf32>, %x: memref<1x1x4x4xf32>, %dx: memref<1
   // expected-error @below {{a gradir.kernel max-pool backward must read each window through its indexing maps}}
   linalg.generic {indexing_maps = [#g, #x, #x, #x, #x, #x], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%dy, %x, %x, %x, %x : memref<1x1x2x2xf32>, memref<1x1x4x4xf32>, memref<1x1x4x4xf32>, memref<1x1x4x4xf32>, memref<1x1x4x4xf32>) outs(%dx : memref<1x1x4x4xf32>) attrs = {gradir.kernel = "max_pool2x2_backward"} {
   ^bb0(%a: f32, %b: f32, %b1: f32, %b2: f32, %b3: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+#g = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 floordiv 2, d3 floordiv 2)>
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @avg_with_input(%dy: memref<1x1x2x2xf32>, %x: memref<1x1x4x4xf32>, %dx: memref<1x1x4x4xf32>) {
+  // expected-error @below {{a gradir.kernel average-pool backward must read the gradient, and write one buffer}}
+  linalg.generic {indexing_maps = [#g, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%dy, %x : memref<1x1x2x2xf32>, memref<1x1x4x4xf32>) outs(%dx : memref<1x1x4x4xf32>) attrs = {gradir.kernel = "avg_pool2x2_backward"} {
+  ^bb0(%a: f32, %b: f32, %o: f32):
     linalg.yield %a : f32
   }
   return

@@ -21,6 +21,13 @@
 // THREADS-LABEL: func.func @forward(
 // THREADS-NOT: scf.parallel
 // THREADS: call @gradir_kernel_{{.*}}_max_pool2x2_f32(
+// The sums of an average pool: their kernel, the +0.0 fill left out.
+// CHECK-LABEL: func.func @sums(
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: %[[CX:.*]] = memref.cast
+// CHECK-NEXT: %[[CY:.*]] = memref.cast
+// CHECK-NEXT: call @gradir_kernel_{{[0-9a-f]+}}_sum_pool2x2_f32(%[[CX]], %[[CY]]) {gradir.work = 168 : i64}
+// CHECK-NEXT: return
 // Unmarked pools are left alone.
 // CHECK-LABEL: func.func @unmarked(
 // CHECK: linalg.pooling_nchw_max
@@ -30,6 +37,14 @@ func.func @forward(%x: memref<2x3x8x7xf32>, %y: memref<2x3x4x3xf32>) {
   linalg.fill ins(%ninf : f32) outs(%y : memref<2x3x4x3xf32>)
   %w = memref.alloc() : memref<2x2xf32>
   linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, gradir.kernel, strides = dense<2> : tensor<2xi64>} ins(%x, %w : memref<2x3x8x7xf32>, memref<2x2xf32>) outs(%y : memref<2x3x4x3xf32>)
+  memref.dealloc %w : memref<2x2xf32>
+  return
+}
+func.func @sums(%x: memref<2x3x8x7xf32>, %y: memref<2x3x4x3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x3x4x3xf32>)
+  %w = memref.alloc() : memref<2x2xf32>
+  linalg.pooling_nchw_sum {dilations = dense<1> : tensor<2xi64>, gradir.kernel, strides = dense<2> : tensor<2xi64>} ins(%x, %w : memref<2x3x8x7xf32>, memref<2x2xf32>) outs(%y : memref<2x3x4x3xf32>)
   memref.dealloc %w : memref<2x2xf32>
   return
 }
@@ -53,6 +68,13 @@ func.func @unmarked(%x: memref<2x3x8x7xf32>, %y: memref<2x3x4x3xf32>) {
 // CHECK-NEXT: %[[CD:.*]] = memref.cast %[[DX]]
 // CHECK-NEXT: call @[[$B]](%[[CG]], %[[CX]], %[[CD]]) {gradir.work = 288 : i64}
 // CHECK-NEXT: return
+// The average pool's backward: the gradient and the input gradient.
+// CHECK-LABEL: func.func @average(
+// CHECK-SAME: %[[DY:.*]]: memref<2x3x4x3xf64>, %[[DX:.*]]: memref<2x3x8x6xf64>)
+// CHECK-NEXT: %[[CG:.*]] = memref.cast %[[DY]]
+// CHECK-NEXT: %[[CD:.*]] = memref.cast %[[DX]]
+// CHECK-NEXT: call @gradir_kernel_{{[0-9a-f]+}}_avg_pool2x2_backward_f64(%[[CG]], %[[CD]])
+// CHECK-NEXT: return
 // A view of a larger buffer keeps its strides (a unit innermost one).
 // CHECK-LABEL: func.func @view(
 // CHECK: %[[S:.*]] = memref.subview
@@ -69,6 +91,16 @@ func.func @backward(%dy: memref<2x3x4x3xf64>, %x: memref<2x3x8x6xf64>, %dx: memr
   linalg.copy ins(%dy : memref<2x3x4x3xf64>) outs(%c : memref<2x3x4x3xf64>)
   linalg.generic {indexing_maps = [#g, #x00, #x01, #x10, #x11, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c, %x, %x, %x, %x : memref<2x3x4x3xf64>, memref<2x3x8x6xf64>, memref<2x3x8x6xf64>, memref<2x3x8x6xf64>, memref<2x3x8x6xf64>) outs(%dx : memref<2x3x8x6xf64>) attrs = {gradir.kernel = "max_pool2x2_backward"} {
   ^bb0(%a: f64, %b: f64, %b1: f64, %b2: f64, %b3: f64, %o: f64):
+    linalg.yield %a : f64
+  }
+  memref.dealloc %c : memref<2x3x4x3xf64>
+  return
+}
+func.func @average(%dy: memref<2x3x4x3xf64>, %dx: memref<2x3x8x6xf64>) {
+  %c = memref.alloc() : memref<2x3x4x3xf64>
+  linalg.copy ins(%dy : memref<2x3x4x3xf64>) outs(%c : memref<2x3x4x3xf64>)
+  linalg.generic {indexing_maps = [#g, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c : memref<2x3x4x3xf64>) outs(%dx : memref<2x3x8x6xf64>) attrs = {gradir.kernel = "avg_pool2x2_backward"} {
+  ^bb0(%a: f64, %o: f64):
     linalg.yield %a : f64
   }
   memref.dealloc %c : memref<2x3x4x3xf64>

@@ -1,4 +1,4 @@
-"""issue 14: 2x2 max-pooling kernels in gradir's kernel library.
+"""issue 14: 2x2 pooling kernels in gradir's kernel library.
 
 A 2x2 window with stride 2 (LeNet's, VGG's, most CNNs') reads its input
 rows in pairs of columns: the output row ``j`` takes columns ``2j`` and
@@ -17,6 +17,10 @@ columns with two shuffles (what BLAS-style code does for pooling).
     void gradir_kernel_<variant>_max_pool2x2_backward_<elt>(g, x, dx)
         dx[n, c, 2i + a, 2j + b] = g[n, c, i, j] where (a, b) is the first
         maximum of the window in row-major order (``a * 2 + b``), else 0
+    void gradir_kernel_<variant>_sum_pool2x2_<elt>(x, y)     (average pooling's sums)
+        y[n, c, i, j] = ((x[.., 2i, 2j] + x[.., 2i, 2j+1]) + x[.., 2i+1, 2j]) + x[.., 2i+1, 2j+1]
+    void gradir_kernel_<variant>_avg_pool2x2_backward_<elt>(g, dx)
+        dx[n, c, 2i + a, 2j + b] = g[n, c, i, j] / 4
 
 Arguments are 4-D memrefs (NCHW) of any strides but a unit innermost one.
 ``x`` may have an odd row or column more than ``2 * y``'s (floor mode: it is
@@ -26,14 +30,18 @@ power of two down to 16 bytes, then one at a time.
 
 The results are bitwise those of rlx-to-linalg's generic lowering: the
 maximum (``arith.maximumf``: NaN-propagating, +0 above -0) is commutative
-and associative, and the backward picks the first maximum (the first NaN, if any) with the
-same chain of comparisons from -inf as ``nn.lower_max_pool2d_backward``.
+and associative, the max backward picks the first maximum (the first NaN,
+if any) with the same chain of comparisons from -inf as
+``nn.lower_max_pool2d_backward``, the sums add in the generic's order (the
+average's division by 4 stays a generic after the kernel) and the average's
+backward divides by 4 as the generic does.
 """
 
 from __future__ import annotations
 
 __all__ = ["POOL_ELEMENT_TYPES", "pool_memref_type", "max_pool_name",
-           "max_pool_backward_name", "max_pool_type", "max_pool_backward_type", "pool_text"]
+           "max_pool_backward_name", "sum_pool_name", "avg_pool_backward_name",
+           "pool_type", "pool_text"]
 
 KERNEL_PREFIX = "gradir_kernel_"
 POOL_ELEMENT_TYPES = ("f32", "f64")
@@ -53,14 +61,18 @@ def max_pool_backward_name(elt: str, var: str) -> str:
     return f"{KERNEL_PREFIX}{var}_max_pool2x2_backward_{elt}"
 
 
-def max_pool_type(elt: str) -> str:
-    t = pool_memref_type(elt)
-    return f"({t}, {t}) -> ()"
+def sum_pool_name(elt: str, var: str) -> str:
+    return f"{KERNEL_PREFIX}{var}_sum_pool2x2_{elt}"
 
 
-def max_pool_backward_type(elt: str) -> str:
+def avg_pool_backward_name(elt: str, var: str) -> str:
+    return f"{KERNEL_PREFIX}{var}_avg_pool2x2_backward_{elt}"
+
+
+def pool_type(elt: str, args: int) -> str:
+    """The type of a kernel taking ``args`` buffers."""
     t = pool_memref_type(elt)
-    return f"({t}, {t}, {t}) -> ()"
+    return "(" + ", ".join([t] * args) + ") -> ()"
 
 
 def _widths(lanes: int, elt: str) -> list[int]:
@@ -105,6 +117,66 @@ def _forward_scalar(elt: str, j: str) -> list[str]:
             f"%m1 = arith.maximumf %a1, %b1 : {elt}",
             f"%r = arith.maximumf %m0, %m1 : {elt}",
             f"memref.store %r, %y[%i, %ch, %oh, {j}] : {T}"]
+
+
+def _sum_step(elt: str, w: int, j: str, s: str) -> list[str]:
+    """The window sums of ``w`` output columns, in the generic lowering's
+    order: ((x00 + x01) + x10) + x11."""
+    T = pool_memref_type(elt)
+    V2, V = f"vector<{2 * w}x{elt}>", f"vector<{w}x{elt}>"
+    even, odd = list(range(0, 2 * w, 2)), list(range(1, 2 * w, 2))
+    return [f"%col{s} = arith.muli {j}, %c2 : index",
+            f"%a{s} = vector.load %x[%i, %ch, %h0, %col{s}] : {T}, {V2}",
+            f"%b{s} = vector.load %x[%i, %ch, %h1, %col{s}] : {T}, {V2}",
+            f"%v0{s} = " + _shuffle(f"%a{s}", f"%a{s}", even, 2 * w, elt),
+            f"%v1{s} = " + _shuffle(f"%a{s}", f"%a{s}", odd, 2 * w, elt),
+            f"%v2{s} = " + _shuffle(f"%b{s}", f"%b{s}", even, 2 * w, elt),
+            f"%v3{s} = " + _shuffle(f"%b{s}", f"%b{s}", odd, 2 * w, elt),
+            f"%s01{s} = arith.addf %v0{s}, %v1{s} : {V}",
+            f"%s012{s} = arith.addf %s01{s}, %v2{s} : {V}",
+            f"%r{s} = arith.addf %s012{s}, %v3{s} : {V}",
+            f"vector.store %r{s}, %y[%i, %ch, %oh, {j}] : {T}, {V}"]
+
+
+def _sum_scalar(elt: str, j: str) -> list[str]:
+    T = pool_memref_type(elt)
+    return ["%col = arith.muli " + j + ", %c2 : index",
+            "%col1 = arith.addi %col, %c1 : index",
+            f"%v0 = memref.load %x[%i, %ch, %h0, %col] : {T}",
+            f"%v1 = memref.load %x[%i, %ch, %h0, %col1] : {T}",
+            f"%v2 = memref.load %x[%i, %ch, %h1, %col] : {T}",
+            f"%v3 = memref.load %x[%i, %ch, %h1, %col1] : {T}",
+            f"%s01 = arith.addf %v0, %v1 : {elt}",
+            f"%s012 = arith.addf %s01, %v2 : {elt}",
+            f"%r = arith.addf %s012, %v3 : {elt}",
+            f"memref.store %r, %y[%i, %ch, %oh, {j}] : {T}"]
+
+
+def _avg_backward_step(elt: str, w: int, j: str, s: str) -> list[str]:
+    """Each window's four input-gradient elements: its output gradient / 4."""
+    T = pool_memref_type(elt)
+    V2, V = f"vector<{2 * w}x{elt}>", f"vector<{w}x{elt}>"
+    interleave = [i // 2 + (w if i % 2 else 0) for i in range(2 * w)]
+    return [f"%col{s} = arith.muli {j}, %c2 : index",
+            f"%four{s} = arith.constant dense<4.0> : {V}",
+            f"%gv{s} = vector.load %g[%i, %ch, %oh, {j}] : {T}, {V}",
+            f"%gq{s} = arith.divf %gv{s}, %four{s} : {V}",
+            f"%t{s} = " + _shuffle(f"%gq{s}", f"%gq{s}", interleave, w, elt),
+            f"vector.store %t{s}, %dx[%i, %ch, %h0, %col{s}] : {T}, {V2}",
+            f"vector.store %t{s}, %dx[%i, %ch, %h1, %col{s}] : {T}, {V2}"]
+
+
+def _avg_backward_scalar(elt: str, j: str) -> list[str]:
+    T = pool_memref_type(elt)
+    return ["%col = arith.muli " + j + ", %c2 : index",
+            "%col1 = arith.addi %col, %c1 : index",
+            f"%four = arith.constant 4.0 : {elt}",
+            f"%gv = memref.load %g[%i, %ch, %oh, {j}] : {T}",
+            f"%gq = arith.divf %gv, %four : {elt}",
+            f"memref.store %gq, %dx[%i, %ch, %h0, %col] : {T}",
+            f"memref.store %gq, %dx[%i, %ch, %h0, %col1] : {T}",
+            f"memref.store %gq, %dx[%i, %ch, %h1, %col] : {T}",
+            f"memref.store %gq, %dx[%i, %ch, %h1, %col1] : {T}"]
 
 
 def _first_max(values: list[str], elt: str, shape: str, s: str) -> tuple[list[str], str]:
@@ -242,4 +314,8 @@ def pool_text(var: str, lanes: dict[str, int]) -> list[str]:
                          _forward_step, _forward_scalar)
         lines += _kernel(max_pool_backward_name(elt, var), f"%g: {T}, %x: {T}, %dx: {T}", "%g",
                          elt, lanes[elt], _backward_step, _backward_scalar)
+        lines += _kernel(sum_pool_name(elt, var), f"%x: {T}, %y: {T}", "%y", elt, lanes[elt],
+                         _sum_step, _sum_scalar)
+        lines += _kernel(avg_pool_backward_name(elt, var), f"%g: {T}, %dx: {T}", "%g",
+                         elt, lanes[elt], _avg_backward_step, _avg_backward_scalar)
     return lines

@@ -1,4 +1,4 @@
-"""rlx-pool-kernels: marked 2x2 max pools on buffers become calls of gradir's pooling kernels."""
+"""rlx-pool-kernels: marked 2x2 pools on buffers become calls of gradir's pooling kernels."""
 
 from __future__ import annotations
 
@@ -8,14 +8,23 @@ from mlir import ir
 
 from ... import _compat
 from ...passes.base import ModulePass, option
-from .pool_kernels import (POOL_ELEMENT_TYPES, max_pool_backward_name, max_pool_backward_type,
-                           max_pool_name, max_pool_type, pool_memref_type)
+from .pool_kernels import (POOL_ELEMENT_TYPES, avg_pool_backward_name, max_pool_backward_name,
+                           max_pool_name, pool_memref_type, pool_type, sum_pool_name)
+
+# The marked ops: forward pools (named ops) -> (kernel name, init value
+# their fill writes); backward generics (kernel attribute) -> (kernel
+# name, how many times they read the input).
+_FORWARD = {"linalg.pooling_nchw_max": (max_pool_name, "-inf"),
+            "linalg.pooling_nchw_sum": (sum_pool_name, "0")}
+_BACKWARD = {"max_pool2x2_backward": (max_pool_backward_name, 4),
+             "avg_pool2x2_backward": (avg_pool_backward_name, 0)}
 
 
 @dataclass(frozen=True)
 class RlxPoolKernels(ModulePass):
-    """Turns the 2x2 max pools that ``rlx-to-linalg{pool-kernels=true}``
-    emits, once bufferized, into calls of gradir's pooling kernels
+    """Turns the 2x2 max and average pools of stride 2 that
+    ``rlx-to-linalg{pool-kernels=true}`` emits, once bufferized, into calls
+    of gradir's pooling kernels
     (``conversion/cpu/pool_kernels.py``, in the kernel library the runtime
     links, ``runtime/kernels.py``).  Run after bufferization, before
     ``convert-linalg-to-loops``.
@@ -33,11 +42,14 @@ class RlxPoolKernels(ModulePass):
         %1 = memref.cast %y : ...
         call @gradir_kernel_<variant>_max_pool2x2_f32(%0, %1) : (...) -> ()
 
+    ``linalg.pooling_nchw_sum {gradir.kernel}`` (average pooling's sums,
+    divided by a generic after it) likewise calls ``..._sum_pool2x2_<elt>``.
     The backward, ``linalg.generic {gradir.kernel = "max_pool2x2_backward"}``
     (the output gradient, read through a ``linalg.copy``, then the input
-    four times; see ``nn._kernel_max_pool_backward``), becomes a call of
+    four times; see ``nn._kernel_backward``), becomes a call of
     ``..._max_pool2x2_backward_<elt>(g, x, dx)`` reading the copy's source
-    (the copy is left out).
+    (the copy is left out); ``"avg_pool2x2_backward"`` (the gradient only)
+    a call of ``..._avg_pool2x2_backward_<elt>(g, dx)``.
 
     With ``threads`` > 1 a pool of enough work runs as an ``scf.parallel``
     over blocks of images, one kernel call each on views
@@ -71,7 +83,7 @@ class RlxPoolKernels(ModulePass):
             raise self.failure()
         module = module.operation
         ops = _compat.collect_ops(module, lambda o: "gradir.kernel" in o.attributes and (
-            o.name == "linalg.pooling_nchw_max" or (
+            o.name in _FORWARD or (
                 o.name == "linalg.generic"
                 and isinstance(o.attributes["gradir.kernel"], ir.StringAttr))))
         if not ops:
@@ -86,20 +98,22 @@ class RlxPoolKernels(ModulePass):
                 raise self.failure()
             elt = str(ir.MemRefType(op.operands[-1].type).element_type)
             if backward:
-                name, ftype = max_pool_backward_name(elt, var), max_pool_backward_type(elt)
+                naming, reads = _BACKWARD[ir.StringAttr(op.attributes["gradir.kernel"]).value]
                 g = _copy_source(op, op.operands[0])
-                args = [g, op.operands[1], op.operands[5]]
+                args = [g] + ([op.operands[1]] if reads else []) + [op.operands[-1]]
+                read = op.operands[0]
             else:
-                name, ftype = max_pool_name(elt, var), max_pool_type(elt)
+                naming, _ = _FORWARD[op.name]
                 _drop_fill(op)
                 args = [op.operands[0], op.operands[2]]
-            read = op.operands[0] if backward else op.operands[1]
+                read = op.operands[1]
+            name = naming(elt, var)
             _replace(op, name, args, elt, self.threads, backward)
             if backward:
                 _drop_copy_buffer(read)
             else:
                 _drop_if_unused(read)
-            needed.add((name, ftype))
+            needed.add((name, pool_type(elt, len(args))))
         from .rlx_matmul_kernels import _declare
         _declare(module, sorted(needed))
 
@@ -141,7 +155,8 @@ def _dense_pair(op, name: str) -> list[int] | None:
 
 
 def _forward_problem(op) -> str | None:
-    what = "a gradir.kernel max pool"
+    what = ("a gradir.kernel max pool" if op.name == "linalg.pooling_nchw_max"
+            else "a gradir.kernel sum pool")
     if len(op.operands) != 3 or op.results:
         return f"{what} must have an input, a window and an output, on buffers"
     x, window, y = op.operands
@@ -161,26 +176,31 @@ def _forward_problem(op) -> str | None:
 
 
 def _backward_problem(op) -> str | None:
-    what = "a gradir.kernel max-pool backward"
-    if ir.StringAttr(op.attributes["gradir.kernel"]).value != "max_pool2x2_backward":
-        return (f"unknown gradir.kernel {op.attributes['gradir.kernel']} (expected "
-                "\"max_pool2x2_backward\")")
-    if len(op.operands) != 6 or op.results:
-        return f"{what} must read the gradient and the input four times, and write one buffer"
-    g, x, dx = op.operands[0], op.operands[1], op.operands[5]
-    if any(op.operands[i] != x for i in (2, 3, 4)):
+    kind = ir.StringAttr(op.attributes["gradir.kernel"]).value
+    if kind not in _BACKWARD:
+        return (f"unknown gradir.kernel {op.attributes['gradir.kernel']} (expected one of "
+                + ", ".join(f'"{k}"' for k in _BACKWARD) + ")")
+    reads = _BACKWARD[kind][1]
+    what = f"a gradir.kernel {'max' if reads else 'average'}-pool backward"
+    if len(op.operands) != 2 + reads or op.results:
+        return (f"{what} must read the gradient{' and the input four times' if reads else ''}, "
+                "and write one buffer")
+    g, dx = op.operands[0], op.operands[-1]
+    if reads and any(op.operands[i] != op.operands[1] for i in range(2, 1 + reads)):
         return f"{what} must read the same input four times"
-    problem = _operand_problem([g, x, dx], what)
+    problem = _operand_problem([g] + list(op.operands[1:2 if reads else 1]) + [dx], what)
     if problem:
         return problem
-    gs, xs, ds = _memref(g).shape, _memref(x).shape, _memref(dx).shape
-    if list(xs) != list(ds) or list(gs[:2]) != list(xs[:2]) or \
-            [2 * o for o in gs[2:]] != list(xs[2:]):
-        return f"{what} must have an input twice the gradient's size ({xs} for {gs})"
+    gs, ds = _memref(g).shape, _memref(dx).shape
+    if reads and list(_memref(op.operands[1]).shape) != list(ds):
+        return f"{what} must read an input of its output's shape"
+    if list(gs[:2]) != list(ds[:2]) or [2 * o for o in gs[2:]] != list(ds[2:]):
+        return f"{what} must have an output twice the gradient's size ({ds} for {gs})"
     maps = [str(ir.AffineMapAttr(a).value) for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
     want = ["(d0, d1, d2 floordiv 2, d3 floordiv 2)"] + [
         f"(d0, d1, (d2 floordiv 2) * 2{' + 1' if a else ''}, (d3 floordiv 2) * 2"
-        f"{' + 1' if b else ''})" for a in range(2) for b in range(2)] + ["(d0, d1, d2, d3)"]
+        f"{' + 1' if b else ''})" for a in range(2) for b in range(2)][:reads] + [
+        "(d0, d1, d2, d3)"]
     if [m.split("->")[-1].strip() for m in maps] != want:
         return f"{what} must read each window through its indexing maps ({', '.join(want)})"
     return None
@@ -226,8 +246,8 @@ def _drop_copy_buffer(g) -> None:
 
 
 def _drop_fill(op) -> None:
-    """Erases the -inf ``linalg.fill`` of the pool's output just before it
-    (only allocations and constants between them): the kernel writes every
+    """Erases the ``linalg.fill`` of the pool's output just before it (only
+    allocations and constants between them): the kernel writes every
     element without reading it."""
     y = op.operands[2]
     block_ops = list(_compat.block_ops(op.operation.block))
@@ -276,7 +296,7 @@ def _replace(op, name: str, args: list, elt: str, threads: int, backward: bool) 
     of images calling it on views."""
     from .rlx_parallel_loops import PIPELINE_HOT_MIN_WORK
     generic = ir.Type.parse(pool_memref_type(elt))
-    x_shape = _memref(args[1] if backward else args[0]).shape
+    x_shape = _memref(args[-1] if backward else args[0]).shape
     work = work_of(x_shape, backward)
     images = x_shape[0]
     blocks = min(threads, images) if threads > 1 and work >= PIPELINE_HOT_MIN_WORK else 1

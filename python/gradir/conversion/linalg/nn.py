@@ -595,6 +595,9 @@ def lower_avg_pool2d(op):
     out_shape = shape_of(op.results[0].type)
     p = _Pool(op, shape_of(x), out_shape[2:])
     elt = elt_of(x)
+    if _kernel_pool(p, elt):
+        return [_divide_by_counts(_kernel_pool_op(linalg.pooling_nchw_sum, x, p, out_shape,
+                                                  elt, 0.0), p)]
     if _unrolled(p):
         views = _window_views(p.padded(x, 0), p)
         counts = _dense(p.counts(), elt)
@@ -739,6 +742,9 @@ def lower_avg_pool2d_backward(op):
     shape = shape_of(x)
     p = _Pool(op, shape, shape_of(grad)[2:])
     elt = elt_of(x)
+    if _exact(p) and _kernel_pool(p, elt):
+        return [_kernel_backward(grad, [], p, elt, "avg_pool2x2_backward",
+                                 lambda g: arith.divf(g, scalar_const(elt, 4)))]
     if _exact(p):
         # Exact windows hold kh*kw data elements each.
         count = scalar_const(elt, p.kernel[0] * p.kernel[1])
@@ -764,8 +770,8 @@ def pool_kernels_enabled() -> bool:
 
 @contextlib.contextmanager
 def pool_kernels(enabled: bool):
-    """Within it, 2x2 max pools of stride 2 are emitted for the pooling
-    kernels (``rlx-to-linalg{pool-kernels=true}``, then
+    """Within it, 2x2 max and average pools of stride 2 are emitted for the
+    pooling kernels (``rlx-to-linalg{pool-kernels=true}``, then
     ``rlx-pool-kernels`` after bufferization)."""
     saved, _POOL_KERNELS.value = pool_kernels_enabled(), bool(enabled)
     try:
@@ -784,59 +790,68 @@ def _kernel_pool(p, elt) -> bool:
 
 
 def _kernel_max_pool(x, p, out_shape, elt):
-    """``linalg.pooling_nchw_max {gradir.kernel}``: a named op, which
-    elementwise fusion leaves alone; lowered as any pooling op when no
-    ``rlx-pool-kernels`` replaces it."""
-    init = filled(out_shape, elt, float("-inf"))
-    y = linalg.pooling_nchw_max(x, p.window(elt), outs=[init], strides=[2, 2],
-                                dilations=[1, 1])
+    return _kernel_pool_op(linalg.pooling_nchw_max, x, p, out_shape, elt, float("-inf"))
+
+
+def _kernel_pool_op(named, x, p, out_shape, elt, init):
+    """``linalg.pooling_nchw_max`` / ``linalg.pooling_nchw_sum`` (``named``)
+    marked ``gradir.kernel``: a named op, which elementwise fusion leaves
+    alone; lowered as any pooling op when no ``rlx-pool-kernels`` replaces
+    it."""
+    init = filled(out_shape, elt, init)
+    y = named(x, p.window(elt), outs=[init], strides=[2, 2], dilations=[1, 1])
     _compat.defining_op(y).attributes["gradir.kernel"] = ir.UnitAttr.get()
     return y
 
 
 def _kernel_max_pool_backward(grad, x, p, elt):
-    """One ``linalg.generic {gradir.kernel = "max_pool2x2_backward"}`` over
-    the input gradient (N, C, 2Ho, 2Wo): each element reads its window's
-    output gradient and four values (maps with ``floordiv``) and keeps the
-    gradient where it is the window's first maximum, as ``pick`` in
-    ``lower_max_pool2d_backward``.  The kernel takes only this form, which
-    elementwise fusion would change: the generic sits in an
-    ``scf.execute_region no_inline`` (it is all-parallel: fusion would fold
-    it into its consumer), and reads the gradient through a ``linalg.copy``
-    (fusion folds a generic producer of a single use into its consumer; the
-    copy is a named op, which it leaves alone; ``rlx-pool-kernels`` reads
-    the copy's source and drops it).  The input is read four times: its
-    producer never has that single use.  Without ``rlx-pool-kernels`` it
-    lowers to loops (correct, scalar)."""
+    """The max pool's backward for the kernel (``_kernel_backward``): the
+    gradient where the window's element is its first maximum, as ``pick``
+    in ``lower_max_pool2d_backward``."""
+    two_i = index_value(2)
+
+    def body(gv, *vals):
+        m, arg = scalar_const(elt, float("-inf")), index_value(0)
+        for pos, v in enumerate(vals):
+            greater = _beats(v, m)
+            m = arith.select(greater, v, m)
+            arg = arith.select(greater, index_value(pos), arg)
+        own = arith.addi(arith.muli(arith.remui(linalg.IndexOp(2).result, two_i), two_i),
+                         arith.remui(linalg.IndexOp(3).result, two_i))
+        hit = arith.cmpi(arith.CmpIPredicate.eq, arg, own)
+        return arith.select(hit, gv, zero(elt))
+
+    return _kernel_backward(grad, [x] * 4, p, elt, "max_pool2x2_backward", body)
+
+
+def _kernel_backward(grad, xs, p, elt, kind, value):
+    """One ``linalg.generic {gradir.kernel = kind}`` over the input gradient
+    (N, C, 2Ho, 2Wo) of 2x2 windows: each element reads its window's output
+    gradient (and, ``xs``, the input four times, once per window element:
+    maps with ``floordiv``) and yields ``value(g, *window)``.  The kernel
+    takes only this form, which elementwise fusion would change: the
+    generic sits in an ``scf.execute_region no_inline`` (it is all-parallel:
+    fusion would fold it into its consumer), and reads the gradient through
+    a ``linalg.copy`` (fusion folds a generic producer of a single use into
+    its consumer; the copy is a named op, which it leaves alone;
+    ``rlx-pool-kernels`` reads the copy's source and drops it).  The input
+    read four times has no producer of that single use.  Without
+    ``rlx-pool-kernels`` it lowers to loops (correct, scalar)."""
     d = [ir.AffineDimExpr.get(i) for i in range(4)]
     two = ir.AffineConstantExpr.get(2)
     oh, ow = (ir.AffineFloorDivExpr.get(d[i], two) for i in (2, 3))
     g_map = ir.AffineMap.get(4, 0, [d[0], d[1], oh, ow])
     x_maps = [ir.AffineMap.get(4, 0, [d[0], d[1], oh * 2 + a, ow * 2 + b])
-              for a in range(2) for b in range(2)]
-    shape = shape_of(x)
+              for a in range(2) for b in range(2)][:len(xs)]
+    shape = p.shape
     from .matmul import _execute_region
     region, block = _execute_region(ir.RankedTensorType.get(shape, elt))
     with ir.InsertionPoint(block):
         g = linalg.copy(grad, outs=[empty(shape_of(grad), elt)])
-
-        def body(gv, *vals):
-            vals = vals[:4]
-            m, arg = scalar_const(elt, float("-inf")), index_value(0)
-            for pos, v in enumerate(vals):
-                greater = _beats(v, m)
-                m = arith.select(greater, v, m)
-                arg = arith.select(greater, index_value(pos), arg)
-            two_i = index_value(2)
-            own = arith.addi(arith.muli(arith.remui(linalg.IndexOp(2).result, two_i), two_i),
-                             arith.remui(linalg.IndexOp(3).result, two_i))
-            hit = arith.cmpi(arith.CmpIPredicate.eq, arg, own)
-            return [arith.select(hit, gv, zero(elt))]
-
-        (dx,) = generic([g] + [x] * 4, [empty(shape, elt)],
-                        [g_map] + x_maps + [identity_map(4)], [PARALLEL] * 4, body)
-        _compat.defining_op(dx).attributes["gradir.kernel"] = ir.StringAttr.get(
-            "max_pool2x2_backward")
+        (dx,) = generic([g] + list(xs), [empty(shape, elt)],
+                        [g_map] + x_maps + [identity_map(4)], [PARALLEL] * 4,
+                        lambda gv, *rest: [value(gv, *rest[:len(xs)])])
+        _compat.defining_op(dx).attributes["gradir.kernel"] = ir.StringAttr.get(kind)
         ir.Operation.create("scf.yield", operands=[dx])
     return region.results[0]
 
