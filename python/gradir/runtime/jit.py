@@ -394,9 +394,9 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
     compiled as a register-tiled loop nest of its own shapes; the results
     are bitwise the same (at every thread count), the compile several times
     faster per matmul, the code as fast (README, "Matmul kernels").  Max
-    pools with 2x2 windows of stride 2 and their backward call the
-    library's vectorized pooling kernels (``rlx-pool-kernels``; bitwise the
-    same results).  None: ``$GRADIR_KERNELS`` (0 or 1), else on.
+    pools with 2x2 windows of stride 2, their backward and the average
+    pools' backward call the library's vectorized pooling kernels
+    (``rlx-pool-kernels``; bitwise the same results).  None: ``$GRADIR_KERNELS`` (0 or 1), else on.
     """
     if not hasattr(module, "operation") and not isinstance(module, ir.Operation):
         raise TypeError(f"gradir.compile expects an MLIR module (gradir.parse(text)), "

@@ -46,14 +46,6 @@ func.func @inner_stride(%big: memref<1x1x8x16xf32>, %y: memref<1x1x4x4xf32>, %w:
 
 // -----
 
-func.func @sum_window(%x: memref<1x1x9x9xf64>, %y: memref<1x1x3x3xf64>, %w: memref<3x3xf64>) {
-  // expected-error @below {{a gradir.kernel sum pool must have a 2x2 window}}
-  linalg.pooling_nchw_sum {dilations = dense<1> : tensor<2xi64>, gradir.kernel, strides = dense<3> : tensor<2xi64>} ins(%x, %w : memref<1x1x9x9xf64>, memref<3x3xf64>) outs(%y : memref<1x1x3x3xf64>)
-  return
-}
-
-// -----
-
 func.func @on_tensors(%x: tensor<1x1x8x8xf32>, %y: tensor<1x1x4x4xf32>, %w: tensor<2x2xf32>) -> tensor<1x1x4x4xf32> {
   // expected-error @below {{a gradir.kernel max pool must have an input, a window and an output, on buffers}}
   %0 = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, gradir.kernel, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<1x1x8x8xf32>, tensor<2x2xf32>) outs(%y : tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>

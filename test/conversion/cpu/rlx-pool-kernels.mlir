@@ -21,13 +21,6 @@
 // THREADS-LABEL: func.func @forward(
 // THREADS-NOT: scf.parallel
 // THREADS: call @gradir_kernel_{{.*}}_max_pool2x2_f32(
-// The sums of an average pool: their kernel, the +0.0 fill left out.
-// CHECK-LABEL: func.func @sums(
-// CHECK-NEXT: arith.constant
-// CHECK-NEXT: %[[CX:.*]] = memref.cast
-// CHECK-NEXT: %[[CY:.*]] = memref.cast
-// CHECK-NEXT: call @gradir_kernel_{{[0-9a-f]+}}_sum_pool2x2_f32(%[[CX]], %[[CY]]) {gradir.work = 168 : i64}
-// CHECK-NEXT: return
 // Unmarked pools are left alone.
 // CHECK-LABEL: func.func @unmarked(
 // CHECK: linalg.pooling_nchw_max
@@ -37,14 +30,6 @@ func.func @forward(%x: memref<2x3x8x7xf32>, %y: memref<2x3x4x3xf32>) {
   linalg.fill ins(%ninf : f32) outs(%y : memref<2x3x4x3xf32>)
   %w = memref.alloc() : memref<2x2xf32>
   linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, gradir.kernel, strides = dense<2> : tensor<2xi64>} ins(%x, %w : memref<2x3x8x7xf32>, memref<2x2xf32>) outs(%y : memref<2x3x4x3xf32>)
-  memref.dealloc %w : memref<2x2xf32>
-  return
-}
-func.func @sums(%x: memref<2x3x8x7xf32>, %y: memref<2x3x4x3xf32>) {
-  %zero = arith.constant 0.0 : f32
-  linalg.fill ins(%zero : f32) outs(%y : memref<2x3x4x3xf32>)
-  %w = memref.alloc() : memref<2x2xf32>
-  linalg.pooling_nchw_sum {dilations = dense<1> : tensor<2xi64>, gradir.kernel, strides = dense<2> : tensor<2xi64>} ins(%x, %w : memref<2x3x8x7xf32>, memref<2x2xf32>) outs(%y : memref<2x3x4x3xf32>)
   memref.dealloc %w : memref<2x2xf32>
   return
 }

@@ -17,8 +17,6 @@ columns with two shuffles (what BLAS-style code does for pooling).
     void gradir_kernel_<variant>_max_pool2x2_backward_<elt>(g, x, dx)
         dx[n, c, 2i + a, 2j + b] = g[n, c, i, j] where (a, b) is the first
         maximum of the window in row-major order (``a * 2 + b``), else 0
-    void gradir_kernel_<variant>_sum_pool2x2_<elt>(x, y)     (average pooling's sums)
-        y[n, c, i, j] = ((x[.., 2i, 2j] + x[.., 2i, 2j+1]) + x[.., 2i+1, 2j]) + x[.., 2i+1, 2j+1]
     void gradir_kernel_<variant>_avg_pool2x2_backward_<elt>(g, dx)
         dx[n, c, 2i + a, 2j + b] = g[n, c, i, j] / 4
 
@@ -32,15 +30,16 @@ The results are bitwise those of rlx-to-linalg's generic lowering: the
 maximum (``arith.maximumf``: NaN-propagating, +0 above -0) is commutative
 and associative, the max backward picks the first maximum (the first NaN,
 if any) with the same chain of comparisons from -inf as
-``nn.lower_max_pool2d_backward``, the sums add in the generic's order (the
-average's division by 4 stays a generic after the kernel) and the average's
-backward divides by 4 as the generic does.
+``nn.lower_max_pool2d_backward``, and the average's backward divides by 4
+as the generic does.  (The average pool's forward has no kernel: its
+generic's additions vectorize, 0.055 ms for LeNet's first pool on AVX2,
+where a kernel of the sums and the division after it took 0.088.)
 """
 
 from __future__ import annotations
 
 __all__ = ["POOL_ELEMENT_TYPES", "pool_memref_type", "max_pool_name",
-           "max_pool_backward_name", "sum_pool_name", "avg_pool_backward_name",
+           "max_pool_backward_name", "avg_pool_backward_name",
            "pool_type", "pool_text"]
 
 KERNEL_PREFIX = "gradir_kernel_"
@@ -59,10 +58,6 @@ def max_pool_name(elt: str, var: str) -> str:
 
 def max_pool_backward_name(elt: str, var: str) -> str:
     return f"{KERNEL_PREFIX}{var}_max_pool2x2_backward_{elt}"
-
-
-def sum_pool_name(elt: str, var: str) -> str:
-    return f"{KERNEL_PREFIX}{var}_sum_pool2x2_{elt}"
 
 
 def avg_pool_backward_name(elt: str, var: str) -> str:
@@ -116,39 +111,6 @@ def _forward_scalar(elt: str, j: str) -> list[str]:
             f"%m0 = arith.maximumf %a0, %b0 : {elt}",
             f"%m1 = arith.maximumf %a1, %b1 : {elt}",
             f"%r = arith.maximumf %m0, %m1 : {elt}",
-            f"memref.store %r, %y[%i, %ch, %oh, {j}] : {T}"]
-
-
-def _sum_step(elt: str, w: int, j: str, s: str) -> list[str]:
-    """The window sums of ``w`` output columns, in the generic lowering's
-    order: ((x00 + x01) + x10) + x11."""
-    T = pool_memref_type(elt)
-    V2, V = f"vector<{2 * w}x{elt}>", f"vector<{w}x{elt}>"
-    even, odd = list(range(0, 2 * w, 2)), list(range(1, 2 * w, 2))
-    return [f"%col{s} = arith.muli {j}, %c2 : index",
-            f"%a{s} = vector.load %x[%i, %ch, %h0, %col{s}] : {T}, {V2}",
-            f"%b{s} = vector.load %x[%i, %ch, %h1, %col{s}] : {T}, {V2}",
-            f"%v0{s} = " + _shuffle(f"%a{s}", f"%a{s}", even, 2 * w, elt),
-            f"%v1{s} = " + _shuffle(f"%a{s}", f"%a{s}", odd, 2 * w, elt),
-            f"%v2{s} = " + _shuffle(f"%b{s}", f"%b{s}", even, 2 * w, elt),
-            f"%v3{s} = " + _shuffle(f"%b{s}", f"%b{s}", odd, 2 * w, elt),
-            f"%s01{s} = arith.addf %v0{s}, %v1{s} : {V}",
-            f"%s012{s} = arith.addf %s01{s}, %v2{s} : {V}",
-            f"%r{s} = arith.addf %s012{s}, %v3{s} : {V}",
-            f"vector.store %r{s}, %y[%i, %ch, %oh, {j}] : {T}, {V}"]
-
-
-def _sum_scalar(elt: str, j: str) -> list[str]:
-    T = pool_memref_type(elt)
-    return ["%col = arith.muli " + j + ", %c2 : index",
-            "%col1 = arith.addi %col, %c1 : index",
-            f"%v0 = memref.load %x[%i, %ch, %h0, %col] : {T}",
-            f"%v1 = memref.load %x[%i, %ch, %h0, %col1] : {T}",
-            f"%v2 = memref.load %x[%i, %ch, %h1, %col] : {T}",
-            f"%v3 = memref.load %x[%i, %ch, %h1, %col1] : {T}",
-            f"%s01 = arith.addf %v0, %v1 : {elt}",
-            f"%s012 = arith.addf %s01, %v2 : {elt}",
-            f"%r = arith.addf %s012, %v3 : {elt}",
             f"memref.store %r, %y[%i, %ch, %oh, {j}] : {T}"]
 
 
@@ -314,8 +276,6 @@ def pool_text(var: str, lanes: dict[str, int]) -> list[str]:
                          _forward_step, _forward_scalar)
         lines += _kernel(max_pool_backward_name(elt, var), f"%g: {T}, %x: {T}, %dx: {T}", "%g",
                          elt, lanes[elt], _backward_step, _backward_scalar)
-        lines += _kernel(sum_pool_name(elt, var), f"%x: {T}, %y: {T}", "%y", elt, lanes[elt],
-                         _sum_step, _sum_scalar)
         lines += _kernel(avg_pool_backward_name(elt, var), f"%g: {T}, %dx: {T}", "%g",
                          elt, lanes[elt], _avg_backward_step, _avg_backward_scalar)
     return lines

@@ -9,22 +9,20 @@ from mlir import ir
 from ... import _compat
 from ...passes.base import ModulePass, option
 from .pool_kernels import (POOL_ELEMENT_TYPES, avg_pool_backward_name, max_pool_backward_name,
-                           max_pool_name, pool_memref_type, pool_type, sum_pool_name)
+                           max_pool_name, pool_memref_type, pool_type)
 
-# The marked ops: forward pools (named ops) -> (kernel name, init value
-# their fill writes); backward generics (kernel attribute) -> (kernel
-# name, how many times they read the input).
-_FORWARD = {"linalg.pooling_nchw_max": (max_pool_name, "-inf"),
-            "linalg.pooling_nchw_sum": (sum_pool_name, "0")}
+# The marked ops: forward pools (named ops) -> kernel name; backward
+# generics (kernel attribute) -> (kernel name, how many times they read
+# the input).
+_FORWARD = {"linalg.pooling_nchw_max": max_pool_name}
 _BACKWARD = {"max_pool2x2_backward": (max_pool_backward_name, 4),
              "avg_pool2x2_backward": (avg_pool_backward_name, 0)}
 
 
 @dataclass(frozen=True)
 class RlxPoolKernels(ModulePass):
-    """Turns the 2x2 max and average pools of stride 2 that
-    ``rlx-to-linalg{pool-kernels=true}`` emits, once bufferized, into calls
-    of gradir's pooling kernels
+    """Turns the 2x2 pools of stride 2 that ``rlx-to-linalg{pool-kernels=true}``
+    emits, once bufferized, into calls of gradir's pooling kernels
     (``conversion/cpu/pool_kernels.py``, in the kernel library the runtime
     links, ``runtime/kernels.py``).  Run after bufferization, before
     ``convert-linalg-to-loops``.
@@ -42,8 +40,6 @@ class RlxPoolKernels(ModulePass):
         %1 = memref.cast %y : ...
         call @gradir_kernel_<variant>_max_pool2x2_f32(%0, %1) : (...) -> ()
 
-    ``linalg.pooling_nchw_sum {gradir.kernel}`` (average pooling's sums,
-    divided by a generic after it) likewise calls ``..._sum_pool2x2_<elt>``.
     The backward, ``linalg.generic {gradir.kernel = "max_pool2x2_backward"}``
     (the output gradient, read through a ``linalg.copy``, then the input
     four times; see ``nn._kernel_backward``), becomes a call of
@@ -103,7 +99,7 @@ class RlxPoolKernels(ModulePass):
                 args = [g] + ([op.operands[1]] if reads else []) + [op.operands[-1]]
                 read = op.operands[0]
             else:
-                naming, _ = _FORWARD[op.name]
+                naming = _FORWARD[op.name]
                 _drop_fill(op)
                 args = [op.operands[0], op.operands[2]]
                 read = op.operands[1]
@@ -155,8 +151,7 @@ def _dense_pair(op, name: str) -> list[int] | None:
 
 
 def _forward_problem(op) -> str | None:
-    what = ("a gradir.kernel max pool" if op.name == "linalg.pooling_nchw_max"
-            else "a gradir.kernel sum pool")
+    what = "a gradir.kernel max pool"
     if len(op.operands) != 3 or op.results:
         return f"{what} must have an input, a window and an output, on buffers"
     x, window, y = op.operands
