@@ -1,7 +1,7 @@
 # RUN: rm -rf %t && mkdir -p %t
 # RUN: env GRADIR_CACHE_DIR=%t/cache %PYTHON %s %t | FileCheck %s
-# gradir.compile(..., kernels=True): 2-D f32/f64 matmuls call gradir's
-# shape-generic kernels (runtime/kernels.py).  Their results are bitwise the
+# gradir.compile(..., kernels=True): 2-D f32/f64 matmuls (convolutions'
+# GEMMs too) call gradir's shape-generic kernels (runtime/kernels.py).  Their results are bitwise the
 # schedule's (each element is the same chain of FMAs in the same K order):
 # every shape below (register-tile remainders in M and N, K not a multiple
 # of the K block, more rows than PACK_ROWS, a transposed lhs or rhs read in
@@ -190,6 +190,44 @@ for cpu in ("host", "x86-64-v3"):
 # CHECK: step host threads=2: bitwise True, interpreter ok
 # CHECK: step x86-64-v3 threads=1: bitwise True, interpreter ok
 # CHECK: step x86-64-v3 threads=2: bitwise True, interpreter ok
+
+# Convolutions' GEMMs call the kernels too (one group: the weights times the
+# im2col matrix; per block of images when that matrix is large; the weight
+# gradient's form, few large "images"; conv2d_transpose's GEMM before
+# col2im), with the same bits as the schedule's register tiles (kernels off),
+# f32 and f64, for the host and AVX2 (whose 6-row tiles do not divide 16
+# output channels: the schedule pads, the kernels run a 4-row tile).
+CONVS = [  # (op, data shape, weight shape, result shape)
+    ("rlx.conv2d", (4, 3, 12, 12), (16, 3, 5, 5), (4, 16, 8, 8)),
+    ("rlx.conv2d", (64, 1, 28, 28), (6, 1, 5, 5), (64, 6, 24, 24)),
+    ("rlx.conv2d", (1, 64, 28, 28), (6, 64, 24, 24), (1, 6, 5, 5)),
+    ("rlx.conv2d", (6, 8, 12, 12), (16, 8, 8, 8), (6, 16, 5, 5)),
+    ("rlx.conv2d_transpose", (3, 16, 8, 8), (16, 6, 5, 5), (3, 6, 12, 12)),
+]
+for cpu in ("host", "x86-64-v3"):
+    for ty, dtype in (("f32", np.float32), ("f64", np.float64)):
+        differ = 0
+        for op, xs, ws, ys in CONVS:
+            tt = lambda s: "tensor<" + "x".join(map(str, s)) + f"x{ty}>"  # noqa: E731
+            m = gradir.parse(f"""
+func.func @f(%x: {tt(xs)}, %w: {tt(ws)}) -> {tt(ys)} {{
+  %y = "{op}"(%x, %w) : ({tt(xs)}, {tt(ws)}) -> {tt(ys)}
+  return %y : {tt(ys)}
+}}""")
+            x, w = rng.standard_normal(xs).astype(dtype), rng.standard_normal(ws).astype(dtype)
+            on = gradir.compile(m, cpu=cpu, threads=1, cache=False)
+            assert "_strips_" in on.llvm_ir or f"_matmul_{ty}(" in on.llvm_ir, (op, xs)
+            got = on["f"](x, w)
+            off = gradir.compile(m, cpu=cpu, threads=1, cache=False, kernels=False)["f"](x, w)
+            differ += not np.array_equal(got, off)
+            (want,) = gradir.interpret(m, "f", x, w)
+            tol = 1e-4 if ty == "f32" else 1e-11
+            np.testing.assert_allclose(got, want, rtol=tol, atol=tol * float(np.abs(want).max()))
+        print(f"convolutions {cpu} {ty}: {len(CONVS)} compared, {differ} differ")
+# CHECK: convolutions host f32: 5 compared, 0 differ
+# CHECK: convolutions host f64: 5 compared, 0 differ
+# CHECK: convolutions x86-64-v3 f32: 5 compared, 0 differ
+# CHECK: convolutions x86-64-v3 f64: 5 compared, 0 differ
 
 # The two targets' libraries are two files with distinct symbols.
 from gradir.conversion.cpu.host import resolve  # noqa: E402

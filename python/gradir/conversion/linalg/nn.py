@@ -3,8 +3,9 @@
 - conv2d -> a GEMM over packed operands: ``tensor.pad``, an im2col
   ``linalg.generic`` writing the (C*KH*KW, N*OH*OW) matrix (columns padded
   with zeros to a multiple of PACK_COLUMNS), a generic packing the weights to
-  (O, C*KH*KW), ``linalg.matmul`` (groups: ``linalg.batch_matmul`` over the
-  groups), a generic reading the product back as NCHW; per block of images
+  (O, C*KH*KW), ``linalg.matmul`` (with ``matmul-kernels``, the kernels'
+  ``linalg.contract {gradir.kernel}``; groups: ``linalg.batch_matmul`` over
+  the groups), a generic reading the product back as NCHW; per block of images
   in an ``scf.for`` when the im2col matrix is over COL_BLOCK_BYTES (marked
   INDEPENDENT_ITERATIONS: rlx-parallel-loops may run the blocks on threads).  The
   conv weight gradient is the conv2d the VJP rule emits, so the same GEMM;
@@ -235,9 +236,17 @@ def _gemm(a, b, elt):
     """(M, K) x (K, N), or per group (G, M, K) x (G, K, N).  The operands come
     straight from packing generics: a reshape next to the matmul would be
     folded into it by linalg-fuse-elementwise-ops (a generic contraction the
-    schedule does not match)."""
+    schedule does not match).  With ``matmul-kernels`` a 2-D f32/f64 GEMM is
+    the kernels' ``linalg.contract {gradir.kernel}`` (issue 14: the same
+    bits as the schedule's register tiles, no padding of M to the tile's
+    rows, the kernels' multi-threaded strips; the LeNet step's first call
+    0.56-0.59 -> 0.51-0.54 s, its weight gradients at 2 threads on AVX2
+    1.27 -> 1.07 ms)."""
     sa, sb = shape_of(a), shape_of(b)
     out = sa[:-1] + sb[-1:]
+    from .matmul import _kernel_eligible, _kernel_matmul
+    if len(sa) == 2 and _kernel_eligible(a, b, elt):
+        return _kernel_matmul(a, b, False, False, out, elt)
     if len(sa) == 2:
         return linalg.matmul(a, b, outs=[filled(out, elt, 0)])
     return linalg.batch_matmul(a, b, outs=[filled(out, elt, 0)])
