@@ -269,9 +269,10 @@ class RlxToLinalg(ModulePass):
                                          "called in gradir's kernel library after bufferization "
                                          "(rlx-matmul-kernels), not tiled by the CPU schedule")
 
-    pool_kernels: bool = option(False, "f32/f64 max pools with 2x2 windows of stride 2 (and "
-                                       "their backward) as ops rlx-pool-kernels turns into "
-                                       "calls of gradir's pooling kernels after bufferization")
+    pool_kernels: bool = option(False, "f32/f64 max pools with 2x2 windows of stride 2, their "
+                                       "backward and the average pools' backward as ops "
+                                       "rlx-pool-kernels turns into calls of gradir's pooling "
+                                       "kernels after bufferization")
 
     def __post_init__(self):
         if self.sum_block < 0 or self.sum_block == 1:

@@ -21,8 +21,10 @@ _BACKWARD = {"max_pool2x2_backward": (max_pool_backward_name, 4),
 
 @dataclass(frozen=True)
 class RlxPoolKernels(ModulePass):
-    """Turns the 2x2 pools of stride 2 that ``rlx-to-linalg{pool-kernels=true}``
-    emits, once bufferized, into calls of gradir's pooling kernels
+    """Turns marked 2x2 pools on buffers into calls of gradir's pooling kernels.
+
+    The 2x2 pools of stride 2 that ``rlx-to-linalg{pool-kernels=true}``
+    emits become, once bufferized, calls of gradir's pooling kernels
     (``conversion/cpu/pool_kernels.py``, in the kernel library the runtime
     links, ``runtime/kernels.py``).  Run after bufferization, before
     ``convert-linalg-to-loops``.
