@@ -148,7 +148,8 @@ def _first_max(values: list[str], elt: str, shape: str, s: str) -> tuple[list[st
     ft = f"vector<{shape}x{elt}>" if shape else elt
     it = f"vector<{shape}xi32>" if shape else "i32"
     dense = (lambda v: f"dense<{v}>") if shape else (lambda v: v)
-    lines = [f"%ninf{s} = arith.constant {dense('0xFF800000' if elt == 'f32' else '0xFFF0000000000000')} : {ft}",
+    ninf = "0xFF800000" if elt == "f32" else "0xFFF0000000000000"
+    lines = [f"%ninf{s} = arith.constant {dense(ninf)} : {ft}",
              f"%p0{s} = arith.constant {dense(0)} : {it}"]
     m, k = f"%ninf{s}", f"%p0{s}"
     for pos, v in enumerate(values):

@@ -767,7 +767,7 @@ def lower_avg_pool2d_backward(op):
     return [_scatter(p, contrib, shape, elt)]
 
 
-# --- issue 14: 2x2 max pools as calls of the kernel library -------------------------
+# --- issue 14: 2x2 pools as calls of the kernel library ------------------------------
 
 _POOL_KERNELS = threading.local()
 POOL_KERNEL_ELEMENT_TYPES = ("f32", "f64")
@@ -780,8 +780,9 @@ def pool_kernels_enabled() -> bool:
 @contextlib.contextmanager
 def pool_kernels(enabled: bool):
     """Within it, 2x2 max pools of stride 2 and the backward of 2x2 max and
-    average pools are emitted for the pooling kernels (``rlx-to-linalg{pool-kernels=true}``, then
-    ``rlx-pool-kernels`` after bufferization)."""
+    average pools are emitted for the pooling kernels
+    (``rlx-to-linalg{pool-kernels=true}``, then ``rlx-pool-kernels`` after
+    bufferization)."""
     saved, _POOL_KERNELS.value = pool_kernels_enabled(), bool(enabled)
     try:
         yield
