@@ -100,18 +100,25 @@ def _forward_step(elt: str, w: int, j: str, s: str) -> list[str]:
             f"vector.store %r{s}, %y[%i, %ch, %oh, {j}] : {T}, {V}"]
 
 
-def _forward_scalar(elt: str, j: str) -> list[str]:
+def _scalar_window(elt: str, j: str) -> list[str]:
+    """Output column ``j``'s window, one element at a time: ``%v0``..``%v3``
+    in row-major order (input columns ``%col`` and ``%col1``)."""
     T = pool_memref_type(elt)
     return ["%col = arith.muli " + j + ", %c2 : index",
             "%col1 = arith.addi %col, %c1 : index",
-            f"%a0 = memref.load %x[%i, %ch, %h0, %col] : {T}",
-            f"%a1 = memref.load %x[%i, %ch, %h0, %col1] : {T}",
-            f"%b0 = memref.load %x[%i, %ch, %h1, %col] : {T}",
-            f"%b1 = memref.load %x[%i, %ch, %h1, %col1] : {T}",
-            f"%m0 = arith.maximumf %a0, %b0 : {elt}",
-            f"%m1 = arith.maximumf %a1, %b1 : {elt}",
-            f"%r = arith.maximumf %m0, %m1 : {elt}",
-            f"memref.store %r, %y[%i, %ch, %oh, {j}] : {T}"]
+            f"%v0 = memref.load %x[%i, %ch, %h0, %col] : {T}",
+            f"%v1 = memref.load %x[%i, %ch, %h0, %col1] : {T}",
+            f"%v2 = memref.load %x[%i, %ch, %h1, %col] : {T}",
+            f"%v3 = memref.load %x[%i, %ch, %h1, %col1] : {T}"]
+
+
+def _forward_scalar(elt: str, j: str) -> list[str]:
+    T = pool_memref_type(elt)
+    return _scalar_window(elt, j) + [
+        f"%m0 = arith.maximumf %v0, %v2 : {elt}",
+        f"%m1 = arith.maximumf %v1, %v3 : {elt}",
+        f"%r = arith.maximumf %m0, %m1 : {elt}",
+        f"memref.store %r, %y[%i, %ch, %oh, {j}] : {T}"]
 
 
 def _avg_backward_step(elt: str, w: int, j: str, s: str) -> list[str]:
@@ -205,12 +212,7 @@ def _backward_step(elt: str, w: int, j: str, s: str) -> list[str]:
 
 def _backward_scalar(elt: str, j: str) -> list[str]:
     T = pool_memref_type(elt)
-    lines = ["%col = arith.muli " + j + ", %c2 : index",
-             "%col1 = arith.addi %col, %c1 : index",
-             f"%v0 = memref.load %x[%i, %ch, %h0, %col] : {T}",
-             f"%v1 = memref.load %x[%i, %ch, %h0, %col1] : {T}",
-             f"%v2 = memref.load %x[%i, %ch, %h1, %col] : {T}",
-             f"%v3 = memref.load %x[%i, %ch, %h1, %col1] : {T}"]
+    lines = _scalar_window(elt, j)
     found, k = _first_max([f"%v{p}" for p in range(4)], elt, "", "")
     lines += found + [f"%gv = memref.load %g[%i, %ch, %oh, {j}] : {T}"]
     lines += _picks("%gv", k, elt, "", "")

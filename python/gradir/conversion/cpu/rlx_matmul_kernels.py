@@ -75,13 +75,8 @@ class RlxMatmulKernels(ModulePass):
             raise self.bad_option("threads", "be at least 1", self.threads)
 
     def apply(self, module: ir.Operation) -> None:
-        from .host import NAMED_TARGETS, resolve
         from .kernels import variant
-        if self.cpu != "host" and self.cpu not in NAMED_TARGETS:
-            self.error(module, f"{self.name}: unknown cpu '{self.cpu}' (expected host or one "
-                               f"of: {', '.join(sorted(NAMED_TARGETS))})")
-            raise self.failure()
-        target = resolve(self.cpu)
+        target = kernel_target(self, module)
         var = variant(target)
         from .schedule import schedule_params
         params = schedule_params(target, 1)
@@ -103,6 +98,18 @@ class RlxMatmulKernels(ModulePass):
                 needed.add((kernel_name(elt, var), _kernel_type(elt)))
         if needed:
             _declare(module, sorted(needed))
+
+
+def kernel_target(kernel_pass, module):
+    """The ``CpuTarget`` of a kernel pass's ``cpu`` option (rlx-matmul-kernels,
+    rlx-pool-kernels), or an error at the module and the pass's failure."""
+    from .host import NAMED_TARGETS, resolve
+    cpu = kernel_pass.cpu
+    if cpu != "host" and cpu not in NAMED_TARGETS:
+        kernel_pass.error(module, f"{kernel_pass.name}: unknown cpu '{cpu}' (expected host or "
+                                  f"one of: {', '.join(sorted(NAMED_TARGETS))})")
+        raise kernel_pass.failure()
+    return resolve(cpu)
 
 
 def _maps(op) -> list[ir.AffineMap]:

@@ -73,12 +73,9 @@ class RlxPoolKernels(ModulePass):
             raise self.bad_option("threads", "be at least 1", self.threads)
 
     def apply(self, module: ir.Operation) -> None:
-        from .host import NAMED_TARGETS, resolve
         from .kernels import variant
-        if self.cpu != "host" and self.cpu not in NAMED_TARGETS:
-            self.error(module, f"{self.name}: unknown cpu '{self.cpu}' (expected host or one "
-                               f"of: {', '.join(sorted(NAMED_TARGETS))})")
-            raise self.failure()
+        from .rlx_matmul_kernels import _declare, kernel_target
+        target = kernel_target(self, module)
         module = module.operation
         ops = _compat.collect_ops(module, lambda o: "gradir.kernel" in o.attributes and (
             o.name in _FORWARD or (
@@ -86,7 +83,7 @@ class RlxPoolKernels(ModulePass):
                 and isinstance(o.attributes["gradir.kernel"], ir.StringAttr))))
         if not ops:
             return
-        var = variant(resolve(self.cpu))
+        var = variant(target)
         needed = set()
         for op in ops:
             backward = op.name == "linalg.generic"
@@ -112,7 +109,6 @@ class RlxPoolKernels(ModulePass):
             else:
                 _drop_if_unused(read)
             needed.add((name, pool_type(elt, len(args))))
-        from .rlx_matmul_kernels import _declare
         _declare(module, sorted(needed))
 
 
