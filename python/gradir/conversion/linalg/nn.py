@@ -252,6 +252,16 @@ def _gemm(a, b, elt):
     return linalg.batch_matmul(a, b, outs=[filled(out, elt, 0)])
 
 
+# The weight gradient's form (one "image" over COL_BLOCK_BYTES) builds its
+# im2col matrix transposed when the kernel rows are at least this long (and
+# longer than the output rows), for the matmul kernels.  bench/conv_ops.py,
+# min of 300, two runs each, Intel Xeon, one thread, ms, plain -> transposed:
+# LeNet conv1 dw (KW 24) AVX-512 0.59-0.60 -> 0.44-0.46, AVX2 0.67 -> 0.66;
+# conv2 dw (KW 8) AVX-512 0.32-0.33 -> 0.36-0.37, AVX2 0.40 -> 0.51 (the
+# kernel transposes the rhs panels; the shorter rows save less).
+TRANSPOSED_COL_KW = 16
+
+
 # An im2col matrix larger than this many bytes is built and multiplied in
 # blocks of images, so each block stays in the L2 cache between its packing
 # and its GEMM.
@@ -290,6 +300,23 @@ def _im2col(xp, g, cg, kh, kw, oh, ow, strides, dilation):
 
     gdim = [g] if g > 1 else []
     return _packed(elt, gdim + [cg * kh * kw, npix], _round_up(npix, PACK_COLUMNS), build)
+
+
+def _im2col_t(xp, cg, kh, kw, oh, ow, strides, dilation):
+    """colt[(n, oy, ox), (c, ky, kx)] = xp[n, c, oy*sh + ky*dh, ox*sw + kx*dw]
+    (one group, no padding): the im2col matrix transposed, its loops
+    ordered so that the innermost (kx) writes its rows contiguously."""
+    elt = elt_of(xp)
+    n = shape_of(xp)[0]
+    (sh, sw), (dh, dw) = strides, dilation
+    # d: (n, oy, ox, c, ky, kx)
+    xmap = affine_map(6, [_d(0), _d(3), _d(1) * sh + _d(4) * dh, _d(2) * sw + _d(5) * dw])
+    pmap = affine_map(6, [0, 1, 2])
+    kmap = affine_map(6, [3, 4, 5])
+    omap = affine_map(6, [(_d(0) * oh + _d(1)) * ow + _d(2), _d(3) * (kh * kw) + _d(4) * kw + _d(5)])
+    return generic([xp, empty([n, oh, ow], elt), empty([cg, kh, kw], elt)],
+                   [empty([n * oh * ow, cg * kh * kw], elt)],
+                   [xmap, pmap, kmap, omap], [PARALLEL] * 6, lambda v, _a, _b, _o: v)[0]
 
 
 def _unpack(y, out_shape, g, og):
@@ -361,6 +388,16 @@ def _conv(xp, w, out_shape, strides, dilation, groups):
     # large "images"): in one piece.  Blocks of input channels accumulating
     # the GEMM were measured slower there (LeNet conv1 dw 0.82 ms against
     # 0.45 ms in one piece; bench/conv_ops.py).
+    from .matmul import _kernel_eligible, _kernel_matmul
+    if kw >= TRANSPOSED_COL_KW and kw > ow and _kernel_eligible(wm, wm, elt):
+        # With the kernels and long kernel rows: the matrix transposed,
+        # (N*OH*OW, C*KH*KW), whose rows are runs of KW contiguous input
+        # elements (the other layout's rows are runs of OW, 5 in LeNet's
+        # weight gradients), read by the kernel as a transposed rhs in
+        # place (the same FMA chains, the same bits).
+        colt = _im2col_t(xp, cg, kh, kw, oh, ow, strides, dilation)
+        npix = shape_of(colt)[0]
+        return _unpack(_kernel_matmul(wm, colt, False, True, [o, npix], elt), out_shape, 1, o)
     col = _im2col(xp, 1, cg, kh, kw, oh, ow, strides, dilation)
     return _unpack(_gemm(wm, col, elt), out_shape, 1, o)
 

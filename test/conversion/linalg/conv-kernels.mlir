@@ -1,0 +1,37 @@
+// RUN: gradir-opt %s --rlx-to-linalg=matmul-kernels=true | FileCheck %s
+// RUN: gradir-opt %s --rlx-to-linalg | FileCheck %s --check-prefix=OFF
+
+// rlx-to-linalg{matmul-kernels=true}: a convolution's GEMM (one group) is
+// the kernels' linalg.contract {gradir.kernel}: the packed weights times the
+// im2col matrix.  The weight gradient's form (one "image" whose im2col
+// matrix is over COL_BLOCK_BYTES) with kernel rows of at least
+// TRANSPOSED_COL_KW (16) elements builds the matrix transposed, (N*OH*OW,
+// C*KH*KW), its innermost loop over KW, and the kernel reads it as a
+// transposed rhs (map (d1, d2)); with shorter kernel rows, the usual
+// layout.  Without the option: linalg.matmul for the schedule.
+// CHECK-DAG: #[[$MK:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[$KN:.*]] = affine_map<(d0, d1, d2) -> (d2, d1)>
+// CHECK-DAG: #[[$NK:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[$MN:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @forward(
+// CHECK: linalg.contract indexing_maps = [#[[$MK]], #[[$KN]], #[[$MN]]] {gradir.kernel} ins(%{{.*}}, %{{.*}} : tensor<8x27xf32>, tensor<27x288xf32>)
+// CHECK-NOT: linalg.matmul
+// CHECK-LABEL: func.func @weight_gradient_long_rows(
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<25x36864xf32>)
+// CHECK: linalg.contract indexing_maps = [#[[$MK]], #[[$NK]], #[[$MN]]] {gradir.kernel} ins(%{{.*}}, %{{.*}} : tensor<6x36864xf32>, tensor<25x36864xf32>)
+// CHECK-LABEL: func.func @weight_gradient_short_rows(
+// CHECK: linalg.contract indexing_maps = [#[[$MK]], #[[$KN]], #[[$MN]]] {gradir.kernel} ins(%{{.*}}, %{{.*}} : tensor<16x4096xf32>, tensor<4096x160xf32>)
+// OFF-NOT: gradir.kernel
+// OFF: linalg.matmul
+func.func @forward(%x: tensor<2x3x14x14xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<2x8x12x12xf32> {
+  %y = "rlx.conv2d"(%x, %w) : (tensor<2x3x14x14xf32>, tensor<8x3x3x3xf32>) -> tensor<2x8x12x12xf32>
+  return %y : tensor<2x8x12x12xf32>
+}
+func.func @weight_gradient_long_rows(%x: tensor<1x64x28x28xf32>, %g: tensor<6x64x24x24xf32>) -> tensor<1x6x5x5xf32> {
+  %y = "rlx.conv2d"(%x, %g) : (tensor<1x64x28x28xf32>, tensor<6x64x24x24xf32>) -> tensor<1x6x5x5xf32>
+  return %y : tensor<1x6x5x5xf32>
+}
+func.func @weight_gradient_short_rows(%x: tensor<6x64x12x12xf32>, %g: tensor<16x64x8x8xf32>) -> tensor<6x16x5x5xf32> {
+  %y = "rlx.conv2d"(%x, %g) : (tensor<6x64x12x12xf32>, tensor<16x64x8x8xf32>) -> tensor<6x16x5x5xf32>
+  return %y : tensor<6x16x5x5xf32>
+}
