@@ -37,15 +37,6 @@ func.func @shape(%x: memref<1x1x8x8xf32>, %y: memref<1x1x3x4xf32>, %w: memref<2x
 
 // -----
 
-func.func @inner_stride(%big: memref<1x1x8x16xf32>, %y: memref<1x1x4x4xf32>, %w: memref<2x2xf32>) {
-  %x = memref.subview %big[0, 0, 0, 0] [1, 1, 8, 8] [1, 1, 1, 2] : memref<1x1x8x16xf32> to memref<1x1x8x8xf32, strided<[128, 128, 16, 2]>>
-  // expected-error @below {{a gradir.kernel max pool must have operands with a unit innermost stride}}
-  linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, gradir.kernel, strides = dense<2> : tensor<2xi64>} ins(%x, %w : memref<1x1x8x8xf32, strided<[128, 128, 16, 2]>>, memref<2x2xf32>) outs(%y : memref<1x1x4x4xf32>)
-  return
-}
-
-// -----
-
 func.func @on_tensors(%x: tensor<1x1x8x8xf32>, %y: tensor<1x1x4x4xf32>, %w: tensor<2x2xf32>) -> tensor<1x1x4x4xf32> {
   // expected-error @below {{a gradir.kernel max pool must have an input, a window and an output, on buffers}}
   %0 = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, gradir.kernel, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<1x1x8x8xf32>, tensor<2x2xf32>) outs(%y : tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>

@@ -21,6 +21,12 @@
 // THREADS-LABEL: func.func @forward(
 // THREADS-NOT: scf.parallel
 // THREADS: call @gradir_kernel_{{.*}}_max_pool2x2_f32(
+// A marked pool reading a view with a non-unit innermost stride (a strided
+// slice's) keeps its loops, and its fill.
+// CHECK-LABEL: func.func @strided_view(
+// CHECK: linalg.fill
+// CHECK: linalg.pooling_nchw_max {{.*}}gradir.kernel
+// CHECK-NOT: call
 // Unmarked pools are left alone.
 // CHECK-LABEL: func.func @unmarked(
 // CHECK: linalg.pooling_nchw_max
@@ -30,6 +36,15 @@ func.func @forward(%x: memref<2x3x8x7xf32>, %y: memref<2x3x4x3xf32>) {
   linalg.fill ins(%ninf : f32) outs(%y : memref<2x3x4x3xf32>)
   %w = memref.alloc() : memref<2x2xf32>
   linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, gradir.kernel, strides = dense<2> : tensor<2xi64>} ins(%x, %w : memref<2x3x8x7xf32>, memref<2x2xf32>) outs(%y : memref<2x3x4x3xf32>)
+  memref.dealloc %w : memref<2x2xf32>
+  return
+}
+func.func @strided_view(%big: memref<1x1x8x16xf32>, %y: memref<1x1x4x4xf32>) {
+  %x = memref.subview %big[0, 0, 0, 0] [1, 1, 8, 8] [1, 1, 1, 2] : memref<1x1x8x16xf32> to memref<1x1x8x8xf32, strided<[128, 128, 16, 2]>>
+  %ninf = arith.constant 0xFF800000 : f32
+  linalg.fill ins(%ninf : f32) outs(%y : memref<1x1x4x4xf32>)
+  %w = memref.alloc() : memref<2x2xf32>
+  linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, gradir.kernel, strides = dense<2> : tensor<2xi64>} ins(%x, %w : memref<1x1x8x8xf32, strided<[128, 128, 16, 2]>>, memref<2x2xf32>) outs(%y : memref<1x1x4x4xf32>)
   memref.dealloc %w : memref<2x2xf32>
   return
 }

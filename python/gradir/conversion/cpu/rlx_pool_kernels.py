@@ -56,8 +56,9 @@ class RlxPoolKernels(ModulePass):
     image is computed alone, so the results do not depend on the threads.
 
     Refused (an error at the op): a marked op of another form (hand-written
-    IR), operands of another element type than f32/f64 or with a non-unit
-    innermost stride."""
+    IR: window, strides, shapes, element type other than f32/f64, tensors).
+    A marked op whose buffers have a non-unit innermost stride or dynamic
+    sizes (a view of a strided slice) is left to its loops."""
 
     name = "rlx-pool-kernels"
 
@@ -91,6 +92,8 @@ class RlxPoolKernels(ModulePass):
             if problem:
                 self.error(op, problem)
                 raise self.failure()
+            if not _kernel_layout(op):
+                continue
             elt = str(ir.MemRefType(op.operands[-1].type).element_type)
             if backward:
                 naming, reads = _BACKWARD[ir.StringAttr(op.attributes["gradir.kernel"]).value]
@@ -131,11 +134,16 @@ def _operand_problem(values, what: str) -> str | None:
     elts = {str(t.element_type) for t in types}
     if len(elts) != 1 or next(iter(elts)) not in POOL_ELEMENT_TYPES:
         return f"{what} must have one element type, one of " + ", ".join(POOL_ELEMENT_TYPES)
-    if not all(_unit_inner_stride(t) for t in types):
-        return f"{what} must have operands with a unit innermost stride"
-    if not all(t.has_static_shape for t in types):
-        return f"{what} must have static shapes"
     return None
+
+
+def _kernel_layout(op) -> bool:
+    """Whether the kernels can read and write ``op``'s buffers as they are:
+    static shapes and a unit innermost stride (bufferization gives a view
+    of a strided slice other strides: such a pool keeps its loops)."""
+    types = [_memref(v) for v in op.operands]
+    return all(t is not None and (t.rank != 4 or (t.has_static_shape and _unit_inner_stride(t)))
+               for t in types)
 
 
 def _dense_pair(op, name: str) -> list[int] | None:
