@@ -46,8 +46,9 @@ class RlxLowerToLlvm(ModulePass):
                                        "(1: single-threaded code; default: $GRADIR_NUM_THREADS, "
                                        "$OMP_NUM_THREADS or the cores of the process's CPU "
                                        "affinity)")
-    kernels: bool = option(False, "2-D f32/f64 matmuls call gradir's matmul kernel library "
-                                  "(gradir.compile's kernels=True; opt levels 1-3)")
+    kernels: bool = option(False, "2-D f32/f64 matmuls (convolutions' GEMMs too) and 2x2 "
+                                  "pools call gradir's kernel library (gradir.compile's "
+                                  "kernels=True; opt levels 1-3)")
 
     def check_options(self):
         if not 0 <= self.opt_level <= 3:
