@@ -180,7 +180,7 @@ def _picks(g: str, k: str, elt: str, shape: str, s: str) -> list[str]:
     ft = f"vector<{shape}x{elt}>" if shape else elt
     it = f"vector<{shape}xi32>" if shape else "i32"
     mt = f"vector<{shape}xi1>, " if shape else ""
-    zero = f"dense<0.0>" if shape else "0.0"
+    zero = "dense<0.0>" if shape else "0.0"
     lines = [f"%z{s} = arith.constant {zero} : {ft}"]
     for pos in range(4):
         lines += [f"%hit{pos}{s} = arith.cmpi eq, {k}, %p{pos}{s} : {it}",

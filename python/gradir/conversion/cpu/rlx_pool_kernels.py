@@ -10,6 +10,7 @@ from ... import _compat
 from ...passes.base import ModulePass, option
 from .pool_kernels import (POOL_ELEMENT_TYPES, avg_pool_backward_name, max_pool_backward_name,
                            max_pool_name, pool_memref_type, pool_type)
+from .rlx_matmul_kernels import _const, _declare, kernel_target
 
 # The marked ops: forward pools (named ops) -> kernel name; backward
 # generics (kernel attribute) -> (kernel name, how many times they read
@@ -75,7 +76,6 @@ class RlxPoolKernels(ModulePass):
 
     def apply(self, module: ir.Operation) -> None:
         from .kernels import variant
-        from .rlx_matmul_kernels import _declare, kernel_target
         target = kernel_target(self, module)
         module = module.operation
         ops = _compat.collect_ops(module, lambda o: "gradir.kernel" in o.attributes and (
@@ -99,18 +99,15 @@ class RlxPoolKernels(ModulePass):
                 naming, reads = _BACKWARD[ir.StringAttr(op.attributes["gradir.kernel"]).value]
                 g = _copy_source(op, op.operands[0])
                 args = [g] + ([op.operands[1]] if reads else []) + [op.operands[-1]]
-                read = op.operands[0]
+                unread = op.operands[0]     # the copy's buffer, when the copy is gone
             else:
                 naming = _FORWARD[op.name]
                 _drop_fill(op)
                 args = [op.operands[0], op.operands[2]]
-                read = op.operands[1]
+                unread = op.operands[1]     # the window
             name = naming(elt, var)
             _replace(op, name, args, elt, self.threads, backward)
-            if backward:
-                _drop_copy_buffer(read)
-            else:
-                _drop_if_unused(read)
+            _drop_if_unused(unread)
             needed.add((name, pool_type(elt, len(args))))
         _declare(module, sorted(needed))
 
@@ -207,29 +204,32 @@ def _backward_problem(op) -> str | None:
     return None
 
 
+def _just_before(op, skipped: tuple[str, ...]):
+    """The op before ``op`` in its block, past ops named in ``skipped``
+    (allocations, constants: they touch no buffer's contents); None at the
+    block's start."""
+    block_ops = list(_compat.block_ops(op.operation.block))
+    keys = [_compat.op_key(o) for o in block_ops]
+    for o in reversed(block_ops[:keys.index(_compat.op_key(op.operation))]):
+        if o.name not in skipped:
+            return o
+    return None
+
+
 def _copy_source(op, g):
     """The buffer a ``linalg.copy`` (or ``memref.copy``) just before ``op``
     (only allocations between them) copied into ``g``, when ``g`` is an
-    allocation nothing else reads: the copy, its deallocation and the
-    allocation are erased.  Else ``g`` itself."""
+    allocation nothing else reads: the copy and the deallocations of ``g``
+    are erased (``g`` itself once the call replaced ``op``).  Else ``g``."""
     owner = _compat.defining_op(g)
     if owner is None or owner.name != "memref.alloc":
         return g
-    block_ops = list(_compat.block_ops(op.operation.block))
-    keys = [_compat.op_key(o) for o in block_ops]
-    pos = keys.index(_compat.op_key(op.operation))
-    copy = None
-    for o in reversed(block_ops[:pos]):
-        if o.name == "memref.alloc":
-            continue
-        if o.name in ("linalg.copy", "memref.copy") and o.operands[1] == g:
-            copy = o
-        break
-    if copy is None:
+    copy = _just_before(op, ("memref.alloc",))
+    if copy is None or copy.name not in ("linalg.copy", "memref.copy") or copy.operands[1] != g:
         return g
-    users = _compat.uses_of(g)
-    if any(u.name not in ("memref.dealloc",) and _compat.op_key(u) not in (
-            _compat.op_key(copy), _compat.op_key(op.operation)) for u, _ in users):
+    keep = (_compat.op_key(copy), _compat.op_key(op.operation))
+    if any(u.name != "memref.dealloc" and _compat.op_key(u) not in keep
+           for u, _ in _compat.uses_of(g)):
         return g
     source = copy.operands[0]
     copy.erase()
@@ -239,31 +239,18 @@ def _copy_source(op, g):
     return source
 
 
-def _drop_copy_buffer(g) -> None:
-    """Erases the copy's buffer once the call no longer reads it."""
-    owner = _compat.defining_op(g)
-    if owner is not None and owner.name == "memref.alloc" and not _compat.uses_of(g):
-        owner.erase()
-
-
 def _drop_fill(op) -> None:
     """Erases the ``linalg.fill`` of the pool's output just before it (only
     allocations and constants between them): the kernel writes every
     element without reading it."""
-    y = op.operands[2]
-    block_ops = list(_compat.block_ops(op.operation.block))
-    keys = [_compat.op_key(o) for o in block_ops]
-    pos = keys.index(_compat.op_key(op.operation))
-    for o in reversed(block_ops[:pos]):
-        if o.name in ("memref.alloc", "arith.constant"):
-            continue
-        if o.name == "linalg.fill" and o.operands[1] == y:
-            o.erase()
-        return
+    fill = _just_before(op, ("memref.alloc", "arith.constant"))
+    if fill is not None and fill.name == "linalg.fill" and fill.operands[1] == op.operands[2]:
+        fill.erase()
 
 
 def _drop_if_unused(value) -> None:
-    """Erases an allocation only deallocations use (the pool's window)."""
+    """Erases an allocation only deallocations use, if any (the pool's
+    window, the dropped copy's buffer)."""
     owner = _compat.defining_op(value)
     if owner is None or owner.name != "memref.alloc":
         return
@@ -273,11 +260,6 @@ def _drop_if_unused(value) -> None:
     for u, _ in users:
         u.erase()
     owner.erase()
-
-
-def _const(value: int) -> ir.Value:
-    return ir.Operation.create("arith.constant", results=[ir.IndexType.get()], attributes={
-        "value": ir.IntegerAttr.get(ir.IndexType.get(), value)}).results[0]
 
 
 def work_of(x_shape, backward: bool) -> int:

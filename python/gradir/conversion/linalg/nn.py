@@ -49,6 +49,7 @@ from .linalg_utils import (PARALLEL, REDUCTION, affine_map, elementwise, elt_of,
                            filled, generic, identity_map, index_value, insert_slice,
                            normalize_axes, numel, pad, reduce_dims, reshape, scalar_const,
                            shape_of, zero)
+from .matmul import _execute_region, _kernel_eligible, _kernel_matmul
 from .reduce import centered_square_sum, divide_by, projected_map, reduce, reduce_sum
 from .registry import lowers
 
@@ -244,7 +245,6 @@ def _gemm(a, b, elt):
     1.27 -> 1.07 ms)."""
     sa, sb = shape_of(a), shape_of(b)
     out = sa[:-1] + sb[-1:]
-    from .matmul import _kernel_eligible, _kernel_matmul
     if len(sa) == 2 and _kernel_eligible(a, b, elt):
         return _kernel_matmul(a, b, False, False, out, elt)
     if len(sa) == 2:
@@ -388,7 +388,6 @@ def _conv(xp, w, out_shape, strides, dilation, groups):
     # large "images"): in one piece.  Blocks of input channels accumulating
     # the GEMM were measured slower there (LeNet conv1 dw 0.82 ms against
     # 0.45 ms in one piece; bench/conv_ops.py).
-    from .matmul import _kernel_eligible, _kernel_matmul
     if kw >= TRANSPOSED_COL_KW and kw > ow and _kernel_eligible(wm, wm, elt):
         # With the kernels and long kernel rows: the matrix transposed,
         # (N*OH*OW, C*KH*KW), whose rows are runs of KW contiguous input
@@ -887,7 +886,6 @@ def _kernel_backward(grad, xs, p, elt, kind, value):
     x_maps = [ir.AffineMap.get(4, 0, [d[0], d[1], oh * 2 + a, ow * 2 + b])
               for a in range(2) for b in range(2)][:len(xs)]
     shape = p.shape
-    from .matmul import _execute_region
     region, block = _execute_region(ir.RankedTensorType.get(shape, elt))
     with ir.InsertionPoint(block):
         g = linalg.copy(grad, outs=[empty(shape_of(grad), elt)])
