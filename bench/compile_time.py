@@ -39,6 +39,11 @@ interleaved, and the table shows medians over the rounds.  Rows:
                    gradir cold itself runs the default, "auto" (tools for large modules)
   gradir cold adj  GRADIR_CACHE=0, ``compile(module, functions=["main_adjoint"])``
                    (the step only, what ``jax.jit(jax.value_and_grad(f))`` compiles)
+  gradir adj loaded  as gradir cold adj, with MLIR's and LLVM's shared
+                   libraries loaded in "import" (``import mlir.ir``: ~50-100 ms,
+                   which gradir otherwise pays on its first parse), as ``import
+                   jax`` loads XLA's; JAX's first call also starts after its
+                   CPU client is made (the inputs' ``jnp.asarray``)
   gradir adj Nthr  as gradir cold adj, for N threads (the cores this process may
                    use: gradir's default outside this benchmark, which sets
                    OMP_NUM_THREADS=1 for every process and so makes the other
@@ -120,10 +125,13 @@ def _gradir_module(workload: str, times: dict):
     return m, t0
 
 
-def child_gradir(workload: str, functions) -> dict:
+def child_gradir(workload: str, functions, loaded: bool = False) -> dict:
     t_imp = time.perf_counter()
     import gradir
     from gradir.runtime import cache
+    if loaded:      # MLIR's and LLVM's libraries, as ``import jax`` loads XLA's
+        import mlir.ir  # noqa: F401
+        import gradir.ir  # noqa: F401
     times = {"import": time.perf_counter() - t_imp}
     x, y, params = _inputs(workload)
     m, t0 = _gradir_module(workload, times)
@@ -528,6 +536,8 @@ def main(argv: list[str]) -> int:
             result = child_gradir(workload, None)
         elif kind == "gradir-adjoint":
             result = child_gradir(workload, ["main_adjoint"])
+        elif kind == "gradir-adjoint-loaded":
+            result = child_gradir(workload, ["main_adjoint"], loaded=True)
         elif kind == "gradir-adjoint-cores":    # gradir's default outside this bench
             os.environ["GRADIR_NUM_THREADS"] = str(_cores())
             result = child_gradir(workload, ["main_adjoint"])
@@ -624,11 +634,12 @@ def main(argv: list[str]) -> int:
         return 0
 
     rows = [("gradir cold", "gradir", False), ("gradir cold adj", "gradir-adjoint", False),
+            ("gradir adj loaded", "gradir-adjoint-loaded", False),
             ("gradir miss", "gradir", "miss"), ("gradir warm", "gradir", True)]
     if _cores() > 1:
-        rows.insert(2, (f"gradir adj {_cores()}thr", "gradir-adjoint-cores", False))
+        rows.insert(3, (f"gradir adj {_cores()}thr", "gradir-adjoint-cores", False))
     # issue 14: 2-D matmuls compiled with the program (kernels=False)
-    at = 3 if _cores() > 1 else 2
+    at = 4 if _cores() > 1 else 3
     rows[at:at] = [("gradir sched adj", "gradir-adjoint", False, {"GRADIR_KERNELS": "0"})]
     if _cores() > 1:
         rows.insert(at + 1, (f"gradir sched {_cores()}thr", "gradir-adjoint-cores", False,

@@ -153,6 +153,18 @@ def test_pooling():
                  nn.AdaptiveAvgPool2d((3, 5)), nn.MaxPool1d(2), nn.AvgPool1d(3, 2),
                  nn.AdaptiveAvgPool1d(1)):
         check(pool, (x if "1d" not in type(pool).__name__ else x[0],))
+    # ceil_mode: PyTorch drops a last window that would start in the right
+    # padding or past it (here along W of 7 and, stride 3 past a window of
+    # 1, along both), Relax's rule keeps it: the importer slices it off
+    for pool in (nn.MaxPool2d(2, stride=2, padding=1, ceil_mode=True),
+                 nn.MaxPool2d(1, stride=3, ceil_mode=True),
+                 nn.MaxPool2d(3, stride=2, ceil_mode=True),
+                 nn.AvgPool2d(2, stride=2, padding=1, ceil_mode=True),
+                 nn.AvgPool2d(2, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+                 nn.AvgPool2d(1, stride=3, ceil_mode=True),
+                 nn.MaxPool1d(2, stride=2, padding=1, ceil_mode=True),
+                 nn.AvgPool1d(2, stride=2, padding=1, ceil_mode=True)):
+        check(pool, (x if "1d" not in type(pool).__name__ else x[0],))
     print("pooling ok")
 # CHECK-LABEL: TEST: test_pooling
 # CHECK: pooling ok
