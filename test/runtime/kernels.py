@@ -202,6 +202,11 @@ CONVS = [  # (op, data shape, weight shape, result shape)
     ("rlx.conv2d", (64, 1, 28, 28), (6, 1, 5, 5), (64, 6, 24, 24)),
     ("rlx.conv2d", (1, 64, 28, 28), (6, 64, 24, 24), (1, 6, 5, 5)),
     ("rlx.conv2d", (6, 8, 12, 12), (16, 8, 8, 8), (6, 16, 5, 5)),
+    # the weight gradient's form with short kernel rows: per block of input
+    # channels, the kernel accumulating (LeNet's conv2 dw: two halves of the
+    # images, blocks of 8 channels; three single images, blocks of 64)
+    ("rlx.conv2d", (6, 64, 12, 12), (16, 64, 8, 8), (6, 16, 5, 5)),
+    ("rlx.conv2d", (3, 128, 10, 9), (5, 128, 7, 6), (3, 5, 4, 4)),
     ("rlx.conv2d_transpose", (3, 16, 8, 8), (16, 6, 5, 5), (3, 6, 12, 12)),
 ]
 for cpu in ("host", "x86-64-v3"):
@@ -224,10 +229,10 @@ func.func @f(%x: {tt(xs)}, %w: {tt(ws)}) -> {tt(ys)} {{
             tol = 1e-4 if ty == "f32" else 1e-11
             np.testing.assert_allclose(got, want, rtol=tol, atol=tol * float(np.abs(want).max()))
         print(f"convolutions {cpu} {ty}: {len(CONVS)} compared, {differ} differ")
-# CHECK: convolutions host f32: 5 compared, 0 differ
-# CHECK: convolutions host f64: 5 compared, 0 differ
-# CHECK: convolutions x86-64-v3 f32: 5 compared, 0 differ
-# CHECK: convolutions x86-64-v3 f64: 5 compared, 0 differ
+# CHECK: convolutions host f32: 7 compared, 0 differ
+# CHECK: convolutions host f64: 7 compared, 0 differ
+# CHECK: convolutions x86-64-v3 f32: 7 compared, 0 differ
+# CHECK: convolutions x86-64-v3 f64: 7 compared, 0 differ
 
 # The two targets' libraries are two files with distinct symbols.
 from gradir.conversion.cpu.host import resolve  # noqa: E402

@@ -8,7 +8,11 @@
 // TRANSPOSED_COL_KW (16) elements builds the matrix transposed, (N*OH*OW,
 // C*KH*KW), its innermost loop over KW, and the kernel reads it as a
 // transposed rhs (map (d1, d2)); with shorter kernel rows, the usual
-// layout.  Without the option: linalg.matmul for the schedule.
+// layout, built and multiplied per block of input channels (K of the GEMM:
+// 8 channels of 8x8 here, 512 rows) whose products the kernel adds to the
+// accumulator the loop carries (outs), in a loop over halves of the images
+// marked gradir.independent_iterations (the threads' share).  Without the
+// option: linalg.matmul for the schedule.
 // CHECK-DAG: #[[$MK:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
 // CHECK-DAG: #[[$KN:.*]] = affine_map<(d0, d1, d2) -> (d2, d1)>
 // CHECK-DAG: #[[$NK:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
@@ -20,7 +24,13 @@
 // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<25x36864xf32>)
 // CHECK: linalg.contract indexing_maps = [#[[$MK]], #[[$NK]], #[[$MN]]] {gradir.kernel} ins(%{{.*}}, %{{.*}} : tensor<6x36864xf32>, tensor<25x36864xf32>)
 // CHECK-LABEL: func.func @weight_gradient_short_rows(
-// CHECK: linalg.contract indexing_maps = [#[[$MK]], #[[$KN]], #[[$MN]]] {gradir.kernel} ins(%{{.*}}, %{{.*}} : tensor<16x4096xf32>, tensor<4096x160xf32>)
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<6x16x5x5xf32>)
+// CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, 0, 0, 0] [3, 64, 12, 12]
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<16x75xf32>)
+// CHECK: tensor.extract_slice %{{.*}}[0, %{{.*}}, 0, 0] [3, 8, 12, 12]
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<512x75xf32>)
+// CHECK: linalg.contract indexing_maps = [#[[$MK]], #[[$KN]], #[[$MN]]] {gradir.kernel} ins(%{{.*}}, %{{.*}} : tensor<16x512xf32>, tensor<512x75xf32>) outs(%[[ACC]] : tensor<16x75xf32>)
+// CHECK: } {gradir.independent_iterations}
 // OFF-NOT: gradir.kernel
 // OFF: linalg.matmul
 func.func @forward(%x: tensor<2x3x14x14xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<2x8x12x12xf32> {

@@ -75,9 +75,11 @@ def matmul_kernels(enabled: bool):
         _KERNELS.value = saved
 
 
-def _kernel_matmul(a, b, a_t: bool, b_t: bool, out_shape, elt):
+def _kernel_matmul(a, b, a_t: bool, b_t: bool, out_shape, elt, acc=None):
     """``linalg.contract {gradir.kernel}``: C = A @ B with ``a`` (K, M) when
-    ``a_t``, ``b`` (N, K) when ``b_t`` (read in place by the kernel).
+    ``a_t``, ``b`` (N, K) when ``b_t`` (read in place by the kernel); C =
+    ``acc`` + A @ B when ``acc`` is given (the kernels then read C: each
+    element's FMA chain goes on from it).
 
     A contraction whose result is reshaped sits in an ``scf.execute_region
     no_inline`` of its own, and so does a reshape that makes an operand
@@ -93,7 +95,8 @@ def _kernel_matmul(a, b, a_t: bool, b_t: bool, out_shape, elt):
     maps = [ir.AffineMap.get(3, 0, [k, m] if a_t else [m, k]),
             ir.AffineMap.get(3, 0, [n, k] if b_t else [k, n]),
             ir.AffineMap.get(3, 0, [m, n])]
-    c = linalg.contract(a, b, outs=[filled(out_shape, elt, 0)], indexing_maps=maps)
+    c = linalg.contract(a, b, outs=[filled(out_shape, elt, 0) if acc is None else acc],
+                        indexing_maps=maps)
     _compat.defining_op(c).attributes["gradir.kernel"] = ir.UnitAttr.get()
     return c
 

@@ -277,10 +277,10 @@ def _largest_divisor(n, fits):
     return max([d for d in range(1, n + 1) if n % d == 0 and fits(d)] or [1])
 
 
-def _im2col(xp, g, cg, kh, kw, oh, ow, strides, dilation):
+def _im2col(xp, g, cg, kh, kw, oh, ow, strides, dilation, pad_columns=True):
     """col[g, (c, ky, kx), (n, oy, ox)] = xp[n, g*Cg + c, oy*sh + ky*dh, ox*sw + kx*dw],
-    columns padded with zeros to a multiple of PACK_COLUMNS (G dim dropped
-    for one group)."""
+    columns padded with zeros to a multiple of PACK_COLUMNS unless not
+    ``pad_columns`` (G dim dropped for one group)."""
     elt = elt_of(xp)
     n = shape_of(xp)[0]
     (sh, sw), (dh, dw) = strides, dilation
@@ -299,7 +299,8 @@ def _im2col(xp, g, cg, kh, kw, oh, ow, strides, dilation):
                        [xmap, kmap, pmap, omap], [PARALLEL] * 7, lambda v, _a, _b, _o: v)[0]
 
     gdim = [g] if g > 1 else []
-    return _packed(elt, gdim + [cg * kh * kw, npix], _round_up(npix, PACK_COLUMNS), build)
+    return _packed(elt, gdim + [cg * kh * kw, npix],
+                   _round_up(npix, PACK_COLUMNS) if pad_columns else npix, build)
 
 
 def _im2col_t(xp, cg, kh, kw, oh, ow, strides, dilation):
@@ -385,9 +386,11 @@ def _conv(xp, w, out_shape, strides, dilation, groups):
             scf.YieldOp([insert_slice(part, loop.inner_iter_args[0], [n0, 0, 0, 0])])
         return loop.results[0]
     # One image's matrix over the budget (the weight gradient's form: few
-    # large "images"): in one piece.  Blocks of input channels accumulating
-    # the GEMM were measured slower there (LeNet conv1 dw 0.82 ms against
-    # 0.45 ms in one piece; bench/conv_ops.py).
+    # large "images").  Without the kernels in one piece: blocks of input
+    # channels accumulating the schedule's GEMM were measured slower there
+    # (LeNet conv1 dw 0.82 ms against 0.45 ms in one piece; bench/conv_ops.py);
+    # with them per block of channels (_conv_channel_blocks) unless the
+    # kernel rows are long.
     if kw >= TRANSPOSED_COL_KW and kw > ow and _kernel_eligible(wm, wm, elt):
         # With the kernels and long kernel rows: the matrix transposed,
         # (N*OH*OW, C*KH*KW), whose rows are runs of KW contiguous input
@@ -397,8 +400,59 @@ def _conv(xp, w, out_shape, strides, dilation, groups):
         colt = _im2col_t(xp, cg, kh, kw, oh, ow, strides, dilation)
         npix = shape_of(colt)[0]
         return _unpack(_kernel_matmul(wm, colt, False, True, [o, npix], elt), out_shape, 1, o)
+    if _kernel_eligible(wm, wm, elt):
+        blocked = _conv_channel_blocks(xp, wm, out_shape, (kh, kw), strides, dilation)
+        if blocked is not None:
+            return blocked
     col = _im2col(xp, 1, cg, kh, kw, oh, ow, strides, dilation)
     return _unpack(_gemm(wm, col, elt), out_shape, 1, o)
+
+
+def _conv_channel_blocks(xp, wm, out_shape, kernel, strides, dilation):
+    """The weight gradient's form with the kernels: the im2col matrix built
+    and multiplied per block of ``cb`` input channels (rows of the matrix,
+    K of the GEMM), each block's product added to the last by the kernel (C
+    read: every element's FMA chain goes on in the same K order, the same
+    bits as in one piece), so each block stays in the L2 cache between its
+    packing and its GEMM; and, with two images or more, per half of the
+    images (an INDEPENDENT_ITERATIONS loop: the threads' share; the
+    channel blocks' GEMMs are too small for the kernels' strips).  The
+    matrix's columns are not padded (the kernels mask the last tile).
+    LeNet's conv2 weight gradient (6 images, 64 channels of 8x8, 4096 x 150
+    in one piece) at 1 thread: AVX2 0.48 -> 0.32 ms, AVX-512 0.39 -> 0.29.
+    None when one block of channels would hold them all."""
+    elt = elt_of(xp)
+    n, cg, hp, wp = shape_of(xp)
+    o = shape_of(wm)[0]
+    _, _, oh, ow = out_shape
+    kh, kw = kernel
+    nb = _largest_divisor(n, lambda d: 2 * d <= n) if n >= 2 else n
+    cb = _largest_divisor(cg, lambda d: d * kh * kw * nb * oh * ow * _bytes(elt)
+                          <= COL_BLOCK_BYTES)
+    if cb >= cg:
+        return None
+
+    def product(xs, nb):
+        npix = nb * oh * ow
+        loop = scf.ForOp(index_value(0), index_value(cg), index_value(cb),
+                         [filled([o, npix], elt, 0)])
+        with ir.InsertionPoint(loop.body):
+            c0 = loop.induction_variable
+            part = extract_slice(xs, [0, c0, 0, 0], [nb, cb, hp, wp])
+            col = _im2col(part, 1, cb, kh, kw, oh, ow, strides, dilation, pad_columns=False)
+            ws = extract_slice(wm, [0, _scaled(c0, kh * kw)], [o, cb * kh * kw])
+            scf.YieldOp([_kernel_matmul(ws, col, False, False, [o, npix], elt,
+                                        acc=loop.inner_iter_args[0])])
+        return _unpack(loop.results[0], [nb, o, oh, ow], 1, o)
+
+    if nb == n:
+        return product(xp, n)
+    loop = _image_blocks(n, nb, out_shape, elt)
+    with ir.InsertionPoint(loop.body):
+        n0 = loop.induction_variable
+        xs = extract_slice(xp, [n0, 0, 0, 0], [nb, cg, hp, wp])
+        scf.YieldOp([insert_slice(product(xs, nb), loop.inner_iter_args[0], [n0, 0, 0, 0])])
+    return loop.results[0]
 
 
 @lowers("rlx.conv2d")
