@@ -419,7 +419,8 @@ def _conv_channel_blocks(xp, wm, out_shape, kernel, strides, dilation):
     channel blocks' GEMMs are too small for the kernels' strips).  The
     matrix's columns are not padded (the kernels mask the last tile).
     LeNet's conv2 weight gradient (6 images, 64 channels of 8x8, 4096 x 150
-    in one piece) at 1 thread: AVX2 0.48 -> 0.32 ms, AVX-512 0.39 -> 0.29.
+    in one piece; bench/conv_ops.py, min of 300): AVX2 0.48 -> 0.34 ms at 1
+    thread, 0.36 -> 0.20 at 2; AVX-512 0.33 -> 0.32 and 0.33 -> 0.17.
     None when one block of channels would hold them all."""
     elt = elt_of(xp)
     n, cg, hp, wp = shape_of(xp)
