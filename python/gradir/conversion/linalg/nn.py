@@ -336,13 +336,20 @@ def _unpack(y, out_shape, g, og):
 INDEPENDENT_ITERATIONS = "gradir.independent_iterations"
 
 
-def _image_blocks(n: int, nb: int, out_shape, elt) -> scf.ForOp:
-    """An ``scf.for`` over n0 = 0, nb, ..., n - nb carrying the output
-    (empty), marked INDEPENDENT_ITERATIONS; the caller fills its body, which
-    must insert the block's images at n0 and nothing else."""
-    loop = scf.ForOp(index_value(0), index_value(n), index_value(nb), [empty(out_shape, elt)])
+def _image_blocks(x, nb: int, out_shape, block) -> ir.Value:
+    """``out[n0:n0+nb] = block(x[n0:n0+nb])`` for n0 = 0, nb, ..., an
+    ``scf.for`` carrying the output (empty), marked INDEPENDENT_ITERATIONS
+    (``block`` builds, at the loop body's insertion point, the block's
+    images of the output from those of ``x``, and nothing else)."""
+    n, *rest = shape_of(x)
+    loop = scf.ForOp(index_value(0), index_value(n), index_value(nb),
+                     [empty(out_shape, elt_of(x))])
     loop.operation.attributes[INDEPENDENT_ITERATIONS] = ir.UnitAttr.get()
-    return loop
+    with ir.InsertionPoint(loop.body):
+        n0 = loop.induction_variable
+        part = block(extract_slice(x, [n0] + [0] * len(rest), [nb] + rest))
+        scf.YieldOp([insert_slice(part, loop.inner_iter_args[0], [n0] + [0] * len(rest))])
+    return loop.results[0]
 
 
 def _conv(xp, w, out_shape, strides, dilation, groups):
@@ -377,14 +384,11 @@ def _conv(xp, w, out_shape, strides, dilation, groups):
     if per_image * min(n, 2) <= COL_BLOCK_BYTES:
         # Blocks of nb images: out[n0:n0+nb] = unpack(wm @ col(xp[n0:n0+nb])).
         nb = _largest_divisor(n, lambda d: d * per_image <= COL_BLOCK_BYTES)
-        loop = _image_blocks(n, nb, out_shape, elt)
-        with ir.InsertionPoint(loop.body):
-            n0 = loop.induction_variable
-            xs = extract_slice(xp, [n0, 0, 0, 0], [nb, cg, hp, wp])
+
+        def block(xs):
             col = _im2col(xs, 1, cg, kh, kw, oh, ow, strides, dilation)
-            part = _unpack(_gemm(wm, col, elt), [nb, o, oh, ow], 1, o)
-            scf.YieldOp([insert_slice(part, loop.inner_iter_args[0], [n0, 0, 0, 0])])
-        return loop.results[0]
+            return _unpack(_gemm(wm, col, elt), [nb, o, oh, ow], 1, o)
+        return _image_blocks(xp, nb, out_shape, block)
     # One image's matrix over the budget (the weight gradient's form: few
     # large "images").  Without the kernels in one piece: blocks of input
     # channels accumulating the schedule's GEMM were measured slower there
@@ -433,7 +437,7 @@ def _conv_channel_blocks(xp, wm, out_shape, kernel, strides, dilation):
     if cb >= cg:
         return None
 
-    def product(xs, nb):
+    def product(xs):
         npix = nb * oh * ow
         loop = scf.ForOp(index_value(0), index_value(cg), index_value(cb),
                          [filled([o, npix], elt, 0)])
@@ -446,14 +450,7 @@ def _conv_channel_blocks(xp, wm, out_shape, kernel, strides, dilation):
                                         acc=loop.inner_iter_args[0])])
         return _unpack(loop.results[0], [nb, o, oh, ow], 1, o)
 
-    if nb == n:
-        return product(xp, n)
-    loop = _image_blocks(n, nb, out_shape, elt)
-    with ir.InsertionPoint(loop.body):
-        n0 = loop.induction_variable
-        xs = extract_slice(xp, [n0, 0, 0, 0], [nb, cg, hp, wp])
-        scf.YieldOp([insert_slice(product(xs, nb), loop.inner_iter_args[0], [n0, 0, 0, 0])])
-    return loop.results[0]
+    return product(xp) if nb == n else _image_blocks(xp, nb, out_shape, product)
 
 
 @lowers("rlx.conv2d")
@@ -564,12 +561,7 @@ def lower_conv2d_transpose(op):
     per_image = g * kk * h * wd * _bytes(elt)
     if npix and per_image * n > COL_BLOCK_BYTES and per_image * min(n, 2) <= COL_BLOCK_BYTES:
         nb = _largest_divisor(n, lambda d: d * per_image <= COL_BLOCK_BYTES)
-        loop = _image_blocks(n, nb, out_shape, elt)
-        with ir.InsertionPoint(loop.body):
-            n0 = loop.induction_variable
-            part = block(extract_slice(x, [n0, 0, 0, 0], [nb, cin, h, wd]), nb)
-            scf.YieldOp([insert_slice(part, loop.inner_iter_args[0], [n0, 0, 0, 0])])
-        return [loop.results[0]]
+        return [_image_blocks(x, nb, out_shape, lambda xs: block(xs, nb))]
     return [block(x, n)]
 
 

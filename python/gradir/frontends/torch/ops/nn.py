@@ -258,25 +258,18 @@ def _pool_geometry(kernel_size, stride, padding):
     return k, s, [p[0], p[1], p[0], p[1]]
 
 
-def _ceil_overhang(sizes, k, s, p, d, ceil_mode, axes):
+def _drop_overhang(y, sizes, s, p, ceil_mode):
     """PyTorch's ceil_mode drops a last window that would start in the
-    right/bottom padding (or beyond it); Relax's (rlx's) keeps it: the
-    ``(axis, size)`` of the pool's output dimensions that hold one window
-    more than PyTorch's, for a ``strided_slice`` to drop.  The other windows
-    are the same (their starts, contents and average divisors depend only
-    on their own positions)."""
+    right/bottom padding (or beyond it); Relax's rule (rlx's) keeps it.
+    ``y`` (NCHW) without that window along H and W (``sizes``: the input's,
+    ``s`` the strides, ``p`` the padding [top, left, bottom, right]); the
+    other windows are the same (their starts, contents and average divisors
+    depend only on their own positions)."""
     if not ceil_mode:
-        return []
-    crop = []
-    for axis, n, kk, ss, p0, p1, dd in zip(axes, sizes, k, s, p[:2], p[2:], d):
-        span = n + p0 + p1 - dd * (kk - 1) - 1
-        out = -(-span // ss) + 1
-        if (out - 1) * ss >= n + p0:
-            crop.append((axis, out - 1))
-    return crop
-
-
-def _drop_overhang(y, crop):
+        return y
+    out = y.type.shape[2:]
+    crop = [(axis, o - 1) for axis, o, n, ss, p0 in zip((2, 3), out, sizes, s, p[:2])
+            if (o - 1) * ss >= n + p0]
     if not crop:
         return y
     return rlx.strided_slice(y, [a for a, _ in crop], [0] * len(crop), [n for _, n in crop])
@@ -287,8 +280,7 @@ def max_pool2d(cx, x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
     (v,) = float_operands(cx, x, dtype=cx.dtype(x))
     k, s, p = _pool_geometry(kernel_size, stride, padding)
     y = rlx.max_pool2d(v, k, s, p, pair(dilation), bool(ceil_mode))
-    y = _drop_overhang(y, _ceil_overhang(cx.shape(x)[-2:], k, s, p, pair(dilation),
-                                         ceil_mode, (2, 3)))
+    y = _drop_overhang(y, cx.shape(x)[-2:], s, p, ceil_mode)
     if cx.op.endswith("with_indices.default"):
         return [y, Unavailable(cx.op, "pooling indices have no rlx mapping")]
     return y
@@ -302,7 +294,7 @@ def avg_pool2d(cx, x, kernel_size, stride=(), padding=0, ceil_mode=False,
     (v,) = float_operands(cx, x, dtype=cx.dtype(x))
     k, s, p = _pool_geometry(kernel_size, stride, padding)
     y = rlx.avg_pool2d(v, k, s, p, None, bool(ceil_mode), bool(count_include_pad) and any(p))
-    return _drop_overhang(y, _ceil_overhang(cx.shape(x)[-2:], k, s, p, [1, 1], ceil_mode, (2, 3)))
+    return _drop_overhang(y, cx.shape(x)[-2:], s, p, ceil_mode)
 
 
 @aten("aten.max_pool1d.default", "aten.avg_pool1d.default")
@@ -314,15 +306,13 @@ def pool1d(cx, x, kernel_size, stride=(), padding=0, *rest):
     p = [0, pair(padding, 1)[0]]
     if cx.op == "aten.max_pool1d.default":
         dilation, ceil_mode = rest[:2]
-        d = [1, pair(dilation, 1)[0]]
-        y = rlx.max_pool2d(v4, k, s, [0, p[1], 0, p[1]], d, bool(ceil_mode))
+        y = rlx.max_pool2d(v4, k, s, [0, p[1], 0, p[1]], [1, pair(dilation, 1)[0]],
+                           bool(ceil_mode))
     else:
         ceil_mode, count_include_pad = rest[:2]
-        d = [1, 1]
         y = rlx.avg_pool2d(v4, k, s, [0, p[1], 0, p[1]], None, bool(ceil_mode),
                            bool(count_include_pad) and p[1] > 0)
-    y = _drop_overhang(y, _ceil_overhang([1, cx.shape(x)[-1]], k, s, [0, p[1], 0, p[1]], d,
-                                         ceil_mode, (2, 3)))
+    y = _drop_overhang(y, [1, cx.shape(x)[-1]], s, [0, p[1], 0, p[1]], ceil_mode)
     return rlx.squeeze(y, [2])
 
 
