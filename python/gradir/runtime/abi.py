@@ -141,6 +141,19 @@ def descriptor(array: np.ndarray, template: ctypes.Structure | None = None):
     return desc
 
 
+_byte = ctypes.c_byte
+
+
+def _data_pointer(array: np.ndarray) -> int:
+    """The address of ``array``'s first element: through the buffer
+    protocol (0.25 us) where the array is writable and not empty, else
+    ``array.ctypes.data`` (0.8 us)."""
+    try:
+        return ctypes.addressof(_byte.from_buffer(array))
+    except (TypeError, ValueError, BufferError):
+        return array.ctypes.data
+
+
 # --- calling ---------------------------------------------------------------
 
 def _flatten(value, tree, where: str, out: list) -> None:
@@ -173,6 +186,39 @@ class Function:
         self._call = call
         self._keepalive = keepalive
         self._templates = [descriptor_template(s.shape) for s in sig.inputs + sig.outputs]
+        # --- issue 14: the call path (seed 3x3: 14 us a call, JAX's 11) ---
+        # The descriptors of one call live in one int64 array, a "frame",
+        # whose descriptor addresses never change: a call copies the
+        # templates in, writes the data pointers and passes the same
+        # addresses (the callers may then reuse what they built for them,
+        # ``toolchain.packed_caller``).  Frames are taken from a pool and
+        # put back, so calls from several threads (ctypes releases the GIL)
+        # or re-entrant ones each have their own.
+        words = [ctypes.sizeof(t) // 8 for t in self._templates]
+        self._offsets = [sum(words[:i]) for i in range(len(words))]
+        self._image = np.concatenate(
+            [np.frombuffer(bytes(t), dtype=np.int64) for t in self._templates]) \
+            if words else np.zeros(0, np.int64)
+        self._allocated = np.array(self._offsets, dtype=np.intp)
+        self._aligned = self._allocated + 1
+        self._frames: list = []
+        # inputs passed as they are (flat, C-contiguous numpy arrays of the
+        # exact dtype and shape) skip the general checks
+        flat_in = sig.input_tree == tuple(range(len(sig.inputs)))
+        self._plain = tuple((np.dtype(s.dtype), tuple(s.shape)) for s in sig.inputs) \
+            if flat_in else None
+        self._out_specs = tuple((tuple(s.shape), np.dtype(s.dtype)) for s in sig.outputs)
+        self._flat_out = sig.output_tree == tuple(range(len(sig.outputs)))
+
+    def _frame(self):
+        """A frame of descriptors (see ``__init__``): the array and the
+        descriptors' addresses."""
+        buf = np.empty(len(self._image) + 8, dtype=np.int64)
+        # 64-byte aligned, as ctypes structures are at least 8-byte aligned
+        skip = (-buf.ctypes.data % 64) // 8
+        buf = buf[skip:skip + len(self._image)]
+        base = buf.ctypes.data
+        return buf, [base + 8 * o for o in self._offsets]
 
     @property
     def name(self) -> str:
@@ -200,14 +246,38 @@ class Function:
 
     def __call__(self, *args):
         sig = self.signature
-        arrays = self._check(args)
+        arrays = self._plain_arrays(args)
+        if arrays is None:
+            arrays = self._check(args)
         check_memory(sig)
-        outs = [np.empty(s.shape, dtype=s.dtype) for s in sig.outputs]
-        descs = [descriptor(a, t) for a, t in zip(arrays + outs, self._templates)]
-        before_call()       # issue 14: libomp's block time follows the machine's load
-        self._call([ctypes.addressof(d) for d in descs])
-        results = _unflatten(outs, tuple(sig.output_tree))
+        outs = [np.empty(shape, dtype) for shape, dtype in self._out_specs]
+        ptrs = [_data_pointer(a) for a in arrays]
+        ptrs += [_data_pointer(a) for a in outs]
+        frames = self._frames
+        buf, addrs = frames.pop() if frames else self._frame()
+        try:
+            buf[:] = self._image
+            buf[self._allocated] = ptrs
+            buf[self._aligned] = ptrs
+            before_call()       # issue 14: libomp's block time follows the machine's load
+            self._call(addrs)
+        finally:
+            frames.append((buf, addrs))
+        results = tuple(outs) if self._flat_out else _unflatten(outs, tuple(sig.output_tree))
         return results[0] if len(results) == 1 else results
+
+    def _plain_arrays(self, args) -> list | None:
+        """``args`` when every one is a C-contiguous numpy array of its
+        input's exact dtype and shape (nothing to check or convert), else
+        None (``_check`` then converts them or says what is wrong)."""
+        plain = self._plain
+        if plain is None or len(args) != len(plain):
+            return None
+        for a, (dtype, shape) in zip(args, plain):
+            if type(a) is not np.ndarray or a.dtype != dtype or a.shape != shape \
+                    or not a.flags.c_contiguous:
+                return None
+        return list(args)
 
 
 def _machine_memory() -> int | None:
