@@ -33,6 +33,7 @@ PASSES = {
     "rlx-dce": _lazy("gradir.transforms.rlx_dce", "RlxDce"),
     "rlx-distinct-results": _lazy("gradir.conversion.cpu.rlx_distinct_results", "RlxDistinctResults"),
     "rlx-early-dealloc": _lazy("gradir.conversion.cpu.rlx_early_dealloc", "RlxEarlyDealloc"),
+    "rlx-strided-copies": _lazy("gradir.conversion.cpu.rlx_strided_copies", "RlxStridedCopies"),
     "rlx-widen-bool-memrefs": _lazy("gradir.conversion.cpu.rlx_widen_bool_memrefs",
                                     "RlxWidenBoolMemrefs"),
     "rlx-gradient": _lazy("gradir.transforms.rlx_gradient", "RlxGradient"),

@@ -193,7 +193,9 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
         steps += [f"rlx-matmul-kernels{{cpu={kernels_cpu} threads={threads}}}",
                   f"rlx-pool-kernels{{cpu={kernels_cpu} threads={threads}}}"]
     if early_dealloc:
-        steps += ["rlx-early-dealloc", "rlx-widen-bool-memrefs"]
+        # (rlx-strided-copies: copies between strided buffers as linalg.copy
+        # loops, not MLIR's element-by-element memrefCopy)
+        steps += ["rlx-early-dealloc", "rlx-widen-bool-memrefs", "rlx-strided-copies"]
     if stage == "bufferized":
         return "builtin.module(" + ",".join(steps) + ")"
     if threads > 1:

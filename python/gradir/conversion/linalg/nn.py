@@ -775,6 +775,92 @@ def _argmax(xp, p, out_shape):
                    [PARALLEL] * 4 + [REDUCTION] * 2, body)[1]
 
 
+def _argmax_unrolled(xp, p, out_shape):
+    """``_argmax`` for windows of at most UNROLLED_WINDOW elements: one
+    all-parallel generic over the windows reading their strided views of
+    the padded input (loops over the output, vectorizable), not a reduction
+    over (ky, kx) innermost."""
+    views = _window_views(xp, p)
+
+    def body(*vals):
+        m, arg = scalar_const(elt_of(xp), float("-inf")), index_value(0)
+        for pos, v in enumerate(vals[:-1]):
+            greater = _beats(v, m)
+            m = arith.select(greater, v, m)
+            arg = arith.select(greater, index_value(pos), arg)
+        return [arg]
+
+    init = empty(out_shape, ir.IndexType.get())
+    return generic(views, [init], [identity_map(4)] * (len(views) + 1), [PARALLEL] * 4, body)[0]
+
+
+def _phase_taps(size, stride, dilation, k, lo, phase):
+    """The kernel offsets reaching the input rows ``phase, phase + stride,
+    ...`` (of ``size``): ``(k_i, shift)`` with ``oy = q + shift`` the window
+    of input row ``q * stride + phase`` at offset ``k_i`` (``oy * stride -
+    lo + k_i * dilation``), and that phase's row count."""
+    rows = (size - phase + stride - 1) // stride
+    taps = [(ki, (phase + lo - ki * dilation) // stride) for ki in range(k)
+            if (phase + lo - ki * dilation) % stride == 0]
+    return taps, rows
+
+
+def _gather_backward(p, grad, arg, shape, elt, pick):
+    """The input gradient of overlapping (or gapped) windows as a gather:
+    input rows and columns split by their phase modulo the strides; for each
+    phase (py, px) the kernel offsets that reach it are fixed, and the window
+    holding offset (ky, kx) is the phase position shifted by a constant
+    (``_phase_taps``).  One all-parallel generic per phase sums ``pick(g,
+    a, pos)`` (``g`` the window's gradient, ``a`` its arg-max, ``pos`` the
+    offset's ``ky * KW + kx``; ``arg`` None: ``a`` unused) over those
+    offsets in row-major order, reading unit-stride views of ``grad`` (and
+    ``arg``) padded with zeros past the windows, and writes the phase's
+    strided view of the input gradient: each element written once, no fill
+    and no read-modify-write (``_scatter``'s in-place updates over every
+    kernel offset)."""
+    n, c, h, w = shape
+    ho, wo = p.out
+    (sh, sw), (dh, dw) = p.strides, p.dilation
+    kh, kw = p.kernel
+    pt, pl = p.pad[0], p.pad[1]
+    out = empty(shape, elt)
+    for py in range(min(sh, h)):
+        taps_y, qh = _phase_taps(h, sh, dh, kh, pt, py)
+        for px in range(min(sw, w)):
+            taps_x, qw = _phase_taps(w, sw, dw, kw, pl, px)
+            if not taps_y or not taps_x:
+                part = filled([n, c, qh, qw], elt, 0)
+            else:
+                # windows outside [0, Ho) x [0, Wo) read the zero padding
+                ys = [s for _, s in taps_y]
+                xs = [s for _, s in taps_x]
+                lo = [max(0, -min(ys)), max(0, -min(xs))]
+                hi = [max(0, qh - 1 + max(ys) - (ho - 1)), max(0, qw - 1 + max(xs) - (wo - 1))]
+                sources = [pad(grad, [0, 0] + lo, [0, 0] + hi, 0)]
+                if arg is not None:
+                    sources.append(pad(arg, [0, 0] + lo, [0, 0] + hi, index_value(0)))
+                views, positions = [], []
+                for ky, oy in taps_y:
+                    for kx, ox in taps_x:
+                        positions.append(ky * kw + kx)
+                        views += [extract_slice(v, [0, 0, oy + lo[0], ox + lo[1]], [n, c, qh, qw])
+                                  for v in sources]
+                per = len(sources)
+
+                def body(*vals, positions=positions, per=per):
+                    acc = None
+                    for i, pos in enumerate(positions):
+                        a = vals[i * per + 1] if per > 1 else None
+                        v = pick(vals[i * per], a, pos)
+                        acc = v if acc is None else arith.addf(acc, v)
+                    return [acc]
+
+                part = generic(views, [empty([n, c, qh, qw], elt)],
+                               [identity_map(4)] * (len(views) + 1), [PARALLEL] * 4, body)[0]
+            out = insert_slice(part, out, [0, 0, py, px], [1, 1, sh, sw])
+    return out
+
+
 def _scatter(p, contribs, shape, elt):
     """Adds ``contribs(pos, dest)`` (building a generic that updates the
     strided window slice ``dest``; ``pos`` the row-major kernel offset
@@ -816,6 +902,14 @@ def lower_max_pool2d_backward(op):
             return arith.select(hit, g, zero(elt))
 
         return [_exact_backward(p, grad, x, elt, pick)]
+    if _unrolled(p):
+        arg = _argmax_unrolled(p.padded(x, float("-inf")), p, gshape)
+
+        def pick(g, a, pos):
+            hit = arith.cmpi(arith.CmpIPredicate.eq, a, index_value(pos))
+            return arith.select(hit, g, zero(elt))
+
+        return [_gather_backward(p, grad, arg, shape, elt, pick)]
     arg = _argmax(p.padded(x, float("-inf")), p, gshape)
 
     def contrib(pos, dest):
@@ -842,6 +936,8 @@ def lower_avg_pool2d_backward(op):
         count = scalar_const(elt, p.kernel[0] * p.kernel[1])
         return [_exact_backward(p, grad, None, elt, lambda g, _v, _o: arith.divf(g, count))]
     g = _divide_by_counts(grad, p)
+    if _unrolled(p):
+        return [_gather_backward(p, g, None, shape, elt, lambda v, _a, _pos: v)]
 
     def contrib(_pos, dest):
         return generic([g], [dest], [identity_map(4)] * 2, [PARALLEL] * 4,
