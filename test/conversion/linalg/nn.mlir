@@ -225,26 +225,81 @@ func.func @max_pool2d_backward(%g: tensor<1x2x3x3xf32>, %x: tensor<1x2x6x6xf32>)
 
 // -----
 
-// Overlapping windows: one reduction generic finds each window's first
-// maximum, then, per kernel offset, an in-place strided update of the padded
-// gradient (a zero fill first).
+// Overlapping windows (at most UNROLLED_WINDOW elements): one all-parallel
+// generic over the windows reads their nine views and writes each window's
+// first arg-max; the gradient is then gathered: with stride 1 one phase, every
+// input element reached by all nine offsets, each a shifted unit-stride view
+// of the zero-padded gradient and arg-max, summed in offset order (the
+// phase is the whole gradient: no insert_slice left).
 
 // CHECK-LABEL: func.func @max_pool2d_backward_overlap(
-// CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
+// CHECK-SAME: %[[G:.*]]: tensor<1x1x3x3xf32>, %[[X:.*]]: tensor<1x1x5x5xf32>)
+// CHECK-COUNT-9: tensor.extract_slice %[[X]]
+// CHECK: %[[ARG:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins({{.*}} : tensor<1x1x3x3xf32>{{.*}}) outs(%{{.*}} : tensor<1x1x3x3xindex>)
+// CHECK: %[[GP:.*]] = tensor.pad %[[G]] low[0, 0, 2, 2] high[0, 0, 2, 2]
+// CHECK: %[[AP:.*]] = tensor.pad %[[ARG]] low[0, 0, 2, 2] high[0, 0, 2, 2]
+// CHECK: tensor.extract_slice %[[GP]][0, 0, 2, 2] [1, 1, 5, 5] [1, 1, 1, 1]
+// CHECK: tensor.extract_slice %[[AP]][0, 0, 2, 2] [1, 1, 5, 5] [1, 1, 1, 1]
+// CHECK: %[[U:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins({{.*}}) outs(%{{.*}} : tensor<1x1x5x5xf32>)
+// CHECK-COUNT-9: arith.cmpi eq
+// CHECK-NOT: linalg.fill
+// CHECK-NOT: scf.for
+// CHECK: return %[[U]]
+func.func @max_pool2d_backward_overlap(%g: tensor<1x1x3x3xf32>, %x: tensor<1x1x5x5xf32>) -> tensor<1x1x5x5xf32> {
+  %0 = "rlx.max_pool2d_backward"(%g, %x) {pool_size = array<i64: 3, 3>, strides = array<i64: 1, 1>} : (tensor<1x1x3x3xf32>, tensor<1x1x5x5xf32>) -> tensor<1x1x5x5xf32>
+  return %0 : tensor<1x1x5x5xf32>
+}
+
+// -----
+
+// Stride 2, padding 1 (ResNet's 3x3 pool): four phases of the input; even
+// rows are reached by ky = 1 alone, odd rows by ky = 0 and 2 (windows one
+// apart), and likewise the columns: 1, 2, 2 and 4 offsets per phase, each
+// phase written once into its strided view of the gradient.
+
+// CHECK-LABEL: func.func @max_pool2d_backward_phases(
+// CHECK-SAME: %[[G:.*]]: tensor<1x2x3x3xf32>, %[[X:.*]]: tensor<1x2x5x5xf32>)
+// CHECK: %[[ARG:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x3x3xindex>)
+// CHECK: %[[P0:.*]] = linalg.generic {{.*}} ins(%[[G]], %[[ARG]] : tensor<1x2x3x3xf32>, tensor<1x2x3x3xindex>) outs(%{{.*}} : tensor<1x2x3x3xf32>)
+// CHECK: arith.cmpi eq, %{{.*}}, %c4 : index
+// CHECK: %[[R0:.*]] = tensor.insert_slice %[[P0]] into %{{.*}}[0, 0, 0, 0] [1, 2, 3, 3] [1, 1, 2, 2]
+// CHECK: %[[P1:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x3x2xf32>)
+// CHECK: arith.cmpi eq, %{{.*}}, %c3 : index
+// CHECK: arith.cmpi eq, %{{.*}}, %c5 : index
+// CHECK: %[[R1:.*]] = tensor.insert_slice %[[P1]] into %[[R0]][0, 0, 0, 1] [1, 2, 3, 2] [1, 1, 2, 2]
+// CHECK: %[[P2:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x2x3xf32>)
+// CHECK: %[[R2:.*]] = tensor.insert_slice %[[P2]] into %[[R1]][0, 0, 1, 0] [1, 2, 2, 3] [1, 1, 2, 2]
+// CHECK: %[[P3:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x2x2xf32>)
+// CHECK-COUNT-4: arith.cmpi eq
+// CHECK: %[[R3:.*]] = tensor.insert_slice %[[P3]] into %[[R2]][0, 0, 1, 1] [1, 2, 2, 2] [1, 1, 2, 2]
+// CHECK: return %[[R3]]
+func.func @max_pool2d_backward_phases(%g: tensor<1x2x3x3xf32>, %x: tensor<1x2x5x5xf32>) -> tensor<1x2x5x5xf32> {
+  %0 = "rlx.max_pool2d_backward"(%g, %x) {pool_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x3x3xf32>, tensor<1x2x5x5xf32>) -> tensor<1x2x5x5xf32>
+  return %0 : tensor<1x2x5x5xf32>
+}
+
+// -----
+
+// Larger windows (over UNROLLED_WINDOW elements): one reduction generic finds
+// each window's first maximum, then, per kernel offset, an in-place strided
+// update of the padded gradient (a zero fill first).
+
+// CHECK-LABEL: func.func @max_pool2d_backward_large(
+// CHECK-DAG: %[[C5:.*]] = arith.constant 5 : index
 // CHECK: %[[ARG:.*]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
-// CHECK: %[[Z:.*]] = linalg.fill {{.*}} -> tensor<1x1x5x5xf32>
-// CHECK: scf.for %[[KY:[a-z0-9_]+]] = %{{.*}} to %[[C3]] step %{{.*}} iter_args(%{{.*}} = %[[Z]])
-// CHECK-NEXT: scf.for %[[KX:[a-z0-9_]+]] = %{{.*}} to %[[C3]] step %{{.*}} iter_args(%[[G:.*]] = %{{.*}})
+// CHECK: %[[Z:.*]] = linalg.fill {{.*}} -> tensor<1x1x7x7xf32>
+// CHECK: scf.for %[[KY:[a-z0-9_]+]] = %{{.*}} to %[[C5]] step %{{.*}} iter_args(%{{.*}} = %[[Z]])
+// CHECK-NEXT: scf.for %[[KX:[a-z0-9_]+]] = %{{.*}} to %[[C5]] step %{{.*}} iter_args(%[[G:.*]] = %{{.*}})
 // CHECK-NEXT: %[[V:.*]] = tensor.extract_slice %[[G]][0, 0, %[[KY]], %[[KX]]] [1, 1, 3, 3] [1, 1, 1, 1]
-// CHECK-NEXT: %[[P0:.*]] = arith.muli %[[KY]], %[[C3]] : index
+// CHECK-NEXT: %[[P0:.*]] = arith.muli %[[KY]], %[[C5]] : index
 // CHECK-NEXT: %[[POS:.*]] = arith.addi %[[P0]], %[[KX]] : index
 // CHECK-NEXT: %[[U:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[ARG]]#1 : tensor<1x1x3x3xf32>, tensor<1x1x3x3xindex>) outs(%[[V]] : tensor<1x1x3x3xf32>)
 // CHECK: arith.cmpi eq, %{{.*}}, %[[POS]] : index
 // CHECK: tensor.insert_slice %[[U]] into %[[G]][0, 0, %[[KY]], %[[KX]]] [1, 1, 3, 3] [1, 1, 1, 1]
 // CHECK-NOT: tensor.insert_slice
-func.func @max_pool2d_backward_overlap(%g: tensor<1x1x3x3xf32>, %x: tensor<1x1x5x5xf32>) -> tensor<1x1x5x5xf32> {
-  %0 = "rlx.max_pool2d_backward"(%g, %x) {pool_size = array<i64: 3, 3>, strides = array<i64: 1, 1>} : (tensor<1x1x3x3xf32>, tensor<1x1x5x5xf32>) -> tensor<1x1x5x5xf32>
-  return %0 : tensor<1x1x5x5xf32>
+func.func @max_pool2d_backward_large(%g: tensor<1x1x3x3xf32>, %x: tensor<1x1x7x7xf32>) -> tensor<1x1x7x7xf32> {
+  %0 = "rlx.max_pool2d_backward"(%g, %x) {pool_size = array<i64: 5, 5>, strides = array<i64: 1, 1>} : (tensor<1x1x3x3xf32>, tensor<1x1x7x7xf32>) -> tensor<1x1x7x7xf32>
+  return %0 : tensor<1x1x7x7xf32>
 }
 
 // -----

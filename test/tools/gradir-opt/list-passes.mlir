@@ -6,6 +6,7 @@
 // CHECK-DAG: --rlx-cse  -  Merges rlx ops that compute the same value.
 // CHECK-DAG: --rlx-dce  -  Removes rlx and grad ops whose results are never used.
 // CHECK-DAG: --rlx-early-dealloc  -  Frees each block-local buffer right after its last use.
+// CHECK-DAG: --rlx-strided-copies  -  Makes each copy between non-contiguous buffers a linalg.copy (loops, not memrefCopy).
 // CHECK-DAG: --rlx-verify  -
 // CHECK-DAG: --rlx-memory-report  -  Reports the peak bytes of live tensors of each function (a remark).
 // CHECK-DAG: --rlx-math-approx  -  Rewrites f32 math.exp/log/tanh/erf as polynomial code that vectorizes (no libm calls).

@@ -32,10 +32,12 @@ def is_contiguous(t: ir.Type) -> bool:
 
 @dataclass(frozen=True)
 class RlxStridedCopies(ModulePass):
-    """Rewrites each ``memref.copy`` whose source or target is not a
-    contiguous buffer into a ``linalg.copy``, which the CPU pipeline lowers
-    to loops (parallel loops at threads > 1) that LLVM vectorizes or turns
-    into ``memcpy`` calls per row.
+    """Makes each copy between non-contiguous buffers a linalg.copy (loops, not memrefCopy).
+
+    Each ``memref.copy`` whose source or target is not a contiguous buffer
+    becomes a ``linalg.copy``, which the CPU pipeline lowers to loops
+    (parallel loops at threads > 1) that LLVM vectorizes or turns into
+    ``memcpy`` calls per row.
 
     MLIR lowers such a copy to a call of ``memrefCopy`` (CRunnerUtils; the
     exported libraries' copy of it), which copies one element at a time

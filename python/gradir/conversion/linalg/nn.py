@@ -20,10 +20,15 @@
 - max_pool2d_backward -> windows that tile the input (stride = window, no
   dilation or padding): per kernel offset, one generic over the windows finds
   the first maximum and writes grad or 0 into that offset's strided view;
-  otherwise a reduction ``linalg.generic`` computing each window's arg-max
-  (the first in row-major window order), then an ``scf.for`` over the kernel
-  offsets around one in-place strided update of the padded gradient;
-  avg_pool2d_backward -> the same two forms with ``grad / count``;
+  overlapping or gapped windows of up to UNROLLED_WINDOW elements: an
+  all-parallel generic over the windows' views computing each window's
+  arg-max (the first in row-major window order), then the gradient gathered
+  per phase of the input modulo the strides (one all-parallel generic each
+  over shifted views of the zero-padded gradient and arg-max,
+  ``_gather_backward``); larger windows: a reduction ``linalg.generic`` for
+  the arg-max, then an ``scf.for`` over the kernel offsets around one
+  in-place strided update of the padded gradient; avg_pool2d_backward ->
+  the same forms with ``grad / count``;
 - softmax, log_softmax, layer_norm, rms_norm -> reductions and elementwise
   ``linalg.generic`` ops (the statistics are read through projected maps);
 - cross_entropy_with_logits, nll_loss -> reduction ``linalg.generic`` ops
