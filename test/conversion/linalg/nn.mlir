@@ -134,20 +134,39 @@ func.func @conv2d_transpose_groups(%x: tensor<1x4x3x3xf32>, %w: tensor<4x2x2x3xf
 
 // -----
 
+// Strides over 1: a GEMM per block of images, then col2im.
 // CHECK-LABEL: func.func @conv2d_transpose_blocked(
-// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<8x6x12x12xf32>)
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<8x6x19x19xf32>)
 // CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<150x16xf32>, tensor<16x256xf32>)
-// CHECK: scf.for {{.*}} -> (tensor<4x6x12x12xf32>)
-// CHECK-NEXT: scf.for {{.*}} -> (tensor<4x6x12x12xf32>)
+// CHECK: scf.for {{.*}} -> (tensor<4x6x19x19xf32>)
+// CHECK-NEXT: scf.for {{.*}} -> (tensor<4x6x19x19xf32>)
 // CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, 0] [6, 256] [25, 1] : tensor<150x256xf32> to tensor<6x256xf32>
-// CHECK-COUNT-1: tensor.insert_slice %{{.*}} [4, 6, 8, 8] [1, 1, 1, 1]
-// CHECK-NOT: tensor.insert_slice %{{.*}} [4, 6, 8, 8] [1, 1, 1, 1]
-// CHECK: tensor.insert_slice %{{.*}} [4, 6, 12, 12] [1, 1, 1, 1]
+// CHECK-COUNT-1: tensor.insert_slice %{{.*}} [4, 6, 8, 8] [1, 1, 2, 2]
+// CHECK-NOT: tensor.insert_slice %{{.*}} [4, 6, 8, 8] [1, 1, 2, 2]
+// CHECK: tensor.insert_slice %{{.*}} [4, 6, 19, 19] [1, 1, 1, 1]
 // CHECK: scf.yield
 // CHECK-NEXT: } {gradir.independent_iterations}
-func.func @conv2d_transpose_blocked(%x: tensor<8x16x8x8xf32>, %w: tensor<16x6x5x5xf32>) -> tensor<8x6x12x12xf32> {
-  %0 = "rlx.conv2d_transpose"(%x, %w) : (tensor<8x16x8x8xf32>, tensor<16x6x5x5xf32>) -> tensor<8x6x12x12xf32>
-  return %0 : tensor<8x6x12x12xf32>
+func.func @conv2d_transpose_blocked(%x: tensor<8x16x8x8xf32>, %w: tensor<16x6x5x5xf32>) -> tensor<8x6x19x19xf32> {
+  %0 = "rlx.conv2d_transpose"(%x, %w) {strides = array<i64: 2, 2>} : (tensor<8x16x8x8xf32>, tensor<16x6x5x5xf32>) -> tensor<8x6x19x19xf32>
+  return %0 : tensor<8x6x19x19xf32>
+}
+
+// -----
+
+// Stride 1: conv2d of the input padded by the kernel's reach less the
+// padding (3 - 1 - 1 = 1 here) with the kernel flipped and its input and
+// output channels swapped: an im2col GEMM, no col2im.
+// CHECK-DAG: #[[$FLIP:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d0, -d2 + 2, -d3 + 2)>
+// CHECK-LABEL: func.func @conv2d_transpose_flipped(
+// CHECK-SAME: %[[X:.*]]: tensor<2x4x5x5xf32>, %[[W:.*]]: tensor<4x3x3x3xf32>)
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[$FLIP]]], {{.*}} ins(%[[W]] : tensor<4x3x3x3xf32>) outs(%{{.*}} : tensor<3x4x3x3xf32>)
+// CHECK: tensor.pad %[[X]] low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<3x36xf32>, tensor<36x64xf32>)
+// CHECK-NOT: scf.for
+// CHECK: return
+func.func @conv2d_transpose_flipped(%x: tensor<2x4x5x5xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<2x3x5x5xf32> {
+  %0 = "rlx.conv2d_transpose"(%x, %w) {padding = array<i64: 1, 1, 1, 1>} : (tensor<2x4x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<2x3x5x5xf32>
+  return %0 : tensor<2x3x5x5xf32>
 }
 
 // -----

@@ -9,7 +9,10 @@
   in an ``scf.for`` when the im2col matrix is over COL_BLOCK_BYTES (marked
   INDEPENDENT_ITERATIONS: rlx-parallel-loops may run the blocks on threads).  The
   conv weight gradient is the conv2d the VJP rule emits, so the same GEMM;
-- conv2d_transpose -> a GEMM (O*KH*KW x Cin) x (Cin x N*H*W) and col2im (an
+- conv2d_transpose of stride 1 -> conv2d of the input padded by the
+  kernel's reach less the padding, with the kernel flipped and its input
+  and output channels swapped; other strides ->
+  a GEMM (O*KH*KW x Cin) x (Cin x N*H*W) and col2im (an
   ``scf.for`` over ky and kx around one generic adding the offset's rows into
   the strided view of the padded output: one loop nest for the whole kernel),
   blocked over images like conv2d;
@@ -273,6 +276,20 @@ TRANSPOSED_COL_KW = 16
 COL_BLOCK_BYTES = 256 << 10
 
 
+# A convolution whose one image's im2col matrix is over COL_BLOCK_BYTES but
+# at most IMAGE_BLOCK_MAX_BYTES, with at least IMAGE_BLOCK_MIN_PIXELS output
+# pixels per image (the GEMM's N), runs a block per image (each GEMM wide
+# enough for the kernels' tiles), not per block of input channels (a GEMM
+# with K = KH*KW*channels of a block, each block a pass over the output).
+# bench/cnn.py's ResNet (3x3 convs, padding 1), one thread, Intel Xeon
+# AVX-512, min of runs, ms, channel blocks -> image blocks: 32x32x16x16
+# (32 out) 2.18 -> 1.30, 32x64x8x8 (64 out) 1.31 -> 1.22, 16x64x16x16 (64
+# out, 590 KB per image) 2.65 -> 2.16; a weight gradient's form (3x3
+# "pixels") stays per channel block: 1.9 -> 5.6 ms per image there.
+IMAGE_BLOCK_MIN_PIXELS = 64
+IMAGE_BLOCK_MAX_BYTES = 4 * COL_BLOCK_BYTES
+
+
 def _bytes(elt):
     return max(1, ir.FloatType(elt).width // 8) if isinstance(elt, ir.FloatType) else 4
 
@@ -386,9 +403,15 @@ def _conv(xp, w, out_shape, strides, dilation, groups):
     if g > 1 or kk * _round_up(npix, PACK_COLUMNS) * eb <= COL_BLOCK_BYTES:
         col = _im2col(xp, g, cg, kh, kw, oh, ow, strides, dilation)
         return _unpack(_gemm(wm, col, elt), out_shape, g, og)
-    if per_image * min(n, 2) <= COL_BLOCK_BYTES:
+    nb = _largest_divisor(n, lambda d: d * per_image <= max(COL_BLOCK_BYTES, per_image))
+    # (with the kernels, a block's GEMM at least IMAGE_BLOCK_MIN_PIXELS wide:
+    # a weight gradient's form, 2 images of 3x3 "pixels" per block, ran
+    # 64x32x8x8 at 2.24 ms against 1.33 per block of channels)
+    wide = nb * oh * ow >= IMAGE_BLOCK_MIN_PIXELS or not _kernel_eligible(wm, wm, elt)
+    if wide and (per_image * min(n, 2) <= COL_BLOCK_BYTES or (
+            n >= 2 and oh * ow >= IMAGE_BLOCK_MIN_PIXELS
+            and per_image <= IMAGE_BLOCK_MAX_BYTES)):
         # Blocks of nb images: out[n0:n0+nb] = unpack(wm @ col(xp[n0:n0+nb])).
-        nb = _largest_divisor(n, lambda d: d * per_image <= COL_BLOCK_BYTES)
 
         def block(xs):
             col = _im2col(xs, 1, cg, kh, kw, oh, ow, strides, dilation)
@@ -538,6 +561,21 @@ def lower_conv2d_transpose(op):
     hp, wp = max(hf, pt + out_shape[2]), max(wf, pl + out_shape[3])
     if npix == 0 or cg == 0 or kk == 0:
         return [filled(out_shape, elt, 0)]
+    # Stride 1: the convolution of the input padded by the kernel's reach
+    # less the padding with the kernel flipped and its channels swapped
+    # (conv2d's GEMMs over im2col blocks, no col2im passes over the output).
+    # bench/cnn.py's 3x3 convs' input gradients, one thread, Intel Xeon
+    # AVX-512, min of runs: 32x32x16x16 1.81 -> 1.57 ms, 32x64x8x8 1.53 -> 1.35.
+    flipped = [dh * (kh - 1) - pt, dw * (kw - 1) - pl,
+               out_shape[2] - h + pt, out_shape[3] - wd + pl]
+    if (sh, sw) == (1, 1) and min(flipped) >= 0:
+        gi = _group_index(g, cg, _d(0))
+        # wf[g*Og + o, c, KH-1-ky, KW-1-kx] = w[g*Cg + c, o, ky, kx]
+        wf = _regroup(w, [cout, cg, kh, kw],
+                      [(gi[0] * og + _d(1)) if g > 1 else _d(1), gi[-1],
+                       _k(kh - 1) - _d(2), _k(kw - 1) - _d(3)], elt)
+        xp = pad(x, [0, 0, flipped[0], flipped[1]], [0, 0, flipped[2], flipped[3]], 0)
+        return [_conv(xp, wf, out_shape, [1, 1], [dh, dw], g)]
     gdim = [g] if g > 1 else []
     # wm[g, (o, ky, kx), c] = w[g*Cg + c, o, ky, kx]; d: (ci, o, ky, kx)
     gi = _group_index(g, cg, _d(0))
