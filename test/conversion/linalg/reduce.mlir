@@ -163,6 +163,41 @@ func.func @sum_stages_blocked_axis(%x: tensor<3x300x4x2xf32>) -> tensor<4xf32> {
 
 // -----
 
+// sum-block=256: a summed innermost axis of 64 elements or more is summed
+// as 16 interleaved partial sums (the row viewed as 4 x 16: a reduction
+// over the 4, its loop over the 16 lanes innermost), then the lanes.  An
+// axis over 256 elements is blocked first; each block's 256 go the same way.
+// CHECK-LABEL: func.func @sum_lanes(
+// CHECK: linalg.reduce ins(%{{.*}} : tensor<8x64xf32>) outs(%{{.*}} : tensor<8xf32>) dimensions = [1]
+// BLOCK-LABEL: func.func @sum_lanes(
+// BLOCK: %[[V:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2]] output_shape [8, 4, 16] : tensor<8x64xf32> into tensor<8x4x16xf32>
+// BLOCK: %[[L:.*]] = linalg.reduce ins(%[[V]] : tensor<8x4x16xf32>) outs(%{{.*}} : tensor<8x16xf32>) dimensions = [1]
+// BLOCK: %[[S:.*]] = linalg.reduce ins(%[[L]] : tensor<8x16xf32>) outs(%{{.*}} : tensor<8xf32>) dimensions = [1]
+// BLOCK: return %[[S]]
+// BLOCK-LABEL: func.func @sum_lanes_short(
+// BLOCK: linalg.reduce ins(%{{.*}} : tensor<8x48xf32>) outs(%{{.*}} : tensor<8xf32>) dimensions = [1]
+// BLOCK-NOT: linalg.reduce
+// BLOCK-LABEL: func.func @sum_lanes_blocked(
+// BLOCK: tensor.expand_shape %{{.*}} output_shape [2, 4, 256] : tensor<2x1024xf32> into tensor<2x4x256xf32>
+// BLOCK: tensor.expand_shape %{{.*}} output_shape [2, 4, 16, 16] : tensor<2x4x256xf32> into tensor<2x4x16x16xf32>
+// BLOCK: linalg.reduce ins(%{{.*}} : tensor<2x4x16x16xf32>) outs(%{{.*}} : tensor<2x4x16xf32>) dimensions = [2]
+// BLOCK: linalg.reduce ins(%{{.*}} : tensor<2x4x16xf32>) outs(%{{.*}} : tensor<2x4xf32>) dimensions = [2]
+// BLOCK: linalg.reduce ins(%{{.*}} : tensor<2x4xf32>) outs(%{{.*}} : tensor<2xf32>) dimensions = [1]
+func.func @sum_lanes(%x: tensor<8x64xf32>) -> tensor<8xf32> {
+  %0 = "rlx.sum"(%x) {axis = array<i64: 1>} : (tensor<8x64xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+func.func @sum_lanes_short(%x: tensor<8x48xf32>) -> tensor<8xf32> {
+  %0 = "rlx.sum"(%x) {axis = array<i64: 1>} : (tensor<8x48xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+func.func @sum_lanes_blocked(%x: tensor<2x1024xf32>) -> tensor<2xf32> {
+  %0 = "rlx.sum"(%x) {axis = array<i64: 1>} : (tensor<2x1024xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
 // A reduction over an empty axis is a constant (numpy's answer); no kernel.
 // CHECK-LABEL: func.func @reduce_empty_axis
 // CHECK-DAG: arith.constant dense<0.000000e+00> : tensor<3xf32>
