@@ -33,6 +33,11 @@ CONVS = [  # (data shape, weight shape, strides, padding, dilation, groups)
     # im2col over 256 KiB: packed and multiplied per block of images (7 images,
     # one per block; padding 1).
     ((7, 3, 18, 18), (4, 3, 5, 5), [1, 1], [1, 1, 1, 1], [1, 1], 1),
+    # One image's im2col over 256 KiB (288 x 256 f32, 295 KB; f64 590 KB):
+    # a block per image (a ResNet 3x3 conv of padding 1).
+    ((3, 32, 16, 16), (32, 32, 3, 3), [1, 1], [1, 1, 1, 1], [1, 1], 1),
+    # The weight gradient's form with 3x3 "pixels" (blocks of channels).
+    ((12, 3, 10, 10), (8, 3, 8, 8), [1, 1], [0, 0, 0, 0], [1, 1], 1),
 ]
 CONV_T = [  # (data, weight IOHW, strides, padding, dilation, groups, output_padding)
     ((1, 2, 4, 4), (2, 3, 3, 3), [1, 1], [0, 0, 0, 0], [1, 1], 1, None),
@@ -48,6 +53,11 @@ CONV_T = [  # (data, weight IOHW, strides, padding, dilation, groups, output_pad
     # One-row and one-column kernels (col2im loops of one iteration), groups 2.
     ((2, 4, 3, 5), (4, 3, 1, 3), [2, 1], [0, 1, 0, 1], [1, 2], 2, [1, 0]),
     ((1, 3, 4, 2), (3, 2, 3, 1), [1, 3], [1, 0, 0, 0], [2, 1], 1, None),
+    # Stride 1, 16 output channels or more, an output no larger than the
+    # input: a conv2d with the kernel flipped (ResNet's input gradient;
+    # asymmetric padding; groups 2 with dilation 2).
+    ((2, 8, 6, 5), (8, 16, 3, 3), [1, 1], [1, 0, 1, 2], [1, 1], 1, None),
+    ((2, 4, 7, 7), (4, 12, 3, 3), [1, 1], [2, 2, 2, 2], [2, 2], 2, None),
 ]
 POOLS = [  # (data, pool_size, strides, padding, dilation, ceil_mode, count_include_pad)
     ((1, 2, 6, 6), [2, 2], [2, 2], [0, 0, 0, 0], None, False, False),
@@ -61,8 +71,14 @@ POOLS = [  # (data, pool_size, strides, padding, dilation, ceil_mode, count_incl
     ((2, 3, 9, 8), [3, 2], [3, 2], [0, 0, 0, 0], None, False, False),
     # A 5x5 window (more than 16 elements: linalg's pooling ops).
     ((1, 2, 9, 8), [5, 5], [2, 1], [2, 2, 2, 2], None, False, False),
-    # A one-row overlapping window (the scatter's loop over ky: one iteration).
+    # A one-row overlapping window (the gather's phases: one row offset).
     ((1, 2, 5, 7), [1, 3], [1, 2], [0, 1, 0, 1], None, False, False),
+    # ResNet's stem pool (3x3, stride 2, padding 1: four phases of 1, 2, 2
+    # and 4 offsets), on odd and even sizes; strides over the window (phases
+    # no window reaches: zeros); dilation 2 with stride 3.
+    ((2, 3, 9, 8), [3, 3], [2, 2], [1, 1, 1, 1], None, False, False),
+    ((1, 2, 8, 9), [2, 2], [3, 3], [0, 0, 0, 0], None, False, True),
+    ((1, 2, 11, 10), [3, 2], [3, 2], [1, 0, 1, 1], [2, 2], True, False),
 ]
 
 
@@ -179,14 +195,21 @@ def test_norm():
 # CHECK: softmax/losses: all {{[0-9]+}} cases match the interpreter
 # CHECK-LABEL: TEST: test_conv_pool
 # CHECK: ok conv2d_8_f32
+# CHECK: ok conv2d_9_f32
+# CHECK: ok conv2d_10_f32
 # CHECK: ok conv2d_transpose_6_f32
 # CHECK: ok conv2d_transpose_7_f32
 # CHECK: ok conv2d_transpose_8_f32
+# CHECK: ok conv2d_transpose_9_f32
+# CHECK: ok conv2d_transpose_10_f32
 # CHECK: ok max_pool2d_backward_3_f32
 # CHECK: ok max_pool2d_backward_6_f32
 # CHECK: ok avg_pool2d_backward_7_f32
 # CHECK: ok max_pool2d_backward_8_f32
 # CHECK: ok avg_pool2d_backward_8_f32
+# CHECK: ok max_pool2d_backward_9_f32
+# CHECK: ok max_pool2d_backward_10_f32
+# CHECK: ok avg_pool2d_backward_11_f32
 # CHECK: ok conv2d_8_f64
 # CHECK: ok conv2d_transpose_2_f64
 # CHECK: ok max_pool2d_backward_5_f64

@@ -155,18 +155,28 @@ func.func @conv2d_transpose_blocked(%x: tensor<8x16x8x8xf32>, %w: tensor<16x6x5x
 
 // Stride 1: conv2d of the input padded by the kernel's reach less the
 // padding (3 - 1 - 1 = 1 here) with the kernel flipped and its input and
-// output channels swapped: an im2col GEMM, no col2im.
+// output channels swapped: an im2col GEMM, no col2im (16 output channels or
+// more, an output no larger than the input by a quarter).  Otherwise, as a
+// 3x3 input growing to 5x5 with no padding (the padded convolution would
+// multiply mostly zeros), col2im.
 // CHECK-DAG: #[[$FLIP:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d0, -d2 + 2, -d3 + 2)>
 // CHECK-LABEL: func.func @conv2d_transpose_flipped(
-// CHECK-SAME: %[[X:.*]]: tensor<2x4x5x5xf32>, %[[W:.*]]: tensor<4x3x3x3xf32>)
-// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[$FLIP]]], {{.*}} ins(%[[W]] : tensor<4x3x3x3xf32>) outs(%{{.*}} : tensor<3x4x3x3xf32>)
+// CHECK-SAME: %[[X:.*]]: tensor<2x4x5x5xf32>, %[[W:.*]]: tensor<4x16x3x3xf32>)
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[$FLIP]]], {{.*}} ins(%[[W]] : tensor<4x16x3x3xf32>) outs(%{{.*}} : tensor<16x4x3x3xf32>)
 // CHECK: tensor.pad %[[X]] low[0, 0, 1, 1] high[0, 0, 1, 1]
-// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<3x36xf32>, tensor<36x64xf32>)
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<16x36xf32>, tensor<36x64xf32>)
 // CHECK-NOT: scf.for
 // CHECK: return
-func.func @conv2d_transpose_flipped(%x: tensor<2x4x5x5xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<2x3x5x5xf32> {
-  %0 = "rlx.conv2d_transpose"(%x, %w) {padding = array<i64: 1, 1, 1, 1>} : (tensor<2x4x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<2x3x5x5xf32>
-  return %0 : tensor<2x3x5x5xf32>
+// CHECK-LABEL: func.func @conv2d_transpose_grows(
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<144x4xf32>, tensor<4x32xf32>)
+// CHECK: scf.for
+func.func @conv2d_transpose_flipped(%x: tensor<2x4x5x5xf32>, %w: tensor<4x16x3x3xf32>) -> tensor<2x16x5x5xf32> {
+  %0 = "rlx.conv2d_transpose"(%x, %w) {padding = array<i64: 1, 1, 1, 1>} : (tensor<2x4x5x5xf32>, tensor<4x16x3x3xf32>) -> tensor<2x16x5x5xf32>
+  return %0 : tensor<2x16x5x5xf32>
+}
+func.func @conv2d_transpose_grows(%x: tensor<2x4x3x3xf32>, %w: tensor<4x16x3x3xf32>) -> tensor<2x16x5x5xf32> {
+  %0 = "rlx.conv2d_transpose"(%x, %w) : (tensor<2x4x3x3xf32>, tensor<4x16x3x3xf32>) -> tensor<2x16x5x5xf32>
+  return %0 : tensor<2x16x5x5xf32>
 }
 
 // -----

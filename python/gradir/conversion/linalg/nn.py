@@ -536,6 +536,11 @@ def _col2im(cols, out_p, g, og, kernel, hw, strides, dilation):
     return _kernel_loops(kernel, out_p, add_offset)
 
 
+# conv2d_transpose of stride 1 as a conv2d (below) from this many output
+# channels (the GEMM's rows).
+FLIPPED_MIN_CHANNELS = 16
+
+
 @lowers("rlx.conv2d_transpose")
 def lower_conv2d_transpose(op):
     """A GEMM per group, then col2im:
@@ -566,9 +571,15 @@ def lower_conv2d_transpose(op):
     # (conv2d's GEMMs over im2col blocks, no col2im passes over the output).
     # bench/cnn.py's 3x3 convs' input gradients, one thread, Intel Xeon
     # AVX-512, min of runs: 32x32x16x16 1.81 -> 1.57 ms, 32x64x8x8 1.53 -> 1.35.
+    # Only where that convolution multiplies few padding zeros (its output
+    # no larger than the input by a quarter: 3x3 convs of padding 1) and
+    # has rows enough for the GEMM's register tiles: LeNet's conv2 input
+    # gradient (16 -> 6 channels, 8x8 -> 12x12) ran 0.29 ms with col2im,
+    # 1.64 ms so.
     flipped = [dh * (kh - 1) - pt, dw * (kw - 1) - pl,
                out_shape[2] - h + pt, out_shape[3] - wd + pl]
-    if (sh, sw) == (1, 1) and min(flipped) >= 0:
+    if ((sh, sw) == (1, 1) and min(flipped) >= 0 and cout >= FLIPPED_MIN_CHANNELS
+            and 4 * out_shape[2] * out_shape[3] <= 5 * h * wd):
         gi = _group_index(g, cg, _d(0))
         # wf[g*Og + o, c, KH-1-ky, KW-1-kx] = w[g*Cg + c, o, ky, kx]
         wf = _regroup(w, [cout, cg, kh, kw],
