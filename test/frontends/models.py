@@ -114,6 +114,73 @@ def test_resnet_block():
 # CHECK: resnet block ok
 
 
+class CifarNet(nn.Module):
+    """bench/cnn.py's model, smaller: a 3x3 stem with BatchNorm, a 3x3 max
+    pool of stride 2 and padding 1 (overlapping windows), a residual block
+    of 16-channel 3x3 convs (input gradients through the flipped conv2d,
+    one image per im2col block), a strided conv, global average pooling."""
+
+    def __init__(self, c=16):
+        super().__init__()
+        self.stem = nn.Conv2d(3, c, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(c)
+        self.pool = nn.MaxPool2d(3, 2, 1)
+        self.c1 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.b1 = nn.BatchNorm2d(c)
+        self.c2 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.b2 = nn.BatchNorm2d(c)
+        self.down = nn.Conv2d(c, 2 * c, 3, stride=2, padding=1)
+        self.fc = nn.Linear(2 * c, 5)
+
+    def forward(self, x):
+        h = self.pool(F.relu(self.bn(self.stem(x))))
+        h = F.relu(h + self.b2(self.c2(F.relu(self.b1(self.c1(h))))))
+        h = F.adaptive_avg_pool2d(F.relu(self.down(h)), 1).flatten(1)
+        return self.fc(h)
+
+
+class MobileBlock(nn.Module):
+    """Depthwise (groups = channels, stride 2) then pointwise convs, an
+    overlapping 3x3 average pool of stride 1 counting its padding."""
+
+    def __init__(self, c=8):
+        super().__init__()
+        self.dw = nn.Conv2d(c, c, 3, stride=2, padding=1, groups=c, bias=False)
+        self.pw = nn.Conv2d(c, 2 * c, 1)
+        self.pool = nn.AvgPool2d(3, 1, 1)
+
+    def forward(self, x):
+        return self.pool(F.relu6(self.pw(F.relu6(self.dw(x))))).sum(dim=(2, 3))
+
+
+class TinyUNet(nn.Module):
+    """Down by a max pool, a dilated conv, up by a strided transposed conv,
+    the skip connection concatenated."""
+
+    def __init__(self, c=4):
+        super().__init__()
+        self.enc = nn.Conv2d(2, c, 3, padding=1)
+        self.mid = nn.Conv2d(c, c, 3, padding=2, dilation=2)
+        self.up = nn.ConvTranspose2d(c, c, 2, stride=2)
+        self.dec = nn.Conv2d(2 * c, 1, 3, padding=1)
+
+    def forward(self, x):
+        e = F.relu(self.enc(x))
+        m = F.relu(self.mid(F.max_pool2d(e, 2)))
+        return self.dec(torch.cat([e, self.up(m)], dim=1))
+
+
+@run
+def test_cnn_zoo():
+    torch.manual_seed(1)
+    check_model(CifarNet().train(), (torch.randn(2, 3, 12, 12),))
+    check_model(MobileBlock(), (torch.randn(2, 8, 9, 9),))
+    check_model(TinyUNet(), (torch.randn(2, 2, 8, 8),))
+    print("cnn zoo ok")
+# CHECK-LABEL: TEST: test_cnn_zoo
+# CHECK: cnn zoo ok
+
+
 @run
 def test_transformer_encoder():
     x = torch.randn(2, 5, 8)
