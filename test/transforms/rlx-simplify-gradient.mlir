@@ -547,3 +547,36 @@ func.func @sum_of_matmul_not(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>, %v: tenso
   %7 = "rlx.sum"(%6) : (tensor<2x4x5xf32>) -> tensor<f32>
   return %1, %0, %3, %5, %7 : tensor<f32>, tensor<4x5xf32>, tensor<5xf32>, tensor<f32>, tensor<f32>
 }
+
+// collapse_sum_to(x * c) -> collapse_sum_to(x) * c for a factor the same along
+// every summed axis (a batch norm's per-channel gamma * rsqrt(var)); with x's
+// sum already there, rlx-cse merges the two: one sum of %g left for three.
+// CHECK-LABEL: func.func @factor_out_of_sum
+// CHECK-SAME: (%[[G:.*]]: tensor<4x3x2x2xf32>, %[[A:.*]]: tensor<1x3x1x1xf32>, %[[B:.*]]: tensor<3x1x1xf32>)
+// CHECK-DAG: %[[S:.*]] = "rlx.collapse_sum_to"(%[[G]]) : (tensor<4x3x2x2xf32>) -> tensor<1x3x1x1xf32>
+// CHECK-DAG: %[[SA:.*]] = "rlx.multiply"(%[[S]], %[[A]]) : (tensor<1x3x1x1xf32>, tensor<1x3x1x1xf32>) -> tensor<1x3x1x1xf32>
+// CHECK-DAG: %[[SAB:.*]] = "rlx.multiply"(%[[SA]], %[[B]]) : (tensor<1x3x1x1xf32>, tensor<3x1x1xf32>) -> tensor<1x3x1x1xf32>
+// CHECK-NOT: "rlx.collapse_sum_to"
+// CHECK: return %[[S]], %[[SA]], %[[SAB]], %{{.*}}
+func.func @factor_out_of_sum(%g: tensor<4x3x2x2xf32>, %a: tensor<1x3x1x1xf32>, %b: tensor<3x1x1xf32>) -> (tensor<1x3x1x1xf32>, tensor<1x3x1x1xf32>, tensor<1x3x1x1xf32>, tensor<4x3x2x2xf32>) {
+  %0 = "rlx.collapse_sum_to"(%g) : (tensor<4x3x2x2xf32>) -> tensor<1x3x1x1xf32>
+  %1 = "rlx.multiply"(%g, %a) : (tensor<4x3x2x2xf32>, tensor<1x3x1x1xf32>) -> tensor<4x3x2x2xf32>
+  %2 = "rlx.collapse_sum_to"(%1) : (tensor<4x3x2x2xf32>) -> tensor<1x3x1x1xf32>
+  %3 = "rlx.multiply"(%b, %1) : (tensor<3x1x1xf32>, tensor<4x3x2x2xf32>) -> tensor<4x3x2x2xf32>
+  %4 = "rlx.collapse_sum_to"(%3) : (tensor<4x3x2x2xf32>) -> tensor<1x3x1x1xf32>
+  return %0, %2, %4, %3 : tensor<1x3x1x1xf32>, tensor<1x3x1x1xf32>, tensor<1x3x1x1xf32>, tensor<4x3x2x2xf32>
+}
+
+// Not: a factor that varies along a summed axis (%h: per row, summed over
+// rows), or with a result too small for it (a 1x1 sum of a per-channel
+// product).
+// CHECK-LABEL: func.func @factor_out_of_sum_not
+// CHECK-COUNT-2: "rlx.collapse_sum_to"(%{{[0-9]+}})
+// CHECK: return
+func.func @factor_out_of_sum_not(%g: tensor<4x3xf32>, %h: tensor<4x1xf32>, %c: tensor<3xf32>) -> (tensor<3xf32>, tensor<1x1xf32>) {
+  %0 = "rlx.multiply"(%g, %h) : (tensor<4x3xf32>, tensor<4x1xf32>) -> tensor<4x3xf32>
+  %1 = "rlx.collapse_sum_to"(%0) : (tensor<4x3xf32>) -> tensor<3xf32>
+  %2 = "rlx.multiply"(%g, %c) : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  %3 = "rlx.collapse_sum_to"(%2) : (tensor<4x3xf32>) -> tensor<1x1xf32>
+  return %1, %3 : tensor<3xf32>, tensor<1x1xf32>
+}

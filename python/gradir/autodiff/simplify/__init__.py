@@ -19,13 +19,16 @@ The patterns, by module:
 - ``algebra``: ``x * 1``, ``x + 0``, ``x - 0``, ``0 - x``, negations,
   symbolic zeros, constant folding of zeros/ones/full, implicit
   broadcasting of operands; ``sum(matmul(a, b))`` and matmuls with a splat
-  operand as row/column sums (no GEMM).
+  operand as row/column sums (no GEMM); factors the same along every summed
+  axis moved out of ``collapse_sum_to`` (a batch norm's gradient).
 
 Every pattern keeps the types of the values it replaces, creates no more
 ops than it removes (except ``algebra.sum_of_matmul`` and
 ``algebra.matmul_of_splat``, which trade a contraction for a few O(n^2)
-reductions), and leaves ``grad.recomputed`` ops (checkpointing's
-rematerialised values) unmerged with forward ones.
+reductions, and ``algebra.factor_out_of_sum``, which trades a reduction of
+a full-size product for a multiply of the result's size), and leaves
+``grad.recomputed`` ops (checkpointing's rematerialised values) unmerged
+with forward ones.
 """
 
 from __future__ import annotations

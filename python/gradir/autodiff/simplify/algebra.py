@@ -41,7 +41,7 @@ from mlir import ir
 
 from ...dialects.infer import raw_attributes
 from ...dialects.ops import BINARY, COMPARE
-from ._facts import (Rewrite, convert, elt_of, fits, is_float, is_one, is_tensor,
+from ._facts import (Rewrite, broadcasts, convert, elt_of, fits, is_float, is_one, is_tensor,
                      is_transpose, is_zero, leading_ones_reshape, numel, only_used_by,
                      producer, removable, same_phase, shape_of, splat_value)
 
@@ -145,6 +145,39 @@ def negative_out_of_reduction(op, rewriter):
     inner = rw.build(op.name, [neg.operands[0]], raw_attributes(op), op.results[0].type)
     rw.replace(rw.build("rlx.negative", [inner]))
     return None
+
+
+def factor_out_of_sum(op, rewriter):
+    """``collapse_sum_to(x * c)`` -> ``collapse_sum_to(x) * c`` when ``c`` is
+    the same along every summed axis (its size there is 1, or it lacks the
+    axis) and fits the result: a batch norm's gradient sums ``g * gamma *
+    rsqrt(var)`` over (N, H, W), the sum of ``g`` times two per-channel
+    factors, and ``g``'s sum is already there for the bias (rlx-cse then
+    merges them: one full-size reduction fewer per batch norm).  When ``x *
+    c`` has other users the rewrite adds one small multiply (the result's
+    size): it trades a reduction over the full tensor for that."""
+    op = op.operation
+    prod = producer(op.operands[0], "rlx.multiply")
+    if prod is None or not same_phase(prod, op):
+        return True
+    full, out = shape_of(op.operands[0]), shape_of(op.results[0])
+    if not is_float(elt_of(op.results[0])) or numel(op.results[0]) >= numel(op.operands[0]):
+        return True
+    lead = len(full) - len(out)
+    summed = set(range(lead)) | {lead + i for i, d in enumerate(out)
+                                 if d == 1 and full[lead + i] != 1}
+    a, b = prod.operands
+    for x, c in ((a, b), (b, a)):
+        cs = shape_of(c)
+        if shape_of(x) != full or not broadcasts(cs, out):
+            continue
+        if any(cs[j - (len(full) - len(cs))] != 1 for j in summed if j >= len(full) - len(cs)):
+            continue
+        rw = Rewrite(op, rewriter)
+        s = rw.build(op.name, [x], raw_attributes(op), op.results[0].type)
+        rw.replace(rw.to_type(rw.build("rlx.multiply", [s, c]), op.results[0].type))
+        return None
+    return True
 
 
 # --- symbolic zeros ----------------------------------------------------------------
@@ -456,6 +489,7 @@ PATTERNS = (
     + [(name, absorb_negative) for name in ("rlx.add", "rlx.subtract")]
     + [(name, negative_out_of_reduction) for name in ("rlx.sum", "rlx.mean",
                                                       "rlx.collapse_sum_to")]
+    + [("rlx.collapse_sum_to", factor_out_of_sum)]
     + [(name, absorb_zero) for name in sorted(_ZERO_IF_ANY)]
     + [("rlx.sum", sum_of_matmul), ("rlx.matmul", matmul_of_splat)]
     + [(name, fold_constants) for name in FOLDABLE]
@@ -463,5 +497,5 @@ PATTERNS = (
 )
 
 __all__ = ["PATTERNS", "drop_neutral", "same_branches", "double_negative", "absorb_negative",
-           "negative_out_of_reduction", "absorb_zero", "sum_of_matmul", "matmul_of_splat",
+           "negative_out_of_reduction", "factor_out_of_sum", "absorb_zero", "sum_of_matmul", "matmul_of_splat",
            "fold_constants", "implicit_broadcast", "FOLDABLE", "NOT_FOLDED"]
