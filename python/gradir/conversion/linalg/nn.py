@@ -371,7 +371,24 @@ def _image_blocks(x, nb: int, out_shape, block) -> ir.Value:
         n0 = loop.induction_variable
         part = block(extract_slice(x, [n0] + [0] * len(rest), [nb] + rest))
         scf.YieldOp([insert_slice(part, loop.inner_iter_args[0], [n0] + [0] * len(rest))])
+    _iteration_local(loop.operation)
     return loop.results[0]
+
+
+# Marks the tensor.empty ops of an INDEPENDENT_ITERATIONS loop's body.
+# Without it, CSE merged such an empty with an identical one before the loop
+# (say, the body's accumulator, 64x288, with another convolution's packed
+# weights), one-shot bufferization then gave every iteration that outer
+# buffer, and the iterations run on two threads shared it: the weight
+# gradients of bench/cnn.py's second residual block were wrong at threads=2
+# (rel. error ~1, a different one each run).  An attribute makes them
+# different ops for CSE: each iteration allocates its own.
+ITERATION_LOCAL = "gradir.iteration_local"
+
+
+def _iteration_local(loop: ir.Operation) -> None:
+    for op in _compat.collect_ops(loop, lambda o: o.name == "tensor.empty"):
+        op.attributes[ITERATION_LOCAL] = ir.UnitAttr.get()
 
 
 def _conv(xp, w, out_shape, strides, dilation, groups):
