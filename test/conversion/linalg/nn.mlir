@@ -184,12 +184,21 @@ func.func @conv2d_transpose_grows(%x: tensor<2x4x3x3xf32>, %w: tensor<4x16x3x3xf
 // max_pool2d: windows of up to 16 elements are that many strided views of the
 // (padded) input, combined by one all-parallel generic.
 
+// With a column stride over 1 the padded input's columns are first copied
+// de-interleaved (column j*2 + r to [.., r, j]), and the views are unit-stride
+// rows of that copy (offset kx = 2q + r: [.., r, q ::1], 5-D views read
+// through a map with the unit axis 0).
+// CHECK-DAG: #[[$DEINT:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4 * 2 + d3)>
+// CHECK-DAG: #[[$VIEW:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, 0, d3)>
 // CHECK-LABEL: func.func @max_pool2d(
 // CHECK: %[[P:.*]] = tensor.pad
 // CHECK: tensor<1x2x6x6xf32> to tensor<1x2x8x8xf32>
-// CHECK: %[[V0:.*]] = tensor.extract_slice %[[P]][0, 0, 0, 0] [1, 2, 3, 3] [1, 1, 2, 2]
-// CHECK: %[[V8:.*]] = tensor.extract_slice %[[P]][0, 0, 2, 2] [1, 2, 3, 3] [1, 1, 2, 2]
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[V0]], {{.*}}, %[[V8]] : {{.*}}) outs(%{{.*}} : tensor<1x2x3x3xf32>)
+// CHECK: %[[D:.*]] = linalg.generic {indexing_maps = [#[[$DEINT]], #{{.*}}], {{.*}} ins(%[[P]] : tensor<1x2x8x8xf32>) outs(%{{.*}} : tensor<1x2x8x2x4xf32>)
+// CHECK: %[[V0:.*]] = tensor.extract_slice %[[D]][0, 0, 0, 0, 0] [1, 2, 3, 1, 3] [1, 1, 2, 1, 1] : tensor<1x2x8x2x4xf32> to tensor<1x2x3x1x3xf32>
+// CHECK: tensor.extract_slice %[[D]][0, 0, 0, 1, 0] [1, 2, 3, 1, 3] [1, 1, 2, 1, 1]
+// CHECK: tensor.extract_slice %[[D]][0, 0, 0, 0, 1] [1, 2, 3, 1, 3] [1, 1, 2, 1, 1]
+// CHECK: %[[V8:.*]] = tensor.extract_slice %[[D]][0, 0, 2, 0, 1] [1, 2, 3, 1, 3] [1, 1, 2, 1, 1]
+// CHECK: linalg.generic {indexing_maps = [#[[$VIEW]], {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[V0]], {{.*}}, %[[V8]] : {{.*}}) outs(%{{.*}} : tensor<1x2x3x3xf32>)
 // CHECK-COUNT-8: arith.maximumf
 // CHECK-NOT: linalg.pooling_nchw_max
 func.func @max_pool2d(%x: tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32> {
