@@ -273,7 +273,7 @@ func.func @max_pool2d_backward(%g: tensor<1x2x3x3xf32>, %x: tensor<1x2x6x6xf32>)
 // CHECK-LABEL: func.func @max_pool2d_backward_overlap(
 // CHECK-SAME: %[[G:.*]]: tensor<1x1x3x3xf32>, %[[X:.*]]: tensor<1x1x5x5xf32>)
 // CHECK-COUNT-9: tensor.extract_slice %[[X]]
-// CHECK: %[[ARG:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins({{.*}} : tensor<1x1x3x3xf32>{{.*}}) outs(%{{.*}} : tensor<1x1x3x3xindex>)
+// CHECK: %[[ARG:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins({{.*}} : tensor<1x1x3x3xf32>{{.*}}) outs(%{{.*}} : tensor<1x1x3x3xi32>)
 // CHECK: %[[GP:.*]] = tensor.pad %[[G]] low[0, 0, 2, 2] high[0, 0, 2, 2]
 // CHECK: %[[AP:.*]] = tensor.pad %[[ARG]] low[0, 0, 2, 2] high[0, 0, 2, 2]
 // CHECK: tensor.extract_slice %[[GP]][0, 0, 2, 2] [1, 1, 5, 5] [1, 1, 1, 1]
@@ -297,13 +297,13 @@ func.func @max_pool2d_backward_overlap(%g: tensor<1x1x3x3xf32>, %x: tensor<1x1x5
 
 // CHECK-LABEL: func.func @max_pool2d_backward_phases(
 // CHECK-SAME: %[[G:.*]]: tensor<1x2x3x3xf32>, %[[X:.*]]: tensor<1x2x5x5xf32>)
-// CHECK: %[[ARG:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x3x3xindex>)
-// CHECK: %[[P0:.*]] = linalg.generic {{.*}} ins(%[[G]], %[[ARG]] : tensor<1x2x3x3xf32>, tensor<1x2x3x3xindex>) outs(%{{.*}} : tensor<1x2x3x3xf32>)
-// CHECK: arith.cmpi eq, %{{.*}}, %c4 : index
+// CHECK: %[[ARG:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x3x3xi32>)
+// CHECK: %[[P0:.*]] = linalg.generic {{.*}} ins(%[[G]], %[[ARG]] : tensor<1x2x3x3xf32>, tensor<1x2x3x3xi32>) outs(%{{.*}} : tensor<1x2x3x3xf32>)
+// CHECK: arith.cmpi eq, %{{.*}}, %c4_i32 : i32
 // CHECK: %[[R0:.*]] = tensor.insert_slice %[[P0]] into %{{.*}}[0, 0, 0, 0] [1, 2, 3, 3] [1, 1, 2, 2]
 // CHECK: %[[P1:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x3x2xf32>)
-// CHECK: arith.cmpi eq, %{{.*}}, %c3 : index
-// CHECK: arith.cmpi eq, %{{.*}}, %c5 : index
+// CHECK: arith.cmpi eq, %{{.*}}, %c3_i32 : i32
+// CHECK: arith.cmpi eq, %{{.*}}, %c5_i32 : i32
 // CHECK: %[[R1:.*]] = tensor.insert_slice %[[P1]] into %[[R0]][0, 0, 0, 1] [1, 2, 3, 2] [1, 1, 2, 2]
 // CHECK: %[[P2:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x2x3xf32>)
 // CHECK: %[[R2:.*]] = tensor.insert_slice %[[P2]] into %[[R1]][0, 0, 1, 0] [1, 2, 2, 3] [1, 1, 2, 2]

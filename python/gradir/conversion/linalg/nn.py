@@ -885,21 +885,25 @@ def _argmax(xp, p, out_shape):
 
 def _argmax_unrolled(xp, p, out_shape):
     """``_argmax`` for windows of at most UNROLLED_WINDOW elements: one
-    all-parallel generic over the windows reading their strided views of
-    the padded input (loops over the output, vectorizable), not a reduction
-    over (ky, kx) innermost."""
-    views = _window_views(xp, p)
+    all-parallel generic over the windows reading their views of the padded
+    input (``_window_views``: de-interleaved columns for strides over 1;
+    loops over the output, vectorizable), not a reduction over (ky, kx)
+    innermost; the positions as i32 (index: 64-bit lanes).  ResNet's 3x3/2
+    stem pool backward, 32x32x32x32 f32, one thread: 3.09 -> 2.39 ms (either
+    change alone: 3.0)."""
+    views = _window_views(xp, p, float("-inf"))
+    i32 = ir.IntegerType.get_signless(32)
 
     def body(*vals):
-        m, arg = scalar_const(elt_of(xp), float("-inf")), index_value(0)
+        m, arg = scalar_const(elt_of(xp), float("-inf")), arith.constant(i32, 0)
         for pos, v in enumerate(vals[:-1]):
             greater = _beats(v, m)
             m = arith.select(greater, v, m)
-            arg = arith.select(greater, index_value(pos), arg)
+            arg = arith.select(greater, arith.constant(i32, pos), arg)
         return [arg]
 
-    init = empty(out_shape, ir.IndexType.get())
-    return generic(views, [init], [identity_map(4)] * (len(views) + 1), [PARALLEL] * 4, body)[0]
+    init = empty(out_shape, i32)
+    return generic(views, [init], _view_maps(views) + [identity_map(4)], [PARALLEL] * 4, body)[0]
 
 
 def _phase_taps(size, stride, dilation, k, lo, phase):
@@ -946,7 +950,7 @@ def _gather_backward(p, grad, arg, shape, elt, pick):
                 hi = [max(0, qh - 1 + max(ys) - (ho - 1)), max(0, qw - 1 + max(xs) - (wo - 1))]
                 sources = [pad(grad, [0, 0] + lo, [0, 0] + hi, 0)]
                 if arg is not None:
-                    sources.append(pad(arg, [0, 0] + lo, [0, 0] + hi, index_value(0)))
+                    sources.append(pad(arg, [0, 0] + lo, [0, 0] + hi, arith.constant(elt_of(arg), 0)))
                 views, positions = [], []
                 for ky, oy in taps_y:
                     for kx, ox in taps_x:
@@ -1014,7 +1018,7 @@ def lower_max_pool2d_backward(op):
         arg = _argmax_unrolled(p.padded(x, float("-inf")), p, gshape)
 
         def pick(g, a, pos):
-            hit = arith.cmpi(arith.CmpIPredicate.eq, a, index_value(pos))
+            hit = arith.cmpi(arith.CmpIPredicate.eq, a, arith.constant(a.type, pos))
             return arith.select(hit, g, zero(elt))
 
         return [_gather_backward(p, grad, arg, shape, elt, pick)]
