@@ -165,9 +165,7 @@ def main(argv: list[str]) -> int:
     ops = "--ops" in argv
     if "--child" in argv:
         threads = int(argv[argv.index("--child") + 1])
-        if hasattr(os, "sched_setaffinity"):
-            cores = sorted(os.sched_getaffinity(0))
-            os.sched_setaffinity(0, cores[:threads])
+        cpu.pin(threads)
         print("ROW " + json.dumps(run(threads, batch, ops)))
         return 0
     threads = [1, 2]

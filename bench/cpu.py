@@ -341,17 +341,21 @@ def print_table(rows: list[dict]) -> None:
               f"{t['ms'] / par['ms']:>22.2f}")
 
 
+def pin(threads: int) -> None:
+    """Pins this process to its first ``threads`` cores: thread-count flags
+    alone do not bound every peer's pools (XLA's CPU client among them)."""
+    if hasattr(os, "sched_setaffinity"):
+        cores = sorted(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, cores[:threads])
+
+
 def main(argv: list[str]) -> int:
     _cli.check(argv, __doc__, flags=("--quick",), valued=("--isa", "--threads", "--child"),
                choices={"--isa": ("host", "avx2")})
     quick = "--quick" in argv
     if "--child" in argv:
         threads = int(argv[argv.index("--child") + 1])
-        # Pin the process to `threads` cores: thread-count flags alone do not
-        # bound every peer's pools (XLA's CPU client among them).
-        if hasattr(os, "sched_setaffinity"):
-            cores = sorted(os.sched_getaffinity(0))
-            os.sched_setaffinity(0, cores[:threads])
+        pin(threads)
         print("ROWS " + json.dumps(run_workloads(threads, quick)))
         return 0
     isa = argv[argv.index("--isa") + 1] if "--isa" in argv else "host"
