@@ -64,9 +64,7 @@ class RlxStridedCopies(ModulePass):
             if not isinstance(src.type, ir.MemRefType) or not isinstance(dst.type, ir.MemRefType):
                 continue            # unranked buffers: left to the runtime's copy
             if is_contiguous(src.type) and is_contiguous(dst.type):
-                continue
-            if ir.MemRefType(src.type).rank == 0:
-                continue
+                continue                    # (rank 0 included)
             with ir.InsertionPoint(op), op.location:
                 _compat.linalg.copy(src, outs=[dst])
             op.erase()

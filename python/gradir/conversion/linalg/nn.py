@@ -286,7 +286,7 @@ COL_BLOCK_BYTES = 256 << 10
 # AVX-512, min of runs, ms, channel blocks -> image blocks: 32x32x16x16
 # (32 out) 2.18 -> 1.30, 32x64x8x8 (64 out) 1.31 -> 1.22, 16x64x16x16 (64
 # out, 590 KB per image) 2.65 -> 2.16; a weight gradient's form (3x3
-# "pixels") stays per channel block: 1.9 -> 5.6 ms per image there.
+# "pixels") stays per channel block (1.9 ms; 5.6 as blocks of one image).
 IMAGE_BLOCK_MIN_PIXELS = 64
 IMAGE_BLOCK_MAX_BYTES = 4 * COL_BLOCK_BYTES
 
@@ -724,8 +724,8 @@ def _window_views(xp, p, fill=None):
     along the output's rows, where every strided view was a gather.  A 3x3
     max pool of stride 2 and padding 1 over 32x32x32x32 f32 (ResNet's stem,
     one thread, Intel Xeon AVX-512): 2.29 -> 1.06 ms (stride 1 over the same
-    input: 1.08 ms for four times the outputs).  Not for the backward's
-    arg-max: its generic (an index result) ran 2x slower on such views."""
+    input: 1.08 ms for four times the outputs); the backward's arg-max reads
+    the same views (``_argmax_unrolled``)."""
     n, c = p.shape[:2]
     (sh, sw), (dh, dw) = p.strides, p.dilation
     if sw == 1 or fill is None:

@@ -130,7 +130,7 @@ SUM_LANES_MIN = 4 * SUM_LANES
 
 def _lane_sum(x: ir.Value, dims) -> ir.Value:
     """``reduce(x, dims, "sum")``; when the innermost axis is summed and
-    holds at least two multiples of SUM_LANES elements, as SUM_LANES
+    holds a multiple of SUM_LANES elements, at least SUM_LANES_MIN, as SUM_LANES
     interleaved partial sums (element ``i`` into lane ``i % SUM_LANES``),
     then the lanes."""
     shape = shape_of(x)
