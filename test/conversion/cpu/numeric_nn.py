@@ -38,6 +38,11 @@ CONVS = [  # (data shape, weight shape, strides, padding, dilation, groups)
     ((3, 32, 16, 16), (32, 32, 3, 3), [1, 1], [1, 1, 1, 1], [1, 1], 1),
     # The weight gradient's form with 3x3 "pixels" (blocks of channels).
     ((12, 3, 10, 10), (8, 3, 8, 8), [1, 1], [0, 0, 0, 0], [1, 1], 1),
+    # The weight gradient's form with long kernel rows (16) and 3x3 "pixels":
+    # the transposed im2col matrix per block of channels, per half of the
+    # images (bench/cnn.py's 32-channel 3x3 convs at batch 32, here batch 32
+    # and 4 input channels, padding 1).
+    ((4, 32, 16, 16), (8, 32, 16, 16), [1, 1], [1, 1, 1, 1], [1, 1], 1),
 ]
 CONV_T = [  # (data, weight IOHW, strides, padding, dilation, groups, output_padding)
     ((1, 2, 4, 4), (2, 3, 3, 3), [1, 1], [0, 0, 0, 0], [1, 1], 1, None),

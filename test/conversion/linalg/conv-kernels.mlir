@@ -7,7 +7,9 @@
 // matrix is over COL_BLOCK_BYTES) with kernel rows of at least
 // TRANSPOSED_COL_KW (16) elements builds the matrix transposed, (N*OH*OW,
 // C*KH*KW), its innermost loop over KW, and the kernel reads it as a
-// transposed rhs (map (d1, d2)); with shorter kernel rows, the usual
+// transposed rhs (map (d1, d2)), per block of input channels and per half
+// of the images when there are two images or more, as below; with shorter
+// kernel rows, the usual
 // layout, built and multiplied per block of input channels (K of the GEMM:
 // 8 channels of 8x8 here, 512 rows) whose products the kernel adds to the
 // accumulator the loop carries (outs), in a loop over halves of the images
@@ -23,6 +25,14 @@
 // CHECK-LABEL: func.func @weight_gradient_long_rows(
 // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<25x36864xf32>)
 // CHECK: linalg.contract indexing_maps = [#[[$MK]], #[[$NK]], #[[$MN]]] {gradir.kernel} ins(%{{.*}}, %{{.*}} : tensor<6x36864xf32>, tensor<25x36864xf32>)
+// CHECK-LABEL: func.func @weight_gradient_long_rows_blocks(
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<4x8x3x3xf32>)
+// CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, 0, 0, 0] [2, 32, 18, 18]
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<8x18xf32>)
+// CHECK: tensor.extract_slice %{{.*}}[0, %{{.*}}, 0, 0] [2, 8, 18, 18]
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<18x2048xf32>)
+// CHECK: linalg.contract indexing_maps = [#[[$MK]], #[[$NK]], #[[$MN]]] {gradir.kernel} ins(%{{.*}}, %{{.*}} : tensor<8x2048xf32>, tensor<18x2048xf32>) outs(%[[ACC]] : tensor<8x18xf32>)
+// CHECK: } {gradir.independent_iterations}
 // CHECK-LABEL: func.func @weight_gradient_short_rows(
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<6x16x5x5xf32>)
 // CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, 0, 0, 0] [3, 64, 12, 12]
@@ -40,6 +50,10 @@ func.func @forward(%x: tensor<2x3x14x14xf32>, %w: tensor<8x3x3x3xf32>) -> tensor
 func.func @weight_gradient_long_rows(%x: tensor<1x64x28x28xf32>, %g: tensor<6x64x24x24xf32>) -> tensor<1x6x5x5xf32> {
   %y = "rlx.conv2d"(%x, %g) : (tensor<1x64x28x28xf32>, tensor<6x64x24x24xf32>) -> tensor<1x6x5x5xf32>
   return %y : tensor<1x6x5x5xf32>
+}
+func.func @weight_gradient_long_rows_blocks(%x: tensor<4x32x18x18xf32>, %g: tensor<8x32x16x16xf32>) -> tensor<4x8x3x3xf32> {
+  %y = "rlx.conv2d"(%x, %g) : (tensor<4x32x18x18xf32>, tensor<8x32x16x16xf32>) -> tensor<4x8x3x3xf32>
+  return %y : tensor<4x8x3x3xf32>
 }
 func.func @weight_gradient_short_rows(%x: tensor<6x64x12x12xf32>, %g: tensor<16x64x8x8xf32>) -> tensor<6x16x5x5xf32> {
   %y = "rlx.conv2d"(%x, %g) : (tensor<6x64x12x12xf32>, tensor<16x64x8x8xf32>) -> tensor<6x16x5x5xf32>

@@ -442,6 +442,19 @@ def _conv(xp, w, out_shape, strides, dilation, groups):
     # with them per block of channels (_conv_channel_blocks) unless the
     # kernel rows are long.
     if kw >= TRANSPOSED_COL_KW and kw > ow and _kernel_eligible(wm, wm, elt):
+        # With two images or more, per block of channels and per half of
+        # the images, the blocks' matrices transposed (below).  bench/cnn.py's
+        # 32-channel weight gradients (32 "images" of 32 channels of 18x18,
+        # a 16x16 kernel, 3x3 "pixels"; a 9.4 MB matrix in one piece), Intel
+        # Xeon AVX-512, min of 300, ms, one piece -> blocks: 1 thread 1.92 ->
+        # 1.52, 2 threads 1.10 -> 0.95.  One image keeps the one piece: its
+        # blocks give the threads nothing (LeNet's conv1 weight gradient,
+        # bench/conv_ops.py: 1 thread 0.42 -> 0.32, but 2 threads 0.35 ->
+        # 0.40, the piece's packing generic no longer run on both).
+        blocked = n >= 2 and _conv_channel_blocks(xp, wm, out_shape, (kh, kw), strides,
+                                                  dilation, transposed=True)
+        if blocked:
+            return blocked
         # With the kernels and long kernel rows: the matrix transposed,
         # (N*OH*OW, C*KH*KW), whose rows are runs of KW contiguous input
         # elements (the other layout's rows are runs of OW, 5 in LeNet's
@@ -458,7 +471,7 @@ def _conv(xp, w, out_shape, strides, dilation, groups):
     return _unpack(_gemm(wm, col, elt), out_shape, 1, o)
 
 
-def _conv_channel_blocks(xp, wm, out_shape, kernel, strides, dilation):
+def _conv_channel_blocks(xp, wm, out_shape, kernel, strides, dilation, transposed=False):
     """The weight gradient's form with the kernels: the im2col matrix built
     and multiplied per block of ``cb`` input channels (rows of the matrix,
     K of the GEMM), each block's product added to the last by the kernel (C
@@ -471,7 +484,10 @@ def _conv_channel_blocks(xp, wm, out_shape, kernel, strides, dilation):
     LeNet's conv2 weight gradient (6 images, 64 channels of 8x8, 4096 x 150
     in one piece; bench/conv_ops.py, min of 300): AVX2 0.48 -> 0.34 ms at 1
     thread, 0.36 -> 0.20 at 2; AVX-512 0.33 -> 0.32 and 0.33 -> 0.17.
-    None when one block of channels would hold them all."""
+    ``transposed``: each block's matrix built transposed (``_im2col_t``:
+    rows of KW contiguous input elements, where the usual layout's are runs
+    of OW) and read by the kernel as a transposed rhs (the same K order,
+    the same bits).  None when one block of channels would hold them all."""
     elt = elt_of(xp)
     n, cg, hp, wp = shape_of(xp)
     o = shape_of(wm)[0]
@@ -490,9 +506,12 @@ def _conv_channel_blocks(xp, wm, out_shape, kernel, strides, dilation):
         with ir.InsertionPoint(loop.body):
             c0 = loop.induction_variable
             part = extract_slice(xs, [0, c0, 0, 0], [nb, cb, hp, wp])
-            col = _im2col(part, 1, cb, kh, kw, oh, ow, strides, dilation, pad_columns=False)
+            if transposed:
+                col = _im2col_t(part, cb, kh, kw, oh, ow, strides, dilation)
+            else:
+                col = _im2col(part, 1, cb, kh, kw, oh, ow, strides, dilation, pad_columns=False)
             ws = extract_slice(wm, [0, _scaled(c0, kh * kw)], [o, cb * kh * kw])
-            scf.YieldOp([_kernel_matmul(ws, col, False, False, [o, npix], elt,
+            scf.YieldOp([_kernel_matmul(ws, col, False, transposed, [o, npix], elt,
                                         acc=loop.inner_iter_args[0])])
         return _unpack(loop.results[0], [nb, o, oh, ow], 1, o)
 
