@@ -40,8 +40,8 @@ CONVS = [  # (data shape, weight shape, strides, padding, dilation, groups)
     ((12, 3, 10, 10), (8, 3, 8, 8), [1, 1], [0, 0, 0, 0], [1, 1], 1),
     # The weight gradient's form with long kernel rows (16) and 3x3 "pixels":
     # the transposed im2col matrix per block of channels, per half of the
-    # images (bench/cnn.py's 32-channel 3x3 convs at batch 32, here batch 32
-    # and 4 input channels, padding 1).
+    # images (the dw form of a 3x3 conv of padding 1 over 16x16: 4 input
+    # channels as "images", a batch of 32 as channels, as bench/cnn.py's).
     ((4, 32, 16, 16), (8, 32, 16, 16), [1, 1], [1, 1, 1, 1], [1, 1], 1),
 ]
 CONV_T = [  # (data, weight IOHW, strides, padding, dilation, groups, output_padding)

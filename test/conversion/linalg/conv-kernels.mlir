@@ -9,12 +9,11 @@
 // C*KH*KW), its innermost loop over KW, and the kernel reads it as a
 // transposed rhs (map (d1, d2)), per block of input channels and per half
 // of the images when there are two images or more, as below; with shorter
-// kernel rows, the usual
-// layout, built and multiplied per block of input channels (K of the GEMM:
-// 8 channels of 8x8 here, 512 rows) whose products the kernel adds to the
-// accumulator the loop carries (outs), in a loop over halves of the images
-// marked gradir.independent_iterations (the threads' share).  Without the
-// option: linalg.matmul for the schedule.
+// kernel rows, the usual layout, built and multiplied per block of input
+// channels (K of the GEMM: 8 channels of 8x8 here, 512 rows) whose products
+// the kernel adds to the accumulator the loop carries (outs), in a loop over
+// halves of the images marked gradir.independent_iterations (the threads'
+// share).  Without the option: linalg.matmul for the schedule.
 // CHECK-DAG: #[[$MK:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
 // CHECK-DAG: #[[$KN:.*]] = affine_map<(d0, d1, d2) -> (d2, d1)>
 // CHECK-DAG: #[[$NK:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>

@@ -451,10 +451,11 @@ def _conv(xp, w, out_shape, strides, dilation, groups):
         # blocks give the threads nothing (LeNet's conv1 weight gradient,
         # bench/conv_ops.py: 1 thread 0.42 -> 0.32, but 2 threads 0.35 ->
         # 0.40, the piece's packing generic no longer run on both).
-        blocked = n >= 2 and _conv_channel_blocks(xp, wm, out_shape, (kh, kw), strides,
-                                                  dilation, transposed=True)
-        if blocked:
-            return blocked
+        if n >= 2:
+            blocked = _conv_channel_blocks(xp, wm, out_shape, (kh, kw), strides, dilation,
+                                           transposed=True)
+            if blocked is not None:
+                return blocked
         # With the kernels and long kernel rows: the matrix transposed,
         # (N*OH*OW, C*KH*KW), whose rows are runs of KW contiguous input
         # elements (the other layout's rows are runs of OW, 5 in LeNet's
