@@ -9,6 +9,7 @@ equal to its snake_case module name, typed option fields that become
 from __future__ import annotations
 
 import dataclasses
+import re
 import typing
 from dataclasses import dataclass
 from typing import ClassVar
@@ -118,8 +119,11 @@ class ModulePass:
 
     @classmethod
     def description(cls) -> str:
+        """The first sentence of the class docstring (it may wrap lines)."""
         doc = (cls.__doc__ or "").strip()
-        return doc.splitlines()[0] if doc else ""
+        para = " ".join(line.strip() for line in doc.split("\n\n")[0].splitlines())
+        m = re.match(r"(.+?\.)(\s|$)", para)
+        return m.group(1) if m else para
 
     def pipeline_text(self) -> str:
         """The pass as a pipeline element, options included."""

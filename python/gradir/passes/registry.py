@@ -1,59 +1,50 @@
-"""The pass registry: pass name -> lazy factory of the pass class.
+"""How ``passes/`` finds gradir's passes by name.
 
-Factories import their module only when asked, so listing passes is cheap.
-``test/transforms/registry.py`` checks that every key equals the
-pass's own ``name``.
+The table itself (name -> lazy factory of the pass class) is
+``gradir.registry``: it names every pass module, so it lives above
+``transforms/`` and ``conversion/``, which import ``passes/``.  This module
+looks it up by module name when a pass is first asked for, as a plugin's
+entry point is found, so that ``passes/`` imports no pass and no pass
+package imports ``passes/`` in a cycle.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 
 __all__ = ["PASSES", "get_pass_class", "pass_names"]
 
-
-def _lazy(module: str, cls: str):
-    def factory():
-        return getattr(importlib.import_module(module), cls)
-    return factory
+REGISTRY_MODULE = "gradir.registry"
 
 
-PASSES = {
-    "gpu-check-host": _lazy("gradir.conversion.gpu.gpu_check_host", "GpuCheckHost"),
-    "gpu-host-conditions": _lazy("gradir.conversion.gpu.gpu_host_conditions",
-                                 "GpuHostConditions"),
-    "gpu-device-buffers": _lazy("gradir.conversion.gpu.gpu_device_buffers", "GpuDeviceBuffers"),
-    "gpu-fold-transposes": _lazy("gradir.conversion.gpu.gpu_fold_transposes", "GpuFoldTransposes"),
-    "gpu-fold-zero-init": _lazy("gradir.conversion.gpu.gpu_fold_zero_init", "GpuFoldZeroInit"),
-    "gpu-kernel-attributes": _lazy("gradir.conversion.gpu.gpu_kernel_attributes", "GpuKernelAttributes"),
-    "gpu-linalg-to-kernels": _lazy("gradir.conversion.gpu.gpu_linalg_to_kernels", "GpuLinalgToKernels"),
-    "gpu-persistent-buffers": _lazy("gradir.conversion.gpu.gpu_persistent_buffers", "GpuPersistentBuffers"),
-    "gpu-rlx-to-nvvm": _lazy("gradir.conversion.gpu.gpu_rlx_to_nvvm", "GpuRlxToNvvm"),
-    "rlx-cse": _lazy("gradir.transforms.rlx_cse", "RlxCse"),
-    "rlx-dce": _lazy("gradir.transforms.rlx_dce", "RlxDce"),
-    "rlx-distinct-results": _lazy("gradir.conversion.cpu.rlx_distinct_results", "RlxDistinctResults"),
-    "rlx-early-dealloc": _lazy("gradir.conversion.cpu.rlx_early_dealloc", "RlxEarlyDealloc"),
-    "rlx-strided-copies": _lazy("gradir.conversion.cpu.rlx_strided_copies", "RlxStridedCopies"),
-    "rlx-widen-bool-memrefs": _lazy("gradir.conversion.cpu.rlx_widen_bool_memrefs",
-                                    "RlxWidenBoolMemrefs"),
-    "rlx-gradient": _lazy("gradir.transforms.rlx_gradient", "RlxGradient"),
-    "rlx-lower-to-llvm": _lazy("gradir.conversion.cpu.rlx_lower_to_llvm", "RlxLowerToLlvm"),
-    "rlx-loop-hints": _lazy("gradir.conversion.cpu.rlx_loop_hints", "RlxLoopHints"),
-    "rlx-matmul-kernels": _lazy("gradir.conversion.cpu.rlx_matmul_kernels", "RlxMatmulKernels"),
-    "rlx-pool-kernels": _lazy("gradir.conversion.cpu.rlx_pool_kernels", "RlxPoolKernels"),
-    "rlx-math-approx": _lazy("gradir.conversion.cpu.rlx_math_approx", "RlxMathApprox"),
-    "rlx-memory-report": _lazy("gradir.transforms.rlx_memory_report", "RlxMemoryReport"),
-    "rlx-parallel-loops": _lazy("gradir.conversion.cpu.rlx_parallel_loops", "RlxParallelLoops"),
-    "rlx-simplify-gradient": _lazy("gradir.transforms.rlx_simplify_gradient", "RlxSimplifyGradient"),
-    "rlx-to-linalg": _lazy("gradir.conversion.rlx_to_linalg", "RlxToLinalg"),
-    "rlx-verify": _lazy("gradir.transforms.rlx_verify", "RlxVerify"),
-}
+def _table() -> dict:
+    return importlib.import_module(REGISTRY_MODULE).PASSES
+
+
+class _Passes(Mapping):
+    """A read-only view of the registry's table (name -> factory)."""
+
+    def __getitem__(self, name):
+        return _table()[name]
+
+    def __iter__(self):
+        return iter(_table())
+
+    def __len__(self):
+        return len(_table())
+
+    def __contains__(self, name):
+        return name in _table()
+
+
+PASSES = _Passes()
 
 
 def pass_names() -> list[str]:
-    return sorted(PASSES)
+    return sorted(_table())
 
 
 def get_pass_class(name: str):
     """The pass class registered as ``name`` (KeyError if none)."""
-    return PASSES[name]()
+    return _table()[name]()

@@ -174,7 +174,7 @@ def is_upstream_pass(name: str, context) -> bool:
 
 def check_pass_names(names: list[str], context) -> None:
     """Names given to --mlir-print-ir-before/after must be passes."""
-    from ..passes.registry import PASSES
+    from ..registry import PASSES
 
     for name in names:
         if name not in PASSES and not is_upstream_pass(name, context):
@@ -185,7 +185,7 @@ def check_pass_names(names: list[str], context) -> None:
 def flags_to_pipeline(opts: Options, context) -> str | None:
     """Turns ``--rlx-dce --canonicalize`` into a pipeline; unknown flags are
     usage errors."""
-    from ..passes.registry import PASSES
+    from ..registry import PASSES
 
     if not opts.pass_flags:
         return opts.pipeline
