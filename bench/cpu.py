@@ -4,6 +4,7 @@
     build/venv/bin/python bench/cpu.py               # threads 1 and 2
     build/venv/bin/python bench/cpu.py --threads 1 --quick
     build/venv/bin/python bench/cpu.py --isa avx2    # everyone held to AVX2 + FMA
+    build/venv/bin/python bench/cpu.py --json bench/results/cpu.json   # + the tables as JSON
 
 Workloads, all in float32, each run side by side in one process:
   * mlp{B}:  one gradient step (loss, logits and all six parameter
@@ -50,6 +51,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 sys.path.insert(0, HERE)
 
 import _cli  # noqa: E402  bench/_cli.py: --help, unknown options
+import _results  # noqa: E402  bench/_results.py: --json, the results' provenance
 
 
 # Seconds of quiet before each measurement: XLA's (Eigen's) worker threads
@@ -341,6 +343,63 @@ def print_table(rows: list[dict]) -> None:
               f"{t['ms'] / par['ms']:>22.2f}")
 
 
+WORKLOAD_ORDER = ["mlp", "seed", "lenet", "gemm"]
+
+
+def _key(k):
+    wl, th = k
+    return (th, WORKLOAD_ORDER.index(wl.rstrip("0123456789")),
+            int(wl.lstrip("abcdefghijklmnopqrstuvwxyz")))
+
+
+def tables(rows: list[dict]) -> list[dict]:
+    """The three tables print_table prints, for bench/_results.py."""
+    order = ["gradir", "numpy", "torch", "jax"]
+    plain = [r for r in rows if ":" not in r["impl"]]
+    out = []
+    main_rows = []
+    for wl, th in sorted({(r["workload"], r["threads"]) for r in plain}, key=_key):
+        by = {r["impl"]: r for r in plain if r["workload"] == wl and r["threads"] == th}
+        g = by.get("gradir")
+        row = [wl, th] + [by[n]["ms"] if n in by else None for n in order]
+        row += [by[n]["ms"] / g["ms"] if n in by and g else None for n in order[1:]]
+        row += [g["gflops"] if g else None,
+                by["numpy"]["gflops"] if "numpy" in by else None]
+        main_rows.append(row)
+    out.append({"title": "gradir against numpy, PyTorch eager and JAX jit",
+                "columns": ["workload", "threads"] + [f"{n} ms" for n in order]
+                + [f"{n}/gradir" for n in order[1:]] + ["gradir GFLOP/s", "numpy GFLOP/s"],
+                "formats": [None, None] + [".3f"] * 4 + [".2f"] * 3 + [".1f"] * 2,
+                "rows": main_rows})
+    targets = [r for r in rows if ":" in r["impl"] and r["impl"] != "t1:gradir"]
+    if targets:
+        trows = []
+        for t in sorted(targets, key=lambda r: _key((r["workload"], r["threads"]))):
+            host = next(r for r in rows if r["workload"] == t["workload"] and
+                        r["threads"] == t["threads"] and r["impl"] == "gradir")
+            trows.append([t["workload"], t["threads"], t["impl"].split(":")[1], t["ms"],
+                          t["gflops"], host["ms"], host["gflops"], t["ms"] / host["ms"]])
+        out.append({"title": "gradir's GEMM compiled for another CPU against the host's",
+                    "columns": ["workload", "threads", "cpu", "ms", "GFLOP/s", "host ms",
+                                "host GFLOP/s", "ms / host ms"],
+                    "formats": [None, None, None, ".3f", ".1f", ".3f", ".1f", ".2f"],
+                    "rows": trows})
+    single = [r for r in rows if r["impl"] == "t1:gradir"]
+    if single:
+        srows = []
+        for t in sorted(single, key=lambda r: _key((r["workload"], r["threads"]))):
+            par = next(r for r in rows if r["workload"] == t["workload"] and
+                       r["threads"] == t["threads"] and r["impl"] == "gradir")
+            srows.append([t["workload"], t["threads"], par["ms"], t["ms"], t["ms"] / par["ms"]])
+        out.append({"title": "gradir at N threads against gradir compiled with threads=1, "
+                             "same process pinned to the same N cores",
+                    "columns": ["workload", "threads", "gradir ms", "1-thread ms",
+                                "1-thread / N-thread"],
+                    "formats": [None, None, ".3f", ".3f", ".2f"],
+                    "rows": srows})
+    return out
+
+
 def pin(threads: int) -> None:
     """Pins this process to its first ``threads`` cores: thread-count flags
     alone do not bound every peer's pools (XLA's CPU client among them)."""
@@ -350,7 +409,8 @@ def pin(threads: int) -> None:
 
 
 def main(argv: list[str]) -> int:
-    _cli.check(argv, __doc__, flags=("--quick",), valued=("--isa", "--threads", "--child"),
+    _cli.check(argv, __doc__, flags=("--quick",),
+               valued=("--isa", "--threads", "--child", "--json"),
                choices={"--isa": ("host", "avx2")})
     quick = "--quick" in argv
     if "--child" in argv:
@@ -380,18 +440,29 @@ def main(argv: list[str]) -> int:
     import platform
     from gradir.conversion.cpu.host import detect_host
     host = detect_host()
-    print(f"# {host.model or platform.machine()}, {os.cpu_count()} cores, vector ISA "
-          f"{host.isa} ({host.vector_bits}-bit x {host.vector_registers} registers; "
-          f"{', '.join(f for f in host.features if f.startswith(('avx', 'fma')))}); "
-          f"L1d {host.l1d // 1024} KiB, L2 {host.l2 // 1024} KiB; "
-          f"python {platform.python_version()}; load average {os.getloadavg()[0]:.1f} "
-          f"at the end")
+    machine = (f"{host.model or platform.machine()}, {os.cpu_count()} cores, vector ISA "
+               f"{host.isa} ({host.vector_bits}-bit x {host.vector_registers} registers; "
+               f"{', '.join(f for f in host.features if f.startswith(('avx', 'fma')))}); "
+               f"L1d {host.l1d // 1024} KiB, L2 {host.l2 // 1024} KiB")
+    print(f"# {machine}; python {platform.python_version()}; load average "
+          f"{os.getloadavg()[0]:.1f} at the end")
+    notes = [f"gradir's host detection: {machine}.",
+             "Medians of at least 5 runs (more until 0.3 s) after two warm-up calls and "
+             f"{SETTLE_S} s of quiet; each thread count in a fresh process pinned to that many "
+             "cores; ratios are peer time / gradir time (>1: gradir is faster)."]
     if isa == "avx2":
-        print("# --isa avx2: gradir compiled for x86-64-v3 (AVX2 + FMA, 16 vector registers); "
-              "numpy (OpenBLAS Haswell kernels) and torch (MKL, oneDNN) held to AVX2; JAX's "
-              "generated code too (--xla_cpu_max_isa), but not its library GEMM kernels "
-              "(~245 GFLOP/s at 512^3 on one core, beyond AVX2): its column is not AVX2-only")
+        avx2 = ("--isa avx2: gradir compiled for x86-64-v3 (AVX2 + FMA, 16 vector registers); "
+                "numpy (OpenBLAS Haswell kernels) and torch (MKL, oneDNN) held to AVX2; JAX's "
+                "generated code too (--xla_cpu_max_isa), but not its library GEMM kernels "
+                "(~245 GFLOP/s at 512^3 on one core, beyond AVX2): its column is not AVX2-only")
+        print("# " + avx2)
+        notes.append(avx2 + ".")
+    if quick:
+        notes.append("--quick: batch 64 only for the MLP, seed 3 only, GEMM 512^3 only.")
     print_table(rows)
+    path = _results.json_option(argv)
+    if path:
+        _results.save_results(path, "cpu-avx2" if isa == "avx2" else "cpu", tables(rows), notes)
     return 0
 
 
