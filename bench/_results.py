@@ -83,14 +83,33 @@ def save_results(path: str, bench: str, tables: list[dict], notes=(), command=No
     fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=folder)
     try:
         with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=1)
-            f.write("\n")
+            f.write(dumps(data))
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
     return data
+
+
+def dumps(data) -> str:
+    """JSON indented by one space, with every list of scalars (a table's
+    row, its columns) on one line."""
+    flat: list[str] = []
+
+    def walk(v):
+        if isinstance(v, dict):
+            return {k: walk(x) for k, x in v.items()}
+        if isinstance(v, list):
+            if all(not isinstance(x, (dict, list)) for x in v):
+                flat.append(json.dumps(v))
+                return f"\0{len(flat) - 1}\0"
+            return [walk(x) for x in v]
+        return v
+    text = json.dumps(walk(data), indent=1)
+    for i, compact in enumerate(flat):
+        text = text.replace(f'"\\u0000{i}\\u0000"', compact, 1)
+    return text + "\n"
 
 
 def _clean_table(t: dict) -> dict:

@@ -2,7 +2,7 @@
 PyTorch eager, float32, side by side in one process per thread count.
 
     build/venv/bin/python bench/cnn.py                 # threads 1 and 2
-    build/venv/bin/python bench/cnn.py --threads 1 [--batch 32] [--ops]
+    build/venv/bin/python bench/cnn.py --threads 1 [--batch 32] [--ops] [--json PATH]
 
 The model (nobody tuned gradir for it): a 3x3 conv stem (3->32, padding 1)
 with BatchNorm (training mode: batch statistics) and relu, a 3x3 max pool
@@ -17,6 +17,8 @@ every parameter gradient (median).  The ratio is torch time / gradir time
 (>1: gradir faster).  ``--ops``: also each rlx op of the gradient program
 compiled alone (the slowest 15, with the sum per op kind), to see where
 gradir's time goes.  Prints the CPU, its vector ISA and the load average.
+``--json PATH``: the tables also go to PATH with their provenance
+(bench/_results.py).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ sys.path.insert(0, HERE)
 
 import _cli  # noqa: E402  bench/_cli.py: --help, unknown options
 import cpu  # noqa: E402  bench/cpu.py: child_env, the header
+import _results  # noqa: E402  bench/_results.py: --json, the results' provenance
 
 
 def build_model(torch):
@@ -160,7 +163,8 @@ def op_times(module, threads: int) -> list:
 
 
 def main(argv: list[str]) -> int:
-    _cli.check(argv, __doc__, flags=("--ops",), valued=("--threads", "--batch", "--child"))
+    _cli.check(argv, __doc__, flags=("--ops",),
+               valued=("--threads", "--batch", "--child", "--json"))
     batch = int(argv[argv.index("--batch") + 1]) if "--batch" in argv else 32
     ops = "--ops" in argv
     if "--child" in argv:
@@ -183,16 +187,22 @@ def main(argv: list[str]) -> int:
     import platform
     from gradir.conversion.cpu.host import detect_host
     host = detect_host()
-    print(f"# {host.model or platform.machine()}, {os.cpu_count()} cores, vector ISA "
-          f"{host.isa} ({host.vector_bits}-bit x {host.vector_registers} registers); "
-          f"L1d {host.l1d // 1024} KiB, L2 {host.l2 // 1024} KiB; load average "
-          f"{os.getloadavg()[0]:.1f} at the end")
+    machine = (f"{host.model or platform.machine()}, {os.cpu_count()} cores, vector ISA "
+               f"{host.isa} ({host.vector_bits}-bit x {host.vector_registers} registers); "
+               f"L1d {host.l1d // 1024} KiB, L2 {host.l2 // 1024} KiB")
+    print(f"# {machine}; load average {os.getloadavg()[0]:.1f} at the end")
     print(f"{'workload':<18}{'thr':>4}{'gradir ms':>12}{'torch ms':>12}{'torch/gradir':>14}"
           f"{'gradir first call s':>22}")
     for r in rows:
         print(f"{'resnet-cifar' + str(batch):<18}{r['threads']:>4}{r['gradir_ms']:>12.2f}"
               f"{r['torch_ms']:>12.2f}{r['torch_ms'] / r['gradir_ms']:>14.2f}"
               f"{r['first_s']:>22.2f}")
+    tables = [{"title": "ResNet gradient step imported from PyTorch: gradir against PyTorch eager",
+               "columns": ["workload", "threads", "gradir ms", "torch ms", "torch/gradir",
+                           "gradir first call s"],
+               "formats": [None, None, ".2f", ".2f", ".2f", ".2f"],
+               "rows": [[f"resnet-cifar{batch}", r["threads"], r["gradir_ms"], r["torch_ms"],
+                         r["torch_ms"] / r["gradir_ms"], r["first_s"]] for r in rows]}]
     for r in rows:
         if "ops" not in r:
             continue
@@ -202,11 +212,29 @@ def main(argv: list[str]) -> int:
         kinds: dict = {}
         for t, name, _ in r["ops"]:
             kinds[name] = kinds.get(name, 0) + t
-        for name, t in sorted(kinds.items(), key=lambda kv: -kv[1])[:10]:
+        top = sorted(kinds.items(), key=lambda kv: -kv[1])[:10]
+        for name, t in top:
             print(f"{t * 1e3:9.3f} ms  {name}")
         print("# slowest:")
-        for t, _, line in sorted(r["ops"], reverse=True)[:15]:
+        slowest = sorted(r["ops"], reverse=True)[:15]
+        for t, _, line in slowest:
             print(f"{t * 1e3:9.3f} ms  {line[:160]}")
+        tables.append({"title": f"each op of the gradient alone, {r['threads']} thread(s): "
+                                f"{total * 1e3:.2f} ms over {len(r['ops'])} ops; per kind",
+                       "columns": ["op", "ms"], "formats": [None, ".3f"],
+                       "rows": [[name, t * 1e3] for name, t in top]})
+        tables.append({"title": f"the slowest ops alone, {r['threads']} thread(s)",
+                       "columns": ["ms", "op"], "formats": [".3f", None],
+                       "rows": [[t * 1e3, line[:160]] for t, _, line in slowest]})
+    path = _results.json_option(argv)
+    if path:
+        notes = [f"gradir's host detection: {machine}.",
+                 "Medians over 2 s of calls after a warm-up call; each thread count in a "
+                 "fresh process pinned to that many cores; torch/gradir > 1: gradir is "
+                 "faster. \"first call\": import_module + rlx-gradient + compile + first run."]
+        if batch != 32:
+            notes.append(f"--batch {batch} (default 32).")
+        _results.save_results(path, "cnn", tables, notes)
     return 0
 
 

@@ -22,6 +22,9 @@
                                                     # the tools path's opt pipelines: gradir's
                                                     # (llvm_tools.PIPELINE, for OpenMP modules)
                                                     # vs LLVM's default<O2> (the others)
+    build/venv/bin/python bench/compile_time.py --json bench/results/compile_time.json
+                                                    # any mode: the tables also as JSON, with
+                                                    # their provenance (bench/_results.py)
 
 Workloads (float32, batch 64): lenet64, one LeNet-5 gradient step
 (bench/lenet.py: loss and the ten parameter gradients); mlp64, one step of
@@ -86,6 +89,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 sys.path.insert(0, HERE)
 
 import _cli  # noqa: E402  bench/_cli.py: --help, unknown options
+import _results  # noqa: E402  bench/_results.py: --json, the results' provenance
 
 WORKLOADS = ("lenet64", "mlp64")
 MLP_SIZES = [784, 512, 512, 10]
@@ -529,7 +533,7 @@ def main(argv: list[str]) -> int:
     if "--child" not in argv:       # (the children's arguments are this script's own)
         _cli.check(argv, __doc__, flags=("--breakdown", "--timeline", "--warm", "--llvm-levels",
                                          "--llvm-passes", "--llvm-tools"),
-                   valued=("--rounds", "--cpu", "--workloads", "--threads"))
+                   valued=("--rounds", "--cpu", "--workloads", "--threads", "--json"))
     if "--child" in argv:
         kind, workload = argv[argv.index("--child") + 1:argv.index("--child") + 3]
         if kind == "gradir":
@@ -570,7 +574,16 @@ def main(argv: list[str]) -> int:
                  else list(WORKLOADS))
     print(header() + " at the start" + (f"; gradir compiles for cpu={os.environ['BENCH_GRADIR_CPU']}"
                                         if "BENCH_GRADIR_CPU" in os.environ else ""))
+    json_path = _results.json_option(argv)
+    notes = [header()[2:].split("; load average")[0] + "."]
+    if "BENCH_GRADIR_CPU" in os.environ:
+        notes.append(f"gradir compiles for cpu={os.environ['BENCH_GRADIR_CPU']} (JAX for the host).")
+
+    def save(name: str, tables: list[dict], more=()):
+        if json_path:
+            _results.save_results(json_path, name, tables, notes + list(more))
     if "--breakdown" in argv:
+        tables = []
         for wl in workloads:
             r, wall = _run_child(["breakdown", wl], _env(None))
             stages, cpu = r["wall"], r["cpu"]
@@ -586,11 +599,21 @@ def main(argv: list[str]) -> int:
                 total_cpu += cpu.get(name, 0.0)
             print(f"  {'sum':<52}{total * 1e3:>9.0f} ms   (process wall {wall:.2f} s; "
                   f"timed stages' cpu {total_cpu * 1e3:.0f} ms)")
+            tables.append({
+                "title": f"{wl}: gradir's first call of @main_adjoint, stage by stage "
+                         f"(fresh process, wall {wall:.2f} s)",
+                "columns": ["stage", "wall ms", "cpu ms"], "formats": [None, ".0f", ".0f"],
+                "rows": [[name.strip() if not name.startswith("  ") else "(" + name.strip() + ")",
+                          s_ * 1e3, cpu[name] * 1e3 if name in cpu else None]
+                         for name, s_ in stages.items() if s_ is not None]
+                + [["sum", total * 1e3, total_cpu * 1e3]]})
         print(header() + " at the end")
+        save("compile_time-breakdown", tables)
         return 0
     if "--timeline" in argv:
         threads = int(argv[argv.index("--threads") + 1]) if "--threads" in argv else 1
         warm = "warm" if "--warm" in argv else "cold"
+        tables = []
         for wl in workloads:
             r, wall = _run_child(["timeline", wl, str(threads), warm], _env(None))
             print(f"\n{wl}: {warm} compile of @main_adjoint at {threads} thread(s), "
@@ -600,23 +623,41 @@ def main(argv: list[str]) -> int:
                     "ms this thread spent since its previous stamp (less than the wall time "
                     "between them where it waited, for the GIL or a core)")
             names, last = {}, {}
+            events = []
             for t, thread, tag, cpu in r["events"]:
                 who = names.setdefault(thread, "main" if thread == "MainThread"
                                        else f"part worker {len(names)}")
                 spent = (f"{(cpu - last[thread]) * 1e3:7.1f} cpu" if thread in last
                          and tag.startswith("<") else " " * 11)
+                events.append([t * 1e3, (cpu - last[thread]) * 1e3 if spent.strip() else None,
+                               who, tag])
                 last[thread] = cpu
                 print(f"  {t * 1e3:8.1f}  {spent}  {who:<14} {tag}")
+            tables.append({
+                "title": f"{wl}: {warm} compile of @main_adjoint at {threads} thread(s), "
+                         f"{'split' if r['split'] else 'whole'}"
+                         + (f" (fell back: {r['fallback']})" if r["fallback"] else ""),
+                "columns": ["ms", "cpu ms since the thread's previous stamp", "thread", "stage"],
+                "formats": [".1f", ".1f", None, None], "rows": events})
         print(header() + " at the end")
+        save("compile_time-timeline", tables)
         return 0
     if "--llvm-levels" in argv:
         print(f"\n{'workload':<10}{'O3 compile s':>14}{'O2 compile s':>14}{'O3 run ms':>11}"
               f"{'O2 run ms':>11}  same results")
+        table = []
         for wl in workloads:
             r, _ = _run_child(["levels", wl, str(rounds)], _env(None))
             print(f"{wl:<10}{r['O3 compile']:>14.2f}{r['O2 compile']:>14.2f}"
                   f"{r['O3 run'] * 1e3:>11.2f}{r['O2 run'] * 1e3:>11.2f}  {r['same results']}")
+            table.append([wl, r["O3 compile"], r["O2 compile"], r["O3 run"] * 1e3,
+                          r["O2 run"] * 1e3, r["same results"]])
         print(header() + " at the end")
+        save("compile_time-llvm-levels", [{
+            "title": f"LLVM O3 against O2: compile and run time, medians of {rounds}",
+            "columns": ["workload", "O3 compile s", "O2 compile s", "O3 run ms", "O2 run ms",
+                        "same results"],
+            "formats": [None, ".2f", ".2f", ".2f", ".2f", None], "rows": table}])
         return 0
 
     if "--llvm-passes" in argv:
@@ -625,12 +666,24 @@ def main(argv: list[str]) -> int:
               f"included) in s, run in ms; medians of {rounds}")
         print(f"{'workload':<10}{'threads':>8}{'gradir compile':>15}{'O2 compile':>11}"
               f"{'gradir cpu':>11}{'O2 cpu':>8}{'gradir run':>11}{'O2 run':>8}  same results")
+        table = []
         for wl, th in ((wl, th) for wl in workloads for th in (1, 2)):
             r, _ = _run_child(["passes", wl, str(rounds), str(th)], _env(None))
             print(f"{wl:<10}{th:>8}{r['gradir compile']:>15.2f}{r['O2 compile']:>11.2f}"
                   f"{r['gradir cpu']:>11.2f}{r['O2 cpu']:>8.2f}{r['gradir run'] * 1e3:>11.3f}"
                   f"{r['O2 run'] * 1e3:>8.3f}  {r['same results']}")
+            table.append([wl, th, r["gradir compile"], r["O2 compile"], r["gradir cpu"],
+                          r["O2 cpu"], r["gradir run"] * 1e3, r["O2 run"] * 1e3,
+                          r["same results"]])
         print(header() + " at the end")
+        save("compile_time-llvm-passes", [{
+            "title": "the LLVM tools path (GRADIR_LLVM_TOOLS=1): opt with gradir's pipeline or "
+                     f"LLVM's default<O2>; medians of {rounds}",
+            "columns": ["workload", "threads", "gradir compile s", "O2 compile s",
+                        "gradir cpu s", "O2 cpu s", "gradir run ms", "O2 run ms",
+                        "same results"],
+            "formats": [None, None, ".2f", ".2f", ".2f", ".2f", ".3f", ".3f", None],
+            "rows": table}])
         return 0
 
     rows = [("gradir cold", "gradir", False), ("gradir cold adj", "gradir-adjoint", False),
@@ -669,6 +722,7 @@ def main(argv: list[str]) -> int:
           f"compile + run), seconds, median of {rounds} fresh processes each")
     print(f"{'workload':<9}{'row':<17}{'first call':>11}{'compile':>9}{'import':>8}"
           f"{'process':>9}{'jax/this':>10}{'jax imp+1st/this':>18}{'jax proc/this proc':>20}")
+    table = []
     for wl in workloads:
         med = {name: {k: statistics.median(r[k] for r in results[(wl, name)])
                       for k in results[(wl, name)][0] if k != "cache_hit"}
@@ -683,7 +737,23 @@ def main(argv: list[str]) -> int:
             comp = f"{r['compile']:>9.2f}" if "compile" in r else f"{'-':>9}"
             print(f"{wl:<9}{name:<17}{r['first_call']:>11.2f}{comp}{r['import']:>8.2f}"
                   f"{r['process']:>9.2f}{ratio}{both}{pratio}")
+            table.append([wl, name, r["first_call"], r.get("compile"), r["import"],
+                          r["process"],
+                          jax["first_call"] / r["first_call"] if jax else None,
+                          (jax["import"] + jax["first_call"]) / (r["import"] + r["first_call"])
+                          if jax else None,
+                          jax["process"] / r["process"] if jax else None])
     print(header() + " at the end")
+    save("compile_time", [{
+        "title": "first call = parse + gradient + compile + first run (JAX: jit + trace + XLA "
+                 f"compile + run), seconds, median of {rounds} fresh processes each",
+        "columns": ["workload", "row", "first call s", "compile s", "import s", "process s",
+                    "jax/this", "jax imp+1st/this", "jax proc/this proc"],
+        "formats": [None, None, ".2f", ".2f", ".2f", ".2f", ".2f", ".2f", ".2f"],
+        "rows": table}], [
+        "Every measurement is a fresh Python process; a round runs every row once, "
+        "interleaved; OMP_NUM_THREADS=1 in every process but the \"Nthr\" rows'. Ratios "
+        "are JAX's time / the row's (>1: the row is faster)."])
     return 0
 
 

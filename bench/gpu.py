@@ -7,10 +7,13 @@ Two halves, because MLIR does not travel to the GPU machine:
         shared libraries (cubins embedded) plus inputs/expected results to DIR
         (a few MiB; libmlir_cuda_runtime.so and a libLLVM.so stand-in are
         copied next to them);
-    python3 bench/gpu.py --run DIR [--out results.json] [--repeat 50]
+    python3 bench/gpu.py --run DIR [--out results.json] [--json PATH] [--repeat 50]
         on the GPU machine with python3 + numpy + torch only: loads the
         libraries with gradir.runtime.load (numpy + ctypes), checks every
-        result and times gradir against PyTorch side by side in one process.
+        result and times gradir against PyTorch side by side in one process;
+        --out writes the raw results, --json the tables with the machine,
+        the device, date, commit and command (bench/_results.py), for
+        bench/results/gpu.json and docs/performance.md.
 
 Workloads (float32):
   * ops: every case of the numeric conversion suites (test/conversion/cpu/
@@ -34,8 +37,10 @@ gradir time / PyTorch time (< 1: gradir is faster).
 
 Device tool recipe (from a session with a GPU; build/ is git-ignored):
     build/venv/bin/python bench/gpu.py --build build/gpu-bench    # here, ~1 min, ~15 MiB
-    run(command="python3 bench/gpu.py --run build/gpu-bench --out $OUT/gpu.json",
-        carry=["build/gpu-bench"], timeout_s=600)
+    run(command="python3 bench/gpu.py --run build/gpu-bench --out $OUT/gpu-raw.json "
+                "--json $OUT/gpu.json", carry=["build/gpu-bench"], timeout_s=600)
+    then copy $OUT's gpu.json to bench/results/gpu.json and run
+    bench/render_performance.py.
 If the cubins do not load there (driver older than ptxas), rebuild with
 --format isa (PTX, compiled by the driver).
 """
@@ -52,6 +57,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import _results  # noqa: E402  bench/_results.py: --json (standard library only)
+
 SIZES = [784, 512, 512, 10]
 MLP_PARAMS = (2, 3, 4, 5, 6, 7)      # argument indices of the weights and biases
 SUITES = ("numeric_elementwise", "numeric_shape_reduce", "numeric_nn", "numeric_gradient")
@@ -378,7 +386,8 @@ def device_info() -> dict:
     return info
 
 
-def run(d: str, out: str | None, repeat: int, parts: list[str], device: str = "cuda") -> None:
+def run(d: str, out: str | None, repeat: int, parts: list[str], device: str = "cuda",
+        json_path: str | None = None) -> None:
     with open(os.path.join(d, "meta.json")) as f:
         meta = json.load(f)
     results = {"meta": meta}
@@ -411,6 +420,66 @@ def run(d: str, out: str | None, repeat: int, parts: list[str], device: str = "c
             json.dump(results, f, indent=1)
     if len(parts) > 1:
         print(summary(results))
+    if json_path:
+        save_tables(json_path, results, repeat)
+
+
+def tables(results: dict) -> list[dict]:
+    """The results of a run as bench/_results.py's tables (a part that
+    failed is left out; save_tables notes it)."""
+    out = []
+    ops = results.get("ops", {})
+    if "cases" in ops:
+        worst = max(ops["max_abs_error"].values(), default=0.0)
+        out.append({"title": "every case of the numeric conversion suites on the GPU, against "
+                             "the reference interpreter",
+                    "columns": ["cases", "failing", "max abs error"],
+                    "formats": [None, None, ".3g"],
+                    "rows": [[ops["cases"], len(ops["failures"]), worst]]})
+    rows = []
+    for row in results.get("mlp", []) if isinstance(results.get("mlp"), list) else []:
+        ms = row["ms"]
+        for label, g, t in (("params resident / device tensors", "gradir (params resident)",
+                             "torch (device tensors)"),
+                            ("numpy in/out, both", "gradir (numpy in/out)",
+                             "torch (numpy in/out)")):
+            rows.append([row["workload"], label, ms[g], ms[t], ms[t] / ms[g], None, None])
+    g = results.get("gemm", {})
+    if "ms" in g:
+        gk, tk = "gradir sum(a@b) (resident)", "torch (a@b).sum()"
+        rows.append([g["workload"], "sum(a@b), operands resident", g["ms"][gk], g["ms"][tk],
+                     g["ms"][tk] / g["ms"][gk], g["tflops"][gk], g["tflops"][tk]])
+    if rows:
+        out.append({"title": "gradir against PyTorch CUDA eager, float32",
+                    "columns": ["workload", "inputs", "gradir ms", "torch ms", "torch/gradir",
+                                "gradir TFLOP/s", "torch TFLOP/s"],
+                    "formats": [None, None, ".3f", ".3f", ".2f", ".1f", ".1f"],
+                    "rows": rows})
+    return out
+
+
+def save_tables(path: str, results: dict, repeat: int) -> None:
+    meta = results.get("meta", {})
+    info = results.get("info", {})
+    notes = [f"Device: {info.get('device')} ({info.get('nvidia-smi')}), torch "
+             f"{info.get('torch')} (CUDA {info.get('cuda (torch)')}); kernels built for "
+             f"{meta.get('chip')} ({meta.get('format') or 'cubin'})"
+             + (", --quick sizes" if meta.get("quick") else "") + ".",
+             f"Medians of {repeat} calls after 3 warm-up calls, each synchronised; "
+             "torch/gradir > 1: gradir is faster."]
+    failed = [part for part in ("info", "ops", "mlp", "gemm")
+              if isinstance(results.get(part), dict) and "error" in results[part]]
+    if failed:
+        notes.append("Parts that failed: " + ", ".join(
+            f"{p} ({results[p]['error']})" for p in failed) + ".")
+    ops = results.get("ops", {})
+    if ops.get("failures"):
+        notes.append("Failing cases: " + ", ".join(ops["failures"][:20]) + ".")
+    extra = {"gpu": info, "built": meta.get("built")}
+    if _results.git_state()["commit"] is None:      # no checkout on the GPU machine
+        extra["commit"] = meta.get("commit")
+        extra["commit_of"] = "the build (bench/gpu.py --build)"
+    _results.save_results(path, "gpu", tables(results), notes, extra=extra)
 
 
 def summary(results: dict) -> str:
@@ -452,14 +521,15 @@ def main(argv=None) -> int:
                         "found), isa = PTX the driver compiles at load")
     p.add_argument("--repeat", type=int, default=50)
     p.add_argument("--part", action="append", choices=["info", "ops", "mlp", "gemm"])
-    p.add_argument("--out", help="write the results as JSON")
+    p.add_argument("--out", help="write the raw results as JSON")
+    _results.add_json_option(p)
     p.add_argument("--torch-device", default="cuda", help=argparse.SUPPRESS)  # testing
     args = p.parse_args(argv)
     if args.build:
         build(args.build, args.quick, args.chip, args.format)
     else:
         run(args.run, args.out, args.repeat, args.part or ["info", "ops", "mlp", "gemm"],
-            args.torch_device)
+            args.torch_device, args.json)
     return 0
 
 

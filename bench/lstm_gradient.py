@@ -5,7 +5,7 @@ jit) and PyTorch eager, side by side in one run; gradir with every
 iteration's state stored ("all") and with loop checkpointing ("sqrt",
 "revolve").
 
-    build/venv/bin/python bench/lstm_gradient.py [--lengths 100,1000] [--repeat 30]
+    build/venv/bin/python bench/lstm_gradient.py [--lengths 100,1000] [--repeat 30] [--json PATH]
 
 Peers: ``build/venv/bin/pip install jax torch==2.13.0`` (skipped if missing).
 Float64 (ADBench's doubles).  Times: median of --repeat calls after a
@@ -14,7 +14,8 @@ rlx-memory-report's peak of @main_adjoint (arguments + saved for the
 backward + temporaries) and its saved-for-backward part (the stacks of
 loop states); JAX's is XLA's temp_size_in_bytes of the compiled gradient.
 (At b = 14 a stack of 1000 states is ~440 KiB: below what the process's
-resident-set counters resolve, so no RSS column.)
+resident-set counters resolve, so no RSS column.)  ``--json PATH``: the
+table also goes to PATH with its provenance (bench/_results.py).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 from lstm import lstm_ir, lstm_objective, random_inputs  # noqa: E402
+
+import _results  # noqa: E402  bench/_results.py: --json, the results' provenance
 
 L, B = 2, 14
 POLICIES = ("all", "sqrt", "revolve")
@@ -155,6 +158,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--lengths", default="100,1000")
     p.add_argument("--repeat", type=int, default=30)
+    _results.add_json_option(p)
     a = p.parse_args(argv)
     import platform
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
@@ -185,6 +189,7 @@ def main(argv=None) -> int:
           "| (peak - args) all / this | saved all / this | JAX ms (best) | JAX / gradir "
           "| torch ms | torch / gradir |")
     print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    table = []
     for c, res, jx, th in rows:
         t_all = res["all"][0]
         s_all = res["all"][1].saved_total
@@ -200,8 +205,31 @@ def main(argv=None) -> int:
                   f"| {work / 1024:.1f} | {rep.saved_total / 1024:.1f} | {ms / t_all:.2f} "
                   f"| {w_all / work:.1f} | {s_all / max(rep.saved_total, 1):.1f} | {jms} | {jr} "
                   f"| {tms} | {tr} |")
+            table.append([c, pol, ms, best, rep.peak / 1024, work / 1024,
+                          rep.saved_total / 1024, ms / t_all, w_all / work,
+                          s_all / max(rep.saved_total, 1), jx[0] if jx else None,
+                          jx[3] if jx else None, jx[0] / ms if jx else None,
+                          th[0] if th else None, th[0] / ms if th else None])
         if jx and jx[1] is not None:
             print(f"| {c} | JAX: XLA temp buffers | | | {jx[1] / 1024:.1f} | | | | | | | | |")
+            table.append([c, "JAX: XLA temp buffers", None, None, None, jx[1] / 1024]
+                         + [None] * 9)
+    if a.json:
+        _results.save_results(a.json, "lstm_gradient", [{
+            "title": f"ADBench LSTM gradient, l={L} b={B}, float64",
+            "columns": ["c", "gradir", "ms", "best ms", "peak KiB", "peak - args KiB",
+                        "saved KiB", "ms / all", "(peak - args) all / this",
+                        "saved all / this", "JAX ms", "JAX best ms", "JAX / gradir",
+                        "torch ms", "torch / gradir"],
+            "formats": [None, None, ".2f", ".2f", ".1f", ".1f", ".1f", ".2f", ".1f", ".1f",
+                        ".2f", ".2f", ".2f", ".1f", ".0f"],
+            "rows": table}], notes=[
+            f"{cpu}; gradir compiled with its default thread count (the usable cores).",
+            f"Times: median (and best) of {a.repeat} calls after a warm-up, one process, the "
+            f"gradir policies' calls interleaved; PyTorch: {max(3, a.repeat // 5)} calls.",
+            "Every gradient equals gradir-all's (and JAX's / PyTorch's) to 1e-9.",
+            "Memory: rlx-memory-report's model of @main_adjoint; JAX's row is XLA's "
+            "temp_size_in_bytes of the compiled gradient."])
     return 0
 
 

@@ -3,7 +3,7 @@ N dense-tanh layers, for storing everything, sqrt(N) segments by Relax's
 markers, and rlx-gradient's remat=auto at several budgets.
 
     build/venv/bin/python bench/remat.py [--n 16,64,256] [--batch 1024] [--width 256]
-                                         [--rss-max-n 64]
+                                         [--rss-max-n 64] [--json PATH]
 
 Every number comes from rlx-memory-report's model (``gradir.autodiff.memory``)
 and the FLOP counts of ``gradir.autodiff.cost`` on the generated
@@ -14,6 +14,8 @@ run in a fresh process: "RSS MiB" is the peak resident memory during one
 call above the resident memory before it (inputs and outputs allocated,
 code compiled and warmed up; Linux's VmHWM reset through clear_refs;
 glibc's mmap threshold fixed at 128 KiB so freed buffers leave the RSS).
+``--json PATH``: the table also goes to PATH with its provenance
+(bench/_results.py).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ import sys
 import time
 
 import numpy as np
+
+import _results  # bench/_results.py: --json, the results' provenance
 
 
 def chain_ir(n: int, batch: int, width: int, segments: int = 0) -> str:
@@ -167,11 +171,14 @@ def main(argv=None) -> int:
     ap.add_argument("--budgets", default="0.5,0.25,0.1")
     ap.add_argument("--rss-max-n", type=int, default=64)
     ap.add_argument("--rss-child", nargs=2, help=argparse.SUPPRESS)
+    _results.add_json_option(ap)
     args = ap.parse_args(argv)
     if args.rss_child:
         _rss_child(*args.rss_child)
         return 0
-    print(check_numerics())
+    checked = check_numerics()
+    print(checked)
+    table = []
     print(f"\nchain of N dense-tanh layers, batch {args.batch}, width {args.width}, f32; "
           "peak in MiB (rlx-memory-report), FLOPs relative to the plain adjoint\n")
     print("| N | plan | budget | peak MiB | FLOPs (x plain) | vs markers | pass s | RSS MiB | note |")
@@ -207,6 +214,22 @@ def main(argv=None) -> int:
             print(f"| {n} | {name} | {budget} | {mib(peak)} | {flops / plain[1]:.3f} | "
                   f"{verdict} | {seconds:.2f} | {mib(rss) if rss is not None else '-'} | "
                   f"{note} |", flush=True)
+            table.append([n, name, budget, peak / 2**20, flops / plain[1], verdict or None,
+                          seconds, rss / 2**20 if rss is not None else None, note or None])
+    if args.json:
+        _results.save_results(args.json, "remat", [{
+            "title": f"chain of N dense-tanh layers, batch {args.batch}, width {args.width}, f32",
+            "columns": ["N", "plan", "budget", "peak MiB", "FLOPs (x plain)", "vs markers",
+                        "pass s", "RSS MiB", "note"],
+            "formats": [None, None, None, ".1f", ".3f", None, ".2f", ".1f", None],
+            "rows": table}], notes=[
+            "Peak: rlx-memory-report's model of @main_adjoint (arguments + saved for the "
+            "backward + temporaries); FLOPs: gradir.autodiff.cost, relative to the plain "
+            "adjoint's; \"vs markers\": remat=auto's plan against the markers' sqrt(N) plan; "
+            "\"pass s\": the rlx-gradient pass's wall time.",
+            f"RSS MiB (N <= {args.rss_max_n}): peak resident memory of one compiled call "
+            "above the resident memory before it, in a fresh process.",
+            checked[0].upper() + checked[1:] + "."])
     return 0
 
 

@@ -1,7 +1,7 @@
 """How lean rlx-gradient's adjoints are, raw and after rlx-simplify-gradient,
 against backwards written by hand in rlx (not a timed benchmark).
 
-    build/venv/bin/python bench/simplify.py
+    build/venv/bin/python bench/simplify.py [mlp|convnet|attention ...] [--json PATH]
 
 Three models, float64, gradients with respect to the parameters (not the
 input batch), as in training:
@@ -20,7 +20,8 @@ All three adjoints are evaluated with the reference interpreter on the same
 random inputs and must agree.
 
 Targets (issue 5): simplified ops <= 1.1 x hand-written; bwd/fwd <= 2 for
-the MLP and the attention block.
+the MLP and the attention block.  ``--json PATH``: the table also goes to
+PATH with its provenance (bench/_results.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from __future__ import annotations
 import sys
 
 import _cli  # bench/_cli.py: --help, unknown options
+import _results  # bench/_results.py: --json, the results' provenance
 import numpy as np
 from mlir import ir
 from mlir.dialects import arith, func
@@ -234,7 +236,11 @@ def measure(name: str, model, rng) -> dict:
 
 
 def main(argv) -> int:
-    _cli.check(argv, __doc__, positional=None)
+    _cli.check(argv, __doc__, positional=None, valued=("--json",))
+    path = _results.json_option(argv)
+    if path:
+        at = argv.index("--json")
+        argv = argv[:at] + argv[at + 2:]
     unknown = [n for n in argv if n not in MODELS]
     if unknown:
         print(f"error: no model {unknown[0]!r} (models: {', '.join(MODELS)})", file=sys.stderr)
@@ -247,6 +253,7 @@ def main(argv) -> int:
           f" | {'MFLOP: fwd':>10} {'raw':>7} {'simpl':>7} {'hand':>7}"
           f" | {'bwd/fwd: raw':>12} {'simpl':>6} {'hand':>6}")
     ok = True
+    table = []
     for r in rows:
         fwd = r["forward_flops"]
         bwd = {k: (r[f"{k}_flops"] - fwd) / fwd for k in ("raw", "simplified", "hand")}
@@ -257,11 +264,29 @@ def main(argv) -> int:
               f" | {mf['forward']:>10.4f} {mf['raw']:>7.4f} {mf['simplified']:>7.4f} "
               f"{mf['hand']:>7.4f} | {bwd['raw']:>12.3f} {bwd['simplified']:>6.3f} "
               f"{bwd['hand']:>6.3f}")
+        table.append([r["model"], r["forward_ops"], r["raw_ops"], r["simplified_ops"],
+                      r["hand_ops"], ratio, mf["forward"], mf["raw"], mf["simplified"],
+                      mf["hand"], bwd["raw"], bwd["simplified"], bwd["hand"]])
         ok &= ratio <= 1.1
         if r["model"] in ("mlp", "attention"):
             ok &= bwd["simplified"] <= 2.0
     print("targets met" if ok else "targets NOT met")
     print("(all three adjoints agree on random float64 inputs)")
+    if path:
+        _results.save_results(path, "simplify", [{
+            "title": "ops and FLOPs of the forward, the raw and simplified adjoints and a "
+                     "hand-written backward",
+            "columns": ["model", "fwd ops", "raw ops", "simplified ops", "hand ops",
+                        "simplified/hand ops", "fwd MFLOP", "raw MFLOP", "simplified MFLOP",
+                        "hand MFLOP", "bwd/fwd raw", "bwd/fwd simplified", "bwd/fwd hand"],
+            "formats": [None] * 5 + [".2f"] + [".4f"] * 4 + [".3f"] * 3,
+            "rows": table}], notes=[
+            "Float64, gradients with respect to the parameters; op counts include the "
+            "forward and exclude the return; bwd/fwd = (adjoint FLOPs - forward FLOPs) / "
+            "forward FLOPs (gradir.autodiff.cost).",
+            "Targets: simplified ops <= 1.1 x hand-written; bwd/fwd <= 2 for the MLP and "
+            "the attention block: " + ("met." if ok else "NOT met."),
+            "All three adjoints agree on random float64 inputs (reference interpreter)."])
     return 0
 
 
