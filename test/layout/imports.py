@@ -19,7 +19,7 @@ import sys
 ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
                        os.path.join(os.path.dirname(__file__), "..", "..", "python", "gradir"))
 
-# layer -> the layers it may import (itself included).  "core" is gradir/_compat.py and
+# layer -> the layers it may import (itself included).  "core" is gradir/_compat/ and
 # gradir/ir.py; "api" is the facade gradir/__init__.py.
 ALLOWED = {
     "core": {"core"},
