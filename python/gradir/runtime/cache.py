@@ -24,12 +24,19 @@ file of the same ExecutionEngine, linked with ``cc`` as
 ``wait()`` joins pending writes and the interpreter joins them at exit.
 
 Entries are ``<dir>/compiled/<key>.so``: an ELF shared library followed by a
-trailer (``MAGIC`` and the SHA-256 of the library bytes), written to a
-temporary file in the same directory and renamed into place, so readers see
-a whole entry or none and concurrent processes may write the same key.  An
-entry whose digest does not match (truncated, edited) or that the loader
-refuses is removed with a ``CacheWarning`` and rebuilt.  A directory that
-cannot be created or written costs a warning, never the compile.
+trailer (``MAGIC``, the entry's own key and the SHA-256 of the library bytes
+and that key), written to a temporary file in the same directory and renamed
+into place, so readers see a whole entry or none and concurrent processes may
+write the same key.  An entry whose digest does not match (truncated,
+edited), that holds another key (an entry of another program copied or
+renamed over this one) or that the loader refuses is removed with a
+``CacheWarning`` and rebuilt.  The runtime libraries entries link to
+(``libomp.so``, ``libgradir_kernels_*.so``, found through their RUNPATH
+``$ORIGIN``) lie beside them, each with a ``<name>.sha256`` record: a lookup
+checks them first (``dlopen`` of a truncated library raises SIGBUS) and a
+damaged or unrecorded one is removed and copied anew by the next write.  A
+directory that cannot be created or written costs a warning, never the
+compile.
 
 Where and whether (read when ``compile`` runs):
 
@@ -63,9 +70,9 @@ from pathlib import Path
 __all__ = ["CacheWarning", "CacheStats", "stats", "cache_dir", "cache_key", "lookup",
            "store", "wait", "clear", "FORMAT", "MAGIC"]
 
-FORMAT = 1
-MAGIC = b"\0GRADIR-CACHE-1\0"          # 16 bytes, then the hex SHA-256 (64 bytes)
-_TRAILER = len(MAGIC) + 64
+FORMAT = 2
+MAGIC = b"\0GRADIR-CACHE-2\0"   # 16 bytes, then the key and the hex SHA-256 (64 bytes each)
+_TRAILER = len(MAGIC) + 128
 _OFF = ("0", "off", "false", "no")
 SUBDIR = "compiled"
 
@@ -183,12 +190,59 @@ def _entry(directory: Path, key: str) -> Path:
     return directory / f"{key}.so"
 
 
-def _verify(path: Path) -> bool:
-    """The entry is whole: a trailer whose digest matches the bytes before it."""
+def _digest(data: bytes, key: str) -> bytes:
+    return hashlib.sha256(data + b"\0" + key.encode()).hexdigest().encode()
+
+
+def _verify(path: Path, key: str) -> str | None:
+    """Why the entry cannot be used for ``key`` (None: it is whole and its own)."""
     data = path.read_bytes()
-    if len(data) <= _TRAILER or data[-_TRAILER:-64] != MAGIC:
-        return False
-    return hashlib.sha256(data[:-_TRAILER]).hexdigest().encode() == data[-64:]
+    if len(data) <= _TRAILER or data[-_TRAILER:-128] != MAGIC:
+        return "is truncated or corrupt (no trailer)"
+    stored_key = data[-128:-64].decode("ascii", "replace")
+    if _digest(data[:-_TRAILER], stored_key) != data[-64:]:
+        return "is truncated or corrupt (its digest does not match)"
+    if stored_key != key:
+        return (f"was compiled from another program (its key is {stored_key[:12]}..., "
+                f"not {key[:12]}...)")
+    return None
+
+
+# Runtime libraries checked by this process: name -> (size, mtime_ns) when found whole.
+_checked_libraries: dict[str, tuple[int, int]] = {}
+
+
+def _record(lib: Path) -> Path:
+    return lib.with_name(lib.name + ".sha256")
+
+
+def _check_runtime_libraries(directory: Path) -> bool:
+    """Removes each runtime library beside the entries whose bytes do not
+    match its ``.sha256`` record (or that has none), so that no entry
+    ``dlopen``s it: the next write copies it anew.  False if one was removed."""
+    whole = True
+    for lib in directory.glob("lib*.so"):
+        try:
+            st = lib.stat()
+            if _checked_libraries.get(lib.name) == (st.st_size, st.st_mtime_ns):
+                continue
+            want = _record(lib).read_bytes().strip()
+            ok = hashlib.sha256(lib.read_bytes()).hexdigest().encode() == want
+        except FileNotFoundError:
+            ok = False
+        except OSError:
+            continue
+        if ok:
+            _checked_libraries[lib.name] = (st.st_size, st.st_mtime_ns)
+            continue
+        stats.corrupt += 1
+        whole = False
+        _warn(f"gradir compile cache: the runtime library {lib} is damaged or unrecorded; "
+              "removed, recompiling (the next write copies it anew)")
+        lib.unlink(missing_ok=True)
+        _record(lib).unlink(missing_ok=True)
+        _checked_libraries.pop(lib.name, None)
+    return whole
 
 
 def _discard(path: Path, why: str) -> None:
@@ -217,7 +271,8 @@ def lookup(directory: Path, key: str):
         if not path.is_file():
             stats.misses += 1
             return None
-        ok = _verify(path)
+        why = _verify(path, key)
+        libraries_whole = why is not None or _check_runtime_libraries(directory)
     except FileNotFoundError:               # evicted by another process meanwhile
         stats.misses += 1
         return None
@@ -226,8 +281,11 @@ def lookup(directory: Path, key: str):
         stats.misses += 1
         _warn(f"gradir compile cache: cannot read {path}: {err.strerror or err}")
         return None
-    if not ok:
-        _discard(path, "is truncated or corrupt (its digest does not match)")
+    if why is not None:
+        _discard(path, why)
+        stats.misses += 1
+        return None
+    if not libraries_whole:                 # the entry is rewritten with its libraries
         stats.misses += 1
         return None
     try:
@@ -320,23 +378,43 @@ def _link(directory: Path, key: str, exe, obj: Path, work: Path) -> None:
 
 
 def _copy_runtime_libraries(folder: Path, directory: Path, exclude: str) -> None:
-    """issue 14 (threads): runtime libraries an entry needs (libomp.so,
-    found through its RUNPATH $ORIGIN) go beside the entries, once."""
+    """The runtime libraries an entry needs (libomp.so, the kernels'
+    library: found through its RUNPATH $ORIGIN) go beside the entries, each
+    with its ``.sha256`` record; one already there is replaced unless its
+    record matches the library being stored."""
     for lib in folder.glob("lib*.so"):
-        if lib.name != exclude and not (directory / lib.name).exists():
-            tmp = directory / f".{lib.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
-            shutil.copyfile(lib, tmp)
-            os.replace(tmp, directory / lib.name)
+        if lib.name == exclude:
+            continue
+        data = lib.read_bytes()
+        digest = hashlib.sha256(data).hexdigest().encode()
+        target = directory / lib.name
+        try:
+            if _record(target).read_bytes().strip() == digest and \
+                    hashlib.sha256(target.read_bytes()).hexdigest().encode() == digest:
+                continue
+        except OSError:
+            pass
+        tag = f"{os.getpid()}.{uuid.uuid4().hex[:8]}"
+        tmp = directory / f".{lib.name}.{tag}.tmp"
+        tmp.write_bytes(data)
+        os.replace(tmp, target)
+        rec = directory / f".{lib.name}.sha256.{tag}.tmp"
+        rec.write_bytes(digest + b"\n")
+        os.replace(rec, _record(target))
 
 
 def _write_entry(directory: Path, key: str, data: bytes) -> None:
     tmp = directory / f".{key}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
     with open(tmp, "wb") as f:
         f.write(data)
-        f.write(MAGIC + hashlib.sha256(data).hexdigest().encode())
+        f.write(MAGIC + key.encode() + _digest(data, key))
     os.replace(tmp, _entry(directory, key))     # atomic: a whole entry or none
     stats.writes += 1
-    _prune(directory)
+    try:
+        _prune(directory)
+    except OSError as err:                      # the entry is written: only pruning failed
+        stats.errors += 1
+        _warn(f"gradir compile cache: pruning {directory} failed: {err.strerror or err}")
 
 
 def store_library(directory: Path, key: str, library: Path) -> None:
@@ -362,11 +440,24 @@ def wait() -> None:
             t.join()
 
 
-def _max_bytes() -> int:
+_DEFAULT_MAX_MB = 1024.0
+
+
+def _max_bytes() -> float:
+    """``GRADIR_CACHE_MAX_MB`` in bytes: a number of MiB, ``inf`` (no cap);
+    anything else (not a number, negative, NaN) warns and takes the default."""
+    text = os.environ.get("GRADIR_CACHE_MAX_MB", "").strip()
+    if not text:
+        return _DEFAULT_MAX_MB * (1 << 20)
     try:
-        return int(float(os.environ.get("GRADIR_CACHE_MAX_MB", "1024")) * (1 << 20))
+        mb = float(text)
     except ValueError:
-        return 1 << 30
+        mb = float("nan")
+    if not mb >= 0:                             # NaN and negatives
+        _warn(f"gradir compile cache: GRADIR_CACHE_MAX_MB={text!r} is not a size in MiB "
+              f"(a number >= 0, or inf); using {_DEFAULT_MAX_MB:g}")
+        return _DEFAULT_MAX_MB * (1 << 20)
+    return mb * (1 << 20)
 
 
 def _prune(directory: Path) -> None:
@@ -409,6 +500,7 @@ def clear(cache=None) -> int:
     for path in directory.iterdir():
         if path.suffix == ".so":
             path.unlink(missing_ok=True)
+            _record(path).unlink(missing_ok=True)
             # (the runtime libraries stored beside the entries, libomp and
             # the matmul kernels', are no entries)
             count += not path.name.startswith("lib")
