@@ -13,7 +13,9 @@ For N <= --rss-max-n the adjoint is also compiled (gradir.compile, CPU) and
 run in a fresh process: "RSS MiB" is the peak resident memory during one
 call above the resident memory before it (inputs and outputs allocated,
 code compiled and warmed up; Linux's VmHWM reset through clear_refs;
-glibc's mmap threshold fixed at 128 KiB so freed buffers leave the RSS).
+glibc's mmap threshold fixed at 128 KiB and gradir's kept heap turned off,
+GRADIR_KEEP_HEAP=0, so freed buffers leave the RSS; the adjoint compiled
+whole, GRADIR_PARALLEL_COMPILE=0, so no buffer outlives a call).
 ``--json PATH``: the table also goes to PATH with its provenance
 (bench/_results.py).
 """
@@ -147,8 +149,14 @@ def compiled_rss(text: str, options: str) -> int | None:
         f.write(text)
     try:
         # A fixed mmap threshold: glibc otherwise raises it after the first
-        # free of a large block, and later buffers come from a heap it keeps.
-        env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="131072")
+        # free of a large block, and later buffers come from a heap it keeps;
+        # GRADIR_KEEP_HEAP=0 stops the runtime from raising it itself
+        # (runtime/heap.py), which leaves the second call nothing to allocate;
+        # GRADIR_PARALLEL_COMPILE=0 compiles the adjoint whole: cut in two
+        # parts (runtime/partition.py), the values passed between them live in
+        # buffers kept from call to call, which the second call would not count.
+        env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="131072", GRADIR_KEEP_HEAP="0",
+                   GRADIR_PARALLEL_COMPILE="0")
         proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--rss-child", f.name,
                                options], capture_output=True, text=True, env=env)
     finally:
