@@ -67,15 +67,22 @@ open(os.path.join(folder, lib), "wb").write(data[:len(data) // 4])
 run(d, "tanh")
 run(d, "tanh")
 print("library restored:", open(os.path.join(folder, lib), "rb").read() == data)
+os.unlink(os.path.join(folder, lib + ".sha256"))      # as an older gradir left it: no record
+run(d, "tanh")
+run(d, "tanh")
 # CHECK-LABEL: == truncated runtime library
 # CHECK: exit=0
 # CHECK-NEXT: tanh: hit=False writes=1 corrupt=0 errors=0 oracle=ok
 # CHECK-NEXT: exit=0
 # CHECK-NEXT: tanh: hit=False writes=1 corrupt=1 errors=0 oracle=ok
-# CHECK-NEXT: warning: gradir compile cache: the runtime library DIR/compiled/libgradir_kernels_{{.*}}.so is damaged or unrecorded; removed, recompiling
+# CHECK-NEXT: warning: gradir compile cache: the runtime library DIR/compiled/libgradir_kernels_{{.*}}.so does not match its record (truncated or edited); recompiling, the next write replaces it
 # CHECK-NEXT: exit=0
 # CHECK-NEXT: tanh: hit=True writes=0 corrupt=0 errors=0 oracle=ok
 # CHECK-NEXT: library restored: True
+# CHECK-NEXT: exit=0
+# CHECK-NEXT: tanh: hit=False writes=1 corrupt=0 errors=0 oracle=ok
+# CHECK-NEXT: exit=0
+# CHECK-NEXT: tanh: hit=True writes=0 corrupt=0 errors=0 oracle=ok
 
 print("== an entry of another program under this program's key")
 a, b = os.path.join(out, "exp"), os.path.join(out, "tanh")

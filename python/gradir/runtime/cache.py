@@ -33,8 +33,9 @@ renamed over this one) or that the loader refuses is removed with a
 ``CacheWarning`` and rebuilt.  The runtime libraries entries link to
 (``libomp.so``, ``libgradir_kernels_*.so``, found through their RUNPATH
 ``$ORIGIN``) lie beside them, each with a ``<name>.sha256`` record: a lookup
-checks them first (``dlopen`` of a truncated library raises SIGBUS) and a
-damaged or unrecorded one is removed and copied anew by the next write.  A
+checks them first (``dlopen`` of a truncated library raises SIGBUS): a
+damaged or unrecorded one makes the lookup a miss, and the write that follows
+replaces it.  A
 directory that cannot be created or written costs a warning, never the
 compile.
 
@@ -217,31 +218,35 @@ def _record(lib: Path) -> Path:
 
 
 def _check_runtime_libraries(directory: Path) -> bool:
-    """Removes each runtime library beside the entries whose bytes do not
-    match its ``.sha256`` record (or that has none), so that no entry
-    ``dlopen``s it: the next write copies it anew.  False if one was removed."""
+    """True if every runtime library beside the entries matches its
+    ``.sha256`` record.  A lookup that gets False is a miss: the entry is not
+    ``dlopen``ed (a truncated library raises SIGBUS there) and the write after
+    the compile replaces the library (``_copy_runtime_libraries``).  Nothing
+    is deleted here, so a reader racing a writer (a library renamed into
+    place before its record) costs one recompile, not another process's
+    library."""
     whole = True
     for lib in directory.glob("lib*.so"):
         try:
             st = lib.stat()
             if _checked_libraries.get(lib.name) == (st.st_size, st.st_mtime_ns):
                 continue
-            want = _record(lib).read_bytes().strip()
-            ok = hashlib.sha256(lib.read_bytes()).hexdigest().encode() == want
-        except FileNotFoundError:
-            ok = False
+            try:
+                want = _record(lib).read_bytes().strip()
+            except FileNotFoundError:
+                want = None                     # written by an older gradir: rewritten silently
+            ok = want is not None and hashlib.sha256(lib.read_bytes()).hexdigest().encode() == want
         except OSError:
+            whole = False
             continue
         if ok:
             _checked_libraries[lib.name] = (st.st_size, st.st_mtime_ns)
             continue
-        stats.corrupt += 1
         whole = False
-        _warn(f"gradir compile cache: the runtime library {lib} is damaged or unrecorded; "
-              "removed, recompiling (the next write copies it anew)")
-        lib.unlink(missing_ok=True)
-        _record(lib).unlink(missing_ok=True)
-        _checked_libraries.pop(lib.name, None)
+        if want is not None:
+            stats.corrupt += 1
+            _warn(f"gradir compile cache: the runtime library {lib} does not match its "
+                  "record (truncated or edited); recompiling, the next write replaces it")
     return whole
 
 
