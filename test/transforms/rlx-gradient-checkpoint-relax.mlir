@@ -81,3 +81,27 @@ func.func @main(%x: tensor<3xf32>) -> tensor<f32> {
 
 // CHECK-LABEL: func.func @main_adjoint
 // CHECK: return
+
+// -----
+
+// A start on a constant (Relax accepts one on a Var bound to a constant; it
+// was refused): the constant is kept, what the checkpoint computes from it
+// is recomputed in the backward.
+func.func @main(%x: tensor<3xf32>) -> tensor<f32> {
+  %c = arith.constant dense<2.0> : tensor<3xf32>
+  %s = "grad.start_checkpoint"(%c) : (tensor<3xf32>) -> tensor<3xf32>
+  %0 = "rlx.multiply"(%x, %s) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %1 = "rlx.exp"(%0) : (tensor<3xf32>) -> tensor<3xf32>
+  %e = "grad.end_checkpoint"(%1) : (tensor<3xf32>) -> tensor<3xf32>
+  %2 = "rlx.sum"(%e) : (tensor<3xf32>) -> tensor<f32>
+  return %2 : tensor<f32>
+}
+
+// CHECK-LABEL: func.func @main_adjoint(
+// CHECK-SAME: %[[X:.*]]: tensor<3xf32>)
+// CHECK: %[[C:.*]] = arith.constant dense<2.000000e+00> : tensor<3xf32>
+// CHECK: "rlx.multiply"(%[[X]], %[[C]]) :
+// CHECK: %[[M:.*]] = "rlx.multiply"(%[[X]], %[[C]]) {grad.recomputed}
+// CHECK-NEXT: %[[E:.*]] = "rlx.exp"(%[[M]]) {grad.recomputed}
+// CHECK-NEXT: %[[G:.*]] = "rlx.multiply"(%[[E]], %[[C]])
+// CHECK-NEXT: return %{{.*}}, %[[G]] : tensor<f32>, tensor<3xf32>

@@ -20,9 +20,11 @@ automatic planner: ``grad.save`` keeps the op's results, ``grad.recompute``
 recomputes them.  A pinned value counts as kept (or not) when rule 3 looks
 at its users.
 
-A marker on a constant is refused (``GradientError``), as in Relax (its
-operand must be a Var).  Every program Relax's Gradient accepts is accepted
-with Relax's meaning; the suspicious ones get a warning: a
+A marker on a constant (``arith.constant``) is accepted, as Relax accepts
+one on a Var bound to a constant: the constant is kept (it needs no
+recomputation), so a checkpoint it starts recomputes what it feeds.  Every
+program Relax's Gradient accepts is accepted with Relax's meaning; the
+suspicious ones get a warning: a
 ``start_checkpoint`` of a ``start_checkpoint`` or inside a checkpoint that
 is still open (nested: the inner marker's operand is kept, by rule 2), an
 ``end_checkpoint`` that closes nothing (an identity whose value is kept, by
@@ -86,8 +88,7 @@ def read_pins(block: ir.Block) -> tuple[set, set]:
 
 
 def validate_markers(block: ir.Block) -> None:
-    """Refuses markers on constants and warns about suspicious ones (see the
-    module docstring)."""
+    """Warns about suspicious markers (see the module docstring)."""
     from .. import _compat
     open_at: dict = {}          # value -> the start markers whose checkpoint it is in
     for op in block.operations:
@@ -102,9 +103,6 @@ def validate_markers(block: ir.Block) -> None:
             continue
         x = op.operands[0]
         src = _producer(x)
-        if src is not None and src.name == "arith.constant":
-            raise GradientError(op, f"'{name}' must mark an argument or a value the function "
-                                    "computes, not a constant")
         inside = open_at.get(x, frozenset())
         if name == START:
             if src is not None and src.name == START:

@@ -337,3 +337,31 @@ def markers_built_with_python():
     print("builder markers: same gradients,", recomputed(module), "ops recomputed")
 # CHECK-LABEL: TEST: markers_built_with_python
 # CHECK: builder markers: same gradients, {{[0-9]+}} ops recomputed
+
+
+CONSTANT_MARKED = """
+func.func @main(%x: tensor<3xf64>, %w: tensor<3xf64>) -> tensor<f64> {
+  %c = arith.constant dense<[2.0, -1.5, 0.5]> : tensor<3xf64>
+  %s = "grad.start_checkpoint"(%c) : (tensor<3xf64>) -> tensor<3xf64>
+  %0 = "rlx.multiply"(%x, %s) : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
+  %1 = "rlx.sin"(%0) : (tensor<3xf64>) -> tensor<3xf64>
+  %2 = "rlx.multiply"(%1, %w) : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
+  %e = "grad.end_checkpoint"(%2) : (tensor<3xf64>) -> tensor<3xf64>
+  %3 = "rlx.exp"(%e) : (tensor<3xf64>) -> tensor<3xf64>
+  %4 = "rlx.sum"(%3) : (tensor<3xf64>) -> tensor<f64>
+  return %4 : tensor<f64>
+}
+"""
+
+
+@run
+def marker_on_constant():
+    # Relax accepts a start_checkpoint of a Var bound to a constant (it was refused)
+    args = [r(3), r(3)]
+    plain = adjoint_outputs(strip_markers(CONSTANT_MARKED), args)[1]
+    module, got = adjoint_outputs(CONSTANT_MARKED, args)
+    assert_same(got, plain, "constant marked")
+    check_gradient(CONSTANT_MARKED, args, rtol=1e-6, atol=1e-8)
+    print("marker on a constant: same gradients,", recomputed(module), "ops recomputed")
+# CHECK-LABEL: TEST: marker_on_constant
+# CHECK: marker on a constant: same gradients, 2 ops recomputed
