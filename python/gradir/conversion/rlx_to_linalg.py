@@ -327,7 +327,7 @@ class RlxToLinalg(ModulePass):
         _empty_reductions(_empty_results(
             _compat.collect_ops(module, lambda o: o.name.startswith("rlx."))))
         from .linalg.matmul import isolate_kernel_operands, matmul_kernels
-        from .linalg.nn import pool_kernels
+        from .linalg.pooling import pool_kernels
         with reduce.sum_blocks(self.sum_block), matmul_kernels(self.matmul_kernels), \
                 pool_kernels(self.pool_kernels):
             _compat.apply_patterns(module, patterns())

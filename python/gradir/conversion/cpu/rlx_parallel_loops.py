@@ -273,7 +273,7 @@ class RlxParallelLoops(ModulePass):
         # One walk finds the loops (and the OpenMP regions already there);
         # each walk of the LeNet step's module is ~4 ms of Python (issue 14,
         # compile time: the pass walked it six times).
-        from ..linalg.nn import INDEPENDENT_ITERATIONS
+        from ..linalg.conv import INDEPENDENT_ITERATIONS
         threaded = self.threads > 1
         found = collect_ops(module, lambda op: op.name in _WANTED)
         before = {op for op in found if op.name == "omp.parallel"}

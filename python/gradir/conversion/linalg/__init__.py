@@ -7,7 +7,8 @@ lowering; ``patterns()`` gives them as ``(op name, fn(op, rewriter))``.
 
 from __future__ import annotations
 
-from . import elementwise, matmul, nn, reduce, shape  # noqa: F401  (register lowerings)
+# (imported to register their lowerings)
+from . import conv, elementwise, losses, matmul, normalization, pooling, reduce, shape  # noqa: F401
 from .registry import LOWERINGS, pattern_for
 from .tuples import ORIGINAL_TYPE_ATTR, flatten_tuples, flatten_type
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from mlir import ir
-from mlir.dialects import arith, tensor
+from mlir.dialects import arith, scf, tensor
 
 from ..._compat import linalg  # not mlir.dialects.linalg: see _compat.linalg
 from ...dialects.util import (elt_of, normalize_axes, numel, reduction_axes,  # noqa: F401
@@ -24,7 +24,8 @@ __all__ = [
     "filled", "identity_map", "broadcast_map", "affine_map", "generic", "elementwise",
     "reduce_dims", "reshape", "extract_scalar", "convert_scalar", "index_value",
     "to_index", "normalize_axes", "reduction_axes", "extract_slice", "insert_slice", "pad",
-    "numel", "broadcast_to", "transpose",
+    "numel", "broadcast_to", "transpose", "maps_generic", "int_list", "scaled_index",
+    "kernel_loops",
 ]
 
 PARALLEL = "parallel"
@@ -251,6 +252,14 @@ def elementwise(inputs: Sequence[ir.Value], out_shape: Sequence[int], out_elt: i
                    lambda *args: [body(*args[:n])])[0]
 
 
+def maps_generic(inputs, maps, out_shape, elt, body):
+    """An all-parallel generic over ``out_shape`` with explicit input maps."""
+    rank = len(out_shape)
+    n = len(inputs)
+    return generic(inputs, [empty(out_shape, elt)], list(maps) + [identity_map(rank)],
+                   [PARALLEL] * rank, lambda *a: [body(*a[:n])])[0]
+
+
 def reduce_dims(shape: Sequence[int], dims: Sequence[int]) -> list[int]:
     """``shape`` without ``dims``."""
     drop = set(dims)
@@ -417,3 +426,36 @@ def transpose(v: ir.Value, perm: Sequence[int]) -> ir.Value:
     shape = shape_of(v)
     init = empty([shape[p] for p in perm], elt_of(v))
     return linalg.transpose(v, outs=[init], permutation=perm).results[0]
+
+
+# --- windows of NCHW ops (convolution and pooling) ----------------------------
+
+def int_list(attrs, name, default):
+    """The list attribute ``name`` of ``attrs`` (``attributes_of``), or
+    ``default`` when absent (strides, padding, dilation, pool_size)."""
+    v = attrs.get(name)
+    return list(default) if v is None else list(v)
+
+
+def scaled_index(i, factor):
+    """``i * factor`` for an ``index`` Value ``i`` and an int ``factor``."""
+    return i if factor == 1 else arith.muli(i, index_value(factor))
+
+
+def kernel_loops(kernel, init, body):
+    """``body(ky, kx, acc) -> acc'`` for every kernel offset (ky, kx) in
+    row-major order, as an ``scf.for`` over ky around one over kx carrying
+    the tensor ``init`` (``ky``/``kx`` are ``index`` Values): one copy of the
+    body's loop nest for the whole kernel, not one per offset (issue 14,
+    compile time: each nest costs MLIR passes, LLVM optimization and code
+    generation)."""
+    kh, kw = kernel
+    outer = scf.ForOp(index_value(0), index_value(kh), index_value(1), [init])
+    with ir.InsertionPoint(outer.body):
+        inner = scf.ForOp(index_value(0), index_value(kw), index_value(1),
+                          [outer.inner_iter_args[0]])
+        with ir.InsertionPoint(inner.body):
+            scf.YieldOp([body(outer.induction_variable, inner.induction_variable,
+                              inner.inner_iter_args[0])])
+        scf.YieldOp([inner.results[0]])
+    return outer.results[0]

@@ -1,0 +1,483 @@
+"""Convolution rlx ops -> linalg.
+
+- conv2d -> a GEMM over packed operands: ``tensor.pad``, an im2col
+  ``linalg.generic`` writing the (C*KH*KW, N*OH*OW) matrix (columns padded
+  with zeros to a multiple of PACK_COLUMNS), a generic packing the weights to
+  (O, C*KH*KW), ``linalg.matmul`` (with ``matmul-kernels``, the kernels'
+  ``linalg.contract {gradir.kernel}``; groups: ``linalg.batch_matmul`` over
+  the groups), a generic reading the product back as NCHW; per block of images
+  in an ``scf.for`` when the im2col matrix is over COL_BLOCK_BYTES (marked
+  INDEPENDENT_ITERATIONS: rlx-parallel-loops may run the blocks on threads).  The
+  conv weight gradient is the conv2d the VJP rule emits, so the same GEMM;
+- conv2d_transpose of stride 1 -> conv2d of the input padded by the
+  kernel's reach less the padding, with the kernel flipped and its input
+  and output channels swapped; other strides ->
+  a GEMM (O*KH*KW x Cin) x (Cin x N*H*W) and col2im (an
+  ``scf.for`` over ky and kx around one generic adding the offset's rows into
+  the strided view of the padded output: one loop nest for the whole kernel),
+  blocked over images like conv2d.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, scf
+
+from ... import _compat
+from ..._compat import linalg  # not mlir.dialects.linalg: see _compat.linalg
+from ...dialects.infer import attributes_of
+from .linalg_utils import (PARALLEL, affine_map, elt_of, empty, extract_slice, filled, generic,
+                           identity_map, index_value, insert_slice, int_list, kernel_loops,
+                           maps_generic, pad, scaled_index, shape_of)
+from .matmul import _kernel_eligible, _kernel_matmul
+from .registry import lowers
+
+
+def _conv_geometry(op):
+    attrs = attributes_of(op)
+    return (int_list(attrs, "strides", [1, 1]), int_list(attrs, "padding", [0, 0, 0, 0]),
+            int_list(attrs, "dilation", [1, 1]), attrs.get("groups", 1))
+
+
+# Convolutions are GEMMs over packed operands (the CPU schedule tiles and
+# vectorizes linalg.matmul / linalg.batch_matmul; nothing conv-specific is
+# left for convert-linalg-to-loops but the packing copies).  The packed
+# matrices' column count is rounded up to a multiple of PACK_COLUMNS with zero
+# columns, so the schedule's pad-to-register-tile step is a no-op on them
+# (no copy of the large operand); 32 covers every register tile's N (AVX-512
+# f32 32, f64 16; AVX2 16 / 8).
+PACK_COLUMNS = 32
+
+
+def _round_up(v, m):
+    return -(-v // m) * m
+
+
+def _d(i):
+    return ir.AffineDimExpr.get(i)
+
+
+def _k(v):
+    return ir.AffineConstantExpr.get(v)
+
+
+def _packed(elt, shape, cols, build):
+    """A ``shape[:-1] + [cols]`` tensor whose first ``shape[-1]`` columns
+    ``build(dest)`` writes (``dest`` the ``shape`` slice) and whose other
+    columns are zero; bufferized in place (one buffer, no copy)."""
+    full = list(shape[:-1]) + [cols]
+    dest = empty(full, elt)
+    extra = cols - shape[-1]
+    if extra:
+        zeros = filled(list(shape[:-1]) + [extra], elt, 0)
+        dest = insert_slice(zeros, dest, [0] * (len(shape) - 1) + [shape[-1]])
+    part = build(empty(shape, elt))
+    return insert_slice(part, dest, [0] * len(shape))
+
+
+def _group_index(g, per_group, e):
+    """The (group, index in group) exprs of the flat channel ``e``; just
+    the index when there is one group (the packed tensors drop the G dim)."""
+    if g == 1:
+        return [e]
+    return [ir.AffineExpr.get_floor_div(e, per_group), e % per_group]
+
+
+def _regroup(src, out_shape, exprs, elt):
+    """``out[exprs(i)] = src[i]``: a copy over ``src``'s own index space into
+    ``out_shape`` (the packing of weights; every output element is written)."""
+    rank = len(shape_of(src))
+    return generic([src], [empty(out_shape, elt)], [identity_map(rank), affine_map(rank, exprs)],
+                   [PARALLEL] * rank, lambda v, _o: v)[0]
+
+
+def _gemm(a, b, elt):
+    """(M, K) x (K, N), or per group (G, M, K) x (G, K, N).  The operands come
+    straight from packing generics: a reshape next to the matmul would be
+    folded into it by linalg-fuse-elementwise-ops (a generic contraction the
+    schedule does not match).  With ``matmul-kernels`` a 2-D f32/f64 GEMM is
+    the kernels' ``linalg.contract {gradir.kernel}`` (issue 14: the same
+    bits as the schedule's register tiles, no padding of M to the tile's
+    rows, the kernels' multi-threaded strips; the LeNet step's first call
+    0.56-0.59 -> 0.51-0.54 s, its weight gradients at 2 threads on AVX2
+    1.27 -> 1.07 ms)."""
+    sa, sb = shape_of(a), shape_of(b)
+    out = sa[:-1] + sb[-1:]
+    if len(sa) == 2 and _kernel_eligible(a, b, elt):
+        return _kernel_matmul(a, b, False, False, out, elt)
+    if len(sa) == 2:
+        return linalg.matmul(a, b, outs=[filled(out, elt, 0)])
+    return linalg.batch_matmul(a, b, outs=[filled(out, elt, 0)])
+
+
+# The weight gradient's form (one "image" over COL_BLOCK_BYTES) builds its
+# im2col matrix transposed when the kernel rows are at least this long (and
+# longer than the output rows), for the matmul kernels.  bench/conv_ops.py,
+# min of 300, two runs each, Intel Xeon, one thread, ms, plain -> transposed:
+# LeNet conv1 dw (KW 24) AVX-512 0.59-0.60 -> 0.44-0.46, AVX2 0.67 -> 0.66;
+# conv2 dw (KW 8) AVX-512 0.32-0.33 -> 0.36-0.37, AVX2 0.40 -> 0.51 (the
+# kernel transposes the rhs panels; the shorter rows save less).
+TRANSPOSED_COL_KW = 16
+
+
+# An im2col matrix larger than this many bytes is built and multiplied in
+# blocks of images, so each block stays in the L2 cache between its packing
+# and its GEMM.
+COL_BLOCK_BYTES = 256 << 10
+
+
+# A convolution whose one image's im2col matrix is over COL_BLOCK_BYTES but
+# at most IMAGE_BLOCK_MAX_BYTES, with at least IMAGE_BLOCK_MIN_PIXELS output
+# pixels per image (the GEMM's N), runs a block per image (each GEMM wide
+# enough for the kernels' tiles), not per block of input channels (a GEMM
+# with K = KH*KW*channels of a block, each block a pass over the output).
+# bench/cnn.py's ResNet (3x3 convs, padding 1), one thread, Intel Xeon
+# AVX-512, min of runs, ms, channel blocks -> image blocks: 32x32x16x16
+# (32 out) 2.18 -> 1.30, 32x64x8x8 (64 out) 1.31 -> 1.22, 16x64x16x16 (64
+# out, 590 KB per image) 2.65 -> 2.16; a weight gradient's form (3x3
+# "pixels") stays per channel block (1.9 ms; 5.6 as blocks of one image).
+IMAGE_BLOCK_MIN_PIXELS = 64
+IMAGE_BLOCK_MAX_BYTES = 4 * COL_BLOCK_BYTES
+
+
+def _bytes(elt):
+    return max(1, ir.FloatType(elt).width // 8) if isinstance(elt, ir.FloatType) else 4
+
+
+def _largest_divisor(n, fits):
+    """The largest divisor d of n with fits(d) (at least 1)."""
+    return max([d for d in range(1, n + 1) if n % d == 0 and fits(d)] or [1])
+
+
+def _im2col(xp, g, cg, kh, kw, oh, ow, strides, dilation, pad_columns=True):
+    """col[g, (c, ky, kx), (n, oy, ox)] = xp[n, g*Cg + c, oy*sh + ky*dh, ox*sw + kx*dw],
+    columns padded with zeros to a multiple of PACK_COLUMNS unless not
+    ``pad_columns`` (G dim dropped for one group)."""
+    elt = elt_of(xp)
+    n = shape_of(xp)[0]
+    (sh, sw), (dh, dw) = strides, dilation
+    npix = n * oh * ow
+
+    # d: (g, c, ky, kx, n, oy, ox); the two unread shape operands give the
+    # loops their extents (the maps below are not projections).
+    def build(dest):
+        xmap = affine_map(7, [_d(4), _d(0) * cg + _d(1), _d(5) * sh + _d(2) * dh,
+                              _d(6) * sw + _d(3) * dw])
+        kmap = affine_map(7, [0, 1, 2, 3])
+        pmap = affine_map(7, [4, 5, 6])
+        omap = affine_map(7, [_d(0)] * (g > 1) + [_d(1) * (kh * kw) + _d(2) * kw + _d(3),
+                                                  (_d(4) * oh + _d(5)) * ow + _d(6)])
+        return generic([xp, empty([g, cg, kh, kw], elt), empty([n, oh, ow], elt)], [dest],
+                       [xmap, kmap, pmap, omap], [PARALLEL] * 7, lambda v, _a, _b, _o: v)[0]
+
+    gdim = [g] if g > 1 else []
+    return _packed(elt, gdim + [cg * kh * kw, npix],
+                   _round_up(npix, PACK_COLUMNS) if pad_columns else npix, build)
+
+
+def _im2col_t(xp, cg, kh, kw, oh, ow, strides, dilation):
+    """colt[(n, oy, ox), (c, ky, kx)] = xp[n, c, oy*sh + ky*dh, ox*sw + kx*dw]
+    (one group, no padding): the im2col matrix transposed, its loops
+    ordered so that the innermost (kx) writes its rows contiguously."""
+    elt = elt_of(xp)
+    n = shape_of(xp)[0]
+    (sh, sw), (dh, dw) = strides, dilation
+    # d: (n, oy, ox, c, ky, kx)
+    xmap = affine_map(6, [_d(0), _d(3), _d(1) * sh + _d(4) * dh, _d(2) * sw + _d(5) * dw])
+    pmap = affine_map(6, [0, 1, 2])
+    kmap = affine_map(6, [3, 4, 5])
+    omap = affine_map(6, [(_d(0) * oh + _d(1)) * ow + _d(2), _d(3) * (kh * kw) + _d(4) * kw + _d(5)])
+    return generic([xp, empty([n, oh, ow], elt), empty([cg, kh, kw], elt)],
+                   [empty([n * oh * ow, cg * kh * kw], elt)],
+                   [xmap, pmap, kmap, omap], [PARALLEL] * 6, lambda v, _a, _b, _o: v)[0]
+
+
+def _unpack(y, out_shape, g, og):
+    """out[n, co, oy, ox] = y[co / Og, co % Og, (n*OH + oy)*OW + ox]."""
+    _, _, oh, ow = out_shape
+    pix = (_d(0) * oh + _d(2)) * ow + _d(3)
+    ymap = affine_map(4, _group_index(g, og, _d(1)) + [pix])
+    return maps_generic([y], [ymap], out_shape, elt_of(y), lambda v: v)
+
+
+# Marks a loop over blocks of images whose iterations are independent: each
+# writes only its own images' slice of the loop's result, from values
+# computed in the iteration (no other loop-carried value).  The CPU pipeline
+# may run such a loop's iterations on its threads (rlx-parallel-loops,
+# threads > 1), each computing its elements as one thread would.
+INDEPENDENT_ITERATIONS = "gradir.independent_iterations"
+
+
+def _image_blocks(x, nb: int, out_shape, block) -> ir.Value:
+    """``out[n0:n0+nb] = block(x[n0:n0+nb])`` for n0 = 0, nb, ..., an
+    ``scf.for`` carrying the output (empty), marked INDEPENDENT_ITERATIONS
+    (``block`` builds, at the loop body's insertion point, the block's
+    images of the output from those of ``x``, and nothing else)."""
+    n, *rest = shape_of(x)
+    loop = scf.ForOp(index_value(0), index_value(n), index_value(nb),
+                     [empty(out_shape, elt_of(x))])
+    loop.operation.attributes[INDEPENDENT_ITERATIONS] = ir.UnitAttr.get()
+    with ir.InsertionPoint(loop.body):
+        n0 = loop.induction_variable
+        part = block(extract_slice(x, [n0] + [0] * len(rest), [nb] + rest))
+        scf.YieldOp([insert_slice(part, loop.inner_iter_args[0], [n0] + [0] * len(rest))])
+    _iteration_local(loop.operation)
+    return loop.results[0]
+
+
+# Marks the tensor.empty ops of an INDEPENDENT_ITERATIONS loop's body.
+# Without it, CSE merged such an empty with an identical one before the loop
+# (say, the body's accumulator, 64x288, with another convolution's packed
+# weights), one-shot bufferization then gave every iteration that outer
+# buffer, and the iterations run on two threads shared it: the weight
+# gradients of bench/cnn.py's second residual block were wrong at threads=2
+# (rel. error ~1, a different one each run).  An attribute makes them
+# different ops for CSE: each iteration allocates its own.
+ITERATION_LOCAL = "gradir.iteration_local"
+
+
+def _iteration_local(loop: ir.Operation) -> None:
+    for op in _compat.collect_ops(loop, lambda o: o.name == "tensor.empty"):
+        op.attributes[ITERATION_LOCAL] = ir.UnitAttr.get()
+
+
+def _conv(xp, w, out_shape, strides, dilation, groups):
+    """NCHW x OIHW convolution of the padded input ``xp`` (no padding left),
+    as a GEMM per group over the im2col matrix:
+
+        col[g, (c, ky, kx), (n, oy, ox)] = xp[n, g*Cg + c, oy*sh + ky*dh, ox*sw + kx*dw]
+        y[g, o, (n, oy, ox)] = sum_k w[g*Og + o, k] * col[g, k, (n, oy, ox)]
+
+    (G dims dropped for one group), then ``y`` read back as NCHW (a copy that
+    elementwise consumers fuse into).  With one group, an im2col matrix over
+    COL_BLOCK_BYTES is built and multiplied per block of images (an scf.for
+    writing the output's slices) when a block of at least two images fits."""
+    elt = elt_of(xp)
+    n, _, hp, wp = shape_of(xp)
+    o, cg, kh, kw = shape_of(w)
+    g = groups
+    og = o // g
+    _, _, oh, ow = out_shape
+    kk = cg * kh * kw
+    npix = n * oh * ow
+    if npix == 0 or kk == 0:
+        return filled(out_shape, elt, 0)
+    gdim = [g] if g > 1 else []
+    wm = _regroup(w, gdim + [og, kk], _group_index(g, og, _d(0))
+                  + [_d(1) * (kh * kw) + _d(2) * kw + _d(3)], elt)
+    eb = _bytes(elt)
+    per_image = kk * oh * ow * eb
+    if g > 1 or kk * _round_up(npix, PACK_COLUMNS) * eb <= COL_BLOCK_BYTES:
+        col = _im2col(xp, g, cg, kh, kw, oh, ow, strides, dilation)
+        return _unpack(_gemm(wm, col, elt), out_shape, g, og)
+    nb = _largest_divisor(n, lambda d: d * per_image <= max(COL_BLOCK_BYTES, per_image))
+    # (with the kernels, a block's GEMM at least IMAGE_BLOCK_MIN_PIXELS wide:
+    # a weight gradient's form, 2 images of 3x3 "pixels" per block, ran
+    # 64x32x8x8 at 2.24 ms against 1.33 per block of channels)
+    wide = nb * oh * ow >= IMAGE_BLOCK_MIN_PIXELS or not _kernel_eligible(wm, wm, elt)
+    if wide and (per_image * min(n, 2) <= COL_BLOCK_BYTES or (
+            n >= 2 and oh * ow >= IMAGE_BLOCK_MIN_PIXELS
+            and per_image <= IMAGE_BLOCK_MAX_BYTES)):
+        # Blocks of nb images: out[n0:n0+nb] = unpack(wm @ col(xp[n0:n0+nb])).
+
+        def block(xs):
+            col = _im2col(xs, 1, cg, kh, kw, oh, ow, strides, dilation)
+            return _unpack(_gemm(wm, col, elt), [nb, o, oh, ow], 1, o)
+        return _image_blocks(xp, nb, out_shape, block)
+    # One image's matrix over the budget (the weight gradient's form: few
+    # large "images").  Without the kernels in one piece: blocks of input
+    # channels accumulating the schedule's GEMM were measured slower there
+    # (LeNet conv1 dw 0.82 ms against 0.45 ms in one piece; bench/conv_ops.py);
+    # with them per block of channels (_conv_channel_blocks) unless the
+    # kernel rows are long.
+    if kw >= TRANSPOSED_COL_KW and kw > ow and _kernel_eligible(wm, wm, elt):
+        # With two images or more, per block of channels and per half of
+        # the images, the blocks' matrices transposed (below).  bench/cnn.py's
+        # 32-channel weight gradients (32 "images" of 32 channels of 18x18,
+        # a 16x16 kernel, 3x3 "pixels"; a 9.4 MB matrix in one piece), Intel
+        # Xeon AVX-512, min of 300, ms, one piece -> blocks: 1 thread 1.92 ->
+        # 1.52, 2 threads 1.10 -> 0.95.  One image keeps the one piece: its
+        # blocks give the threads nothing (LeNet's conv1 weight gradient,
+        # bench/conv_ops.py: 1 thread 0.42 -> 0.32, but 2 threads 0.35 ->
+        # 0.40, the piece's packing generic no longer run on both).
+        if n >= 2:
+            blocked = _conv_channel_blocks(xp, wm, out_shape, (kh, kw), strides, dilation,
+                                           transposed=True)
+            if blocked is not None:
+                return blocked
+        # With the kernels and long kernel rows: the matrix transposed,
+        # (N*OH*OW, C*KH*KW), whose rows are runs of KW contiguous input
+        # elements (the other layout's rows are runs of OW, 5 in LeNet's
+        # weight gradients), read by the kernel as a transposed rhs in
+        # place (the same FMA chains, the same bits).
+        colt = _im2col_t(xp, cg, kh, kw, oh, ow, strides, dilation)
+        npix = shape_of(colt)[0]
+        return _unpack(_kernel_matmul(wm, colt, False, True, [o, npix], elt), out_shape, 1, o)
+    if _kernel_eligible(wm, wm, elt):
+        blocked = _conv_channel_blocks(xp, wm, out_shape, (kh, kw), strides, dilation)
+        if blocked is not None:
+            return blocked
+    col = _im2col(xp, 1, cg, kh, kw, oh, ow, strides, dilation)
+    return _unpack(_gemm(wm, col, elt), out_shape, 1, o)
+
+
+def _conv_channel_blocks(xp, wm, out_shape, kernel, strides, dilation, transposed=False):
+    """The weight gradient's form with the kernels: the im2col matrix built
+    and multiplied per block of ``cb`` input channels (rows of the matrix,
+    K of the GEMM), each block's product added to the last by the kernel (C
+    read: every element's FMA chain goes on in the same K order, the same
+    bits as in one piece), so each block stays in the L2 cache between its
+    packing and its GEMM; and, with two images or more, per half of the
+    images (an INDEPENDENT_ITERATIONS loop: the threads' share; the
+    channel blocks' GEMMs are too small for the kernels' strips).  The
+    matrix's columns are not padded (the kernels mask the last tile).
+    LeNet's conv2 weight gradient (6 images, 64 channels of 8x8, 4096 x 150
+    in one piece; bench/conv_ops.py, min of 300): AVX2 0.48 -> 0.34 ms at 1
+    thread, 0.36 -> 0.20 at 2; AVX-512 0.33 -> 0.32 and 0.33 -> 0.17.
+    ``transposed``: each block's matrix built transposed (``_im2col_t``:
+    rows of KW contiguous input elements, where the usual layout's are runs
+    of OW) and read by the kernel as a transposed rhs (the same K order,
+    the same bits).  None when one block of channels would hold them all."""
+    elt = elt_of(xp)
+    n, cg, hp, wp = shape_of(xp)
+    o = shape_of(wm)[0]
+    _, _, oh, ow = out_shape
+    kh, kw = kernel
+    nb = _largest_divisor(n, lambda d: 2 * d <= n) if n >= 2 else n
+    cb = _largest_divisor(cg, lambda d: d * kh * kw * nb * oh * ow * _bytes(elt)
+                          <= COL_BLOCK_BYTES)
+    if cb >= cg:
+        return None
+
+    def product(xs):
+        npix = nb * oh * ow
+        loop = scf.ForOp(index_value(0), index_value(cg), index_value(cb),
+                         [filled([o, npix], elt, 0)])
+        with ir.InsertionPoint(loop.body):
+            c0 = loop.induction_variable
+            part = extract_slice(xs, [0, c0, 0, 0], [nb, cb, hp, wp])
+            if transposed:
+                col = _im2col_t(part, cb, kh, kw, oh, ow, strides, dilation)
+            else:
+                col = _im2col(part, 1, cb, kh, kw, oh, ow, strides, dilation, pad_columns=False)
+            ws = extract_slice(wm, [0, scaled_index(c0, kh * kw)], [o, cb * kh * kw])
+            scf.YieldOp([_kernel_matmul(ws, col, False, transposed, [o, npix], elt,
+                                        acc=loop.inner_iter_args[0])])
+        return _unpack(loop.results[0], [nb, o, oh, ow], 1, o)
+
+    return product(xp) if nb == n else _image_blocks(xp, nb, out_shape, product)
+
+
+@lowers("rlx.conv2d")
+def lower_conv2d(op):
+    x, w = op.operands
+    strides, (pt, pl, pb, pr), dilation, groups = _conv_geometry(op)
+    xp = pad(x, [0, 0, pt, pl], [0, 0, pb, pr], 0)
+    return [_conv(xp, w, shape_of(op.results[0].type), strides, dilation, groups)]
+
+
+def _col2im(cols, out_p, g, og, kernel, hw, strides, dilation):
+    """``out_p[n, g*Og + o, y*sh + ky*dh, x*sw + kx*dw] += cols[g, (o, ky, kx), (n, y, x)]``
+    for every kernel offset (``kernel_loops``): the offset's rows of
+    ``cols`` (the strided row view ``cols[g, ky*KW + kx :: KH*KW]``) added
+    into the strided view of ``out_p`` they reach."""
+    (kh, kw), (h, wd), (sh, sw), (dh, dw) = kernel, hw, strides, dilation
+    nb, cout = shape_of(out_p)[:2]
+    grouped = g > 1
+    ncols = shape_of(cols)[-1]
+    cmap = affine_map(4, _group_index(g, og, _d(1)) + [(_d(0) * h + _d(2)) * wd + _d(3)])
+
+    def add_offset(ky, kx, acc):
+        row = arith.addi(scaled_index(ky, kw), kx)
+        rows = extract_slice(cols, [0] * grouped + [row, 0], [g] * grouped + [og, ncols],
+                             [1] * grouped + [kh * kw, 1])
+        offsets = [0, 0, scaled_index(ky, dh), scaled_index(kx, dw)]
+        dest = extract_slice(acc, offsets, [nb, cout, h, wd], [1, 1, sh, sw])
+        upd = generic([rows], [dest], [cmap, identity_map(4)], [PARALLEL] * 4,
+                      lambda v, a: [arith.addf(a, v)])[0]
+        return insert_slice(upd, acc, offsets, [1, 1, sh, sw])
+
+    return kernel_loops(kernel, out_p, add_offset)
+
+
+# conv2d_transpose of stride 1 as a conv2d (below) from this many output
+# channels (the GEMM's rows).
+FLIPPED_MIN_CHANNELS = 16
+
+
+@lowers("rlx.conv2d_transpose")
+def lower_conv2d_transpose(op):
+    """A GEMM per group, then col2im:
+
+        cols[g, (o, ky, kx), (n, y, x)] = sum_c w[g*Cg + c, o, ky, kx] * x[n, g*Cg + c, y, x]
+        out_p[n, g*Og + o, y*sh + ky*dh, x*sw + kx*dw] += cols[g, (o, ky, kx), (n, y, x)]
+
+    (one strided slice update of the padded output per kernel offset), then
+    the padding cropped; output_padding rows/columns no window reaches stay 0.
+    When ``cols`` is over COL_BLOCK_BYTES, per block of images (an scf.for)."""
+    x, w = op.operands
+    (sh, sw), (pt, pl, pb, pr), (dh, dw), groups = _conv_geometry(op)
+    n, cin, h, wd = shape_of(x)
+    _, og, kh, kw = shape_of(w)
+    out_shape = shape_of(op.results[0].type)
+    cout = out_shape[1]
+    elt = elt_of(x)
+    g = groups
+    cg = cin // g
+    kk = og * kh * kw
+    npix = n * h * wd
+    hf, wf = (h - 1) * sh + dh * (kh - 1) + 1, (wd - 1) * sw + dw * (kw - 1) + 1
+    hp, wp = max(hf, pt + out_shape[2]), max(wf, pl + out_shape[3])
+    if npix == 0 or cg == 0 or kk == 0:
+        return [filled(out_shape, elt, 0)]
+    # Stride 1: the convolution of the input padded by the kernel's reach
+    # less the padding with the kernel flipped and its channels swapped
+    # (conv2d's GEMMs over im2col blocks, no col2im passes over the output).
+    # bench/cnn.py's 3x3 convs' input gradients, one thread, Intel Xeon
+    # AVX-512, min of runs: 32x32x16x16 1.81 -> 1.57 ms, 32x64x8x8 1.53 -> 1.35.
+    # Only where that convolution multiplies few padding zeros (its output
+    # no larger than the input by a quarter: 3x3 convs of padding 1) and
+    # has rows enough for the GEMM's register tiles: LeNet's conv2 input
+    # gradient (16 -> 6 channels, 8x8 -> 12x12) ran 0.29 ms with col2im,
+    # 1.64 ms so.
+    flipped = [dh * (kh - 1) - pt, dw * (kw - 1) - pl,
+               out_shape[2] - h + pt, out_shape[3] - wd + pl]
+    if ((sh, sw) == (1, 1) and min(flipped) >= 0 and cout >= FLIPPED_MIN_CHANNELS
+            and 4 * out_shape[2] * out_shape[3] <= 5 * h * wd):
+        gi = _group_index(g, cg, _d(0))
+        # wf[g*Og + o, c, KH-1-ky, KW-1-kx] = w[g*Cg + c, o, ky, kx]
+        wf = _regroup(w, [cout, cg, kh, kw],
+                      [(gi[0] * og + _d(1)) if g > 1 else _d(1), gi[-1],
+                       _k(kh - 1) - _d(2), _k(kw - 1) - _d(3)], elt)
+        xp = pad(x, [0, 0, flipped[0], flipped[1]], [0, 0, flipped[2], flipped[3]], 0)
+        return [_conv(xp, wf, out_shape, [1, 1], [dh, dw], g)]
+    gdim = [g] if g > 1 else []
+    # wm[g, (o, ky, kx), c] = w[g*Cg + c, o, ky, kx]; d: (ci, o, ky, kx)
+    gi = _group_index(g, cg, _d(0))
+    wm = _regroup(w, gdim + [kk, cg], gi[:-1] + [_d(1) * (kh * kw) + _d(2) * kw + _d(3), gi[-1]],
+                  elt)
+
+    def block(xb, nb):
+        """The output of the ``nb`` images ``xb``."""
+        bpix = nb * h * wd
+
+        # xm[g, c, (n, y, x)] = x[n, g*Cg + c, y, x]; d: (n, ci, y, x)
+        def build_x(dest):
+            omap = affine_map(4, _group_index(g, cg, _d(1))
+                              + [(_d(0) * h + _d(2)) * wd + _d(3)])
+            return generic([xb], [dest], [identity_map(4), omap], [PARALLEL] * 4,
+                           lambda v, _o: v)[0]
+
+        xm = _packed(elt, gdim + [cg, bpix], _round_up(bpix, PACK_COLUMNS), build_x)
+        cols = _gemm(wm, xm, elt)                                  # ([G,] Og*KH*KW, cols)
+        out_p = _col2im(cols, filled([nb, cout, hp, wp], elt, 0), g, og, (kh, kw), (h, wd),
+                        (sh, sw), (dh, dw))
+        return extract_slice(out_p, [0, 0, pt, pl], [nb] + out_shape[1:])
+
+    # Blocks of images whose GEMM product (the cols matrix) stays in L2, as
+    # for conv2d's im2col.
+    per_image = g * kk * h * wd * _bytes(elt)
+    if npix and per_image * n > COL_BLOCK_BYTES and per_image * min(n, 2) <= COL_BLOCK_BYTES:
+        nb = _largest_divisor(n, lambda d: d * per_image <= COL_BLOCK_BYTES)
+        return [_image_blocks(x, nb, out_shape, lambda xs: block(xs, nb))]
+    return [block(x, n)]
