@@ -228,7 +228,10 @@ def _rows(table: dict) -> list[dict]:
 
 def _source(data: dict) -> str:
     p = data.get("provenance", {})
-    return f"`{short_command(p)}` · {machine_line(p.get('machine', {}))} · {date_of(p)[:10]}"
+    m = p.get("machine", {})
+    load = (f" · load {m['load_start'][0]:.1f}-{m['load_end'][0]:.1f}"
+            if m.get("load_start") and m.get("load_end") else "")
+    return f"`{short_command(p)}` · {machine_line(m)} · {date_of(p)[:10]}{load}"
 
 
 def _cpu_rows(data: dict) -> list[tuple[str, str]]:
@@ -307,13 +310,14 @@ def _lstm_rows(data: dict) -> list[tuple[str, str]]:
     parts = []
     a = by.get("all")
     if a and a.get("JAX / gradir") is not None:
-        parts.append(f"JAX / gradir **{a['JAX / gradir']:.2f}**")
+        parts.append(f"JAX / gradir **{a['JAX / gradir']:.2f}** (medians; best times "
+                     f"{a['JAX best ms'] / a['best ms']:.2f})")
     if a and a.get("torch / gradir") is not None:
         parts.append(f"PyTorch / gradir **{a['torch / gradir']:.0f}**")
     s = by.get("sqrt")
     if s:
-        parts.append(f"sqrt(T) checkpointing holds {s['(peak - args) all / this']:.1f}x less "
-                     f"at {s['ms / all']:.2f}x the time")
+        parts.append(f"sqrt(T) checkpointing: {s['(peak - args) all / this']:.1f}x less memory "
+                     f"above the arguments at {s['ms / all']:.2f}x the time")
     return [(f"ADBench LSTM gradient, c = {c} (float64)", "; ".join(parts))] if parts else []
 
 
@@ -370,7 +374,7 @@ def readme_table(results: dict[str, dict] | None = None, lead: bool = True) -> s
     lines = ["Ratios are a peer's time / gradir's (>1: gradir is faster); every number, "
              "its machine and its command: [docs/performance.md](docs/performance.md).",
              ""] if lead else []
-    lines += ["| workload | result | measured with · on · date |", "|---|---|---|"]
+    lines += ["| workload | result | measured with · on · date · load |", "|---|---|---|"]
     for stem, rows_of in HEADLINES:
         if stem not in results:
             continue
