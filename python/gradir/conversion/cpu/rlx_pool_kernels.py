@@ -59,7 +59,8 @@ class RlxPoolKernels(ModulePass):
     Refused (an error at the op): a marked op of another form (hand-written
     IR: window, strides, shapes, element type other than f32/f64, tensors).
     A marked op whose buffers have a non-unit innermost stride or dynamic
-    sizes (a view of a strided slice) is left to its loops."""
+    sizes (a view of a strided slice), and a marked backward whose output
+    gradient was a constant folded into its body, are left to their loops."""
 
     name = "rlx-pool-kernels"
 
@@ -88,6 +89,8 @@ class RlxPoolKernels(ModulePass):
         needed = set()
         for op in ops:
             backward = op.name == "linalg.generic"
+            if backward and _gradient_folded(op):
+                continue
             problem = _backward_problem(op) if backward else _forward_problem(op)
             if problem:
                 self.error(op, problem)
@@ -110,6 +113,21 @@ class RlxPoolKernels(ModulePass):
             _drop_if_unused(unread)
             needed.add((name, pool_type(elt, len(args))))
         _declare(module, sorted(needed))
+
+
+def _gradient_folded(op) -> bool:
+    """A marked backward whose output gradient was a constant splat (the
+    gradient of a plain sum of the pool's output): canonicalization folded
+    the copy of the constant and the constant into the body, so the op reads
+    only the input and writes the input gradient.  It keeps its loops, which
+    compute it correctly; the kernels read a gradient buffer."""
+    kind = op.attributes["gradir.kernel"]
+    if ir.StringAttr(kind).value not in _BACKWARD:
+        return False
+    reads = _BACKWARD[ir.StringAttr(kind).value][1]
+    if len(op.operands) != 1 + reads:
+        return False
+    return all(op.operands[i] == op.operands[0] for i in range(reads))
 
 
 def _memref(value) -> ir.MemRefType | None:
