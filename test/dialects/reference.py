@@ -1,7 +1,7 @@
 # RUN: %PYTHON -m gradir.dialects.reference --check %gradir_src/docs/dialect.md | FileCheck %s
 # RUN: %PYTHON %s | FileCheck %s --check-prefix=OPS
 # docs/dialect.md is generated from the dialect files and must be up to date; every
-# op of the dialect files and every attribute infer.py knows appears in it.
+# op of the dialect files and every attribute dialects/infer knows appears in it.
 # CHECK: up to date
 
 from gradir.dialects.infer import ATTRS

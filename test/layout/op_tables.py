@@ -98,11 +98,11 @@ def irdl_files():
 
 @run
 def inference():
-    check("inference (dialects/infer.py INFER)", INFER)
+    check("inference (dialects/infer INFER)", INFER)
 
 
 # CHECK-LABEL: TEST: inference
-# CHECK-NEXT: inference (dialects/infer.py INFER): 72 ops, 0 excluded, ok
+# CHECK-NEXT: inference (dialects/infer INFER): 72 ops, 0 excluded, ok
 
 
 def _builder(op: str) -> bool:
@@ -177,13 +177,13 @@ def attributes():
     # Only ops with attributes are listed; every key must be an op of the dialects.
     stale = sorted(op for op in ATTRS if op not in OPS)
     for op in stale:
-        print(f"STALE: attributes (dialects/infer.py ATTRS): {op}")
-    print(f"attributes (dialects/infer.py ATTRS): {len(ATTRS)} ops, "
+        print(f"STALE: attributes (dialects/infer ATTRS): {op}")
+    print(f"attributes (dialects/infer ATTRS): {len(ATTRS)} ops, "
           f"{'ok' if not stale else f'{len(stale)} problems'}")
 
 
 # CHECK-LABEL: TEST: attributes
-# CHECK-NEXT: attributes (dialects/infer.py ATTRS): {{[0-9]+}} ops, ok
+# CHECK-NEXT: attributes (dialects/infer ATTRS): {{[0-9]+}} ops, ok
 
 # CHECK-NOT: MISSING
 # CHECK-NOT: STALE
