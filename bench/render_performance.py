@@ -142,8 +142,8 @@ def commit_of(p: dict) -> str:
 def load_of(m: dict) -> str:
     start, end = m.get("load_start"), m.get("load_end")
     if not start or not end:
-        return "load average not recorded"
-    return f"load average {start[0]:.2f} at the start, {end[0]:.2f} at the end"
+        return "not recorded"
+    return f"{start[0]:.2f} at the start, {end[0]:.2f} at the end"
 
 
 def versions_of(p: dict) -> str:
@@ -171,17 +171,20 @@ def section(stem: str, data: dict) -> list[str]:
     m = p.get("machine", {})
     title = GPU_TITLE if stem == "gpu" else SECTIONS.get(stem, f"`bench/{data.get('bench', stem)}`")
     lines = [f"## {title}", "", "    " + (p.get("command") or "(command not recorded)"), ""]
-    where = f"Measured on {machine_line(m)}"
+    machine = machine_line(m)
     if stem == "gpu" and p.get("gpu", {}).get("device"):
-        where = f"Measured on {p['gpu']['device']}, host {machine_line(m)}"
-    lines.append(f"{where}; {date_of(p)}, commit {commit_of(p)}; {load_of(m)}. "
-                 f"{versions_of(p)}. Results: "
-                 f"[`bench/results/{stem}.json`](../bench/results/{stem}.json).")
-    lines.append("")
-    for note in data.get("notes", []):
-        lines.append(f"- {note}")
+        machine = f"{p['gpu']['device']}; host {machine}"
+    load = load_of(m)
+    busy = max((m.get("load_start") or [0])[0], (m.get("load_end") or [0])[0])
+    if m.get("cores") and busy > m["cores"]:
+        load += " (above the core count: rows are noisier than on a quiet machine)"
+    lines += [f"- Machine: {machine}",
+              f"- Measured: {date_of(p)}, commit {commit_of(p)}",
+              f"- Load average: {load}",
+              f"- Software: {versions_of(p)}",
+              f"- Results: [`bench/results/{stem}.json`](../bench/results/{stem}.json)", ""]
     if data.get("notes"):
-        lines.append("")
+        lines += ["Notes:", ""] + [f"- {note}" for note in data["notes"]] + [""]
     for table in data.get("tables", []):
         lines += [f"### {table['title']}", ""] + markdown_table(table) + [""]
     return lines
