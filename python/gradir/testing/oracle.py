@@ -11,6 +11,12 @@ a whole batch in one module (symbols renamed apart: one compilation per
 batch); when the batch crashes or does not compile, each program is retried
 alone to name the ones that fail.
 
+Every compiled batch is also exported (``export_library``), loaded
+(``gradir.runtime.load``) and run again: the library must give the JIT's
+results (``export_differences``, which the numeric suites of
+test/conversion/cpu use too; a loop's adjoint compiled in parts once
+defined the deallocation helper in each part, and its library did not link).
+
 ``record`` is what ``check_gradient`` calls for every gradient program it
 checks: at exit the process compiles them all, prints ``compiled oracle: N
 programs match the interpreter`` and exits 1 (after naming each failing
@@ -31,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Program", "record", "check_compiled", "compare"]
+__all__ = ["Program", "record", "check_compiled", "compare", "export_differences"]
 
 
 @dataclass
@@ -130,6 +136,54 @@ def compare(got, want, what: str, width: int = 8) -> list[str]:
     return [f"{what}: first difference at {idx}: got {got[idx]!r}, want {want[idx]!r}"]
 
 
+def export_differences(exe, calls) -> list[str]:
+    """Exports ``exe`` (a ``gradir.compile`` result) to a temporary folder,
+    loads the library and runs ``calls`` again, each ``(name, fn, args,
+    got)`` with ``got`` what ``exe[fn](*args)`` returned; returns one line
+    per difference (the library's results must be the same numbers) or per
+    call that fails, and one for an export or load that fails."""
+    from pathlib import Path
+
+    from ..runtime import load
+    out = []
+    with tempfile.TemporaryDirectory(prefix="gradir-export-check-") as tmp:
+        try:
+            lib = load(exe.export_library(Path(tmp) / "module.so"))
+        except Exception as err:  # noqa: BLE001 - reported as the test's failure
+            names = ", ".join(name for name, _, _, _ in calls)
+            return [f"{names}: export_library + load: {type(err).__name__}: {err}"]
+        for name, fn, args, got in calls:
+            try:
+                again = lib[fn](*args)
+            except Exception as err:  # noqa: BLE001
+                out.append(f"{name}: the exported library raised {type(err).__name__}: {err}")
+                continue
+            out += [f"{line} (exported library against the JIT)"
+                    for line in _differences(again, got, name)]
+    return out
+
+
+def _differences(got, want, what: str) -> list[str]:
+    if isinstance(want, tuple):
+        if not isinstance(got, tuple) or len(got) != len(want):
+            return [f"{what}: expected a tuple of {len(want)}, got {type(got).__name__}"]
+        out = []
+        for i, (g, w) in enumerate(zip(got, want)):
+            out += _differences(g, w, f"{what}[{i}]")
+        return out
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return [f"{what}: expected {want.dtype}{list(want.shape)}, "
+                f"got {got.dtype}{list(got.shape)}"]
+    same = got == want
+    if got.dtype.kind == "f":
+        same |= np.isnan(got) & np.isnan(want)
+    if same.all():
+        return []
+    idx = tuple(np.argwhere(~same)[0])
+    return [f"{what}: first difference at {idx}: got {got[idx]!r}, want {want[idx]!r}"]
+
+
 # Programs compiled together in one module (compile time grows faster than
 # linearly with the module's size, so batches stay small).
 GROUP = 16
@@ -201,16 +255,20 @@ def _child_main(tmp: str, which: str) -> int:
         group = indices[start:start + GROUP]
         merged, entries = _merge(batch["programs"], group)
         exe = gradir.compile(merged, **options)
+        calls = []
         for k in group:
             p = batch["programs"][k]
             data = np.load(os.path.join(tmp, f"{k}.npz"))
             args = [data[f"arr_{i}"] for i in range(len(data.files))]
             want = gradir.interpret(merged, entries[k], *args)
             got = exe[entries[k]](*args)
+            calls.append((p["name"], entries[k], args, got))
             if len(want) == 1:
                 got = (got,)
             for line in compare(tuple(got), tuple(want), p["name"], _narrowest(p["text"])):
                 print("FAIL " + line)
+        for line in export_differences(exe, calls):
+            print("FAIL " + line)
         print("DONE " + ",".join(map(str, group)))
         sys.stdout.flush()
     print("oracle: done")

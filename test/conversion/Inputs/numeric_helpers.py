@@ -4,8 +4,10 @@ A ``Suite`` collects cases, each a small function built with the rlx Python
 builders on given numpy inputs, puts them all in ONE module (one compilation
 for the whole suite), runs every function compiled (``gradir.compile``,
 target cpu) and in the reference interpreter (``gradir.interpret``), and
-compares the results.  It prints ``ok <case>`` per case and raises after
-printing every failing case.  ``GRADIR_TEST_OPT_LEVEL`` overrides the
+compares the results; the compiled module is also exported, loaded and run
+again (``gradir.testing.oracle.export_differences``: the library gives the
+same results).  It prints ``ok <case>`` per case and raises after printing
+every failing case.  ``GRADIR_TEST_OPT_LEVEL`` overrides the
 compiler's opt_level (0: no fusion, no schedule).
 """
 
@@ -20,6 +22,7 @@ from mlir.dialects import func
 
 import gradir
 from gradir.dialects import rlx
+from gradir.testing.oracle import export_differences
 
 rng = np.random.default_rng(0)
 
@@ -153,10 +156,11 @@ class Suite:
             assert partition.last_error is None, f"compiling in parts failed: {partition.last_error}"
             print(f"split {len(getattr(exe, '_plans', {}))} of {len(exe.signatures)} functions",
                   file=sys.stderr)
-        failures = []
+        failures, calls = [], []
         for i, (name, _, inputs, rtol, atol) in enumerate(self.cases):
             want = gradir.interpret(module, f"case{i}{suffix}", *inputs)
             got = exe[f"case{i}{suffix}"](*inputs)
+            calls.append((name, f"case{i}{suffix}", inputs, got))
             if len(want) == 1:  # one result (maybe a tuple) comes back bare
                 got = (got,)
             problems = _close(got, want, name, rtol, atol)
@@ -165,6 +169,11 @@ class Suite:
                 print(f"FAIL {name}")
             else:
                 print(f"ok {name}")
+        # (the GPU emulator's build, test/conversion/gpu/emulate_numeric.py, has no library)
+        exported = export_differences(exe, calls) if hasattr(exe, "export_library") else []
+        if exported:
+            print("FAIL exported library")
+        failures += exported
         for f in failures:
             print("  " + f, file=sys.stderr)
         if failures:

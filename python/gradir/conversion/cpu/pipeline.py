@@ -274,7 +274,7 @@ def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str =
                          "input.mlir")
             raise
         # --- issue 14: per-target schedule and LLVM target attributes ---
-        from .codegen import set_llvm_target
+        from .codegen import internalize_private_functions, set_llvm_target
         from .host import resolve
         from .schedule import schedule_params, schedule_path
         from ... import _compat
@@ -302,6 +302,7 @@ def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str =
                 op.verify()
             if stage == "llvm":
                 set_llvm_target(op, target)
+                internalize_private_functions(op)
         except ir.MLIRError as err:
             full = linalg_to_llvm_pipeline(opt_level, stage=stage, cpu=target, threads=threads,
                                            kernels=kernels)
