@@ -12,7 +12,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "Inputs"))
-from torch_helpers import Fn, check, check_forward, check_gradients, randn, run  # noqa: E402,F401
+from torch_helpers import (Fn, check, check_compiled, check_forward,  # noqa: E402,F401
+                           check_gradients, randn, run)
 
 torch.set_default_dtype(torch.float64)
 
@@ -57,6 +58,25 @@ def test_losses():
     print("losses ok")
 # CHECK-LABEL: TEST: test_losses
 # CHECK: losses ok
+
+
+@run
+def test_losses_every_target_ignored():
+    # A batch whose labels are all ignore_index: torch's mean is 0/0 = NaN
+    # and its gradients are 0 (gradir's were NaN for every parameter), also
+    # with label smoothing and class weights; the compiled adjoint agrees.
+    x, y = randn(4, 3), torch.full((4,), 1)
+    w = torch.rand(3) + 0.5
+    for kw in ({}, {"label_smoothing": 0.1}, {"weight": w}, {"reduction": "sum"}):
+        model = Fn(lambda s, x, y, kw=kw: F.cross_entropy(x @ s.w, y, ignore_index=1, **kw),
+                   w=randn(3, 3))
+        module = check_gradients(model, (x, y), loss=model)
+        check_compiled(module, model, (x, y), "main_adjoint")
+    model = Fn(lambda s, x, y: F.nll_loss(F.log_softmax(x @ s.w, 1), y, weight=w), w=randn(3, 3))
+    check_gradients(model, (x, torch.full((4,), -100)), loss=model)
+    print("all ignored ok")
+# CHECK-LABEL: TEST: test_losses_every_target_ignored
+# CHECK: all ignored ok
 
 
 @run

@@ -81,7 +81,10 @@ def nll_loss(op, grads):
     mean: dpred = -g * M / sum(M).  Targets get no gradient; weights do
     (Relax marks them no_grad, but the gradient is cheap and exact):
     none/sum: dw[c] = -sum(g * O * pred) over the non-class axes, with O the
-    unweighted mask; mean: dw[c] = -g / sum(M) * sum(O * (pred + loss))."""
+    unweighted mask; mean: dw[c] = -g / sum(M) * sum(O * (pred + loss)).
+    With every target ignored (sum(M) = 0, M = 0) the mean is 0/0 (NaN, as
+    in PyTorch) and the gradients are zero (as in PyTorch): sum(M) is then
+    taken as 1 and the loss as 0."""
     (g,) = grads
     pred, targets = op.operands[0], op.operands[1]
     weights = op.operands[2] if len(op.operands) == 3 else None
@@ -111,12 +114,15 @@ def nll_loss(op, grads):
         neg_g = rlx.expand_dims(neg_g, 1)
     if reduction == "mean":
         total = rlx.sum(mask)
+        none_kept = rlx.equal(total, const_scalar(0.0, elt))
+        total = rlx.where(none_kept, const_scalar(1.0, elt), total)
         neg_g = rlx.divide(neg_g, total)
     dpred = rlx.multiply(mask, neg_g)
     dweights = None
     if weights is not None:
         if reduction == "mean":
-            per = rlx.add(pred, op.results[0])     # pred + loss
+            loss = rlx.where(none_kept, const_scalar(0.0, elt), op.results[0])
+            per = rlx.add(pred, loss)              # pred + loss
         else:
             per = pred
         contrib = rlx.multiply(rlx.multiply(onehot, per), neg_g)
