@@ -1,6 +1,7 @@
 """The driver: ``torch.export`` graph -> a function of rlx ops.
 
-``import_module`` exports the model, functionalizes the graph without
+``import_module`` exports the model, detaches the results of its
+``torch.no_grad()`` regions (``_detach_no_grad_regions``), functionalizes the graph without
 decomposing it (``run_decompositions({})``: in-place ops become functional,
 ``nn`` layers stay whole, so ``aten.layer_norm`` becomes ``rlx.layer_norm``
 rather than a dozen arithmetic ops), then walks the nodes that the user
@@ -60,8 +61,75 @@ def import_module(model, example_args, example_kwargs=None, *, func_name="main",
             exported = torch.export.export(model, tuple(example_args), kwargs=example_kwargs)
         except Exception as err:  # torch's own message says what failed to trace
             raise TorchImportError(f"torch.export failed: {err}") from err
+        _detach_no_grad_regions(torch, exported.graph_module)
         exported = exported.run_decompositions({})
     return _Importer(torch, model, exported, context or make_context()).run(func_name)
+
+
+def _detach_no_grad_regions(torch, gm) -> None:
+    """Makes the values computed under ``torch.no_grad()`` (or
+    ``set_grad_enabled(False)``) and those detached in place carry no
+    gradient.  torch.export keeps a no-grad region as a
+    ``wrap_with_set_grad_enabled(False, submodule, *inputs)`` call, which
+    ``run_decompositions`` inlines and forgets: each of its results that
+    carries no gradient in PyTorch gets an ``aten.detach`` (imported as
+    ``grad.no_grad``) before that.  ``run_decompositions`` also drops
+    ``t.detach_()``: it becomes ``aten.detach``, and the uses of ``t`` after
+    it use its result."""
+    hop = getattr(torch.ops.higher_order, "wrap_with_set_grad_enabled", None)
+    getitem = __import__("operator").getitem
+    changed = False
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function":
+            continue
+        if node.target is torch.ops.aten.detach_.default:
+            node.target = torch.ops.aten.detach.default
+            order = {n: i for i, n in enumerate(gm.graph.nodes)}
+            node.args[0].replace_all_uses_with(node,
+                                               delete_user_cb=lambda u: order[u] > order[node])
+            changed = True
+            continue
+        if hop is None or node.target is not hop:
+            continue
+        sub = getattr(gm, node.args[1].target)
+        _detach_no_grad_regions(torch, sub)
+        if node.args[0]:
+            continue
+        keeps = _keeps_gradient(torch, sub, node.args[2:])
+        for user in list(node.users):
+            if user.target is not getitem or keeps(user):
+                continue
+            with gm.graph.inserting_after(user):
+                det = gm.graph.call_function(torch.ops.aten.detach.default, (user,))
+            det.meta = dict(user.meta)
+            user.replace_all_uses_with(det, delete_user_cb=lambda u: u is not det)
+            changed = True
+    if changed:
+        gm.recompile()
+
+
+def _keeps_gradient(torch, sub, inputs):
+    """Which results of no-grad region ``sub`` still carry a gradient in
+    PyTorch: those that are one of its inputs, returned as is by an op
+    (``x.contiguous()``, ``x.to(x.dtype)``).  Views made in the region carry
+    none, like every computed value.  Found by running ``sub`` on fake
+    tensors, as torch.export traced it (where that fails, none is kept).  A
+    predicate on the region's ``getitem`` nodes."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    try:
+        with FakeTensorMode(), torch.no_grad():
+            probes = []
+            for n in inputs:
+                val = n.meta.get("val") if hasattr(n, "meta") else n
+                if isinstance(val, torch.Tensor):
+                    val = torch.empty(tuple(int(d) for d in val.shape), dtype=val.dtype)
+                probes.append(val)
+            outs = sub(*probes)
+        kept = [any(o is p for p in probes) for o in outs]
+        return lambda item: kept[item.args[1]]
+    except Exception:
+        return lambda item: False
 
 
 def _user_frame(node, torch_dir: str):

@@ -1,12 +1,12 @@
 """Elementwise aten ops: activations, arithmetic with tensors and scalars,
-comparisons, where/masked_fill, casts, and the identities (clone,
-contiguous, dropout in eval mode)."""
+comparisons, where/masked_fill, casts, the identities (clone, contiguous,
+dropout in eval mode) and detach (``grad.no_grad``)."""
 
 from __future__ import annotations
 
 import math
 
-from gradir.dialects import rlx
+from gradir.dialects import grad, rlx
 
 from .registry import aten
 from ._helpers import FLOATING, float_operands
@@ -17,13 +17,21 @@ __all__: list[str] = []
 # --- identities ---------------------------------------------------------------
 
 @aten("aten.clone.default", "aten.contiguous.default", "aten.alias.default",
-      "aten.detach.default", "aten.lift_fresh_copy.default", "aten.dropout.default",
+      "aten.lift_fresh_copy.default", "aten.dropout.default",
       "aten.feature_dropout.default", "aten.alpha_dropout.default")
 def identity(cx, x, p=0.0, train=False, *_):
     if cx.op.endswith("dropout.default") and train and p > 0:
         raise cx.error(f"dropout with p={p} in training mode is random: import the model "
                        "in eval mode (model.eval()) or with p=0")
     return cx.value(x)
+
+
+@aten("aten.detach.default")
+def detach(cx, x):
+    """``x.detach()``, and every result of a ``torch.no_grad()`` region (the
+    importer detaches them, importer.py): the value, with no gradient."""
+    v = cx.value(x)
+    return grad.no_grad(v) if str(cx.dtype(v)) in FLOATING else v
 
 
 @aten("aten.native_dropout.default")
