@@ -3,6 +3,8 @@
 # RUN: %PYTHON -m gradir.frontends.torch %S/Inputs/tiny_models.py:classifier_with_args --f64 --gradient -o %t.mlir
 # RUN: FileCheck %s --check-prefix=GRAD < %t.mlir
 # RUN: gradir-opt %t.mlir --rlx-verify | FileCheck %s --check-prefix=GRAD
+# A bf16 model with constants (a traceback: numpy has no bf16):
+# RUN: gradir-import %S/Inputs/tiny_models.py:bf16_scaled | FileCheck %s --check-prefix=BF16
 # RUN: not gradir-import %S/Inputs/tiny_models.py:cumprod --input 2x3xf32 2>&1 | FileCheck %s --check-prefix=ERR
 # RUN: not gradir-import %S/Inputs/tiny_models.py:mlp 2>&1 | FileCheck %s --check-prefix=NOARGS
 # Hostile input (each was a Python traceback): -o into a missing directory,
@@ -23,6 +25,12 @@
 # GRAD-SAME: {gradir.name = "net.0.weight"}
 # GRAD-LABEL: func.func @main_adjoint(
 # GRAD-SAME: -> (tensor<f64>, tensor<8x4xf64>, tensor<8xf64>, tensor<2x8xf64>, tensor<2xf64>)
+
+# BF16-LABEL: func.func @main(%{{.*}}: tensor<3x4xbf16> {gradir.name = "x"}
+# BF16: arith.constant dense<2.000000e+00> : tensor<bf16>
+# BF16: arith.constant dense<1.000000e+00> : tensor<4xbf16>
+# BF16: "rlx.layer_norm"
+# BF16: arith.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xbf16>
 
 # ERR: gradir-import: error: aten.cumprod.default: no rlx mapping for this aten op
 # ERR-NEXT: at {{.*}}tiny_models.py:{{[0-9]+}} in forward: return torch.cumprod(x, 1)

@@ -29,3 +29,21 @@ class Cumprod(nn.Module):
 
 def cumprod():
     return Cumprod()
+
+
+class ScaledNorm(nn.Module):
+    """bf16 constants: scalar operands, a norm's epsilon, a buffer."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.norm = nn.LayerNorm(4, elementwise_affine=False)
+        self.register_buffer("scale", torch.arange(4.0) + 1)
+
+    def forward(self, x):
+        return self.norm(self.lin(x) * 2.0 + 1) * self.scale
+
+
+def bf16_scaled():
+    torch.manual_seed(0)
+    return ScaledNorm().to(torch.bfloat16), (torch.randn(3, 4, dtype=torch.bfloat16),)

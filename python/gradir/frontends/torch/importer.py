@@ -303,12 +303,17 @@ class Emitter:
         if hit is not None and hit[0] is x:
             return hit[1]
         ttype = self.tensor_type(tensor.shape, tensor.dtype)
-        arr = tensor.detach().cpu().contiguous().numpy()
+        tensor = tensor.detach().cpu().contiguous()
+        if tensor.dtype == t.bfloat16:
+            # numpy has no bf16: the values' bits, as a bf16 attribute
+            arr = tensor.view(t.int16).numpy().view(np.uint16)
+        else:
+            arr = tensor.numpy()
         flat = arr.reshape(-1)
         if flat.size > 1 and bool((flat == flat[0]).all()):
             elt = ttype.element_type
-            if arr.dtype.kind == "f":
-                scalar = ir.FloatAttr.get(elt, float(flat[0]))
+            if tensor.dtype.is_floating_point:
+                scalar = ir.FloatAttr.get(elt, float(tensor.reshape(-1)[0]))
             else:
                 scalar = ir.IntegerAttr.get(elt, int(flat[0]))
             attr = ir.DenseElementsAttr.get_splat(ttype, scalar)
