@@ -147,4 +147,4 @@ def located_errors():
     except InterpreterError as err:
         print(err)
 # CHECK-LABEL: TEST: located_errors
-# CHECK: 'scf.for': step must be positive, got 0
+# CHECK: <string>:{{[0-9]+}}:{{[0-9]+}}: 'scf.for' op step must be positive, got 0

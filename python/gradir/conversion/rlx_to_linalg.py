@@ -70,6 +70,8 @@ def _op_problems(op) -> list[str]:
         got = _attr_str(op, attr) if attr in op.attributes else None
         if got is not None and got != want:
             return [f"'{name}' op {attr} = \"{got}\" is not supported (only \"{want}\")"]
+    if name == "scf.for":
+        return verify_op(op)    # a constant step <= 0
     if name.startswith(("rlx.", "grad.")):
         errors = verify_op(op)
         if errors:
@@ -192,7 +194,8 @@ def _recursive_calls(module: ir.Operation) -> list:
 
 # Symbols the compiled code itself calls or defines: the allocator and C
 # library functions the lowering emits calls to, libm functions (opt level 0
-# calls them), the OpenMP and GPU runtimes, the C interfaces.  A function of
+# calls them), the OpenMP and GPU runtimes, the C interfaces, the run-time
+# checks (gradir_check_*: conversion/cpu/runtime_checks.py).  A function of
 # the program with such a name took their place (a function @free was called
 # as the deallocator: "free(): invalid pointer", SIGABRT).
 _RESERVED_NAMES = frozenset((
@@ -206,14 +209,15 @@ _RESERVED_NAMES = frozenset((
     "gradir_signatures", "gradir_signatures_sha", "gradir_cpu_target", "gradir_target",
     "gradir_glue_oom", "gradir_load_kernels", "gradir_unload_kernels"))
 _RESERVED_PREFIXES = ("_mlir_", "__kmpc_", "kmp_", "omp_", "mgpu", "llvm.", "__",
-                      "gradir_orc_")
+                      "gradir_orc_", "gradir_check_")
 
 
 def _reserved_name(name: str) -> str | None:
     if name in _RESERVED_NAMES or name.startswith(_RESERVED_PREFIXES):
         return (f"function name '@{name}' is reserved: the compiled code calls or defines a "
                 f"symbol of that name (the C library, libm, the OpenMP or GPU runtime, "
-                f"MLIR's C interfaces, an exported library's metadata); rename the function")
+                f"MLIR's C interfaces, an exported library's metadata, the run-time checks); "
+                f"rename the function")
     return None
 
 

@@ -12,15 +12,18 @@ from ..ir import walk
 from .infer import ATTRS, INFER, KIND_SPELLING, ShapeError, attribute_kind_ok
 from .infer import _py_value, raw_attributes
 
-__all__ = ["verify_module", "verify_op", "resource_problems", "RESOURCE_OPS"]
+__all__ = ["constant_index", "verify_module", "verify_op", "resource_problems", "RESOURCE_OPS"]
 
 
 def verify_op(op: ir.Operation) -> list[str]:
-    """The error messages for one rlx/grad op (empty when it is valid).
+    """The error messages for one rlx/grad op, or an ``scf.for`` (empty when
+    it is valid).
 
     Each message starts with ``'<op name>' op ``, like MLIR verifiers."""
     op = op.operation if hasattr(op, "operation") else op
     name = op.name
+    if name == "scf.for":
+        return _for_problems(op)
     infer = INFER.get(name)
     if infer is None:
         return []
@@ -61,6 +64,31 @@ def verify_op(op: ir.Operation) -> list[str]:
             what = "result type" if len(declared) == 1 else f"result #{i} type"
             errors.append(f"{prefix}{what} {d} does not match inferred {t}")
     return errors
+
+
+def constant_index(value: ir.Value) -> int | None:
+    """The integer an ``arith.constant`` of index or integer type gives
+    ``value``, or None."""
+    owner = value.owner
+    if not isinstance(owner, ir.Operation) and hasattr(owner, "operation"):
+        owner = owner.operation
+    if not isinstance(owner, ir.Operation) or owner.name != "arith.constant":
+        return None
+    attr = owner.attributes["value"]
+    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
+
+
+def _for_problems(op: ir.Operation) -> list[str]:
+    """A constant step of ``scf.for`` must be positive: MLIR accepts any,
+    the interpreter refused a step <= 0 and the compiled code ran no trip
+    (its adjoint divided by a step of 0: SIGSEGV).  A step computed at run
+    time is checked when the code runs (``conversion/cpu/runtime_checks.py``)."""
+    if len(op.operands) < 3:
+        return []
+    step = constant_index(op.operands[2])
+    if step is not None and step <= 0:
+        return [f"'scf.for' op step must be positive, got {step}"]
+    return []
 
 
 def verify_module(module_op) -> list[tuple[ir.Location, str]]:

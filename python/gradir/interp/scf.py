@@ -29,7 +29,9 @@ def _region_block(op, i: int):
 def _for(ctx, lb, ub, step, *inits):
     lb, ub, step = _scalar(lb), _scalar(ub), _scalar(step)
     if step <= 0:
-        raise ctx.error(f"step must be positive, got {step}")
+        # the words of rlx-verify (a constant step) and of the compiled
+        # code's run-time check (runtime.errors.ExecutionError)
+        raise InterpreterError(f"{ctx.loc}: 'scf.for' op step must be positive, got {step}")
     body = _region_block(ctx.op, 0)
     vals = list(inits)
     for i in range(lb, ub, step):

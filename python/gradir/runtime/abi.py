@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .check_hook import take as _failed_check
+from .errors import ExecutionError
 from .openmp import before_call
 
 __all__ = ["ArgumentError", "Function", "FunctionTable", "Signature", "TensorSpec", "DTYPES",
@@ -263,6 +265,9 @@ class Function:
             self._call(addrs)
         finally:
             frames.append((buf, addrs))
+        failed = _failed_check()
+        if failed is not None:      # a run-time check of the code (check_hook.py)
+            raise ExecutionError(sig.name, failed)
         results = tuple(outs) if self._flat_out else _unflatten(outs, tuple(sig.output_tree))
         return results[0] if len(results) == 1 else results
 

@@ -16,9 +16,8 @@ from .export import export_library
 from .heap import keep_freed_memory
 from .kernels import runtime_libraries as kernel_runtime_libraries
 from .kernels import uses_kernels
-from .toolchain import (TARGETS, CompileOptions, llvm_opt_level, needs_runner_utils,
-                        packed_caller,
-                        runtime_library_dir, uses_openmp)
+from .toolchain import (TARGETS, CompileOptions, install_check_hooks, llvm_opt_level,
+                        needs_runner_utils, packed_caller, runtime_library_dir, uses_openmp)
 
 __all__ = ["CachedExecutable", "CompileOptions", "Executable", "PartitionedExecutable", "compile",
            "runtime_library_dir"]
@@ -77,6 +76,7 @@ class Executable(FunctionTable):
         self._engine = _compat.execution_engine(lowered, llvm_opt_level(options.opt_level),
                                                 libs, pic=pic)
         keep_freed_memory()
+        install_check_hooks(self._engine, lowered)
         self._functions = {}
         for name, sig in signatures.items():
             fn_ptr = self._engine.raw_lookup("_mlir_ciface_" + name)

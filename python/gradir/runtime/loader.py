@@ -151,6 +151,8 @@ class Library(FunctionTable):
                 shutil.rmtree(directory, ignore_errors=True)
         from .openmp import configure    # issue 14: libomp's defaults (multi-threaded code)
         configure(self._dll)
+        from .check_hook import install_library
+        install_library(self._dll)      # the code's run-time checks report to Python
         self._functions = {}
         for name, sig in self.signatures.items():
             try:

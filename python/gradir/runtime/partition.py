@@ -45,7 +45,7 @@ from .. import _compat
 from ..ir import print_module
 from .abi import TensorSpec
 from .signature import CompileError, public_functions, select_functions
-from .toolchain import llvm_opt_level
+from .toolchain import install_check_hooks, llvm_opt_level
 
 __all__ = ["MIN_WEIGHT", "PART", "Split", "Parts", "mode", "split_function", "glue_c",
            "python_glue", "compile_parts"]
@@ -500,6 +500,7 @@ def _compile_unit(unit: _Unit, options, libs: list[str], raw_context, threaded: 
             if not ptr:
                 raise CompileError(f"compiled part lacks '_mlir_ciface_{name}'")
             pointers[name] = ptr
+        install_check_hooks(engine, module)
     return engine, pointers
 
 

@@ -1,7 +1,8 @@
 """The toolchain the runtime modules share: compile options, where MLIR's
 runtime libraries live, the C compiler for exports, C string literals and the
-packed-call convention of ExecutionEngine wrappers.  ``jit``, ``export`` and
-``cuda`` import it; it imports none of them (no import cycle)."""
+packed-call convention of ExecutionEngine wrappers (the run-time checks' hook
+is set through one).  ``jit``, ``partition``, ``export`` and ``cuda`` import
+it; it imports none of them (no import cycle)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from .signature import CompileError
 __all__ = ["TARGETS", "CompileOptions", "runtime_library_dir", "runtime_libraries", "compiler",
            "c_string", "packed_caller", "llvm_opt_level", "openmp_library", "preload_openmp",
            "OPENMP_PACKAGE", "uses_openmp", "external_functions",
-           "needs_runner_utils"]
+           "needs_runner_utils", "install_check_hooks"]
 
 TARGETS = ("cpu", "cuda")
 
@@ -228,6 +229,19 @@ def packed_caller(fn_ptr: int):
             packed = built[key] = (args, slots)
         fn(packed[0])
     return call
+
+
+def install_check_hooks(engine, lowered) -> None:
+    """Points the run-time checks of ``lowered``'s code, compiled by
+    ``engine``, at the runtime's hook (``check_hook.py``): they report a
+    failure to the calling thread, and the call raises ``ExecutionError``."""
+    from ..conversion.cpu.runtime_checks import hook_setters
+    from .check_hook import install_packed
+    for setter in hook_setters(lowered):
+        ptr = engine.raw_lookup(setter)
+        if not ptr:
+            raise CompileError(f"compiled module lacks '_mlir_{setter}'")
+        install_packed(ptr)
 
 
 def _mlir_ir():

@@ -197,6 +197,7 @@ def execute(module, entry: Entry, flat: list, ro: RunOptions) -> Results:
     """Step 3: runs the entry (compiled, or interpreted with --interpret) on
     the flat inputs."""
     from ..runtime.abi import ArgumentError, Function
+    from ..runtime.errors import ExecutionError
     from ..runtime.signature import CompileError
 
     sig, where = entry.sig, entry.where
@@ -221,6 +222,9 @@ def execute(module, entry: Entry, flat: list, ro: RunOptions) -> Results:
         raise _Refused(where, f"compilation failed:\n{err}") from None
     except MemoryError as err:
         raise _Refused(where, f"not enough memory to run @{ro.entry}: {err}") from None
+    except ExecutionError as err:   # a run-time check of the compiled code, at its op
+        raise _Refused(err.location or where,
+                       f"{err.message} (running @{err.function})") from None
     except RuntimeError as err:     # e.g. target=cuda on a machine without a GPU
         raise _Refused(where, f"cannot run @{ro.entry} on target '{ro.target}': {err}") from None
     return Results(_flat_results(results, sig.output_tree))

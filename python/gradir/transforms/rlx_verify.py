@@ -19,7 +19,9 @@ class RlxVerify(ModulePass):
     shared inference table (``gradir.dialects.infer.INFER``): element types,
     axes in range and not repeated, broadcastable shapes, matmul/conv/pool
     shapes, optional attributes' kinds, split sections dividing the axis,
-    tuple indices, and that every result type equals the inferred one.
+    tuple indices, and that every result type equals the inferred one;
+    and that a constant ``scf.for`` step is positive (one computed at run
+    time is checked by the compiled code and the interpreter).
     Valid IR is left unchanged; each problem is an error at the op:
 
         %0 = "rlx.add"(%a, %b) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<3xf32>

@@ -156,8 +156,17 @@ func.func @call_declaration(%x: tensor<3xf32>) -> tensor<3xf32> {
 // A function named like a symbol the compiled code calls: @exp (f64 exp calls
 // libm's exp, which became the function itself: SIGSEGV), @free (called as
 // the deallocator: SIGABRT).
-// expected-error @+1 {{function name '@exp' is reserved: the compiled code calls or defines a symbol of that name (the C library, libm, the OpenMP or GPU runtime, MLIR's C interfaces, an exported library's metadata); rename the function}}
+// expected-error @+1 {{function name '@exp' is reserved: the compiled code calls or defines a symbol of that name (the C library, libm, the OpenMP or GPU runtime, MLIR's C interfaces, an exported library's metadata, the run-time checks); rename the function}}
 func.func @exp(%x: tensor<4xf64>) -> tensor<4xf64> {
+  %0 = "rlx.exp"(%x) : (tensor<4xf64>) -> tensor<4xf64>
+  return %0 : tensor<4xf64>
+}
+
+// -----
+
+// The run-time checks' symbols (a loop step computed at run time).
+// expected-error @+1 {{function name '@gradir_check_step' is reserved}}
+func.func @gradir_check_step(%x: tensor<4xf64>) -> tensor<4xf64> {
   %0 = "rlx.exp"(%x) : (tensor<4xf64>) -> tensor<4xf64>
   return %0 : tensor<4xf64>
 }

@@ -54,14 +54,27 @@ def body_ops(block: ir.Block) -> list:
 
 
 def trip_count(lb: ir.Value, ub: ir.Value, step: ir.Value):
-    """(trips as an index Value, trips as an int or None) of ``scf.for``."""
+    """(trips as an index Value, trips as an int or None) of ``scf.for``.
+
+    A step known only at run time may be <= 0, which the loop itself
+    refuses (the interpreter, the compiled code's run-time check): the count
+    is then 0 and nothing divides by the step (a step of 0 was a division by
+    zero: SIGSEGV in the compiled adjoint, "division by zero" instead of the
+    loop's error in the interpreter)."""
     slb, sub, sst = static_index(lb), static_index(ub), static_index(step)
     if None not in (slb, sub, sst) and sst > 0:
         n = max(0, -((slb - sub) // sst))
         return index_const(n), n
+    c0 = index_const(0)
     diff = arith.SubIOp(ub, lb).result
-    n = arith.CeilDivSIOp(diff, step).result
-    n = arith.MaxSIOp(n, index_const(0)).result
+    divisor = step
+    if sst is None:
+        divisor = arith.MaxSIOp(step, index_const(1)).result
+    n = arith.CeilDivSIOp(diff, divisor).result
+    n = arith.MaxSIOp(n, c0).result
+    if sst is None:
+        positive = arith.CmpIOp(arith.CmpIPredicate.sgt, step, c0).result
+        n = arith.SelectOp(positive, n, c0).result
     return n, None
 
 

@@ -273,6 +273,9 @@ def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str =
             err.add_note(f"reproduce with: gradir-opt --pass-pipeline='builtin.module({to_linalg})' "
                          "input.mlir")
             raise
+        # a loop step computed at run time is checked there (runtime_checks.py)
+        from .runtime_checks import add_step_checks
+        add_step_checks(op)
         # --- issue 14: per-target schedule and LLVM target attributes ---
         from .codegen import internalize_private_functions, set_llvm_target
         from .host import resolve

@@ -1,0 +1,188 @@
+"""Run-time checks of the compiled code: what verification cannot refuse
+because it is known only when the code runs.
+
+One check today: the step of an ``scf.for`` computed at run time (from an
+input) must be positive, as ``rlx-verify`` requires of a constant step and
+the interpreter of any.  ``add_step_checks`` runs on the module
+``rlx-to-linalg`` made (``pipeline.lower_to_llvm``); before each such loop
+
+    %r = scf.for %i = %lb to %ub step %s iter_args(...)
+becomes
+    %m = llvm.mlir.addressof @gradir_check_message_0 : !llvm.ptr
+    func.call @gradir_check_step(%s, %m) : (index, !llvm.ptr) -> ()
+    %ok = arith.cmpi sgt, %s, %c0 : index
+    %s1 = arith.select %ok, %s, %c1 : index
+    %ub1 = arith.select %ok, %ub, %lb : index
+    %r = scf.for %i = %lb to %ub1 step %s1 iter_args(...)
+
+so a bad step runs no trip (a step of 0 looped forever or divided by zero)
+and reports the loop: ``@gradir_check_step`` (inlined) calls
+``@gradir_check_fail(message, step)``, which calls the function whose
+address is in the global ``@gradir_check_hook`` when one is there.  The
+message is the loop's location and the words of the other two checks,
+``"file:line:col: 'scf.for' op step must be positive, got "``.
+
+The hook is the runtime's (``runtime/check_hook.py``): it records the
+failure for the calling thread and the call raises ``ExecutionError``.
+The runtime sets it through ``@gradir_check_set_hook_<tag>(ptr)`` in an
+ExecutionEngine (one per compiled module: ``<tag>`` keeps the setters of
+the parts of a split function apart when their objects are linked into one
+library), and directly in a loaded library, where the weak ``@gradir_check_hook``
+of every part is one symbol.  Without a hook (another runtime) a bad step
+runs no trip and nothing is reported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from mlir import ir
+
+__all__ = ["HOOK", "SET_HOOK_PREFIX", "add_step_checks", "hook_setters", "STEP_MESSAGE"]
+
+HOOK = "gradir_check_hook"
+SET_HOOK_PREFIX = "gradir_check_set_hook_"
+_FAIL = "gradir_check_fail"
+_STEP = "gradir_check_step"
+_MESSAGE = "gradir_check_message_"
+STEP_MESSAGE = "'scf.for' op step must be positive, got "
+
+_RUNTIME = """
+llvm.mlir.global weak @{hook}() {{addr_space = 0 : i32}} : !llvm.ptr {{
+  %0 = llvm.mlir.zero : !llvm.ptr
+  llvm.return %0 : !llvm.ptr
+}}
+llvm.func @{set_hook}(%arg0: !llvm.ptr) {{
+  %0 = llvm.mlir.addressof @{hook} : !llvm.ptr
+  llvm.store %arg0, %0 : !llvm.ptr, !llvm.ptr
+  llvm.return
+}}
+llvm.func internal @{fail}(%arg0: !llvm.ptr, %arg1: i64) {{
+  %0 = llvm.mlir.addressof @{hook} : !llvm.ptr
+  %1 = llvm.load %0 : !llvm.ptr -> !llvm.ptr
+  %2 = llvm.mlir.zero : !llvm.ptr
+  %3 = llvm.icmp "ne" %1, %2 : !llvm.ptr
+  llvm.cond_br %3, ^bb1, ^bb2
+^bb1:
+  llvm.call %1(%arg0, %arg1) : !llvm.ptr, (!llvm.ptr, i64) -> ()
+  llvm.br ^bb2
+^bb2:
+  llvm.return
+}}
+func.func private @{step}(%arg0: index, %arg1: !llvm.ptr) {{
+  %c0 = arith.constant 0 : index
+  %0 = arith.cmpi sle, %arg0, %c0 : index
+  scf.if %0 {{
+    %1 = arith.index_cast %arg0 : index to i64
+    llvm.call @{fail}(%arg1, %1) : (!llvm.ptr, i64) -> ()
+  }}
+  return
+}}
+"""
+
+
+def _constant_step(loop: ir.Operation) -> bool:
+    from ...dialects.verify import constant_index
+    return constant_index(loop.operands[2]) is not None
+
+
+def _location_text(loc: ir.Location) -> str:
+    from ... import _compat
+    return _compat.format_location(loc)
+
+
+def _c_bytes(text: str) -> str:
+    """``text`` NUL-terminated as an MLIR string literal's body."""
+    raw = text.encode() + b"\0"
+    return "".join(chr(b) if 32 <= b < 127 and b not in (34, 92) else f"\\{b:02X}"
+                   for b in raw)
+
+
+def _tag(module: ir.Operation) -> str:
+    """A name part telling this module's setter from another module's: the
+    digest of its public functions' names (the parts of a split function
+    are public functions of different names)."""
+    names = []
+    for op in module.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name != "func.func" or "sym_name" not in op.attributes:
+            continue
+        vis = op.attributes["sym_visibility"] if "sym_visibility" in op.attributes else None
+        if vis is None or ir.StringAttr(vis).value != "private":
+            names.append(ir.StringAttr(op.attributes["sym_name"]).value)
+    return hashlib.sha256(",".join(sorted(names)).encode()).hexdigest()[:16]
+
+
+def add_step_checks(module: ir.Operation) -> int:
+    """Adds the run-time check of its step before every ``scf.for`` of
+    ``module`` whose step is no constant (see the module's docstring);
+    returns how many."""
+    from ... import _compat
+    module = module.operation if hasattr(module, "operation") else module
+    loops = _compat.collect_ops(module, lambda o: o.name == "scf.for")
+    loops = [loop for loop in loops if not _constant_step(loop)]
+    if not loops:
+        return 0
+    table = ir.SymbolTable(module)
+    end = ir.InsertionPoint(module.regions[0].blocks[0])
+    with ir.Location.unknown(module.context):
+        if _STEP not in table:
+            text = _RUNTIME.format(hook=HOOK, set_hook=SET_HOOK_PREFIX + _tag(module),
+                                   fail=_FAIL, step=_STEP)
+            parsed = ir.Module.parse(text)
+            for op in [o.operation for o in parsed.body.operations]:
+                op.detach_from_parent()
+                end.insert(op)
+        first = 0
+        while f"{_MESSAGE}{first}" in table:
+            first += 1
+        ptr = ir.Type.parse("!llvm.ptr")
+        index = ir.IndexType.get()
+        for k, loop in enumerate(loops):
+            name = f"{_MESSAGE}{first + k}"
+            message = f"{_location_text(loop.location)}: {STEP_MESSAGE}"
+            size = len(message.encode()) + 1
+            glob = ir.Operation.parse(
+                f'llvm.mlir.global internal constant @{name}("{_c_bytes(message)}") '
+                f'{{addr_space = 0 : i32}} : !llvm.array<{size} x i8>')
+            end.insert(glob)
+            _check_before(loop, name, ptr, index)
+    return len(loops)
+
+
+def _check_before(loop: ir.Operation, message: str, ptr: ir.Type, index: ir.Type) -> None:
+    lb, ub, step = list(loop.operands)[:3]
+    at = ir.InsertionPoint(loop)
+    with loop.location:
+        def create(name, operands, result=None, **attributes):
+            return ir.Operation.create(name, results=[] if result is None else [result],
+                                       operands=operands, attributes=attributes, ip=at)
+
+        def constant(n):
+            return create("arith.constant", [], index,
+                          value=ir.IntegerAttr.get(index, n)).results[0]
+
+        address = create("llvm.mlir.addressof", [], ptr,
+                         global_name=ir.FlatSymbolRefAttr.get(message)).results[0]
+        create("func.call", [step, address], callee=ir.FlatSymbolRefAttr.get(_STEP))
+        sgt = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 4)
+        ok = create("arith.cmpi", [step, constant(0)], ir.IntegerType.get_signless(1),
+                    predicate=sgt).results[0]
+        safe_step = create("arith.select", [ok, step, constant(1)], index).results[0]
+        safe_ub = create("arith.select", [ok, ub, lb], index).results[0]
+    loop.operands[1] = safe_ub
+    loop.operands[2] = safe_step
+
+
+def hook_setters(module: ir.Operation) -> list[str]:
+    """The names of the hook setters of a lowered module (LLVM dialect):
+    what the runtime calls once an ExecutionEngine compiled it."""
+    module = module.operation if hasattr(module, "operation") else module
+    out = []
+    for op in module.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name == "llvm.func" and "sym_name" in op.attributes:
+            name = ir.StringAttr(op.attributes["sym_name"]).value
+            if name.startswith(SET_HOOK_PREFIX):
+                out.append(name)
+    return out
