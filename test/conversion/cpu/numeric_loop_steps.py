@@ -135,6 +135,46 @@ def threads():
 # CHECK: threads: each call its own outcome
 
 
+INTEGER_LOOP = """
+func.func @main(%x: tensor<3xf64>, %n: tensor<iN>) -> tensor<f64> {
+  %c1 = arith.constant 1 : iN
+  %c7 = arith.constant 7 : iN
+  %s = tensor.extract %n[] : tensor<iN>
+  %r = scf.for %i = %c1 to %c7 step %s iter_args(%h = %x) -> (tensor<3xf64>) : iN {
+    %m = "rlx.sin"(%h) : (tensor<3xf64>) -> tensor<3xf64>
+    scf.yield %m : tensor<3xf64>
+  }
+  %q = "rlx.sum"(%r) : (tensor<3xf64>) -> tensor<f64>
+  return %q : tensor<f64>
+}
+"""
+
+
+@run
+def integer_loops():
+    # scf.for ... : i32 / i64 (the step is checked in its own type)
+    for width, dtype in ((32, np.int32), (64, np.int64)):
+        module = gradir.parse(INTEGER_LOOP.replace("iN", f"i{width}"))
+        exe = gradir.compile(module, cache=False)
+        for step in (2, 0, -7):
+            args = (x[0, :3], np.array(step, dtype))
+            got = outcome(exe["main"], *args)
+            want = outcome(lambda *a: gradir.interpret(module, "main", *a), *args)
+            if isinstance(want[0], str):
+                assert got == want, (width, step, got, want)
+                print(f"i{width}", step, want[1])
+            else:
+                np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+                print(f"i{width}", step, "same results")
+# CHECK-LABEL: TEST: integer_loops
+# CHECK-NEXT: i32 2 same results
+# CHECK-NEXT: i32 0 'scf.for' op step must be positive, got 0
+# CHECK-NEXT: i32 -7 'scf.for' op step must be positive, got -7
+# CHECK-NEXT: i64 2 same results
+# CHECK-NEXT: i64 0 'scf.for' op step must be positive, got 0
+# CHECK-NEXT: i64 -7 'scf.for' op step must be positive, got -7
+
+
 @run
 def constant_steps():
     # gradir.compile (which does not run rlx-verify) refuses a constant step

@@ -29,13 +29,14 @@ func.func @main(%x: tensor<3xf32>, %n: tensor<i64>) -> tensor<f32> {
 
 // BUF-LABEL: func.func @main(
 // BUF-DAG: %[[C0:.*]] = arith.constant 0 : index
+// BUF-DAG: %[[Z:.*]] = arith.constant 0 : i64
 // BUF-DAG: %[[C1:.*]] = arith.constant 1 : index
 // BUF-DAG: %[[C2:.*]] = arith.constant 2 : index
 // BUF-DAG: %[[C9:.*]] = arith.constant 9 : index
 // BUF-DAG: %[[MSG:.*]] = llvm.mlir.addressof @gradir_check_message_0 : !llvm.ptr
 // BUF: %[[N:.*]] = memref.load
 // BUF: %[[S:.*]] = arith.index_cast %[[N]] : i64 to index
-// BUF: %[[BAD:.*]] = arith.cmpi sle, %[[S]], %[[C0]] : index
+// BUF: %[[BAD:.*]] = arith.cmpi sle, %[[N]], %[[Z]] : i64
 // BUF-NEXT: scf.if %[[BAD]] {
 // BUF-NEXT: llvm.call @gradir_check_fail(%[[MSG]], %[[N]]) : (!llvm.ptr, i64) -> ()
 // BUF-NEXT: }

@@ -65,16 +65,16 @@ def trip_count(lb: ir.Value, ub: ir.Value, step: ir.Value):
     if None not in (slb, sub, sst) and sst > 0:
         n = max(0, -((slb - sub) // sst))
         return index_const(n), n
-    c0 = index_const(0)
     diff = arith.SubIOp(ub, lb).result
     divisor = step
     if sst is None:
-        divisor = arith.MaxSIOp(step, index_const(1)).result
+        divisor = arith.MaxSIOp(step, arith.ConstantOp(step.type, 1).result).result
     n = arith.CeilDivSIOp(diff, divisor).result
-    n = arith.MaxSIOp(n, c0).result
+    n = arith.MaxSIOp(n, index_const(0)).result
     if sst is None:
-        positive = arith.CmpIOp(arith.CmpIPredicate.sgt, step, c0).result
-        n = arith.SelectOp(positive, n, c0).result
+        positive = arith.CmpIOp(arith.CmpIPredicate.sgt, step,
+                                arith.ConstantOp(step.type, 0).result).result
+        n = arith.SelectOp(positive, n, index_const(0)).result
     return n, None
 
 

@@ -9,7 +9,8 @@ the interpreter of any.  ``add_step_checks`` runs on the module
     %r = scf.for %i = %lb to %ub step %s iter_args(...)
 becomes
     %m = llvm.mlir.addressof @gradir_check_message_0 : !llvm.ptr
-    func.call @gradir_check_step(%s, %m) : (index, !llvm.ptr) -> ()
+    %w = arith.index_cast %s : index to i64
+    func.call @gradir_check_step(%w, %m) : (i64, !llvm.ptr) -> ()
     %ok = arith.cmpi sgt, %s, %c0 : index
     %s1 = arith.select %ok, %s, %c1 : index
     %ub1 = arith.select %ok, %ub, %lb : index
@@ -69,12 +70,11 @@ llvm.func internal @{fail}(%arg0: !llvm.ptr, %arg1: i64) {{
 ^bb2:
   llvm.return
 }}
-func.func private @{step}(%arg0: index, %arg1: !llvm.ptr) {{
-  %c0 = arith.constant 0 : index
-  %0 = arith.cmpi sle, %arg0, %c0 : index
+func.func private @{step}(%arg0: i64, %arg1: !llvm.ptr) {{
+  %c0 = arith.constant 0 : i64
+  %0 = arith.cmpi sle, %arg0, %c0 : i64
   scf.if %0 {{
-    %1 = arith.index_cast %arg0 : index to i64
-    llvm.call @{fail}(%arg1, %1) : (!llvm.ptr, i64) -> ()
+    llvm.call @{fail}(%arg1, %arg0) : (!llvm.ptr, i64) -> ()
   }}
   return
 }}
@@ -137,7 +137,6 @@ def add_step_checks(module: ir.Operation) -> int:
         while f"{_MESSAGE}{first}" in table:
             first += 1
         ptr = ir.Type.parse("!llvm.ptr")
-        index = ir.IndexType.get()
         for k, loop in enumerate(loops):
             name = f"{_MESSAGE}{first + k}"
             message = f"{_location_text(loop.location)}: {STEP_MESSAGE}"
@@ -146,12 +145,14 @@ def add_step_checks(module: ir.Operation) -> int:
                 f'llvm.mlir.global internal constant @{name}("{_c_bytes(message)}") '
                 f'{{addr_space = 0 : i32}} : !llvm.array<{size} x i8>')
             end.insert(glob)
-            _check_before(loop, name, ptr, index)
+            _check_before(loop, name, ptr)
     return len(loops)
 
 
-def _check_before(loop: ir.Operation, message: str, ptr: ir.Type, index: ir.Type) -> None:
+def _check_before(loop: ir.Operation, message: str, ptr: ir.Type) -> None:
     lb, ub, step = list(loop.operands)[:3]
+    t = step.type       # index, or the integer type of an scf.for ... : iN
+    i64 = ir.IntegerType.get_signless(64)
     at = ir.InsertionPoint(loop)
     with loop.location:
         def create(name, operands, result=None, **attributes):
@@ -159,17 +160,21 @@ def _check_before(loop: ir.Operation, message: str, ptr: ir.Type, index: ir.Type
                                        operands=operands, attributes=attributes, ip=at)
 
         def constant(n):
-            return create("arith.constant", [], index,
-                          value=ir.IntegerAttr.get(index, n)).results[0]
+            return create("arith.constant", [], t, value=ir.IntegerAttr.get(t, n)).results[0]
 
         address = create("llvm.mlir.addressof", [], ptr,
                          global_name=ir.FlatSymbolRefAttr.get(message)).results[0]
-        create("func.call", [step, address], callee=ir.FlatSymbolRefAttr.get(_STEP))
-        sgt = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 4)
+        wide = step
+        if isinstance(t, ir.IndexType):
+            wide = create("arith.index_cast", [step], i64).results[0]
+        elif ir.IntegerType(t).width < 64:
+            wide = create("arith.extsi", [step], i64).results[0]
+        create("func.call", [wide, address], callee=ir.FlatSymbolRefAttr.get(_STEP))
+        sgt = ir.IntegerAttr.get(i64, 4)
         ok = create("arith.cmpi", [step, constant(0)], ir.IntegerType.get_signless(1),
                     predicate=sgt).results[0]
-        safe_step = create("arith.select", [ok, step, constant(1)], index).results[0]
-        safe_ub = create("arith.select", [ok, ub, lb], index).results[0]
+        safe_step = create("arith.select", [ok, step, constant(1)], t).results[0]
+        safe_ub = create("arith.select", [ok, ub, lb], t).results[0]
     loop.operands[1] = safe_ub
     loop.operands[2] = safe_step
 
