@@ -3,6 +3,11 @@
 # RUN: %PYTHON -m gradir.frontends.torch %S/Inputs/tiny_models.py:classifier_with_args --f64 --gradient -o %t.mlir
 # RUN: FileCheck %s --check-prefix=GRAD < %t.mlir
 # RUN: gradir-opt %t.mlir --rlx-verify | FileCheck %s --check-prefix=GRAD
+# A Python int forward argument (specialized by torch.export: no argument of
+# @main); --gradient's parameters were shifted by one ("wrt index 5 is out of
+# range"), and --f64 called .is_floating_point() on it:
+# RUN: gradir-import %S/Inputs/tiny_models.py:repeat_with_int --gradient | FileCheck %s --check-prefix=INTARG
+# RUN: gradir-import %S/Inputs/tiny_models.py:repeat_with_int --gradient --f64 | FileCheck %s --check-prefix=INTARG64
 # A bf16 model with constants (a traceback: numpy has no bf16):
 # RUN: gradir-import %S/Inputs/tiny_models.py:bf16_scaled | FileCheck %s --check-prefix=BF16
 # RUN: not gradir-import %S/Inputs/tiny_models.py:cumprod --input 2x3xf32 2>&1 | FileCheck %s --check-prefix=ERR
@@ -25,6 +30,13 @@
 # GRAD-SAME: {gradir.name = "net.0.weight"}
 # GRAD-LABEL: func.func @main_adjoint(
 # GRAD-SAME: -> (tensor<f64>, tensor<8x4xf64>, tensor<8xf64>, tensor<2x8xf64>, tensor<2xf64>)
+
+# INTARG-LABEL: func.func @main(
+# INTARG-SAME: tensor<3x4xf32> {gradir.name = "x"}, %{{.*}}: tensor<8x4xf32> {gradir.name = "net.0.weight"}
+# INTARG-LABEL: func.func @main_adjoint(
+# INTARG-SAME: -> (tensor<f32>, tensor<8x4xf32>, tensor<8xf32>, tensor<2x8xf32>, tensor<2xf32>)
+# INTARG64-LABEL: func.func @main_adjoint(
+# INTARG64-SAME: -> (tensor<f64>, tensor<8x4xf64>, tensor<8xf64>, tensor<2x8xf64>, tensor<2xf64>)
 
 # BF16-LABEL: func.func @main(%{{.*}}: tensor<3x4xbf16> {gradir.name = "x"}
 # BF16: arith.constant dense<2.000000e+00> : tensor<bf16>

@@ -47,3 +47,18 @@ class ScaledNorm(nn.Module):
 def bf16_scaled():
     torch.manual_seed(0)
     return ScaledNorm().to(torch.bfloat16), (torch.randn(3, 4, dtype=torch.bfloat16),)
+
+
+class Repeat(nn.Module):
+    """A forward with a Python int argument (torch.export specializes it)."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = mlp()
+
+    def forward(self, x, times: int):
+        return (self.net(x) * times).sum()
+
+
+def repeat_with_int():
+    return Repeat(), (torch.randn(3, 4), 2)

@@ -126,12 +126,15 @@ def main(argv=None) -> int:
             raise ValueError("the factory returned no example arguments: give --input")
         if args.f64:
             example = torch.utils._pytree.tree_map(
-                lambda e: e.double() if e.is_floating_point() else e, example)
+                lambda e: e.double() if isinstance(e, torch.Tensor) and e.is_floating_point()
+                else e, example)
         module = import_module(model, example)
         if args.gradient:
-            n_inputs = len(torch.utils._pytree.tree_leaves(example))
-            n_params = len(list(model.parameters()))
-            wrt = ",".join(str(i) for i in range(n_inputs, n_inputs + n_params))
+            # @main takes the tensor inputs, then the parameters (a Python
+            # scalar input is specialized away by torch.export: no argument)
+            n_args = len(module.body.operations[0].type.inputs)
+            n_params = len(list(model.named_parameters()))
+            wrt = ",".join(str(i) for i in range(n_args - n_params, n_args))
             gradir.run_pipeline(module, f"builtin.module(rlx-gradient{{func=main wrt={wrt}}})")
         text = gradir.print_module(module)
     except (TorchImportError, ValueError, OSError, AttributeError, ImportError) as err:
