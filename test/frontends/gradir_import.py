@@ -51,4 +51,4 @@
 
 # NODIR: gradir-import: error: cannot write {{.*}}out.mlir: No such file or directory
 # NODIR-NOT: Traceback
-# HUGE: gradir-import: error: bad --input '99999999999x99999999999xf32': 9999999999800000000001 elements do not fit in memory
+# HUGE: gradir-import: error: --input '99999999999x99999999999xf32': 9999999999800000000001 elements do not fit in memory
