@@ -27,7 +27,7 @@ block's info string:
     are fragments (one op's form) and are only shown.
 ``<lang> requires=gpu``
     Runs only on a machine with an NVIDIA GPU (``nvidia-smi -L`` lists one);
-    elsewhere it is counted as unsupported, as lit's ``REQUIRES: gpu``.
+    elsewhere it is counted as unsupported, like a lit test that requires a GPU.
 ``text``, and blocks without a language, are output or diagrams: not run.
 """
 
