@@ -15,7 +15,7 @@ says how the page prints numbers.  The file records when (UTC), what
 (``git rev-parse HEAD`` and whether the tree had uncommitted changes), how
 (the command line), where (CPU model, vendor, family/model, vector ISA,
 AMX, cores, the load average when this module was imported and when the
-file was written) and with what (Python, numpy, torch, jax, MLIR
+file was written, the process's nice value) and with what (Python, numpy, torch, jax, MLIR
 bindings versions).  It needs only the standard library: the GPU half of
 bench/gpu.py runs where neither MLIR nor git may be."""
 
@@ -254,6 +254,10 @@ def machine() -> dict:
            "amx": any(f.startswith("amx") for f in flags),
            "cores": os.cpu_count(), "usable_cores": usable,
            "os": f"{platform.system()} {platform.release()}"}
+    try:
+        out["nice"] = os.getpriority(os.PRIO_PROCESS, 0)
+    except (AttributeError, OSError):
+        pass
     if LOAD_START is not None:
         out["load_start"] = [round(x, 2) for x in LOAD_START]
         out["load_end"] = [round(x, 2) for x in os.getloadavg()]

@@ -178,6 +178,9 @@ def section(stem: str, data: dict) -> list[str]:
     busy = max((m.get("load_start") or [0])[0], (m.get("load_end") or [0])[0])
     if m.get("cores") and busy > m["cores"]:
         load += " (above the core count: rows are noisier than on a quiet machine)"
+    if m.get("nice"):
+        load += (f"; the bench ran at nice {m['nice']}, gradir and its peers alike"
+                 + (", ahead of the other processes" if m["nice"] < 0 else ""))
     lines += [f"- Machine: {machine}",
               f"- Measured: {date_of(p)}, commit {commit_of(p)}",
               f"- Load average: {load}",
