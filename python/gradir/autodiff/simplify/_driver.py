@@ -140,6 +140,22 @@ def _neutral(m, n):
     return False
 
 
+def _zero_operand(m, n):
+    """``algebra.absorb_zero``: an operand at one of its positions may be a
+    zero splat (a residual network's ``h * 0.5`` holds a splat that is not
+    zero: reading its value from MLIR on every visit cost more than the
+    rest of the visit)."""
+    flags = _splat_flags(m, n)
+    ops = m.operands(n)
+    for i in algebra._ZERO_IF_ANY[n.name]:
+        if i >= len(ops) or not flags[i]:
+            continue
+        s = _splat_number(m, ops[i])
+        if s is _MAYBE or (s is not None and s == 0):
+            return True
+    return False
+
+
 def _op0_from(*names):
     def gate(m, n):
         ops = m.operands(n)
@@ -166,8 +182,17 @@ _WIDENING = frozenset({"rlx.broadcast_to", "rlx.full", "rlx.reshape", "rlx.expan
 
 def _implicit_broadcast(m, n):
     flags = _splat_flags(m, n)
+    users_of = m.users_of
     for i, v in enumerate(m.operands(n)):
-        if (flags[i] or m.producer_name(v) in _WIDENING) and m.value_shape(v):
+        if not m.value_shape(v):
+            continue
+        if m.producer_name(v) in _WIDENING:
+            return True
+        # A splat operand becomes a 0-d constant: two new ops, so the
+        # rewrite needs the splat's producer to die with the op (``removable``:
+        # ``n`` its only user).  A constant shared by every layer (a residual
+        # network's ``h * 0.5``) never does.
+        if flags[i] and len(users_of.get(v) or ()) == 1:
             return True
     return False
 
@@ -241,7 +266,7 @@ GATES = {
     algebra.double_negative: _op0_from("rlx.negative"),
     algebra.absorb_negative: _any_from("rlx.negative"),
     algebra.negative_out_of_reduction: _op0_from("rlx.negative"),
-    algebra.absorb_zero: _any_splat,
+    algebra.absorb_zero: _zero_operand,
     algebra.fold_constants: _fold_constants,
     algebra.implicit_broadcast: _implicit_broadcast,
     algebra.sum_of_matmul: _op0_from("rlx.matmul"),
@@ -286,6 +311,11 @@ class _Rewriter:
     @property
     def ip(self) -> ir.InsertionPoint:
         return ir.InsertionPoint(self.node.op)
+
+    def transpose_before(self, v):
+        """``_facts.existing_transpose``'s search, from the mirror's index
+        (``Mirror.transpose_before``)."""
+        return self.driver.m.transpose_before(v, self.node)
 
     def record_created(self, ops) -> None:
         self.created = list(ops)
@@ -455,6 +485,7 @@ def cse(m: Mirror, driver: _Driver) -> int:
     identical one before it.  Returns how many ops it erased."""
     seen = {}
     erased = 0
+    transposed: dict = {}     # values that lost a transpose (an ordered set)
     n = m.head
     operands = m.operands
     while n is not None:
@@ -471,11 +502,24 @@ def cse(m: Mirror, driver: _Driver) -> int:
                     old.replace_all_uses_with(new)
                     m.replace_value(old, new)
                 if n.name == "rlx.permute_dims":
-                    m.touch_transpose_user(m.operands(n)[0])
+                    transposed[m.operands(n)[0]] = None
                 m.erase(n)
                 erased += 1
         n = nxt
+    _touch_transposed(m, transposed)
     return erased
+
+
+def _touch_transposed(m: Mirror, values) -> None:
+    """``Mirror.touch_transpose_user`` once per value that lost transposes
+    during a sweep of cse or dce, after it: the marks are dirty bits, which
+    only the driver reads, and the users it reaches then include every
+    live one it would have reached at each erasure (neither sweep moves a
+    use away from a surviving op).  Once per erasure, a weight shared by n
+    layers (n transposes, merged by cse) would cost n walks of its n
+    users."""
+    for v in values:
+        m.touch_transpose_user(v)
 
 
 _PURE: dict = {}      # op name -> is_pure_name(name)
@@ -486,6 +530,7 @@ def dce(m: Mirror) -> int:
     erased = 0
     uses = m.uses
     pure = _PURE
+    transposed: dict = {}
     n = m.tail
     while n is not None:
         prev = n.prev           # (erasing ``n`` leaves ``prev`` in place)
@@ -499,10 +544,11 @@ def dce(m: Mirror) -> int:
                     break
             else:
                 if name == "rlx.permute_dims":
-                    m.touch_transpose_user(m.operands(n)[0])
+                    transposed[m.operands(n)[0]] = None
                 m.erase(n)
                 erased += 1
         n = prev
+    _touch_transposed(m, transposed)
     return erased
 
 

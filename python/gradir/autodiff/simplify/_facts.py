@@ -34,6 +34,10 @@ PINS = ("grad.save", "grad.recompute")
 
 RESHAPES = frozenset({"rlx.reshape", "rlx.expand_dims", "rlx.squeeze", "rlx.flatten"})
 
+# ``existing_transpose``'s index (the simplifier's driver) cannot say which
+# of several transposes the use list meets first.
+SCAN = object()
+
 
 # --- reading the IR ----------------------------------------------------------
 
@@ -61,13 +65,23 @@ def attrs(op) -> dict:
     return rlx.attributes_of(op)
 
 
-def users(v: ir.Value) -> list[ir.Operation]:
-    return [u.owner.operation if hasattr(u.owner, "operation") else u.owner for u in v.uses]
+def iter_users(v: ir.Value):
+    """The ops using ``v``, one per use, in use-list order, read lazily:
+    a test that stops at the first user it rejects then costs what it
+    reads, not the whole use list (a function's input or a shared
+    constant has one use per layer)."""
+    for u in v.uses:
+        owner = u.owner
+        yield owner.operation if hasattr(owner, "operation") else owner
 
 
 def only_used_by(v: ir.Value, op: ir.Operation) -> bool:
-    us = users(v)
-    return bool(us) and all(u == op for u in us)
+    used = False
+    for u in iter_users(v):
+        if u != op:
+            return False
+        used = True
+    return used
 
 
 def broadcasts(src: Sequence[int], dst: Sequence[int]) -> bool:
@@ -118,14 +132,21 @@ def same_phase(a: ir.Operation, b: ir.Operation) -> bool:
     return (RECOMPUTED in a.attributes) == (RECOMPUTED in b.attributes)
 
 
-def existing_transpose(v: ir.Value, root: ir.Operation):
+def existing_transpose(v: ir.Value, root: ir.Operation, rewriter=None):
     """``transpose(v)`` without building one: the source when ``v`` is
     itself a transpose, else a transpose of ``v`` already computed before
-    ``root`` in its block; None when there is none."""
+    ``root`` in its block; None when there is none.  The simplifier's own
+    driver answers the search from its index of transposes
+    (``rewriter.transpose_before``) unless several qualify."""
     src = producer(v, "rlx.permute_dims")
     if is_transpose(src) and same_phase(src, root):
         return src.operands[0]
-    for user in users(v):
+    index = getattr(rewriter, "transpose_before", None)
+    if index is not None:
+        found = index(v)
+        if found is not SCAN:
+            return found
+    for user in iter_users(v):
         if (is_transpose(user) and user.operands[0] == v and user != root
                 and user.block == root.block and user.is_before_in_block(root)
                 and same_phase(user, root)):
@@ -217,7 +238,7 @@ def removable(root: ir.Operation, keep: Sequence[ir.Value] = ()) -> int:
                 p = producer(v)
                 if p is None or p in dying or p in kept or not _counted(p):
                     continue
-                if all(all(u in dying for u in users(r)) for r in p.results):
+                if all(all(u in dying for u in iter_users(r)) for r in p.results):
                     dying.append(p)
                     nxt.append(p)
         frontier = nxt

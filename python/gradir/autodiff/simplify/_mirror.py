@@ -18,6 +18,7 @@ from __future__ import annotations
 from mlir import ir
 
 from ..._compat import op_key
+from ._facts import SCAN, is_transpose
 
 # Ops a straight-line gradient may hold.  The mirror refuses anything else
 # (the caller falls back to MLIR's greedy driver).
@@ -39,7 +40,7 @@ class Unsupported(Exception):
 class Node:
     __slots__ = ("op", "name", "prev", "next", "alive", "dirty", "_operands", "results",
                  "types", "static_key", "pyattrs", "recomputed", "const", "stamp", "queued",
-                 "passed", "splat_visit", "splat_flags", "candidates", "splat")
+                 "passed", "splat_visit", "splat_flags", "candidates", "splat", "transpose")
 
     def __init__(self, op: ir.Operation, name: str):
         self.op = op
@@ -61,6 +62,7 @@ class Node:
         self.splat_flags = None
         self.candidates = None  # the driver's patterns for it (static gates applied)
         self.splat = _UNREAD    # an arith.constant's ``_facts.splat_value``, once read
+        self.transpose = None   # a permute_dims's ``_facts.is_transpose``, once read
 
     def __repr__(self):     # pragma: no cover - debugging aid
         return f"<Node {self.name}>"
@@ -93,6 +95,10 @@ class Mirror:
         self.max_operands = 1        # of the ops other than the terminator
         self.terminator_uses: dict = {}
         self.pyattrs: dict = {}      # a static key's attributes -> them as Python values
+        self.permutes_of: dict = {}  # ir.Value -> {permute_dims Node of it: None}
+        # ir.Value -> {recomputed: [its earliest transpose in that phase, how many]}
+        # (``transpose_before``; built on the first question, then kept in step)
+        self.transposes: dict = {}
         make = self._make
         prev = None
         size = 0
@@ -155,6 +161,8 @@ class Mirror:
         node.static_key = (name, named, tuple(types))
         node.stamp = self.stamp
         self.stamp += 1
+        if name == "rlx.permute_dims" and operands:
+            self._add_permute(node, operands[0])
         return node
 
     def _index(self, node: Node, op: ir.Operation, results: list, types: list,
@@ -196,6 +204,8 @@ class Mirror:
         node.static_key = (name, named, tuple(types))
         node.stamp = self.stamp
         self.stamp += 1
+        if name == "rlx.permute_dims" and operands:
+            self._add_permute(node, operands[0])
         return node
 
     def operands(self, node: Node) -> list:
@@ -244,6 +254,57 @@ class Mirror:
             n = n.next
         return out
 
+    # -- transposes of a value ------------------------------------------------------
+    def transpose_before(self, v: ir.Value, root: Node):
+        """``_facts.existing_transpose``'s search of ``v``'s users, from the
+        index: None when no transpose of ``v`` in ``root``'s phase precedes
+        ``root``, that transpose's result when it is the only one of ``v``
+        in the phase, else ``SCAN`` (the use list decides which).  A weight
+        shared by n layers has n users: scanning them for every
+        ``transpose(matmul(h, w))`` cost O(n) each."""
+        entry = self.transposes.get(v)
+        if entry is None:
+            entry = self.transposes[v] = {False: [None, 0], True: [None, 0]}
+            for node in self.permutes_of.get(v, ()):
+                self._count_transpose(entry, node)
+        first, count = entry[root.recomputed]
+        if first is None or not first.op.is_before_in_block(root.op):
+            return None
+        return first.results[0] if count == 1 else SCAN
+
+    def _count_transpose(self, entry: dict, node: Node) -> None:
+        if node.transpose is None:
+            node.transpose = is_transpose(node.op)
+        if not node.transpose:
+            return
+        slot = entry[node.recomputed]
+        if slot[0] is None or node.op.is_before_in_block(slot[0].op):
+            slot[0] = node
+        slot[1] += 1
+
+    def _add_permute(self, node: Node, v: ir.Value) -> None:
+        by = self.permutes_of.get(v)
+        if by is None:
+            self.permutes_of[v] = {node: None}
+        else:
+            by[node] = None
+        entry = self.transposes.get(v)
+        if entry is not None:
+            self._count_transpose(entry, node)
+
+    def _drop_permute(self, node: Node, v: ir.Value) -> None:
+        by = self.permutes_of.get(v)
+        if by is not None:
+            by.pop(node, None)
+        entry = self.transposes.get(v)
+        if entry is None or not node.transpose:
+            return
+        slot = entry[node.recomputed]
+        if slot[0] is node:
+            del self.transposes[v]      # (the next question finds the new earliest)
+        else:
+            slot[1] -= 1
+
     # -- changing ----------------------------------------------------------------
     def _link(self, node: Node, before: Node | None) -> None:
         if before is None:
@@ -290,6 +351,11 @@ class Mirror:
         self.uses[old] = 0
         self.uses[new] = self.uses.get(new, 0) + n
         moved = self.users_of.pop(old, None) or {}
+        self.transposes.pop(old, None)
+        permutes = self.permutes_of.pop(old, None)
+        if permutes:
+            for node in permutes:
+                self._add_permute(node, new)
         if moved:
             by = self.users_of.get(new)
             if by is None:
@@ -308,10 +374,14 @@ class Mirror:
     def erase(self, node: Node) -> None:
         """Erases ``node``'s op (its results must be unused)."""
         operands = self.operands(node)
+        if node.name == "rlx.permute_dims":
+            self._drop_permute(node, operands[0])
         for r in node.results:
             self.of_value.pop(r, None)
             self.uses.pop(r, None)
             self.users_of.pop(r, None)
+            self.permutes_of.pop(r, None)
+            self.transposes.pop(r, None)
         self.of_op.pop(op_key(node.op), None)
         node.op.erase()
         node.alive = False
@@ -355,6 +425,8 @@ class Mirror:
         self.users_of = {}
         self.terminator_uses = {}
         self.pyattrs = {}
+        self.permutes_of = {}
+        self.transposes = {}
 
     # -- what the patterns read ---------------------------------------------------
     def touch_op(self, node: Node) -> None:

@@ -69,7 +69,7 @@ def swap_matmul_transpose(op, rewriter):
     a, b = mm.operands
     if len(shape_of(a)) < 2 or len(shape_of(b)) < 2:
         return True   # the seed skips 1-D operands: they have no transpose
-    ta, tb = existing_transpose(a, op), existing_transpose(b, op)
+    ta, tb = existing_transpose(a, op, rewriter), existing_transpose(b, op, rewriter)
     keep = [a if ta is None else ta, b if tb is None else tb]
     new_ops = 1 + (ta is None) + (tb is None)
     if new_ops > removable(op, keep=keep):
