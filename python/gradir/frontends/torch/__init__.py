@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from .errors import TorchImportError, UnsupportedOpError
 
-__all__ = ["import_module", "supported_ops", "TorchImportError", "UnsupportedOpError"]
+__all__ = ["import_module", "compile", "supported_ops", "TorchImportError", "UnsupportedOpError"]
 
 
 def import_module(model, example_args, example_kwargs=None, *, func_name: str = "main",
@@ -40,6 +40,17 @@ def import_module(model, example_args, example_kwargs=None, *, func_name: str = 
     gradir's dialects (default: a new one).  Raises ``UnsupportedOpError``."""
     from .importer import import_module as _import
     return _import(model, example_args, example_kwargs, func_name=func_name, context=context)
+
+
+def compile(model, example_args, **options):  # noqa: A001 (gradir.compile's name)
+    """Returns an ``nn.Module`` sharing ``model``'s ``Parameter`` objects whose
+    forward runs gradir's compiled ``@main_fwd`` and whose ``backward()``
+    runs ``@main_bwd`` (``rlx-gradient{split=true}``), filling ``.grad``.  One
+    compiled variant per input shapes/dtypes and training mode.  Options:
+    ``remat``/``budget`` go to ``rlx-gradient``, the others to
+    ``gradir.compile`` (``threads``, ``opt_level``, ``cache``, ...)."""
+    from .training import compile as _compile
+    return _compile(model, example_args, **options)
 
 
 def supported_ops() -> list[str]:

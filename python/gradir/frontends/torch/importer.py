@@ -35,7 +35,7 @@ from .errors import TorchImportError, UnsupportedOpError
 from .ops import OPS
 from .ops._helpers import Unavailable
 
-__all__ = ["import_module", "Emitter", "Unavailable", "IR_DTYPES"]
+__all__ = ["import_module", "import_program", "Emitter", "Unavailable", "IR_DTYPES"]
 
 # torch dtype name -> MLIR element type spelling
 IR_DTYPES = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
@@ -46,7 +46,8 @@ _GRADIR_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)\n(?P<code>[^\n]*)')
 
 
-def import_module(model, example_args, example_kwargs=None, *, func_name="main", context=None):
+def import_module(model, example_args, example_kwargs=None, *, func_name="main", context=None,
+                  _exported=None):
     import torch
 
     if isinstance(example_args, torch.Tensor):
@@ -63,7 +64,23 @@ def import_module(model, example_args, example_kwargs=None, *, func_name="main",
             raise TorchImportError(f"torch.export failed: {err}") from err
         _detach_no_grad_regions(torch, exported.graph_module)
         exported = exported.run_decompositions({})
+    if _exported is not None:
+        _exported(exported)
     return _Importer(torch, model, exported, context or make_context()).run(func_name)
+
+
+def import_program(model, example_args, example_kwargs=None, *, func_name="main", context=None):
+    """``import_module``, also returning the ``torch.export.ExportedProgram``
+    (its ``call_spec.out_spec`` rebuilds the model's output structure)."""
+    seen = {}
+
+    def keep(ep):
+        seen["ep"] = ep
+        return ep
+
+    module = import_module(model, example_args, example_kwargs, func_name=func_name,
+                           context=context, _exported=keep)
+    return module, seen["ep"]
 
 
 def _detach_no_grad_regions(torch, gm) -> None:
