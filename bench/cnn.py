@@ -15,9 +15,9 @@ every parameter and ``gradir.compile`` (checked against torch.autograd);
 torch runs the model and ``torch.autograd.grad``.  Both time the loss and
 every parameter gradient (median); "first call" is gradir's import_module,
 rlx-gradient, compile (the compile cache off) and first run.  The ratio is
-torch time / gradir time (>1: gradir faster).  ``--ops``: also each rlx op of the gradient program
-compiled alone (the slowest 15, with the sum per op kind), to see where
-gradir's time goes.  Prints the CPU, its vector ISA and the load average.
+torch time / gradir time (>1: gradir faster).  ``--ops``: also each rlx op
+of the gradient program compiled alone (the slowest 15, with the sum per op
+kind), to see where gradir's time goes.  Prints the CPU, its vector ISA and the load average.
 ``--json PATH``: the tables also go to PATH with their provenance
 (bench/_results.py).
 """
