@@ -27,7 +27,10 @@ op and the model's source line.  PyTorch is imported only when
 
 from __future__ import annotations
 
+from ._register import install as _install_backend
 from .errors import TorchImportError, UnsupportedOpError
+
+_install_backend()        # torch.compile(model, backend="gradir"), without importing torch
 
 __all__ = ["import_module", "compile", "supported_ops", "TorchImportError", "UnsupportedOpError"]
 

@@ -59,9 +59,18 @@ class _Variant:
                                     for a in sig.inputs[n_saved:]]
 
 
-def _build(module_like, args, wrt, training, options) -> _Variant:
+def _build(module_like, args, wrt, options) -> _Variant:
     """Imports ``module_like`` on ``args`` and compiles it (see the module
-    docstring).  ``wrt``: positions in args + parameters to differentiate."""
+    docstring).  ``wrt``: positions in args + parameters to differentiate.
+    An exception raised here carries ``_gradir_build = True``."""
+    try:
+        return _build_variant(module_like, args, wrt, options)
+    except Exception as err:
+        err._gradir_build = True
+        raise
+
+
+def _build_variant(module_like, args, wrt, options) -> _Variant:
     import gradir
     from .importer import import_program
 
@@ -165,8 +174,7 @@ class Program:
             tensors = list(inputs) + list(params)
             wrt = [i for i, t in enumerate(tensors)
                    if grad and t.requires_grad and _is_float(t)]
-            v = self.variants[key] = _build(self.module, list(inputs), wrt,
-                                           self.module.training, self.options)
+            v = self.variants[key] = _build(self.module, list(inputs), wrt, self.options)
         return v
 
     def flat_call(self, inputs):
