@@ -63,6 +63,72 @@ func.func @broadcast_into_sum(%v: tensor<6xf32>, %init: tensor<4xf32>) -> tensor
 
 // -----
 
+// A broadcast along the reduced dimension, which no other operand of the sum
+// has (collapse_sum_to(broadcast_to(x))): folding it would leave the
+// reduction loop without an extent (non-invertible indexing maps), so the
+// broadcast stays.
+
+// CHECK-LABEL: func.func @broadcast_along_reduced(
+// CHECK-SAME: %[[V:.*]]: tensor<3xf32>, %[[INIT:.*]]: tensor<3xf32>)
+// CHECK:      %[[B:.*]] = linalg.generic {{.*}} ins(%[[V]] : tensor<3xf32>) outs(%{{.*}} : tensor<4x3xf32>)
+// CHECK:      %[[S:.*]] = linalg.generic {{.*}} ins(%[[B]] : tensor<4x3xf32>) outs(%[[INIT]] : tensor<3xf32>)
+// CHECK:      return %[[S]]
+func.func @broadcast_along_reduced(%v: tensor<3xf32>, %init: tensor<3xf32>) -> tensor<3xf32> {
+  %e = tensor.empty() : tensor<4x3xf32>
+  %b = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%v : tensor<3xf32>) outs(%e : tensor<4x3xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<4x3xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>],
+                       iterator_types = ["reduction", "parallel"]}
+      ins(%b : tensor<4x3xf32>) outs(%init : tensor<3xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %acc, %x : f32
+    linalg.yield %r : f32
+  } -> tensor<3xf32>
+  return %s : tensor<3xf32>
+}
+
+// -----
+
+// Two broadcasts along the reduced dimension d1: the first folds (the second
+// still reads d1), the second then has to stay.
+
+// CHECK-DAG: #[[$B0:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[$ID:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @two_broadcasts_along_reduced(
+// CHECK-SAME: %[[X:.*]]: tensor<2x5xf32>, %[[Y:.*]]: tensor<2x5xf32>, %[[INIT:.*]]: tensor<2x5xf32>)
+// CHECK:      %[[B:.*]] = linalg.generic {{.*}} ins(%[[Y]] : tensor<2x5xf32>) outs(%{{.*}} : tensor<2x4x5xf32>)
+// CHECK:      %[[S:.*]] = linalg.generic {indexing_maps = [#[[$B0]], #[[$ID]], #[[$B0]]], {{.*}}} ins(%[[X]], %[[B]] : tensor<2x5xf32>, tensor<2x4x5xf32>) outs(%[[INIT]] : tensor<2x5xf32>)
+// CHECK:      return %[[S]]
+#bcast = affine_map<(d0, d1, d2) -> (d0, d2)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @two_broadcasts_along_reduced(%x: tensor<2x5xf32>, %y: tensor<2x5xf32>, %init: tensor<2x5xf32>) -> tensor<2x5xf32> {
+  %e = tensor.empty() : tensor<2x4x5xf32>
+  %bx = linalg.generic {indexing_maps = [#bcast, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : tensor<2x5xf32>) outs(%e : tensor<2x4x5xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<2x4x5xf32>
+  %by = linalg.generic {indexing_maps = [#bcast, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%y : tensor<2x5xf32>) outs(%e : tensor<2x4x5xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<2x4x5xf32>
+  %s = linalg.generic {indexing_maps = [#id3, #id3, #bcast], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%bx, %by : tensor<2x4x5xf32>, tensor<2x4x5xf32>) outs(%init : tensor<2x5xf32>) {
+  ^bb0(%a: f32, %c: f32, %acc: f32):
+    %p = arith.mulf %a, %c : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x5xf32>
+  return %s : tensor<2x5xf32>
+}
+
+// -----
+
 // Not a pure copy (the body computes): nothing to fold.
 
 // CHECK-LABEL: func.func @not_a_copy(

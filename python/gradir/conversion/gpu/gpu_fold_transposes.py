@@ -55,6 +55,17 @@ def copy_source(v: ir.Value):
     return ins[0], in_map
 
 
+def _loops_determined(maps: list[ir.AffineMap]) -> bool:
+    """Whether every loop dimension is still some operand's dimension (what
+    linalg.generic's verifier needs: the concatenated maps invertible).
+    Folding a broadcast along a dimension no other operand has, e.g. the
+    reduced one of ``sum(broadcast(x))``, would leave that loop's extent
+    unknown."""
+    seen = {ir.AffineDimExpr(e).position for m in maps for e in m.results
+            if isinstance(e, ir.AffineDimExpr)}
+    return all(d in seen for d in range(maps[0].n_dims))
+
+
 @dataclass(frozen=True)
 class GpuFoldTransposes(ModulePass):
     """Reads transposed or broadcast tensors through the consumer's indexing map.
@@ -65,7 +76,10 @@ class GpuFoldTransposes(ModulePass):
     input, with the consumer's indexing map composed with the copy's: the
     copy's kernel and its buffer go (canonicalize removes dead copies), and
     the GEMM kernels of gpu-linalg-to-kernels read transposed operands in
-    place (coalesced either way).  On tensors, after generalization.
+    place (coalesced either way).  On tensors, after generalization.  A
+    broadcast along a loop dimension that no other operand of the consumer
+    has (the reduced dimension of a sum of a broadcast) stays: folding it
+    would leave that loop without an extent.
 
         %t = linalg.generic {maps = [(i, j) -> (j, i), (i, j) -> (i, j)]} ins(%w) outs(%e)
         %m = linalg.generic {maps = [(m, n, k) -> (m, k), (m, n, k) -> (k, n), ...]} ins(%a, %t)
@@ -94,7 +108,11 @@ class GpuFoldTransposes(ModulePass):
             x, in_map = src
             consumer = maps[k]
             results = [consumer.results[e.position] for e in in_map.results]
-            maps[k] = ir.AffineMap.get(consumer.n_dims, consumer.n_symbols, results)
+            candidate = maps[:k] + [ir.AffineMap.get(consumer.n_dims, consumer.n_symbols,
+                                                     results)] + maps[k + 1:]
+            if not _loops_determined(candidate):
+                continue
+            maps = candidate
             op.operands[k] = x
             folded = True
         if folded:
