@@ -171,6 +171,66 @@ func.func @fill_from_device(%s: memref<f32>, %out: memref<8xf32>) {
 
 // -----
 
+// A host scalar read from device memory and used inside the body (a fused
+// rlx.full): its load and the ops on it are cloned into the kernel before
+// the body op that uses them, not after.
+// CHECK-LABEL: func.func @scale_by_device_scalar(
+// CHECK-SAME: %[[S:.*]]: memref<f32>, %[[X:.*]]: memref<8xf32>, %[[OUT:.*]]: memref<8xf32>)
+// CHECK-NOT:  memref.load
+// CHECK:      gpu.launch
+// CHECK-NEXT:   %[[A:.*]] = memref.load %[[X]]
+// CHECK-NEXT:   %[[E:.*]] = math.exp %[[A]]
+// CHECK-NEXT:   %[[V:.*]] = memref.load %[[S]][]
+// CHECK-NEXT:   %[[N:.*]] = arith.negf %[[V]]
+// CHECK-NEXT:   %[[M:.*]] = arith.mulf %[[N]], %[[E]]
+// CHECK-NEXT:   memref.store %[[M]], %[[OUT]]
+func.func @scale_by_device_scalar(%s: memref<f32>, %x: memref<8xf32>, %out: memref<8xf32>) {
+  %v = memref.load %s[] : memref<f32>
+  %n = arith.negf %v : f32
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%x : memref<8xf32>) outs(%out : memref<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %e = math.exp %a : f32
+    %m = arith.mulf %n, %e : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+// The same scalar used in a region nested in the body: the clones go
+// before the body op holding that region.
+// CHECK-LABEL: func.func @device_scalar_in_region(
+// CHECK-SAME: %[[S:.*]]: memref<f32>, %[[X:.*]]: memref<8xf32>, %[[OUT:.*]]: memref<8xf32>)
+// CHECK-NOT:  memref.load
+// CHECK:      gpu.launch
+// CHECK-NEXT:   %[[A:.*]] = memref.load %[[X]]
+// CHECK-NEXT:   %[[P:.*]] = arith.cmpf ogt, %[[A]]
+// CHECK-NEXT:   %[[V:.*]] = memref.load %[[S]][]
+// CHECK-NEXT:   %[[R:.*]] = scf.if %[[P]]
+// CHECK-NEXT:     %[[M:.*]] = arith.mulf %[[V]], %[[A]]
+// CHECK-NEXT:     scf.yield %[[M]]
+func.func @device_scalar_in_region(%s: memref<f32>, %x: memref<8xf32>, %out: memref<8xf32>) {
+  %v = memref.load %s[] : memref<f32>
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%x : memref<8xf32>) outs(%out : memref<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %p = arith.cmpf ogt, %a, %zero : f32
+    %r = scf.if %p -> f32 {
+      %m = arith.mulf %v, %a : f32
+      scf.yield %m : f32
+    } else {
+      scf.yield %a : f32
+    }
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
 // Few outputs and a long K: the K loop is split over blocks (grid z); the
 // zero-initialised C is cleared by a kernel first and the partial sums are
 // added atomically.

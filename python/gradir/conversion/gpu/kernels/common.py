@@ -276,10 +276,14 @@ class Cloner:
     """Clones a generic's body ops at the current insertion point with a
     value mapping; values computed on the host from device buffers
     (``memref.load`` and scalar ops on its result) are cloned into the
-    kernel too, so the host never reads device memory."""
+    kernel too, so the host never reads device memory.  Such a clone goes
+    before the cloned body op that first uses it (a body op is cloned
+    first and its operands remapped after, so cloning at the insertion
+    point would put the scalar after its use)."""
 
     def __init__(self, mapping=None):
         self.mapping = {}
+        self._before = None   # the op sunk scalars go before (None: insertion point)
         for k, v in (mapping or {}).items():
             self.mapping[k] = self.value(v)
 
@@ -294,10 +298,11 @@ class Cloner:
         if not isinstance(owner, (ir.Operation, ir.OpView)):
             return None
         op = as_op(owner)
-        if not reads_device_scalar(op):
+        if not reads_device_scalar(op) or _in_kernel(op):
             return None
         operands = [self.value(o) for o in op.operands]   # their clones come first
-        new = op.clone(ip=ir.InsertionPoint.current)
+        ip = ir.InsertionPoint.current if self._before is None else ir.InsertionPoint(self._before)
+        new = op.clone(ip=ip)
         for i, o in enumerate(operands):
             new.operands[i] = o
         for old_r, new_r in zip(op.results, new.results):
@@ -305,14 +310,20 @@ class Cloner:
         return self.mapping[v]
 
     def _remap(self, op: ir.Operation) -> None:
-        for i, operand in enumerate(list(op.operands)):
-            mapped = self.value(operand)
-            if mapped != operand:
-                op.operands[i] = mapped
-        for region in op.regions:
-            for block in region.blocks:
-                for inner in block.operations:
-                    self._remap(as_op(inner))
+        """Remaps the operands of the cloned ``op`` (and of the ops nested in
+        it); scalars sunk from the host go before ``op``."""
+        outer, self._before = self._before, (self._before or op)
+        try:
+            for i, operand in enumerate(list(op.operands)):
+                mapped = self.value(operand)
+                if mapped != operand:
+                    op.operands[i] = mapped
+            for region in op.regions:
+                for block in region.blocks:
+                    for inner in block.operations:
+                        self._remap(as_op(inner))
+        finally:
+            self._before = outer
 
     def clone_ops(self, block: ir.Block, index_values=None) -> list[ir.Value]:
         """Clones ``block``'s ops but its terminator; returns the mapped
@@ -334,6 +345,19 @@ class Cloner:
         """``gen``'s body cloned with its block arguments bound to ``values``
         (None: unused); returns the yielded values."""
         return cls(dict(zip(gen.body_args, fill_unused(gen, values)))).clone_ops(gen.block, dims)
+
+
+def _in_kernel(op: ir.Operation) -> bool:
+    """Whether ``op`` is nested in a ``gpu.launch`` (not a host op)."""
+    parent = op.parent
+    while parent is not None:
+        parent = as_op(parent)
+        if parent.name == "gpu.launch":
+            return True
+        if parent.name in ("func.func", "builtin.module"):
+            return False
+        parent = parent.parent
+    return False
 
 
 def reads_device_scalar(op: ir.Operation) -> bool:
