@@ -25,26 +25,29 @@ TOL = 1e-10
 
 
 class Net(nn.Module):
-    def __init__(self, scan=False):
+    def __init__(self, scan=False, split=False):
         super().__init__()
         torch.manual_seed(0)
         self.fc1 = nn.Linear(8, 16)
         self.fc2 = nn.Linear(16, 3)
         self.scan = scan
+        self.split = split
 
     def forward(self, x):
         h = torch.tanh(self.fc1(x))
         if self.scan:
             h = torch.cumprod(h, 1)
+        if self.split:
+            torch._dynamo.graph_break()   # two graphs: h flows from one into the other
         return self.fc2(h)
 
 
-def train_side_by_side(model, batches):
+def train_side_by_side(model, batches, **compile_args):
     """3 steps of SGD (momentum), compiled and eager; returns the warnings
     and the grad_fn names of the compiled outputs."""
     torch._dynamo.reset()
     ref = copy.deepcopy(model)
-    compiled = torch.compile(model, backend="gradir")
+    compiled = torch.compile(model, backend="gradir", **compile_args)
     opts = [torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9) for m in (model, ref)]
     grad_fns = []
     with warnings.catch_warnings(record=True) as caught:
@@ -86,6 +89,19 @@ def test_new_batch_size():
     print("dynamic ok")
 # CHECK-LABEL: TEST: test_new_batch_size
 # CHECK: dynamic ok
+
+
+@run
+def test_graph_break_and_options():
+    # the second graph's input h requires grad: its gradient flows back into
+    # the first graph's @main_bwd
+    warned, grad_fns = train_side_by_side(Net(split=True), batches([4, 4, 4]),
+                                          options={"threads": 1, "opt_level": 2})
+    assert not warned
+    assert all(name.startswith("GradirFunction") for name in grad_fns), grad_fns
+    print("graph break ok")
+# CHECK-LABEL: TEST: test_graph_break_and_options
+# CHECK: graph break ok
 
 
 @run

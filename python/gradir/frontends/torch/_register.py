@@ -23,10 +23,10 @@ NAME = "gradir"
 _REGISTRY = "torch._dynamo.backends.registry"
 
 
-def gradir(gm, example_inputs, **options):
+def gradir(gm, example_inputs, options=None, mode=None):
     """TorchDynamo backend ``"gradir"``: see ``gradir.frontends.torch.backend``."""
     from .backend import gradir_backend
-    return gradir_backend(gm, example_inputs, **options)
+    return gradir_backend(gm, example_inputs, options=options, mode=mode)
 
 
 def _register(registry) -> None:

@@ -121,13 +121,14 @@ class _Backend:
             return self.gm(*args)
 
 
-def gradir_backend(gm, example_inputs, **options):
+def gradir_backend(gm, example_inputs, options=None, mode=None):
     """A TorchDynamo backend: returns the callable that runs ``gm`` with
     gradir, one compiled variant per set of input shapes (the example
-    inputs' now, unless Dynamo made a size dynamic).  ``options``
-    (``torch.compile(..., options={...})``) go to ``gradir.compile`` and
-    ``rlx-gradient`` as for ``gradir.frontends.torch.compile``."""
-    backend = _Backend(gm, options)
+    inputs' now, unless Dynamo made a size dynamic).
+    ``torch.compile(..., options={...})`` go to ``gradir.compile`` and
+    ``rlx-gradient`` as for ``gradir.frontends.torch.compile``; ``mode``
+    (an Inductor setting) is ignored."""
+    backend = _Backend(gm, dict(options or {}))
     if not any(isinstance(a, torch.SymInt) for a in example_inputs):
         backend.prepare(list(example_inputs))
     return backend

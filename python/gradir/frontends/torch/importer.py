@@ -46,8 +46,14 @@ _GRADIR_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)\n(?P<code>[^\n]*)')
 
 
-def import_module(model, example_args, example_kwargs=None, *, func_name="main", context=None,
-                  _exported=None):
+def import_module(model, example_args, example_kwargs=None, *, func_name="main", context=None):
+    return import_program(model, example_args, example_kwargs, func_name=func_name,
+                          context=context)[0]
+
+
+def import_program(model, example_args, example_kwargs=None, *, func_name="main", context=None):
+    """``import_module``, also returning the ``torch.export.ExportedProgram``
+    (its ``call_spec.out_spec`` rebuilds the model's output structure)."""
     import torch
 
     if isinstance(example_args, torch.Tensor):
@@ -64,23 +70,8 @@ def import_module(model, example_args, example_kwargs=None, *, func_name="main",
             raise TorchImportError(f"torch.export failed: {err}") from err
         _detach_no_grad_regions(torch, exported.graph_module)
         exported = exported.run_decompositions({})
-    if _exported is not None:
-        _exported(exported)
-    return _Importer(torch, model, exported, context or make_context()).run(func_name)
-
-
-def import_program(model, example_args, example_kwargs=None, *, func_name="main", context=None):
-    """``import_module``, also returning the ``torch.export.ExportedProgram``
-    (its ``call_spec.out_spec`` rebuilds the model's output structure)."""
-    seen = {}
-
-    def keep(ep):
-        seen["ep"] = ep
-        return ep
-
-    module = import_module(model, example_args, example_kwargs, func_name=func_name,
-                           context=context, _exported=keep)
-    return module, seen["ep"]
+    module = _Importer(torch, model, exported, context or make_context()).run(func_name)
+    return module, exported
 
 
 def _detach_no_grad_regions(torch, gm) -> None:
