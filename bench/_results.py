@@ -160,9 +160,15 @@ def _command(command) -> str:
     return " ".join(shlex.quote(a) for a in [exe] + rest)
 
 
+# Results and what is rendered from them: a change there is no change to
+# what was measured (one bench after another rewrites bench/results/).
+NOT_CODE = ("bench/results/", "docs/performance.md", "README.md")
+
+
 def git_state() -> dict:
-    """``commit`` (HEAD) and ``dirty`` (tracked files differ from it), or
-    None for both where there is no git checkout."""
+    """``commit`` (HEAD) and ``dirty`` (tracked files other than the
+    results and the pages rendered from them differ from it), or None for
+    both where there is no git checkout."""
     try:
         head = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True,
                               text=True, timeout=30)
@@ -171,7 +177,8 @@ def git_state() -> dict:
         status = subprocess.run(["git", "-C", ROOT, "status", "--porcelain",
                                  "--untracked-files=no"], capture_output=True, text=True,
                                 timeout=30)
-        changed = [ln[3:] for ln in status.stdout.splitlines() if ln.strip()]
+        changed = [ln[3:] for ln in status.stdout.splitlines()
+                   if ln.strip() and not ln[3:].startswith(NOT_CODE)]
     except (OSError, subprocess.SubprocessError):
         return {"commit": None, "dirty": None}
     state = {"commit": head.stdout.strip(), "dirty": bool(changed)}
