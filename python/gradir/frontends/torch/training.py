@@ -16,7 +16,7 @@ clipping and DistributedDataParallel's hooks work unchanged).  Under
 only and saves nothing.
 
 ``Program`` is the same machinery for any module whose inputs are all
-tensors; the ``torch.compile`` backend (``dynamo.py``) builds one per graph.
+tensors; the ``torch.compile`` backend (``backend.py``) builds one per graph.
 """
 
 from __future__ import annotations
@@ -185,6 +185,10 @@ class Program:
                                 f"got {type(t).__name__}")
         params = self.params()
         tensors = list(inputs) + params
+        for t in tensors:
+            if t.device.type != "cpu" or t.dtype == torch.bfloat16:
+                raise TypeError(f"gradir: the compiled module runs on CPU tensors of "
+                                f"numpy's dtypes, got a {t.dtype} tensor on {t.device}")
         grad = torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
         v = self.variant(inputs, params, grad)
         if v.wrt:
