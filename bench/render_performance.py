@@ -199,8 +199,8 @@ def no_gpu_section() -> list[str]:
             "machine with MLIR (this repository's `build/venv`), compile and export the "
             "workloads,", "",
             "    build/venv/bin/python bench/gpu.py --build build/gpu-bench", "",
-            "then copy `bench/` and `build/gpu-bench` to the GPU machine (python3 with numpy "
-            "and torch; no MLIR needed there) and run", "",
+            "then, on the GPU machine, in a copy of this repository with `build/gpu-bench` "
+            "beside it (python3 with numpy and torch; MLIR is not needed there), run", "",
             "    python3 bench/gpu.py --run build/gpu-bench --json gpu.json", "",
             "and bring `gpu.json` back as `bench/results/gpu.json`; then re-render this page.",
             ""]
