@@ -35,7 +35,7 @@ Timings: median of --repeat calls after warm-up, each call synchronised
 (gradir's calls return after a stream synchronise).  Ratios are
 gradir time / PyTorch time (< 1: gradir is faster).
 
-Device tool recipe (from a session with a GPU; build/ is git-ignored):
+With a GPU machine reached through the device tool (build/ is git-ignored):
     build/venv/bin/python bench/gpu.py --build build/gpu-bench    # here, ~1 min, ~15 MiB
     run(command="python3 bench/gpu.py --run build/gpu-bench --out $OUT/gpu-raw.json "
                 "--json $OUT/gpu.json", carry=["build/gpu-bench"], timeout_s=600)
