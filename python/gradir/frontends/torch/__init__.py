@@ -23,6 +23,12 @@ mapped op used in a way rlx cannot express (dropout in training mode, integer
 arithmetic on run-time tensors, ...), raises ``UnsupportedOpError`` naming the
 op and the model's source line.  PyTorch is imported only when
 ``import_module`` is called.
+
+Training: ``compile(model, example_args)`` returns an ``nn.Module`` sharing
+the model's parameters whose forward and ``backward()`` run gradir's
+``@main_fwd``/``@main_bwd`` (``training.py``); importing this package
+registers ``torch.compile(model, backend="gradir")`` (``_register.py``,
+``backend.py``).
 """
 
 from __future__ import annotations
