@@ -84,7 +84,8 @@ def nll_loss(op, grads):
     unweighted mask; mean: dw[c] = -g / sum(M) * sum(O * (pred + loss)).
     With every target ignored (sum(M) = 0, M = 0) the mean is 0/0 (NaN, as
     in PyTorch) and the gradients are zero (as in PyTorch): sum(M) is then
-    taken as 1 and the loss as 0."""
+    taken as 1 and the loss as 0.  That guard is emitted only where sum(M)
+    can be 0: an ignore_index among the classes, or class weights."""
     (g,) = grads
     pred, targets = op.operands[0], op.operands[1]
     weights = op.operands[2] if len(op.operands) == 3 else None
@@ -114,8 +115,12 @@ def nll_loss(op, grads):
         neg_g = rlx.expand_dims(neg_g, 1)
     if reduction == "mean":
         total = rlx.sum(mask)
-        none_kept = rlx.equal(total, const_scalar(0.0, elt))
-        total = rlx.where(none_kept, const_scalar(1.0, elt), total)
+        # sum(M) can only be 0 when a target may be ignored or weighted by 0;
+        # otherwise every target counts and the guard would be dead ops in
+        # every classifier's gradient.
+        if weights is not None or 0 <= ignore_index < c:
+            none_kept = rlx.equal(total, const_scalar(0.0, elt))
+            total = rlx.where(none_kept, const_scalar(1.0, elt), total)
         neg_g = rlx.divide(neg_g, total)
     dpred = rlx.multiply(mask, neg_g)
     dweights = None
