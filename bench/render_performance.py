@@ -367,9 +367,29 @@ def _gpu_rows(data: dict) -> list[tuple[str, str]]:
     return out
 
 
+def _gradient_pass_rows(data: dict) -> list[tuple[str, str]]:
+    parts = []
+    dense = _table(data, "rlx-gradient on N dense-tanh layers")
+    if dense is not None and dense["rows"]:
+        r = _rows(dense)[-1]
+        parts.append(f"{r['N']} dense-tanh layers **{r['default ops/s']:,.0f}** forward ops/s")
+    shared = _table(data, "rlx-gradient on chains that read one value")
+    if shared is not None:
+        for chain, label in (("residual", "residual"), ("shared", "shared-weight")):
+            rows = [r for r in _rows(shared) if r["chain"] == chain]
+            if rows:
+                r = rows[-1]
+                parts.append(f"{r['N']}-layer {label} chain **{r['default ops/s']:,.0f}** "
+                             f"(time per op {r['per-op vs N=500']:.2f}x that at 500 layers)")
+    if not parts:
+        return []
+    return [("gradient pass speed (`rlx-gradient`, default pipeline)", "; ".join(parts))]
+
+
 HEADLINES = (("cpu", _cpu_rows), ("cnn", _cnn_rows), ("compile_time", _compile_rows),
              ("lstm_gradient", _lstm_rows), ("remat", _remat_rows),
-             ("simplify", _simplify_rows), ("gpu", _gpu_rows))
+             ("simplify", _simplify_rows), ("gradient_pass", _gradient_pass_rows),
+             ("gpu", _gpu_rows))
 
 
 def readme_table(results: dict[str, dict] | None = None, lead: bool = True) -> str:
@@ -382,6 +402,11 @@ def readme_table(results: dict[str, dict] | None = None, lead: bool = True) -> s
              ""] if lead else []
     lines += ["| workload | result | measured with · on · date · load |", "|---|---|---|"]
     for stem, rows_of in HEADLINES:
+        if stem == "gpu" and stem not in results:
+            lines.append("| NVIDIA GPU | no GPU run is recorded (`bench/results/gpu.json`); "
+                         "[docs/performance.md](docs/performance.md#nvidia-gpu-gradir-against-pytorch-cuda) says how to make one "
+                         "| `bench/gpu.py` |")
+            continue
         if stem not in results:
             continue
         for workload, result in rows_of(results[stem]):
