@@ -35,7 +35,7 @@ from .errors import TorchImportError, UnsupportedOpError
 from .ops import OPS
 from .ops._helpers import Unavailable
 
-__all__ = ["import_module", "import_program", "Emitter", "Unavailable", "IR_DTYPES"]
+__all__ = ["import_module", "import_program", "mutated_buffers", "buffer_arguments", "Emitter", "Unavailable", "IR_DTYPES"]
 
 # torch dtype name -> MLIR element type spelling
 IR_DTYPES = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
@@ -46,14 +46,25 @@ _GRADIR_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)\n(?P<code>[^\n]*)')
 
 
-def import_module(model, example_args, example_kwargs=None, *, func_name="main", context=None):
+def import_module(model, example_args, example_kwargs=None, *, func_name="main", context=None,
+                  buffers=False):
     return import_program(model, example_args, example_kwargs, func_name=func_name,
-                          context=context)[0]
+                          context=context, buffers=buffers)[0]
 
 
-def import_program(model, example_args, example_kwargs=None, *, func_name="main", context=None):
+def import_program(model, example_args, example_kwargs=None, *, func_name="main", context=None,
+                   buffers=False):
     """``import_module``, also returning the ``torch.export.ExportedProgram``
-    (its ``call_spec.out_spec`` rebuilds the model's output structure)."""
+    (its ``call_spec.out_spec`` rebuilds the model's output structure).
+
+    ``buffers=True``: the model's floating-point buffers and those the
+    forward mutates are not constants but arguments of ``@main`` after the
+    parameters, in ``model.named_buffers()`` order (``buffer_arguments(model,
+    exported)`` names them; other buffers, such as integer position ids,
+    stay constants), and the new values of the mutated buffers (BatchNorm's
+    running statistics and ``num_batches_tracked`` in training mode) are
+    results after the outputs, in the same order (``mutated_buffers(model,
+    exported)``)."""
     import torch
 
     if isinstance(example_args, torch.Tensor):
@@ -70,8 +81,32 @@ def import_program(model, example_args, example_kwargs=None, *, func_name="main"
             raise TorchImportError(f"torch.export failed: {err}") from err
         _detach_no_grad_regions(torch, exported.graph_module)
         exported = exported.run_decompositions({})
-    module = _Importer(torch, model, exported, context or make_context()).run(func_name)
+    module = _Importer(torch, model, exported, context or make_context(),
+                       buffers).run(func_name)
     return module, exported
+
+
+def _buffer_names(model, targets):
+    """Canonical (``named_buffers()``) names of buffer ``targets``."""
+    by_id = {id(b): name for name, b in model.named_buffers()}
+    return [by_id.get(id(model.get_buffer(t)), t) for t in targets]
+
+
+def mutated_buffers(model, exported) -> list[str]:
+    """The buffers whose new values ``@main`` returns after the outputs when
+    imported with ``buffers=True``, in that order (``named_buffers()``
+    names)."""
+    mutated = set(_buffer_names(model, exported.graph_signature.buffers_to_mutate.values()))
+    return [name for name, _ in model.named_buffers() if name in mutated]
+
+
+def buffer_arguments(model, exported) -> list[str]:
+    """The buffers that are arguments of ``@main`` after the parameters when
+    imported with ``buffers=True``, in that order: the floating-point ones
+    and the mutated ones."""
+    mutated = set(mutated_buffers(model, exported))
+    return [name for name, b in model.named_buffers()
+            if b.dtype.is_floating_point or name in mutated]
 
 
 def _detach_no_grad_regions(torch, gm) -> None:
@@ -339,8 +374,9 @@ class Emitter:
 
 
 class _Importer:
-    def __init__(self, torch, model, exported, context):
+    def __init__(self, torch, model, exported, context, buffers=False):
         self.torch = torch
+        self.buffers = buffers
         self.model = model
         self.ep = exported
         self.context = context
@@ -358,7 +394,8 @@ class _Importer:
             by_id[id(p)] = name
             param_names.append(name)
         placeholders = {n.name: n for n in self.ep.graph.nodes if n.op == "placeholder"}
-        users, params = [], {}
+        users, params, bufs = [], {}, {}
+        buffer_args = buffer_arguments(self.model, self.ep) if self.buffers else []
         for spec in self.ep.graph_signature.input_specs:
             node = placeholders[spec.arg.name]
             if spec.kind == InputKind.USER_INPUT:
@@ -368,6 +405,9 @@ class _Importer:
             if spec.kind == InputKind.PARAMETER:
                 canonical = by_id.get(id(self.model.get_parameter(spec.target)), spec.target)
                 params.setdefault(canonical, []).append(node)
+            elif (spec.kind == InputKind.BUFFER and self.buffers
+                  and _buffer_names(self.model, [spec.target])[0] in buffer_args):
+                bufs.setdefault(_buffer_names(self.model, [spec.target])[0], []).append(node)
             elif spec.kind in (InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
                 value = self.ep.state_dict.get(spec.target)
                 if value is None:
@@ -379,6 +419,10 @@ class _Importer:
         args = [(n.name, n.meta["val"].shape, n.meta["val"].dtype, [n]) for n in users]
         args += [(name, named[name].shape, named[name].dtype, params.get(name, []))
                  for name in param_names]
+        if self.buffers:
+            named_bufs = dict(self.model.named_buffers())
+            args += [(name, named_bufs[name].shape, named_bufs[name].dtype, bufs.get(name, []))
+                     for name in buffer_args]
         return args
 
     def _needed(self, outputs):
@@ -400,6 +444,16 @@ class _Importer:
         out_args = list(out_node.args[0])
         specs = self.ep.graph_signature.output_specs
         outputs = [a for a, s in zip(out_args, specs) if s.kind == OutputKind.USER_OUTPUT]
+        self._counts = set()
+        if self.buffers:
+            new = {}
+            for a, s in zip(out_args, specs):
+                if s.kind == OutputKind.BUFFER_MUTATION:
+                    new[_buffer_names(self.model, [s.target])[0]] = a
+            mutated = [new[n] for n in mutated_buffers(self.model, self.ep)]
+            outputs += mutated
+            self._counts = {a for a in mutated if hasattr(a, "op")
+                            and not a.meta["val"].dtype.is_floating_point}
 
         with self.context, ir.Location.unknown():
             signature = self._signature()
@@ -465,6 +519,9 @@ class _Importer:
             if not any(isinstance(v, ir.Value) for v in leaves) and self._foldable(node):
                 self.env[node] = self._fold(node, args, kwargs)
                 return
+            if node in self._counts:
+                self.env[node] = self._count(node, args, kwargs)
+                return
             fn = OPS.get(cx.op)
             if fn is None:
                 raise cx.error("no rlx mapping for this aten op (gradir.frontends.torch."
@@ -475,6 +532,23 @@ class _Importer:
                 raise cx.error(f"internal error, the mapping built an invalid op: {err}") from err
             self._check(node, result)
             self.env[node] = result
+
+    def _count(self, node, args, kwargs):
+        """The new value of an integer buffer: ``count + k`` (BatchNorm's
+        ``num_batches_tracked += 1``), computed in f64 (exact below 2**53)
+        as rlx arithmetic is floating-point only."""
+        t = self.torch
+        if (node.target not in (t.ops.aten.add.Tensor, t.ops.aten.add.Scalar) or kwargs
+                or len(args) != 2 or not isinstance(args[1], int)
+                or not isinstance(args[0], ir.Value)):
+            raise self.cx.error("an integer buffer updated by something else than "
+                                "`buffer += constant`: integer arithmetic on run-time "
+                                "tensors is not imported")
+        f64 = ir.F64Type.get()
+        total = rlx.add(rlx.astype(args[0], f64), 
+                        self.cx.const(t.full(self.cx.shape(args[0]), float(args[1]),
+                                             dtype=t.float64)))
+        return rlx.astype(total, self.cx.ir_type(self.cx.out_dtype))
 
     def _foldable(self, node) -> bool:
         tags = getattr(node.target, "tags", ())

@@ -13,7 +13,11 @@ a ``torch.autograd.Function`` whose backward runs ``@main_bwd``: autograd then
 accumulates the gradients into ``.grad`` (so ``torch.optim``, gradient
 clipping and DistributedDataParallel's hooks work unchanged).  Under
 ``torch.no_grad()``, or when nothing requires grad, the call runs ``@main``
-only and saves nothing.
+only and saves nothing.  The model's buffers are arguments too
+(``import_program(..., buffers=True)``), read at each call; the new values
+of those the forward mutates (BatchNorm's running statistics in training
+mode) come back after the outputs and are copied into the buffers, as
+PyTorch updates them.
 
 ``Program`` is the same machinery for any module whose inputs are all
 tensors; the ``torch.compile`` backend (``backend.py``) builds one per graph.
@@ -46,36 +50,42 @@ class _Variant:
     """One compiled program: ``@main`` and, when some value is
     differentiated, ``@main_fwd``/``@main_bwd``.  ``wrt``: the positions (in
     inputs + parameters) that get gradients; ``out_spec``: the pytree of the
-    model's outputs."""
+    model's outputs; ``buffers``: the names of the buffers ``@main`` takes
+    after the parameters, ``mutated``: those whose new values it returns
+    after the outputs (empty unless imported with ``buffers=True``)."""
 
-    def __init__(self, exe, wrt, out_spec, n_saved):
+    def __init__(self, exe, wrt, out_spec, n_saved, buffers=(), mutated=()):
         self.exe = exe
         self.wrt = wrt
         self.out_spec = out_spec
         self.n_saved = n_saved
+        self.buffers = list(buffers)
+        self.mutated = list(mutated)
         if wrt:
             sig = exe.signatures["main_bwd"]
             self.cotangent_types = [(tuple(a.shape), np.dtype(a.dtype))
                                     for a in sig.inputs[n_saved:]]
 
 
-def _build(module_like, args, wrt, options) -> _Variant:
+def _build(module_like, args, wrt, options, buffers=False) -> _Variant:
     """Imports ``module_like`` on ``args`` and compiles it (see the module
     docstring).  ``wrt``: positions in args + parameters to differentiate.
     An exception raised here carries ``_gradir_build = True``."""
     try:
-        return _build_variant(module_like, args, wrt, options)
+        return _build_variant(module_like, args, wrt, options, buffers)
     except Exception as err:
         err._gradir_build = True
         raise
 
 
-def _build_variant(module_like, args, wrt, options) -> _Variant:
+def _build_variant(module_like, args, wrt, options, buffers=False) -> _Variant:
     import gradir
-    from .importer import import_program
+    from .importer import buffer_arguments, import_program, mutated_buffers
 
     grad_opts, comp_opts = _split_options(options)
-    module, exported = import_program(module_like, tuple(args))
+    module, exported = import_program(module_like, tuple(args), buffers=buffers)
+    bufs = buffer_arguments(module_like, exported) if buffers else []
+    mutated = mutated_buffers(module_like, exported) if buffers else []
     functions = ["main"]
     n_saved = 0
     if wrt:
@@ -88,7 +98,7 @@ def _build_variant(module_like, args, wrt, options) -> _Variant:
     if wrt:
         n_results = len(exe.signatures["main"].outputs)
         n_saved = len(exe.signatures["main_fwd"].outputs) - n_results
-    return _Variant(exe, list(wrt), exported.call_spec.out_spec, n_saved)
+    return _Variant(exe, list(wrt), exported.call_spec.out_spec, n_saved, bufs, mutated)
 
 
 def _to_numpy(t):
@@ -119,7 +129,9 @@ class GradirFunction(torch.autograd.Function):
         ctx.saved = out[n:]
         ctx.n_inputs = len(tensors)
         results = tuple(_from_numpy(a) for a in out[:n])
-        ctx.mark_non_differentiable(*[r for r in results if not _is_float(r)])
+        n_out = n - len(variant.mutated)   # the buffers' new values carry no gradient
+        ctx.mark_non_differentiable(*[r for i, r in enumerate(results)
+                                      if i >= n_out or not _is_float(r)])
         return results
 
     @staticmethod
@@ -148,19 +160,25 @@ class Program:
     ``_Variant`` per key (shapes, dtypes, training mode, what requires
     grad), built on first use.  ``params``: the tensors ``@main`` takes after
     the inputs (``module_like``'s parameters in ``named_parameters()``
-    order)."""
+    order).  ``buffers=True``: the buffers are arguments too, read at each
+    call, and those the forward mutates (BatchNorm's running statistics in
+    training mode) are updated in place from ``@main``'s extra results, as
+    PyTorch does; otherwise they are constants of each variant."""
 
-    def __init__(self, module_like, options):
+    def __init__(self, module_like, options, buffers=False):
         self.module = module_like
         self.options = dict(options)
+        self.buffers = buffers
         self.variants: dict = {}
 
     def params(self):
         return list(self.module.parameters())
 
     def key(self, inputs, grad):
+        bufs = tuple((tuple(b.shape), b.dtype) for b in self.module.buffers()) \
+            if self.buffers else ()
         return (self.module.training, grad,
-                tuple((tuple(t.shape), t.dtype, grad and t.requires_grad) for t in inputs))
+                tuple((tuple(t.shape), t.dtype, grad and t.requires_grad) for t in inputs), bufs)
 
     def variant(self, inputs, params, grad):
         key = self.key(list(inputs) + list(params), grad)
@@ -169,12 +187,14 @@ class Program:
             # a variant compiled for training has the same @main
             shapes = [k[:2] for k in key[2]]
             v = next((w for k, w in self.variants.items()
-                      if k[0] == key[0] and [x[:2] for x in k[2]] == shapes), None)
+                      if k[0] == key[0] and [x[:2] for x in k[2]] == shapes
+                      and k[3] == key[3]), None)
         if v is None:
             tensors = list(inputs) + list(params)
             wrt = [i for i, t in enumerate(tensors)
                    if grad and t.requires_grad and _is_float(t)]
-            v = self.variants[key] = _build(self.module, list(inputs), wrt, self.options)
+            v = self.variants[key] = _build(self.module, list(inputs), wrt, self.options,
+                                            self.buffers)
         return v
 
     def flat_call(self, inputs):
@@ -191,10 +211,28 @@ class Program:
                                 f"numpy's dtypes, got a {t.dtype} tensor on {t.device}")
         grad = torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
         v = self.variant(inputs, params, grad)
+        bufs = [self.module.get_buffer(name) for name in v.buffers]
+        for b in bufs:
+            if b.device.type != "cpu":
+                raise TypeError(f"gradir: the compiled module runs on CPU tensors, got a "
+                                f"buffer on {b.device}")
+        tensors += bufs
         if v.wrt:
-            return v, GradirFunction.apply(v, *tensors)
-        out = _results(v.exe["main"](*map(_to_numpy, tensors)))
-        return v, tuple(_from_numpy(a) for a in out)
+            out = GradirFunction.apply(v, *tensors)
+        else:
+            out = tuple(_from_numpy(a) for a in _results(v.exe["main"](*map(_to_numpy, tensors))))
+        return v, self._update_buffers(v, out)
+
+    def _update_buffers(self, v, out):
+        """Copies the mutated buffers' new values (``out``'s tail) into the
+        buffers; returns the outputs."""
+        if not v.mutated:
+            return out
+        n = len(out) - len(v.mutated)
+        with torch.no_grad():
+            for name, new in zip(v.mutated, out[n:]):
+                self.module.get_buffer(name).copy_(new)
+        return out[:n]
 
     def __call__(self, *inputs):
         v, flat = self.flat_call(inputs)
@@ -209,7 +247,7 @@ class GradirModule(torch.nn.Module):
     def __init__(self, model, options):
         super().__init__()
         self.module = model
-        self._program = Program(model, options)
+        self._program = Program(model, options, buffers=True)
 
     @property
     def variants(self) -> dict:

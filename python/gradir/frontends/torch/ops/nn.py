@@ -132,7 +132,9 @@ def _affine(cx, y, weight, bias):
     return y
 
 
-def _batch_norm(cx, x, weight, bias, running_mean, running_var, training, eps):
+def _batch_norm(cx, x, weight, bias, running_mean, running_var, training, eps, stats=False):
+    """The normalized, affine ``x``; with ``stats``, also the batch mean
+    and (population) variance in training mode (``keepdims``)."""
     dtype = cx.out[0].dtype if isinstance(cx.out, (list, tuple)) else cx.out_dtype
     (v,) = float_operands(cx, x, dtype=dtype)
     rank = cx.rank(v)
@@ -143,11 +145,29 @@ def _batch_norm(cx, x, weight, bias, running_mean, running_var, training, eps):
     else:
         mean = bcast_param(cx.value(running_mean, dtype), rank)
         var = bcast_param(cx.value(running_var, dtype), rank)
-    return _affine(cx, _normalize(cx, v, mean, var, eps), weight, bias)
+    y = _affine(cx, _normalize(cx, v, mean, var, eps), weight, bias)
+    return (y, mean, var) if stats else y
 
 
 _RUNNING = ("BatchNorm's running statistics (the update of running_mean/running_var in "
             "training mode) are not imported")
+
+
+def _running_update(cx, x, running, batch, momentum, correction, index):
+    """``(1 - momentum) * running + momentum * batch * correction``: the new
+    running statistic as torch computes it (no gradient flows into it).
+    Imported only where the buffer is an argument (``buffers=True``)."""
+    want = cx.out[index]
+    if not cx.is_value(running):   # a constant (import_module's default)
+        return Unavailable(cx.op, _RUNNING)
+    dtype = want.dtype
+    stat = reshape_to(grad.no_grad(batch), [int(d) for d in want.shape])
+    stat = cx.value(stat, dtype)
+    if correction != 1.0:
+        stat = rlx.multiply(stat, cx.scalar(correction, dtype))
+    old = cx.value(running, dtype)
+    return rlx.add(rlx.multiply(old, cx.scalar(1.0 - momentum, dtype)),
+                   rlx.multiply(stat, cx.scalar(momentum, dtype)))
 
 
 @aten("aten.batch_norm.default")
@@ -156,8 +176,26 @@ def batch_norm(cx, x, weight, bias, running_mean, running_var, training, momentu
     return _batch_norm(cx, x, weight, bias, running_mean, running_var, training, eps)
 
 
-@aten("aten._native_batch_norm_legit_functional.default",
-      "aten._native_batch_norm_legit.default", "aten.native_batch_norm.default")
+@aten("aten._native_batch_norm_legit_functional.default")
+def native_batch_norm_functional(cx, x, weight, bias, running_mean, running_var, training,
+                                 momentum, eps):
+    """Results: the output, the saved mean and rstd (not imported), the new
+    running mean and variance (the running estimate uses the unbiased
+    variance, n / (n - 1) times the population one)."""
+    y, mean, var = _batch_norm(cx, x, weight, bias, running_mean, running_var, training, eps,
+                               stats=True)
+    unused = [Unavailable(cx.op, "saved statistics are not imported")] * 2
+    if not training or running_mean is None:
+        return [y] + unused + [Unavailable(cx.op, _RUNNING)] * (len(cx.out) - 3)
+    shape = cx.shape(x)
+    n = int(np.prod([shape[0]] + shape[2:]))
+    correction = n / (n - 1) if n > 1 else float("inf")
+    return [y] + unused + [
+        _running_update(cx, x, running_mean, mean, momentum, 1.0, 3),
+        _running_update(cx, x, running_var, var, momentum, correction, 4)]
+
+
+@aten("aten._native_batch_norm_legit.default", "aten.native_batch_norm.default")
 def native_batch_norm(cx, x, weight, bias, running_mean, running_var, training, momentum, eps):
     y = _batch_norm(cx, x, weight, bias, running_mean, running_var, training, eps)
     return [y] + [Unavailable(cx.op, _RUNNING)] * (len(cx.out) - 1)
