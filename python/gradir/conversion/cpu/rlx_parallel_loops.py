@@ -8,6 +8,7 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from ..._compat import block_ops, child_ops, collect_ops, parent_op, set_attribute_from
+from ...dialects.verify import constant_index
 from ...ir import functions, symbol_name
 from ...passes.base import ModulePass, option
 
@@ -64,16 +65,6 @@ SCHEDULE = "guided"
 _UNKNOWN_TRIPS = 16
 
 
-def _const_index(value: ir.Value) -> int | None:
-    owner = value.owner
-    if not isinstance(owner, ir.Operation) and hasattr(owner, "operation"):
-        owner = owner.operation
-    if not isinstance(owner, ir.Operation) or owner.name != "arith.constant":
-        return None
-    attr = owner.attributes["value"]
-    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
-
-
 def _min_bound(value: ir.Value) -> int | None:
     """An upper bound of ``value`` when it is an ``affine.min`` with a
     constant among its results (a tile's size, ``min(256, 784 - k)``): the
@@ -93,7 +84,7 @@ def _min_bound(value: ir.Value) -> int | None:
 
 
 def _trips(lb: ir.Value, ub: ir.Value, step: ir.Value) -> int:
-    lo, hi, st = _const_index(lb), _const_index(ub), _const_index(step)
+    lo, hi, st = constant_index(lb), constant_index(ub), constant_index(step)
     if hi is None:
         # a partial tile's bound: its full size (the last tile is the only
         # smaller one)
