@@ -52,59 +52,11 @@ import _cli  # bench/_cli.py: --help, unknown options
 import _results  # bench/_results.py: --json, the results' provenance
 import gradir
 from gradir import _compat
-
-DEPTHS = (10, 100, 1000, 5000)
-SHARED_DEPTHS = (500, 1000, 2000, 4000)
-
-
-def chain(n: int, batch: int = 4, width: int = 16) -> str:
-    t, w, b = f"tensor<{batch}x{width}xf32>", f"tensor<{width}x{width}xf32>", \
-        f"tensor<{width}xf32>"
-    args = [f"%x: {t}"] + [f"%w{i}: {w}, %b{i}: {b}" for i in range(n)]
-    lines = [f"func.func @main({', '.join(args)}) -> tensor<f32> {{"]
-    cur = "%x"
-    for i in range(n):
-        lines.append(f'  %m{i} = "rlx.matmul"({cur}, %w{i}) : ({t}, {w}) -> {t}')
-        lines.append(f'  %a{i} = "rlx.add"(%m{i}, %b{i}) : ({t}, {b}) -> {t}')
-        lines.append(f'  %h{i} = "rlx.tanh"(%a{i}) : ({t}) -> {t}')
-        cur = f"%h{i}"
-    lines.append(f'  %s = "rlx.sum"({cur}) : ({t}) -> tensor<f32>')
-    lines.append("  return %s : tensor<f32>\n}")
-    return "\n".join(lines)
-
-
-def residual(n: int, batch: int = 4, width: int = 16) -> str:
-    """``h = tanh(h) * c + x``, N times, then ``sum`` (3N+1 forward ops)."""
-    t = f"tensor<{batch}x{width}xf32>"
-    lines = [f"func.func @main(%x: {t}) -> tensor<f32> {{",
-             f"  %c = arith.constant dense<5.000000e-01> : {t}"]
-    cur = "%x"
-    for i in range(n):
-        lines.append(f'  %t{i} = "rlx.tanh"({cur}) : ({t}) -> {t}')
-        lines.append(f'  %m{i} = "rlx.multiply"(%t{i}, %c) : ({t}, {t}) -> {t}')
-        lines.append(f'  %h{i} = "rlx.add"(%m{i}, %x) : ({t}, {t}) -> {t}')
-        cur = f"%h{i}"
-    lines.append(f'  %s = "rlx.sum"({cur}) : ({t}) -> tensor<f32>')
-    lines.append("  return %s : tensor<f32>\n}")
-    return "\n".join(lines)
-
-
-def shared(n: int, batch: int = 4, width: int = 16) -> str:
-    """``h = tanh(matmul(h, w))`` with one ``w``, N times, then ``sum``
-    (2N+1 forward ops)."""
-    t, w = f"tensor<{batch}x{width}xf32>", f"tensor<{width}x{width}xf32>"
-    lines = [f"func.func @main(%x: {t}, %w: {w}) -> tensor<f32> {{"]
-    cur = "%x"
-    for i in range(n):
-        lines.append(f'  %m{i} = "rlx.matmul"({cur}, %w) : ({t}, {w}) -> {t}')
-        lines.append(f'  %h{i} = "rlx.tanh"(%m{i}) : ({t}) -> {t}')
-        cur = f"%h{i}"
-    lines.append(f'  %s = "rlx.sum"({cur}) : ({t}) -> tensor<f32>')
-    lines.append("  return %s : tensor<f32>\n}")
-    return "\n".join(lines)
-
+from gradir.testing.chains import dense_tanh as chain, residual, shared
 
 CHAINS = {"dense": chain, "residual": residual, "shared": shared}
+DEPTHS = (10, 100, 1000, 5000)
+SHARED_DEPTHS = (500, 1000, 2000, 4000)
 
 
 def forward_ops(text: str) -> int:

@@ -12,53 +12,7 @@
 import time
 
 import gradir
-
-T = "tensor<4x16xf32>"
-W = "tensor<16x16xf32>"
-S = "tensor<16x16xf32>"
-
-
-def residual(n: int) -> str:
-    """``h = tanh(h) * 0.5 + x``: x and the constant have n users each."""
-    lines = [f"func.func @main(%x: {T}) -> tensor<f32> {{",
-             f"  %c = arith.constant dense<5.000000e-01> : {T}"]
-    cur = "%x"
-    for i in range(n):
-        lines.append(f'  %t{i} = "rlx.tanh"({cur}) : ({T}) -> {T}')
-        lines.append(f'  %m{i} = "rlx.multiply"(%t{i}, %c) : ({T}, {T}) -> {T}')
-        lines.append(f'  %h{i} = "rlx.add"(%m{i}, %x) : ({T}, {T}) -> {T}')
-        cur = f"%h{i}"
-    lines.append(f'  %s = "rlx.sum"({cur}) : ({T}) -> tensor<f32>')
-    lines.append("  return %s : tensor<f32>\n}")
-    return "\n".join(lines)
-
-
-def shared(n: int) -> str:
-    """``h = tanh(h @ w)`` with one ``w``: its n transposes merge into one."""
-    lines = [f"func.func @main(%x: {T}, %w: {W}) -> tensor<f32> {{"]
-    cur = "%x"
-    for i in range(n):
-        lines.append(f'  %m{i} = "rlx.matmul"({cur}, %w) : ({T}, {W}) -> {T}')
-        lines.append(f'  %h{i} = "rlx.tanh"(%m{i}) : ({T}) -> {T}')
-        cur = f"%h{i}"
-    lines.append(f'  %s = "rlx.sum"({cur}) : ({T}) -> tensor<f32>')
-    lines.append("  return %s : tensor<f32>\n}")
-    return "\n".join(lines)
-
-
-def shared_transposed(n: int) -> str:
-    """``h = tanh(transpose(h @ w))``: each transpose of a product asks
-    whether a transpose of ``w`` is already computed before it."""
-    lines = [f"func.func @main(%x: {S}, %w: {S}) -> tensor<f32> {{"]
-    cur = "%x"
-    for i in range(n):
-        lines.append(f'  %m{i} = "rlx.matmul"({cur}, %w) : ({S}, {S}) -> {S}')
-        lines.append(f'  %p{i} = "rlx.permute_dims"(%m{i}) : ({S}) -> {S}')
-        lines.append(f'  %h{i} = "rlx.tanh"(%p{i}) : ({S}) -> {S}')
-        cur = f"%h{i}"
-    lines.append(f'  %s = "rlx.sum"({cur}) : ({S}) -> tensor<f32>')
-    lines.append("  return %s : tensor<f32>\n}")
-    return "\n".join(lines)
+from gradir.testing.chains import residual, shared, shared_transposed
 
 
 def seconds(text: str) -> float:

@@ -20,6 +20,7 @@ import gradir
 import gradir.testing as testing
 from gradir.autodiff.gradient import find_function
 from gradir.autodiff.simplify import simplify_function
+from gradir.testing.chains import dense_tanh
 
 SRC = sys.argv[1]
 GRADIENT = os.path.join(SRC, "test", "autodiff")
@@ -136,19 +137,8 @@ def transform_test_functions():
 # CHECK: {{[0-9]+}} functions identical
 
 
-def chain(n, seed_zero=False):
-    t, w, b = "tensor<4x16xf64>", "tensor<16x16xf64>", "tensor<16xf64>"
-    args = [f"%x: {t}"] + [f"%w{i}: {w}, %b{i}: {b}" for i in range(n)]
-    lines = [f"func.func @main({', '.join(args)}) -> tensor<f64> {{"]
-    cur = "%x"
-    for i in range(n):
-        lines.append(f'  %m{i} = "rlx.matmul"({cur}, %w{i}) : ({t}, {w}) -> {t}')
-        lines.append(f'  %a{i} = "rlx.add"(%m{i}, %b{i}) : ({t}, {b}) -> {t}')
-        lines.append(f'  %h{i} = "rlx.tanh"(%a{i}) : ({t}) -> {t}')
-        cur = f"%h{i}"
-    lines.append(f'  %s = "rlx.sum"({cur}) : ({t}) -> tensor<f64>')
-    lines.append("  return %s : tensor<f64>\n}")
-    return "\n".join(lines)
+def chain(n):
+    return dense_tanh(n, elt="f64")
 
 
 @run
