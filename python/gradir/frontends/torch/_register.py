@@ -17,16 +17,12 @@ import importlib.abc
 import importlib.machinery
 import sys
 
+from ..torch_dynamo import gradir
+
 __all__ = ["install", "NAME"]
 
 NAME = "gradir"
 _REGISTRY = "torch._dynamo.backends.registry"
-
-
-def gradir(gm, example_inputs, options=None, mode=None):
-    """TorchDynamo backend ``"gradir"``: see ``gradir.frontends.torch.backend``."""
-    from .backend import gradir_backend
-    return gradir_backend(gm, example_inputs, options=options, mode=mode)
 
 
 def _register(registry) -> None:
