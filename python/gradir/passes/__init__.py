@@ -16,7 +16,7 @@ from .pipeline import (PipelineError, _instantiate, _make_runner,
                                   add_to_pass_manager, parse_pipeline)
 from .registry import PASSES, get_pass_class, pass_names
 
-__all__ = ["add", "create", "PASSES", "pass_names", "get_pass_class", "describe"]
+__all__ = ["add", "create", "PASSES", "pass_names", "get_pass_class", "describe", "show_default"]
 
 
 def create(name: str, **options):
@@ -60,6 +60,15 @@ def add(pm: PassManager, name_or_pipeline: str, **options) -> None:
     add_to_pass_manager(pm, parse_pipeline(name_or_pipeline))
 
 
+def show_default(default) -> str:
+    """An option's default as the pipeline text spells it."""
+    if isinstance(default, bool):
+        return "true" if default else "false"
+    if isinstance(default, tuple):
+        return ",".join(map(str, default))
+    return str(default)
+
+
 def describe() -> str:
     """Every gradir pass with its description and options (for --list-passes)."""
     lines = []
@@ -67,12 +76,7 @@ def describe() -> str:
         cls = get_pass_class(name)
         lines.append(f"  --{name}  -  {cls.description()}")
         for opt, tname, default, help_ in cls.options():
-            if isinstance(default, bool):
-                shown = "true" if default else "false"
-            elif isinstance(default, tuple):
-                shown = ",".join(map(str, default))
-            else:
-                shown = str(default)
+            shown = show_default(default)
             if "(default:" not in help_ and shown:
                 help_ += f" (default: {shown})"
             lines.append(f"      {opt}=<{tname}>  -  {help_}")

@@ -38,6 +38,7 @@ def _md(text: str) -> str:
 
 
 def passes_block() -> str:
+    from ..passes import show_default
     from ..registry import get_pass_class, pass_names
 
     out = []
@@ -50,14 +51,7 @@ def passes_block() -> str:
             continue
         out.append("| option | type | default | meaning |\n|---|---|---|---|")
         for opt, tname, default, help_ in opts:
-            if isinstance(default, bool):
-                shown = "true" if default else "false"
-            elif isinstance(default, tuple):
-                shown = ",".join(map(str, default))
-            elif default is None:
-                shown = ""
-            else:
-                shown = str(default)
+            shown = "" if default is None else show_default(default)
             out.append(f"| `{opt}` | `{_md(tname)}` | {f'`{shown}`' if shown else ''} "
                        f"| {_md(help_)} |")
         out.append("")
