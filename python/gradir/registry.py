@@ -37,6 +37,16 @@ def _gpu_fold_zero_init():
     return GpuFoldZeroInit
 
 
+def _gpu_fuse_generics():
+    from .conversion.gpu.gpu_fuse_generics import GpuFuseGenerics
+    return GpuFuseGenerics
+
+
+def _gpu_fuse_rows():
+    from .conversion.gpu.gpu_fuse_rows import GpuFuseRows
+    return GpuFuseRows
+
+
 def _gpu_host_conditions():
     from .conversion.gpu.gpu_host_conditions import GpuHostConditions
     return GpuHostConditions
@@ -152,6 +162,8 @@ PASSES = {
     "gpu-device-buffers": _gpu_device_buffers,
     "gpu-fold-transposes": _gpu_fold_transposes,
     "gpu-fold-zero-init": _gpu_fold_zero_init,
+    "gpu-fuse-generics": _gpu_fuse_generics,
+    "gpu-fuse-rows": _gpu_fuse_rows,
     "gpu-host-conditions": _gpu_host_conditions,
     "gpu-kernel-attributes": _gpu_kernel_attributes,
     "gpu-linalg-to-kernels": _gpu_linalg_to_kernels,

@@ -278,6 +278,11 @@ class RlxToLinalg(ModulePass):
                                        "rlx-pool-kernels turns into calls of gradir's pooling "
                                        "kernels after bufferization")
 
+    direct_convolutions: bool = option(False, "convolutions (and their gradients) as one "
+                                              "linalg.generic over the whole batch, read in "
+                                              "place by the GPU's implicit-GEMM kernels; "
+                                              "false: im2col GEMMs per block of images (CPU)")
+
     def __post_init__(self):
         if self.sum_block < 0 or self.sum_block == 1:
             raise self.bad_option("sum-block", "be 0 or at least 2", self.sum_block)

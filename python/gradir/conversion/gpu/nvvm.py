@@ -50,6 +50,8 @@ __all__ = ["nvvm_pipeline", "lower_to_nvvm", "NVVM_PIPELINE", "FORMATS", "TO_KER
            "KERNELS_TO_NVVM", "run_pipeline", "find_ptxas", "stage_pipelines"]
 
 FORMATS = ("isa", "bin", "fatbin")
+# Convolutions as one generic over the whole batch (implicit GEMM kernels).
+RLX_TO_LINALG = "rlx-to-linalg{direct-convolutions=true}"
 
 _BUFFERIZE = ("one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
               "function-boundary-type-conversion=identity-layout-map}")
@@ -98,7 +100,10 @@ def _steps_to_kernels(opt_level: int, keep_resident=(), sm_count: int = 132,
         opts.append(f"sm-count={sm_count}")
     if opts:
         kernels += "{" + " ".join(opts) + "}"
-    steps = [buffers, "linalg-generalize-named-ops", kernels, "canonicalize", "cse",
+    steps = [buffers, "linalg-generalize-named-ops"]
+    if opt_level >= 1:
+        steps += ["gpu-fuse-rows", "gpu-fuse-generics", "canonicalize", "cse"]
+    steps += [kernels, "canonicalize", "cse",
              "gpu-host-conditions", "gpu-check-host"]
     if persistent:
         steps += ["gpu-persistent-buffers", "canonicalize", "cse"]
@@ -126,7 +131,7 @@ def _steps_to_nvvm(chip: str, opt_level: int, fmt: str) -> list[str]:
 def nvvm_pipeline(chip: str = "sm_90", opt_level: int = 3, format: str = "isa",  # noqa: A002
                   keep_resident=(), sm_count: int = 132) -> str:
     """The whole pipeline from rlx to LLVM + GPU binary, in gradir-opt syntax."""
-    steps = (["rlx-to-linalg"] + _steps_to_memrefs(opt_level)
+    steps = ([RLX_TO_LINALG] + _steps_to_memrefs(opt_level)
              + _steps_to_kernels(opt_level, keep_resident, sm_count)
              + _steps_to_nvvm(chip, opt_level, format))
     return "builtin.module(" + ",".join(steps) + ")"
@@ -136,7 +141,7 @@ def stage_pipelines(chip: str = "sm_90", opt_level: int = 3, format: str = "isa"
                     keep_resident=(), sm_count: int = 132) -> list[tuple[str, str]]:
     """``(stage name, pipeline)`` pairs that together make ``nvvm_pipeline``."""
     wrap = lambda steps: "builtin.module(" + ",".join(steps) + ")"  # noqa: E731
-    return [("rlx-to-linalg", "builtin.module(rlx-to-linalg)"),
+    return [("rlx-to-linalg", f"builtin.module({RLX_TO_LINALG})"),
             ("bufferize", wrap(_steps_to_memrefs(opt_level))),
             ("kernels", wrap(_steps_to_kernels(opt_level, keep_resident, sm_count))),
             ("nvvm", wrap(_steps_to_nvvm(chip, opt_level, format)))]
