@@ -337,8 +337,9 @@ class RlxToLinalg(ModulePass):
             _compat.collect_ops(module, lambda o: o.name.startswith("rlx."))))
         from .linalg.matmul import isolate_kernel_operands, matmul_kernels
         from .linalg.pooling import pool_kernels
+        from .linalg.conv_direct import direct_convolutions
         with reduce.sum_blocks(self.sum_block), matmul_kernels(self.matmul_kernels), \
-                pool_kernels(self.pool_kernels):
+                pool_kernels(self.pool_kernels), direct_convolutions(self.direct_convolutions):
             _compat.apply_patterns(module, patterns())
         if self.matmul_kernels:
             isolate_kernel_operands(module)

@@ -1,5 +1,9 @@
 """Convolution rlx ops -> linalg.
 
+With ``rlx-to-linalg{direct-convolutions=true}`` (the GPU pipeline) both
+ops are one generic over the whole batch instead (``conv_direct``); the
+forms below are the CPU's:
+
 - conv2d -> a GEMM over packed operands: ``tensor.pad``, an im2col
   ``linalg.generic`` writing the (C*KH*KW, N*OH*OW) matrix (columns padded
   with zeros to a multiple of PACK_COLUMNS), a generic packing the weights to
@@ -29,6 +33,7 @@ from ...dialects.infer import attributes_of
 from .linalg_utils import (PARALLEL, affine_map, elt_of, empty, extract_slice, filled, generic,
                            identity_map, index_value, insert_slice, int_list, kernel_loops,
                            maps_generic, pad, scaled_index, shape_of)
+from .conv_direct import direct_conv2d, direct_conv2d_transpose, direct_enabled
 from .matmul import _kernel_eligible, _kernel_matmul
 from .registry import lowers
 
@@ -372,6 +377,9 @@ def _conv_channel_blocks(xp, wm, out_shape, kernel, strides, dilation, transpose
 def lower_conv2d(op):
     x, w = op.operands
     strides, (pt, pl, pb, pr), dilation, groups = _conv_geometry(op)
+    if direct_enabled():
+        return [direct_conv2d(x, w, shape_of(op.results[0].type), strides, (pt, pl, pb, pr),
+                              dilation, groups)]
     xp = pad(x, [0, 0, pt, pl], [0, 0, pb, pr], 0)
     return [_conv(xp, w, shape_of(op.results[0].type), strides, dilation, groups)]
 
@@ -417,6 +425,9 @@ def lower_conv2d_transpose(op):
     When ``cols`` is over COL_BLOCK_BYTES, per block of images (an scf.for)."""
     x, w = op.operands
     (sh, sw), (pt, pl, pb, pr), (dh, dw), groups = _conv_geometry(op)
+    if direct_enabled():
+        return [direct_conv2d_transpose(x, w, shape_of(op.results[0].type), (sh, sw),
+                                        (pt, pl, pb, pr), (dh, dw), groups)]
     n, cin, h, wd = shape_of(x)
     _, og, kh, kw = shape_of(w)
     out_shape = shape_of(op.results[0].type)

@@ -1,0 +1,159 @@
+"""Convolutions as one ``linalg.generic`` over the whole batch
+(``rlx-to-linalg{direct-convolutions=true}``, the GPU pipeline): no im2col
+matrix, no loop over blocks of images; gpu-linalg-to-kernels reads the
+generic's operands in place as an implicit GEMM (``kernels/gemm.py``).
+
+- conv2d: ``tensor.pad`` (when padded), then
+
+      out[n, o, y, x] += w[o, c, ky, kx] * xp[n, g*Cg + c, y*sh + ky*dh, x*sw + kx*dw]
+
+  (loops n, o, y, x parallel, c, ky, kx reduction; the weights are the
+  first input, so the GEMM's rows are the output channels and its columns
+  the pixels, as in the im2col form: stores run along x).  With groups the
+  input, the weights and the output get a G dim (``tensor.expand_shape``
+  views): loops n, g, o, y, x, c, ky, kx, the G dim a batch of the GEMM.
+  The weight gradient (a conv2d of the transposed data and output gradient
+  that the VJP rule emits) is the same generic; gpu-fold-transposes folds
+  its output gradient's transpose into the indexing map.
+- conv2d_transpose (the data gradient): the convolution of the input,
+  zero-inserted between its rows and columns when strided (a strided
+  ``tensor.insert_slice`` into zeros) and padded by the kernel's reach less
+  the padding, with the kernel flipped and its in/out channels swapped,
+  both read in place through the generic's indexing maps (the input at
+  ``y + (KH-1-ky)*dh``).
+  The padding the kernel's reach does not cover is a constant offset in the
+  input's map.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+
+from mlir import ir
+from mlir.dialects import arith
+
+from .linalg_utils import (PARALLEL, REDUCTION, affine_map, elt_of, filled, generic,
+                           insert_slice, is_float, pad, reshape, shape_of)
+
+__all__ = ["direct_convolutions", "direct_enabled", "direct_conv2d", "direct_conv2d_transpose"]
+
+_DIRECT = threading.local()
+
+
+def direct_enabled() -> bool:
+    return getattr(_DIRECT, "value", False)
+
+
+@contextlib.contextmanager
+def direct_convolutions(enabled: bool):
+    """Within it, convolutions lower to one generic over the whole batch
+    (``rlx-to-linalg{direct-convolutions=true}``)."""
+    saved, _DIRECT.value = direct_enabled(), bool(enabled)
+    try:
+        yield
+    finally:
+        _DIRECT.value = saved
+
+
+def _d(i):
+    return ir.AffineDimExpr.get(i)
+
+
+def _k(v):
+    return ir.AffineConstantExpr.get(v)
+
+
+def _mac(elt):
+    if is_float(elt):
+        return lambda a, b, acc: arith.addf(acc, arith.mulf(a, b))
+    return lambda a, b, acc: arith.addi(acc, arith.muli(a, b))
+
+
+def _conv_generic(xp, w, out_shape, strides, dilation, groups, offsets=(0, 0),
+                  transposed=False):
+    """``out[n, g*Og + o, y, x] = sum_{c, ky, kx} W(g, o, c, ky, kx) *
+    xp[n, g*Cg + c, y*sh + ky*dh + oy, x*sw + kx*dw + ox]`` with ``(oy, ox) =
+    offsets``; ``W`` is ``w[g*Og + o, c, ky, kx]`` (OIHW) or, ``transposed``,
+    ``w[g*Cg + c, o, KH-1-ky, KW-1-kx]`` (IOHW, flipped: the loops run
+    over the stored kernel, the input read at ``(KH-1-ky)*dh``)."""
+    elt = elt_of(xp)
+    n, cin = shape_of(xp)[:2]
+    hp, wp = shape_of(xp)[2:]
+    if transposed:
+        _, og, kh, kw = shape_of(w)
+        cg = cin // groups
+    else:
+        _, cg, kh, kw = shape_of(w)
+        og = shape_of(w)[0] // groups
+    g = groups
+    _, o, oh, ow = out_shape
+    if 0 in (n, o, oh, ow) or cg == 0 or kh * kw == 0:
+        return filled(out_shape, elt, 0)
+    (sh, sw), (dh, dw), (oy, ox) = strides, dilation, offsets
+    mac = _mac(elt)
+    if g == 1:
+        # d: n, o, y, x | c, ky, kx
+        n_d, o_d, y_d, x_d, c_d, ky_d, kx_d = range(7)
+        gd = []
+        xs, ws, outs = xp, w, list(out_shape)
+    else:
+        # d: n, g, o, y, x | c, ky, kx
+        n_d, g_d, o_d, y_d, x_d, c_d, ky_d, kx_d = range(8)
+        gd = [_d(g_d)]
+        xs = reshape(xp, [n, g, cg, hp, wp])
+        ws = reshape(w, [g, cg, og, kh, kw] if transposed else [g, og, cg, kh, kw])
+        outs = [n, g, og, oh, ow]
+    rank = 7 + (g > 1)
+    if transposed:
+        # the loops run over the kernel as stored (every loop dim a plain
+        # result of some map, as linalg requires), the input read flipped
+        iy = _d(y_d) * sh + _k(oy + (kh - 1) * dh) - _d(ky_d) * dh
+        ix = _d(x_d) * sw + _k(ox + (kw - 1) * dw) - _d(kx_d) * dw
+        wmap = affine_map(rank, gd + [_d(c_d), _d(o_d), _d(ky_d), _d(kx_d)])
+    else:
+        iy = _d(y_d) * sh + _d(ky_d) * dh + _k(oy)
+        ix = _d(x_d) * sw + _d(kx_d) * dw + _k(ox)
+        wmap = affine_map(rank, gd + [_d(o_d), _d(c_d), _d(ky_d), _d(kx_d)])
+    xmap = affine_map(rank, [_d(n_d)] + gd + [_d(c_d), iy, ix])
+    omap = affine_map(rank, [_d(n_d)] + gd + [_d(o_d), _d(y_d), _d(x_d)])
+    iters = [PARALLEL] * (rank - 3) + [REDUCTION] * 3
+    out = generic([ws, xs], [filled(outs, elt, 0)], [wmap, xmap, omap], iters,
+                  lambda a, b, acc: [mac(a, b, acc)])[0]
+    return out if g == 1 else reshape(out, out_shape)
+
+
+def direct_conv2d(x, w, out_shape, strides, padding, dilation, groups):
+    """rlx.conv2d (NCHW x OIHW) as ``tensor.pad`` + one generic."""
+    pt, pl, pb, pr = padding
+    xp = pad(x, [0, 0, pt, pl], [0, 0, pb, pr], 0)
+    return _conv_generic(xp, w, out_shape, strides, dilation, groups)
+
+
+def direct_conv2d_transpose(x, w, out_shape, strides, padding, dilation, groups):
+    """rlx.conv2d_transpose (NCHW x IOHW):
+
+        out_p[n, g*Og + o, y*sh + ky*dh, x*sw + kx*dw] += w[g*Cg + c, o, ky, kx] * x[n, g*Cg + c, y, x]
+        out = out_p[:, :, pt:, pl:] (output_padding: rows no window reaches are 0)
+
+    as the stride-1 convolution of ``z`` (``x`` with sh-1 zeros between its
+    rows, sw-1 between its columns, ``lo`` zero rows/columns before) with
+    the flipped kernel: ``out[Y] = sum_ky z[Y + off + ky*dh] *
+    w[KH-1-ky]`` where ``lo + pt = off + (KH-1)*dh``."""
+    (sh, sw), (pt, pl, _, _), (dh, dw) = strides, padding, dilation
+    n, cin, h, wd = shape_of(x)
+    _, _, kh, kw = shape_of(w)
+    _, _, oh, ow = out_shape
+    reach_y, reach_x = dh * (kh - 1), dw * (kw - 1)
+    lo_y, lo_x = max(0, reach_y - pt), max(0, reach_x - pl)
+    off_y, off_x = max(0, pt - reach_y), max(0, pl - reach_x)
+    span_y, span_x = (h - 1) * sh + 1, (wd - 1) * sw + 1
+    hz = max(lo_y + span_y, oh + off_y + reach_y)
+    wz = max(lo_x + span_x, ow + off_x + reach_x)
+    if (sh, sw) == (1, 1):
+        z = pad(x, [0, 0, lo_y, lo_x], [0, 0, hz - lo_y - span_y, wz - lo_x - span_x], 0)
+    else:
+        z = insert_slice(x, filled([n, cin, hz, wz], elt_of(x), 0), [0, 0, lo_y, lo_x],
+                         [1, 1, sh, sw])
+    return _conv_generic(z, w, out_shape, [1, 1], [dh, dw], groups, (off_y, off_x),
+                         transposed=True)
