@@ -22,6 +22,11 @@ wrong only sometimes:
 ``run(module, "f", *inputs)`` returns the output buffers of ``@f`` (the
 bufferized ABI: inputs, then outputs).
 
+Launches are counted: ``Emulator.last_launches`` is the number of
+``gpu.launch``es the last call ran (``Emulator.launches``: all calls
+together), e.g. ``exe = Emulated(module); exe["f"](x);
+exe.emulator.last_launches``.
+
 The package, by concern: ``values`` (types, allocations, buffers),
 ``scalar_ops`` (arith/math per lane), ``memory`` (loads, stores, atomics and
 the race detector), ``host`` (allocation, copies, views, LLVM glue),

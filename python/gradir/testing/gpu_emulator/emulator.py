@@ -21,7 +21,8 @@ class Emulator(HostOps, MemoryOps):
 
     def __init__(self, module: ir.Operation):
         self.module = as_op(module)
-        self.launches = 0
+        self.launches = 0               # gpu.launches run so far, every call together
+        self.last_launches = 0          # gpu.launches run by the last call
         self.kernel: Kernel | None = None
         self.globals = {}
         self.llvm_globals = {}          # llvm.mlir.global name -> current value
@@ -41,6 +42,8 @@ class Emulator(HostOps, MemoryOps):
 
     # -- entry ------------------------------------------------------------------
     def call(self, name: str, args: list[np.ndarray]) -> None:
+        """Runs ``@name`` on host buffers ``args`` (inputs, then outputs);
+        ``last_launches`` is then the number of kernels it launched."""
         fn = find_function(self.module, name)
         if fn is None:
             raise EmulationError(f"no function @{name}")
@@ -50,7 +53,11 @@ class Emulator(HostOps, MemoryOps):
             alloc = Alloc(arr, device=False)
             env[a] = Buf(alloc, arr, alloc.ids)
         self.kernel = None
-        self._block(block, env, None)
+        start = self.launches
+        try:
+            self._block(block, env, None)
+        finally:
+            self.last_launches = self.launches - start
 
     # -- evaluation -------------------------------------------------------------------
     def _block(self, block: ir.Block, env: dict, mask):
