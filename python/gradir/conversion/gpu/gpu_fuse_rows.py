@@ -291,7 +291,23 @@ def _chains(block: ir.Block) -> list:
         if len(members) < 2 or not _worthwhile(R, I):
             continue
         used.update(k for k, _ in chain)
-        out.append(_Group(RowPlan(members, R, I)))
+        out.append((chain[0][0], chain[-1][0], RowPlan(members, R, I)))
+    return [_Group(plan) for _, _, plan in _merge(out, next_of)]
+
+
+def _merge(chains: list, next_of: dict) -> list:
+    """Adjacent chains over the same rows and inner space merged when the
+    result is still one kernel (a member that shares no buffer with the
+    chain before it starts a chain of its own)."""
+    out = []
+    for first, last, plan in chains:
+        if out:
+            pfirst, plast, prev = out[-1]
+            if next_of.get(plast) == first and (prev.R, prev.I) == (plan.R, plan.I) \
+                    and _validate(prev.members + plan.members) is not False:
+                out[-1] = (pfirst, last, RowPlan(prev.members + plan.members, plan.R, plan.I))
+                continue
+        out.append((first, last, plan))
     return out
 
 
