@@ -6,6 +6,12 @@ kernel launches are executed by gradir's SIMT emulator (not a test itself).
     lib = gradir.runtime.load("model.so")           # libcuda.so.1 is the fake
     (or, for several libraries: n = driver.stat("module load"); load; then
      driver.emulate(kernels_of_that_library, first_image=n))
+
+The fake answers cuFuncGetParamInfo from the same kernels (their parameter
+sizes, memrefs expanded as in ``_arguments``), so a runtime that captures
+CUDA graphs (gradir.runtime.cuda_runtime) runs on it too; the counters
+"graph launch", "graph kernel" (kernels run by graph launches) and
+"captured launch" tell how the launches went.
 """
 
 from __future__ import annotations
@@ -21,16 +27,22 @@ from gradir.testing.gpu_emulator import Emulator
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 STATS = {"alloc": 0, "free": 1, "memcpy": 2, "module load": 3, "launch": 4,
-         "module unload": 5, "bytes": 6, "stream": 7}
+         "module unload": 5, "bytes": 6, "stream": 7, "graph launch": 8, "graph kernel": 9,
+         "captured launch": 10, "graph instantiate": 11, "graph destroy": 12,
+         "graph exec destroy": 13, "param info": 14, "stream destroy": 15}
 _SCALARS = {"index": ctypes.c_int64, "i64": ctypes.c_int64, "i32": ctypes.c_int32,
             "i16": ctypes.c_int16, "i8": ctypes.c_int8, "i1": ctypes.c_bool,
             "f32": ctypes.c_float, "f64": ctypes.c_double, "f16": ctypes.c_uint16}
+_SIZES = {"index": 8, "i64": 8, "i32": 4, "i16": 2, "i8": 1, "i1": 1, "f32": 4, "f64": 8,
+          "f16": 2}
 _NP = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i1": np.bool_,
        "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "index": np.int64}
 
 LAUNCH = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint, ctypes.c_uint,
                           ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint,
                           ctypes.c_uint, ctypes.POINTER(ctypes.c_void_p))
+PARAM_INFO = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
+                              ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t))
 
 
 def build(directory: str) -> str:
@@ -50,6 +62,8 @@ class FakeDriver:
                                               ctypes.POINTER(ctypes.c_size_t)]
         self.errors: list[str] = []
         self._callback = None
+        self._param_callback = None
+        self._layouts = {}
         self._default = None
         self._by_image = {}
 
@@ -85,12 +99,35 @@ class FakeDriver:
         if self._callback is None:
             self._callback = LAUNCH(self._on_launch)
             self.lib.fake_cuda_set_launch_callback(self._callback)
+            self._param_callback = PARAM_INFO(self._on_param_info)
+            self.lib.fake_cuda_set_param_callback(self._param_callback)
+
+    def _kernel(self, module, name: str):
+        emulator, context, modules = self._by_image.get(module) or self._default
+        return emulator, context, next(m[name] for m in modules if name in m)
+
+    def _on_param_info(self, module, name, index, offset, size) -> int:
+        """cuFuncGetParamInfo: 0 and the index-th parameter's offset and
+        size, or 1 past the last one (or for an unknown kernel)."""
+        try:
+            key = (module, name)
+            if key not in self._layouts:
+                _, context, fn = self._kernel(module, name.decode())
+                with context:
+                    self._layouts[key] = _layout(fn)
+            layout = self._layouts[key]
+            if index >= len(layout):
+                return 1
+            offset[0], size[0] = layout[index]
+            return 0
+        except Exception as err:  # noqa: BLE001 - reported by the test
+            self.errors.append(f"param info of {name!r}: {type(err).__name__}: {err}")
+            return 1
 
     def _on_launch(self, module, name, gx, gy, gz, bx, by, bz, smem, params):
         name = name.decode()
         try:
-            emulator, context, modules = self._by_image.get(module) or self._default
-            fn = next(m[name] for m in modules if name in m)
+            emulator, context, fn = self._kernel(module, name)
             with context:
                 args = self._arguments(emulator, fn, params)
                 emulator.run_kernel(fn, (gx, gy, gz), (bx, by, bz), args)
@@ -129,3 +166,22 @@ class FakeDriver:
                 args.append(np.array(v, dtype=np.uint16).view(np.float16)[()] if key == "f16"
                             else np.array(v).astype(_NP[key])[()])
         return args
+
+
+def _layout(fn) -> list[tuple[int, int]]:
+    """(offset, size) of each kernel parameter, memrefs expanded into
+    allocated, aligned, offset, sizes and strides (as ``_arguments`` reads
+    them), each at an offset aligned to its size."""
+    ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+    sizes = []
+    for t in ftype.inputs:
+        if isinstance(t, ir.MemRefType):
+            sizes += [8] * (3 + 2 * len(t.shape))
+        else:
+            sizes.append(_SIZES[str(t)])
+    out, at = [], 0
+    for size in sizes:
+        at = (at + size - 1) // size * size
+        out.append((at, size))
+        at += size
+    return out
