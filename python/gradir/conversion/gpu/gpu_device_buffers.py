@@ -5,20 +5,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import gpu, linalg
+from mlir.dialects import gpu, linalg, memref
 
+from ... import _compat
 from ...passes.base import ModulePass, option
 from .resident import resident_buffer, upload_function
-from .common import (ALLOC_OPS, aliases_of, ancestor_in_block, host_functions, is_memref,
-                         n_inputs, walk)
+from .common import (ALLOC_OPS, VIEW_OPS, aliases_of, ancestor_in_block, host_functions,
+                     index, is_memref, n_inputs, walk)
 
 __all__ = ["GpuDeviceBuffers", "written_values"]
 
 # Operand positions an op writes through (besides linalg outs).
 _WRITES = {"memref.store": (1,), "memref.copy": (1,), "gpu.memcpy": (0,), "memref.copy_to": (1,)}
 # Uses through which a buffer escapes the function (no dealloc can be placed).
+# scf.yield / scf.condition hand a buffer to the enclosing scf op (_Ownership).
 _ESCAPES = frozenset({"func.return", "scf.yield", "scf.condition", "func.call", "memref.store",
                       "cf.br", "cf.cond_br"})
+# Ops whose memref results, iteration arguments and yields _Ownership follows.
+_SCF = frozenset({"scf.for", "scf.while", "scf.if"})
 
 
 def _linalg_inits(op: ir.Operation) -> list[ir.Value]:
@@ -56,6 +60,11 @@ class GpuDeviceBuffers(ModulePass):
     becomes ``gpu.alloc`` with a ``gpu.dealloc`` after its last use (through
     views); ``memref.get_global`` constants are copied to the device where
     they are used; ``memref.copy`` becomes ``linalg.copy`` (a kernel later).
+    Buffers that scf.for / scf.while / scf.if carry or return are owned by
+    the loop or branch they are handed to (``_Ownership``): a loop frees the
+    buffer of the previous iteration once it has made the next one, and the
+    results are freed after their last use, so a loop leaks no device
+    memory whatever its trip count.
     Inputs and outputs are told apart by ``gradir.original_type``; without
     it every argument is copied in and the written ones are copied back.
     Arguments whose index is in ``keep-resident`` are uploaded by the first
@@ -147,6 +156,9 @@ class GpuDeviceBuffers(ModulePass):
                 for _, dev, _, resident in device_args:
                     if not resident:
                         gpu.DeallocOp(None, [], dev)
+        # Device buffers of the arguments (and resident buffers) are freed at
+        # the return above (or never): no other scope owns them.
+        pinned = {op.results[0] for op in walk(fn, into_kernels=False) if op.name == "gpu.alloc"}
         for op in list(walk(fn, into_kernels=False)):
             if op.name in ALLOC_OPS:
                 self._alloc(op)
@@ -160,6 +172,7 @@ class GpuDeviceBuffers(ModulePass):
                 with ir.InsertionPoint(op), op.location:
                     linalg.copy(op.operands[0], outs=[op.operands[1]])
                 op.erase()
+        _Ownership(self, pinned).block(entry, [])
         return new_globals, resident_indices
 
     def _alloc(self, op: ir.Operation) -> None:
@@ -167,7 +180,6 @@ class GpuDeviceBuffers(ModulePass):
             dev = gpu.AllocOp(op.results[0].type, None, [], list(op.operands), []).result
         op.results[0].replace_all_uses_with(dev)
         op.erase()
-        self._place_dealloc(dev)
 
     def _global(self, op: ir.Operation) -> None:
         host = op.results[0]
@@ -175,35 +187,6 @@ class GpuDeviceBuffers(ModulePass):
             dev = gpu.AllocOp(host.type, None, [], [], []).result
             copy = gpu.MemcpyOp(None, [], dev, host).operation
         host.replace_all_uses_except(dev, [copy])
-        self._place_dealloc(dev)
-
-    def _place_dealloc(self, dev: ir.Value) -> None:
-        """A gpu.dealloc after the last use of ``dev`` (or of a view of it)
-        in its block."""
-        owner = dev.owner
-        owner = owner.operation if hasattr(owner, "operation") else owner
-        block = owner.block
-        order = {}
-        for i, o in enumerate(block.operations):
-            order[o.operation] = i
-        last = owner
-        for v in aliases_of(dev):
-            for use in v.uses:
-                user = use.owner
-                user = user.operation if hasattr(user, "operation") else user
-                if user.name in _ESCAPES:
-                    self.warning(user, "a device buffer escapes through "
-                                       f"'{user.name}'; it is not freed")
-                    return
-                anc = ancestor_in_block(user, block)
-                if anc is None:
-                    continue
-                if order[anc] > order[last]:
-                    last = anc
-        if last.name == "func.return":  # pragma: no cover - returns use no buffers here
-            return
-        with ir.InsertionPoint.after(last), owner.location:
-            gpu.DeallocOp(None, [], dev)
 
 
 def _ops_using(arg: ir.Value):
@@ -213,3 +196,160 @@ def _ops_using(arg: ir.Value):
         user = user.operation if hasattr(user, "operation") else user
         if user.name == "gpu.memcpy":
             yield user
+
+
+def _root(value: ir.Value) -> ir.Value:
+    """The buffer ``value`` is a view of (through VIEW_OPS), or itself."""
+    while True:
+        op = _compat.defining_op(value)
+        if op is None or op.name not in VIEW_OPS:
+            return value
+        value = op.operands[0]
+
+
+def _user_ops(value: ir.Value):
+    """``(user op, operand number)`` of every use of ``value`` or of a view
+    of it, views themselves left out."""
+    for v in aliases_of(value):
+        for user, number in _compat.uses_of(v):
+            if user.name in VIEW_OPS and number == 0:
+                continue
+            yield user, number
+
+
+class _Ownership:
+    """Frees the device buffers of a function, through scf.for / scf.while /
+    scf.if (see GpuDeviceBuffers).
+
+    Every buffer has one owner scope (a block).  A block owns the buffers it
+    allocates (``gpu.alloc``), the memref results of the scf ops in it and,
+    for loop bodies, the buffers bound to its memref iteration arguments on
+    entry.  The block frees each buffer it owns after its last use there
+    (through views) unless it hands it on:
+
+    * to a loop it starts (an init operand of scf.for / scf.while): only
+      when the loop is the last use of the buffer in the block and the buffer
+      is not passed twice; otherwise the loop gets a copy;
+    * through its terminator (scf.yield, scf.condition): to the next
+      iteration or to the results of the scf op; a yielded value that the
+      block does not own (a value from outside, an argument of the
+      function, one buffer yielded twice) is copied into a new buffer first.
+
+    So every iteration argument and every result of an scf op owns a buffer
+    of its own, whatever the trip count (zero trips: the results are the
+    init buffers, which the loop owns) or the branch taken, and the buffers
+    a loop carries are freed one iteration later.  The copies are
+    ``linalg.copy`` kernels; a block that only forwards its argument (a
+    loop body yielding its iteration argument) copies nothing.
+    """
+
+    def __init__(self, owner: GpuDeviceBuffers, pinned):
+        self.owner = owner
+        self.pinned = pinned
+
+    def block(self, block: ir.Block, owned_args: list[ir.Value]) -> None:
+        owned = list(owned_args)
+        handed = []                       # owned buffers handed on (not freed here)
+        for op in _compat.block_ops(block):
+            if op.name == "gpu.alloc" and op.results[0] not in self.pinned:
+                owned.append(op.results[0])
+            elif op.name in _SCF:
+                self._scf(op, block, owned, handed)
+                owned.extend(r for r in op.results if is_memref(r))
+        term = _compat.terminator(block)
+        if term is not None and term.name in ("scf.yield", "scf.condition"):
+            first = 1 if term.name == "scf.condition" else 0
+            for k in range(first, len(term.operands)):
+                value = term.operands[k]
+                if not is_memref(value):
+                    continue
+                root = _root(value)
+                if root in owned and root not in handed:
+                    handed.append(root)
+                else:
+                    term.operands[k] = _copy_before(term, value)
+        for value in owned:
+            if value not in handed:
+                self._free(value, block)
+
+    def _scf(self, op: ir.Operation, block: ir.Block, owned, handed) -> None:
+        if op.name == "scf.for":
+            body = op.regions[0].blocks[0]
+            self._inits(op, 3, block, owned, handed)
+            self.block(body, [a for a in list(body.arguments)[1:] if is_memref(a)])
+        elif op.name == "scf.while":
+            before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
+            self._inits(op, 0, block, owned, handed)
+            self.block(before, [a for a in before.arguments if is_memref(a)])
+            self.block(after, [a for a in after.arguments if is_memref(a)])
+        else:
+            for region in op.regions:
+                for b in region.blocks:
+                    self.block(b, [])
+
+    def _inits(self, loop: ir.Operation, first: int, block: ir.Block, owned, handed) -> None:
+        """Hands the loop's memref init operands to it (or copies of them)."""
+        order = {o: i for i, o in enumerate(_compat.block_ops(block))}
+        at = order[loop]
+        for k in range(first, len(loop.operands)):
+            value = loop.operands[k]
+            if not is_memref(value):
+                continue
+            root = _root(value)
+            if (root in owned and root not in handed
+                    and self._only_use(root, loop, k, block, order, at)):
+                handed.append(root)
+            else:
+                loop.operands[k] = _copy_before(loop, value)
+
+    @staticmethod
+    def _only_use(root, loop, k, block, order, at) -> bool:
+        """Whether operand ``k`` of ``loop`` is the last use of ``root``."""
+        for user, number in _user_ops(root):
+            if user == loop and number == k:
+                continue
+            anc = ancestor_in_block(user, block)
+            if anc is not None and order[anc] >= at:
+                return False
+        return True
+
+    def _free(self, value: ir.Value, block: ir.Block) -> None:
+        """A gpu.dealloc of ``value`` after its last use (through views) in
+        ``block`` (at its start when it has none there)."""
+        ops = _compat.block_ops(block)
+        order = {o: i for i, o in enumerate(ops)}
+        defining = _compat.defining_op(value)
+        last = defining if defining is not None and defining in order else None
+        for user, _ in _user_ops(value):
+            if user.name == "gpu.dealloc":
+                return                    # freed already (a memref.dealloc)
+            if user.name in _ESCAPES:
+                self.owner.warning(user, "a device buffer escapes through "
+                                         f"'{user.name}'; it is not freed")
+                return
+            anc = ancestor_in_block(user, block)
+            if anc is not None and (last is None or order[anc] > order[last]):
+                last = anc
+        term = _compat.terminator(block)
+        if last is None:
+            ip = ir.InsertionPoint.at_block_begin(block)
+        elif last == term:      # pragma: no cover - the terminator uses no freed buffer
+            ip = ir.InsertionPoint(term)
+        else:
+            ip = ir.InsertionPoint.after(last)
+        with ip, (defining or block.owner).location:
+            gpu.DeallocOp(None, [], value)
+
+
+def _copy_before(op: ir.Operation, value: ir.Value) -> ir.Value:
+    """A new device buffer holding a copy of ``value``, made before ``op``;
+    of ``value``'s type (a memref.cast of an identity-layout buffer)."""
+    t = ir.MemRefType(value.type)
+    with ir.InsertionPoint(op), op.location:
+        sizes = [memref.dim(value, index(d)) for d in range(t.rank) if t.is_dynamic_dim(d)]
+        plain = ir.MemRefType.get(t.shape, t.element_type, None, t.memory_space)
+        dev = gpu.AllocOp(plain, None, [], sizes, []).result
+        linalg.copy(value, outs=[dev])
+        if plain != t:
+            dev = memref.cast(t, dev)
+    return dev

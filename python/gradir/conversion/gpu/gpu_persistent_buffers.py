@@ -8,12 +8,18 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import memref
 
+from ... import _compat
 from ...ir import symbol_name
 from ...passes.base import ModulePass, option
-from .common import host_functions, index
+from .common import VIEW_OPS, aliases_of, host_functions, index
 from .resident import persistent_buffer
 
 __all__ = ["GpuPersistentBuffers", "arena_global_name", "plan_offsets"]
+
+# Uses that hand a buffer to a loop (or out of a region): the loop frees it
+# with gpu.dealloc when it is done with it (gpu-device-buffers), so it cannot
+# be a view of the arena.
+_HANDED_ON = frozenset({"scf.for", "scf.while", "scf.yield", "scf.condition"})
 
 _BYTES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "f16": 2, "bf16": 2, "f32": 4,
           "f64": 8, "index": 8}
@@ -60,7 +66,9 @@ class GpuPersistentBuffers(ModulePass):
     """Carves the device buffers of each host function out of one arena.
 
     Every ``gpu.alloc`` with a static shape in a function's top-level block
-    (inputs, outputs and intermediates; not resident arguments) becomes a
+    (inputs, outputs and intermediates; not resident arguments, nor buffers
+    handed to a loop, which frees them itself once the next iteration's
+    buffer is made: they stay ``gpu.alloc``) becomes a
     ``memref.view`` of a per-function arena at an offset planned from the
     buffers' live ranges (a buffer lives from its alloc to its
     ``gpu.dealloc``; buffers whose ranges do not overlap share bytes); the
@@ -106,7 +114,7 @@ class GpuPersistentBuffers(ModulePass):
             if op.name != "gpu.alloc" or len(op.operands):
                 continue
             size = _nbytes(op.results[0].type)
-            if size is None:
+            if size is None or _handed_on(op.results[0]):
                 continue
             frees = [u.owner for u in op.results[0].uses
                      if getattr(u.owner, "name", None) == "gpu.dealloc"]
@@ -130,3 +138,13 @@ class GpuPersistentBuffers(ModulePass):
                 f.erase()
             op.erase()
         return glob
+
+
+def _handed_on(value: ir.Value) -> bool:
+    """Whether ``value`` (or a view of it) is an init operand of a loop or
+    yielded: its owner then frees it elsewhere than in its own block."""
+    for v in aliases_of(value):
+        for user, number in _compat.uses_of(v):
+            if user.name in _HANDED_ON and not (user.name in VIEW_OPS and number == 0):
+                return True
+    return False

@@ -100,3 +100,20 @@ class Emulated:
     @property
     def functions(self) -> list[str]:
         return list(self._functions)
+
+    def device_bytes_in_use(self) -> int:
+        """Device bytes allocated by the calls so far and not freed (resident
+        buffers and arenas stay; anything else left is a leak)."""
+        return self.emulator.device_bytes_in_use()
+
+    def live_device_allocations(self) -> int:
+        """Device allocations made by the calls so far and not freed."""
+        return self.emulator.live_device_allocations()
+
+    def peak_device_bytes(self) -> int:
+        """The most device memory in use at once (since the last
+        ``reset_peak_device_bytes``)."""
+        return self.emulator.peak_device_bytes()
+
+    def reset_peak_device_bytes(self) -> None:
+        self.emulator.reset_peak_device_bytes()

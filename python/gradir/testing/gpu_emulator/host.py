@@ -45,6 +45,8 @@ class HostOps:
         alloc.address = self.next_address
         self.addresses[alloc.address] = alloc
         self.next_address += 1 << 32
+        self._device_bytes = self.device_bytes_in_use() + data.nbytes
+        self._peak_device_bytes = max(self.peak_device_bytes(), self._device_bytes)
         return [Buf(alloc, data, alloc.ids)]
 
     def _op_memref_alloca(self, op, env, mask):
@@ -124,7 +126,27 @@ class HostOps:
         if buf.alloc.freed:
             raise EmulationError(f"{op.location}: double gpu.dealloc")
         buf.alloc.freed = True
+        if self.addresses.pop(getattr(buf.alloc, "address", None), None) is not None:
+            self._device_bytes = self.device_bytes_in_use() - buf.alloc.data.nbytes
         return []
+
+    # device memory accounting (every gpu.alloc is in ``addresses`` until freed)
+    def device_bytes_in_use(self) -> int:
+        """Bytes of device memory allocated (``gpu.alloc``) and not yet freed,
+        every call so far together: what a loop that leaks buffers grows."""
+        return getattr(self, "_device_bytes", 0)
+
+    def peak_device_bytes(self) -> int:
+        """The most ``device_bytes_in_use`` has been (since the last
+        ``reset_peak_device_bytes``)."""
+        return getattr(self, "_peak_device_bytes", 0)
+
+    def reset_peak_device_bytes(self) -> None:
+        self._peak_device_bytes = self.device_bytes_in_use()
+
+    def live_device_allocations(self) -> int:
+        """How many ``gpu.alloc`` buffers are allocated and not yet freed."""
+        return sum(1 for a in self.addresses.values() if not a.freed)
 
     def _op_gpu_memcpy(self, op, env, mask):
         self._host_only(op)
