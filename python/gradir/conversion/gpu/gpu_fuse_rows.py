@@ -23,9 +23,6 @@ __all__ = ["GpuFuseRows"]
 # (deallocations move after the kernel).
 _SKIPPABLE = ALLOC_OPS | VIEW_OPS | {"gpu.alloc", "gpu.dealloc", "memref.dealloc",
                                      "arith.constant"}
-# A single block over a whole reduction this long is left to the split
-# reductions of gpu-linalg-to-kernels.
-_MAX_SINGLE_ROW = 1 << 14
 
 
 @dataclass(frozen=True)
@@ -268,6 +265,8 @@ def _chains(block: ir.Block) -> list:
         rows, inner = part
         R = tuple(cand.gen.ranges[d] for d in rows)
         I = tuple(cand.gen.ranges[d] for d in inner)
+        if not _worthwhile(R, I):
+            continue
         chain = [(i, cand.member(rows, inner))]
         if _validate([m for _, m in chain]) is False:
             continue
@@ -288,7 +287,7 @@ def _chains(block: ir.Block) -> list:
             chain.insert(0, (j, m))
         # trim all-parallel members at the ends that the rest does not need
         members = [m for _, m in chain]
-        if len(members) < 2 or not _worthwhile(R, I):
+        if len(members) < 2:
             continue
         used.update(k for k, _ in chain)
         out.append((chain[0][0], chain[-1][0], RowPlan(members, R, I)))
@@ -316,7 +315,8 @@ def _pure_scalar(op: ir.Operation) -> bool:
 
 
 def _worthwhile(R: tuple, I: tuple) -> bool:
-    return math.prod(R) > 1 or math.prod(I) <= _MAX_SINGLE_ROW
+    """A single row (a total) is one block: left to the split reductions."""
+    return math.prod(R) > 1
 
 
 def _join(cand: _Candidate, members: list, R: tuple, I: tuple, at_end: bool):
