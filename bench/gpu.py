@@ -1,21 +1,28 @@
-"""gradir on an NVIDIA GPU against numpy (errors) and PyTorch CUDA eager (speed).
+"""gradir on an NVIDIA GPU against numpy (errors) and PyTorch CUDA (speed).
 
 Two halves, because MLIR does not travel to the GPU machine:
 
-    build/venv/bin/python bench/gpu.py --build DIR [--quick] [--chip sm_90] [--format isa]
+    build/venv/bin/python bench/gpu.py --build DIR [--quick] [--parts a,b] [--chip sm_90] [--format isa]
         here (MLIR, ptxas): compiles every workload for the GPU and exports
-        shared libraries (cubins embedded) plus inputs/expected results to DIR
-        (a few MiB; libmlir_cuda_runtime.so and a libLLVM.so stand-in are
-        copied next to them);
-    python3 bench/gpu.py --run DIR [--out results.json] [--json PATH] [--repeat 50]
+        shared libraries (cubins embedded) plus inputs, weights and expected
+        results to DIR (about 30 MiB; libmlir_cuda_runtime.so and a
+        libLLVM.so stand-in are copied next to them); meta.json records
+        what was built, the commit and each library's kernel launches per
+        call (gradir.conversion.gpu.launches, counted at the kernels stage);
+    python3 bench/gpu.py --run DIR [--parts a,b] [--repeat N] [--out raw.json] [--json PATH]
         on the GPU machine with python3 + numpy + torch only: loads the
         libraries with gradir.runtime.load (numpy + ctypes), checks every
-        result and times gradir against PyTorch side by side in one process;
-        --out writes the raw results, --json the tables with the machine,
-        the device, date, commit and command (bench/_results.py), for
-        bench/results/gpu.json and docs/performance.md.
+        result and times gradir against PyTorch side by side.  Each part
+        (workload) runs in its own process under a time limit
+        (--part-timeout, seconds), so a CUDA fault or a hang in one loses
+        that part only; the results are written after every part (and a
+        part's partial results survive its time limit); --out writes the
+        raw results, --json the tables with the machine, the device, date,
+        commit and command (bench/_results.py), for bench/results/gpu.json
+        and docs/performance.md.
 
-Workloads (float32):
+Parts (--parts, comma-separated; default all, in this order): info, ops,
+mlp, gemm, resnet, transformer.  Workloads (float32):
   * ops: every case of the numeric conversion suites (test/conversion/cpu/
     numeric_*.py: each rlx op in several shapes and dtypes, and the gradients
     of every op) against the reference interpreter's results computed at
@@ -30,19 +37,50 @@ Workloads (float32):
   * gemm4096: C = A @ B at 4096^3 against torch.matmul; the timed gradir
     function is sum(A @ B) with A and B resident, so one call is the GEMM
     kernel plus a 64 MiB reduction and a 4-byte copy (torch: (a @ b).sum()
-    and a @ b alone); the full product is checked once against torch.
-Timings: median of --repeat calls after warm-up, each call synchronised
-(gradir's calls return after a stream synchronise).  Ratios are
-gradir time / PyTorch time (< 1: gradir is faster).
+    and a @ b alone); the full product is checked once against torch;
+  * resnet: the CIFAR ResNet training step of bench/cnn.py (build_model:
+    conv stem, BatchNorm in training mode, max pool, two residual blocks,
+    average pool, dense, cross_entropy), batch 128 of 3x32x32;
+  * transformer: nn.TransformerEncoderLayer(256, 4, 1024, dropout=0,
+    batch_first=True, norm_first=True), mean over the sequence,
+    Linear(256, 10), cross_entropy; batch 32, sequence 128.
+  For resnet and transformer the build half imports the PyTorch model
+  (gradir.frontends.torch.import_module), differentiates it with respect to
+  every parameter (rlx-gradient) and exports @main_adjoint with the
+  parameters resident (keep_resident); it saves the inputs and the model's
+  state_dict (numpy) so the run half rebuilds the same model on the same
+  weights.  The run half checks gradir's loss and gradients against PyTorch
+  in float64 on the GPU (error: max |gradir - torch64| / max |torch64| per
+  tensor, the worst tensor), and times gradir's step (parameters resident;
+  the images/tokens and labels copied in, the loss and gradients copied
+  out), PyTorch eager float32 with TF32 off and with TF32 on (matmuls and
+  cuDNN convolutions), and torch.compile(mode="reduce-overhead") (TF32 off;
+  its compile time is recorded; if it fails there, the error is recorded
+  and the rest goes on).  JAX is not on the GPU machine (the info part
+  records whether it is importable).  A kernel-time profile of one step of
+  gradir and one of PyTorch eager comes from torch.profiler (CUPTI also
+  records the kernels gradir's library launches through the driver in the
+  same process): kernels per step, kernel time per step, the top 10
+  kernels by time.  Launches per call (the build's static count) are
+  printed beside.
+Timings: median of --repeat calls (default per part: mlp 50, gemm 20,
+resnet and transformer 20; at most 15 s of calls per timing) after 3
+warm-up calls, each call synchronised (gradir's calls return after a
+stream synchronise).  Printed ratios are gradir time / PyTorch time (< 1:
+gradir is faster); the --json tables give PyTorch / gradir like the other
+benches.
 
-With a GPU machine reached through the device tool (build/ is git-ignored):
-    build/venv/bin/python bench/gpu.py --build build/gpu-bench    # here, ~1 min, ~15 MiB
+On a GPU machine reached through the device tool (build/ is git-ignored):
+    build/venv/bin/python bench/gpu.py --build build/gpu-bench    # here, ~3 min, ~30 MiB
     run(command="python3 bench/gpu.py --run build/gpu-bench --out $OUT/gpu-raw.json "
                 "--json $OUT/gpu.json", carry=["build/gpu-bench"], timeout_s=600)
-    then copy $OUT's gpu.json to bench/results/gpu.json and run
+    (about 5 minutes on an H200, torch.compile's compilations included;
+    --parts resnet,transformer for the two training steps alone), then copy
+    $OUT's gpu.json to bench/results/gpu.json and run
     bench/render_performance.py.
 If the cubins do not load there (driver older than ptxas), rebuild with
---format isa (PTX, compiled by the driver).
+--format isa (PTX, compiled by the driver).  --quick builds small shapes
+and a few cases of each suite in seconds (test/bench/gpu_build.py).
 """
 
 from __future__ import annotations
@@ -54,6 +92,7 @@ import statistics
 import subprocess
 import sys
 import time
+import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -63,46 +102,131 @@ import _results  # noqa: E402  bench/_results.py: --json (standard library only)
 SIZES = [784, 512, 512, 10]
 MLP_PARAMS = (2, 3, 4, 5, 6, 7)      # argument indices of the weights and biases
 SUITES = ("numeric_elementwise", "numeric_shape_reduce", "numeric_nn", "numeric_gradient")
+PARTS = ("info", "ops", "mlp", "gemm", "resnet", "transformer")
+MODELS = ("resnet", "transformer")
+REPEAT = {"mlp": 50, "gemm": 20, "resnet": 20, "transformer": 20}
+MAX_TIMING_S = 15.0                  # per timing: stop after this many seconds of calls
+# The models' shapes: full and --quick.
+MODEL_CONFIG = {
+    "resnet": {False: {"batch": 128, "image": 32}, True: {"batch": 4, "image": 8}},
+    "transformer": {False: {"batch": 32, "seq": 128, "d_model": 256, "heads": 4, "ff": 1024},
+                    True: {"batch": 2, "seq": 8, "d_model": 32, "heads": 2, "ff": 64}},
+}
+CLASSES = 10
+GRAD_TOLERANCE = 2e-3                # max |gradir - torch float64| / max |torch float64|
+
+
+# --- the models (PyTorch; both halves) -----------------------------------------------
+
+def make_model(torch, name: str, cfg: dict):
+    """The PyTorch model of workload ``name`` (seeded; its weights are
+    replaced by the saved state_dict in the run half)."""
+    if name == "resnet":
+        from cnn import build_model      # bench/cnn.py: standard library at import
+        return build_model(torch)
+    nn = torch.nn
+
+    class EncoderStep(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = nn.TransformerEncoderLayer(cfg["d_model"], cfg["heads"], cfg["ff"],
+                                                      dropout=0.0, batch_first=True,
+                                                      norm_first=True)
+            self.head = nn.Linear(cfg["d_model"], CLASSES)
+
+        def forward(self, x, labels):
+            return nn.functional.cross_entropy(self.head(self.encoder(x).mean(dim=1)), labels)
+
+    torch.manual_seed(0)
+    return EncoderStep().train()
+
+
+def model_inputs(torch, name: str, cfg: dict):
+    g = torch.Generator().manual_seed(1)
+    if name == "resnet":
+        x = torch.randn(cfg["batch"], 3, cfg["image"], cfg["image"], generator=g)
+    else:
+        x = torch.randn(cfg["batch"], cfg["seq"], cfg["d_model"], generator=g)
+    y = torch.randint(0, CLASSES, (cfg["batch"],), generator=g)
+    return x, y
 
 
 # --- build (needs MLIR) -----------------------------------------------------------
 
-def build(out: str, quick: bool, chip: str, fmt: str | None = None) -> None:
-    import numpy as np
-
-    sys.path.insert(0, os.path.join(ROOT, "examples"))
-    import gradir
-    from mlp import build_mlp, differentiate
-
+def build(out: str, quick: bool, chip: str, fmt: str | None = None,
+          parts=PARTS) -> int:
+    """Compiles and exports ``parts``; returns the number that failed (each
+    is recorded in meta.json's ``build_errors`` and the others go on)."""
     os.makedirs(out, exist_ok=True)
     meta = {"chip": chip, "format": fmt, "quick": quick, "mlp": [], "gemm": None, "ops": [],
+            "models": {}, "launches": {}, "build_errors": {}, "parts": list(parts),
             "built": time.strftime("%Y-%m-%d %H:%M:%S")}
     try:
         meta["commit"] = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                                         capture_output=True, text=True).stdout.strip()
     except OSError:
         pass
+    old = os.path.join(out, "meta.json")
+    if os.path.exists(old):
+        os.remove(old)                   # a failed build leaves no stale metadata
+    builders = {"mlp": _build_mlp, "gemm": _build_gemm, "ops": _build_ops,
+                "resnet": _build_model, "transformer": _build_model}
+    t0 = time.perf_counter()
+    for part in parts:
+        if part not in builders:
+            continue
+        print(part, flush=True)
+        try:
+            builders[part](out, meta, quick, chip, fmt, part)
+        except Exception as err:  # noqa: BLE001 - recorded; the other parts go on
+            traceback.print_exc()
+            meta["build_errors"][part] = f"{type(err).__name__}: {str(err)[:2000]}"
+            print(f"  FAILED: {part}: {type(err).__name__}: {str(err)[:300]}", flush=True)
+    with open(os.path.join(out, "meta.json"), "w") as f:
+        json.dump(meta, f, indent=1)
+    total = sum(os.path.getsize(os.path.join(out, p)) for p in os.listdir(out)
+                if os.path.isfile(os.path.join(out, p)))
+    print(f"wrote {out} ({total / 2 ** 20:.1f} MiB) in {time.perf_counter() - t0:.0f} s; "
+          f"failed parts: {sorted(meta['build_errors']) or 'none'}")
+    return len(meta["build_errors"])
 
+
+def _export(out, name, module, chip, fmt, keep_resident=(), functions=None, meta=None,
+            count=()):
+    """Compiles ``module`` for the GPU, exports DIR/name.so and records the
+    launches per call of the functions ``count`` in meta["launches"][name]."""
+    from gradir.conversion.gpu.launches import count_lowered
     from gradir.runtime.cuda import compile_cuda
     from gradir.runtime.jit import CompileOptions
 
-    def export(module, name, keep_resident=()):
-        t0 = time.perf_counter()
-        exe = compile_cuda(module, CompileOptions("cuda", 3, chip, tuple(keep_resident)),
-                           format=fmt)
-        path = exe.export_library(os.path.join(out, name + ".so"))
-        print(f"  {name}.so: {os.path.getsize(path) / 1e6:.2f} MB, {exe.format}, "
-              f"{time.perf_counter() - t0:.1f} s", flush=True)
-        return exe
+    t0 = time.perf_counter()
+    exe = compile_cuda(module, CompileOptions("cuda", 3, chip, tuple(keep_resident)),
+                       format=fmt, functions=functions)
+    path = exe.export_library(os.path.join(out, name + ".so"))
+    if count and meta is not None:
+        meta["launches"][name] = count_lowered(module, list(count),
+                                               keep_resident=tuple(keep_resident))
+    launches = ", ".join(f"@{f} {d['launches']} launches" for f, d in
+                         (meta or {}).get("launches", {}).get(name, {}).items())
+    print(f"  {name}.so: {os.path.getsize(path) / 1e6:.2f} MB, {exe.format}, "
+          f"{time.perf_counter() - t0:.1f} s" + (f"; {launches}" if launches else ""),
+          flush=True)
+    return exe
 
-    print("mlp")
+
+def _build_mlp(out, meta, quick, chip, fmt, part):
+    sys.path.insert(0, os.path.join(ROOT, "examples"))
+    from mlp import build_mlp, differentiate
     for batch in ([64] if quick else [256, 4096]):
         module = differentiate(build_mlp(batch, SIZES))
-        export(module, f"mlp{batch}")
-        export(module, f"mlp{batch}_resident", keep_resident=MLP_PARAMS)
+        _export(out, f"mlp{batch}", module, chip, fmt, meta=meta, count=["main_adjoint"])
+        _export(out, f"mlp{batch}_resident", module, chip, fmt, keep_resident=MLP_PARAMS,
+                meta=meta, count=["main_adjoint"])
         meta["mlp"].append(batch)
 
-    print("gemm")
+
+def _build_gemm(out, meta, quick, chip, fmt, part):
+    import gradir
     n = 512 if quick else 4096
     t = f"tensor<{n}x{n}xf32>"
     gemm = gradir.parse(f"""
@@ -115,14 +239,21 @@ func.func @gemm_sum(%a: {t}, %b: {t}) -> tensor<f32> {{
   %s = "rlx.sum"(%m) : ({t}) -> tensor<f32>
   return %s : tensor<f32>
 }}""")
-    export(gemm, f"gemm{n}", keep_resident=(0, 1))
+    _export(out, f"gemm{n}", gemm, chip, fmt, keep_resident=(0, 1), meta=meta,
+            count=["gemm", "gemm_sum"])
     meta["gemm"] = n
 
-    print("ops")
+
+def _build_ops(out, meta, quick, chip, fmt, part):
+    import numpy as np
+
+    import gradir
     for suite in SUITES:
         for k, (title, module, cases) in enumerate(_collect_suites(suite)):
             if quick:
-                cases = cases[:6]
+                if k > 0:
+                    continue             # the first suite of each file
+                cases = cases[:4]
             name = f"ops_{suite}_{k}"
             arrays = {}
             entries = []
@@ -135,12 +266,37 @@ func.func @gemm_sum(%a: {t}, %b: {t}) -> tensor<f32> {{
                 entries.append({"name": f"{title}/{case}", "fn": fn, "n_in": len(inputs),
                                 "n_out": len(list(_flat(want))), "rtol": rtol, "atol": atol})
             np.savez(os.path.join(out, name + ".npz"), **arrays)
-            export(module, name)
+            _export(out, name, module, chip, fmt,
+                    functions=[c[1] for c in cases] if quick else None)
             meta["ops"].append({"suite": name, "title": title, "cases": entries})
-    with open(os.path.join(out, "meta.json"), "w") as f:
-        json.dump(meta, f, indent=1)
-    total = sum(os.path.getsize(os.path.join(out, p)) for p in os.listdir(out))
-    print(f"wrote {out} ({total / 2 ** 20:.1f} MiB)")
+
+
+def _build_model(out, meta, quick, chip, fmt, part):
+    import numpy as np
+    import torch
+
+    import gradir
+    from gradir.frontends.torch import import_module
+
+    cfg = MODEL_CONFIG[part][quick]
+    model = make_model(torch, part, cfg)
+    x, y = model_inputs(torch, part, cfg)
+    names = [n for n, _ in model.named_parameters()]
+    t0 = time.perf_counter()
+    module = import_module(model, (x, y))
+    wrt = ",".join(str(i) for i in range(2, 2 + len(names)))
+    gradir.run_pipeline(module, f"builtin.module(rlx-gradient{{func=main wrt={wrt}}})")
+    print(f"  imported and differentiated in {time.perf_counter() - t0:.1f} s "
+          f"({len(names)} parameters, "
+          f"{sum(p.numel() for p in model.parameters()):,} weights)", flush=True)
+    resident = tuple(range(2, 2 + len(names)))
+    _export(out, part, module, chip, fmt, keep_resident=resident, functions=["main_adjoint"],
+            meta=meta, count=["main_adjoint"])
+    arrays = {"x": x.numpy(), "y": y.numpy()}
+    arrays.update({"state." + k: v.detach().numpy() for k, v in model.state_dict().items()})
+    np.savez(os.path.join(out, part + ".npz"), **arrays)
+    meta["models"][part] = {"config": cfg, "parameters": names, "library": part + ".so",
+                            "weights": sum(p.numel() for p in model.parameters())}
 
 
 def _collect_suites(suite: str):
@@ -153,7 +309,7 @@ def _collect_suites(suite: str):
 
     import gradir
 
-    sys.path.insert(0, os.path.join(ROOT, "test", "Conversion", "Inputs"))
+    sys.path.insert(0, os.path.join(ROOT, "test", "conversion", "Inputs"))
     import numeric_helpers
 
     suites = []
@@ -163,7 +319,7 @@ def _collect_suites(suite: str):
         with open(os.devnull, "w") as null:
             stdout, sys.stdout = sys.stdout, null
             try:
-                runpy.run_path(os.path.join(ROOT, "test", "Conversion", f"{suite}.py"),
+                runpy.run_path(os.path.join(ROOT, "test", "conversion", "cpu", f"{suite}.py"),
                                run_name="__main__")
             finally:
                 sys.stdout = stdout
@@ -189,11 +345,12 @@ def _collect_suites(suite: str):
 
 # --- run (numpy + torch + the exported libraries) ----------------------------------
 
-def timeit(fn, repeat: int) -> float:
+def timeit(fn, repeat: int, max_s: float = MAX_TIMING_S) -> float:
     for _ in range(3):
         fn()
     runs = []
-    for _ in range(repeat):
+    start = time.perf_counter()
+    while len(runs) < repeat and (len(runs) < 3 or time.perf_counter() - start < max_s):
         t0 = time.perf_counter()
         fn()
         runs.append(time.perf_counter() - t0)
@@ -221,18 +378,29 @@ def init_params(sizes, seed=0):
     return mlp_init(sizes, np.float32, seed, bias=0.01)
 
 
-def run_ops(d: str, meta: dict) -> dict:
+def run_ops(d: str, meta: dict, repeat: int, device: str, save) -> dict:
     import numpy as np
-    out = {"cases": 0, "failures": [], "max_abs_error": {}}
+    out = {"cases": 0, "failures": [], "max_abs_error": {}, "errors": {}}
     for entry in meta["ops"]:
         suite = entry["suite"]
-        lib = _load(os.path.join(d, f"{suite}.so"))
-        data = np.load(os.path.join(d, f"{suite}.npz"))
+        try:
+            lib = _load(os.path.join(d, f"{suite}.so"))
+            data = np.load(os.path.join(d, f"{suite}.npz"))
+        except Exception as err:  # noqa: BLE001
+            out["errors"][suite] = f"{type(err).__name__}: {err}"
+            print(f"  {entry['title']}: cannot load: {err}", flush=True)
+            continue
         worst = 0.0
         for i, c in enumerate(entry["cases"]):
             inputs = [data[f"c{i}_in{j}"] for j in range(c["n_in"])]
             want = [data[f"c{i}_out{j}"] for j in range(c["n_out"])]
-            got = lib[c["fn"]](*inputs)
+            try:
+                got = lib[c["fn"]](*inputs)
+            except Exception as err:  # noqa: BLE001
+                out["cases"] += 1
+                out["failures"].append(c["name"])
+                out["errors"][c["name"]] = f"{type(err).__name__}: {err}"
+                continue
             got = got if isinstance(got, tuple) else (got,)
             got = list(_flat(got))
             err, bad = 0.0, False
@@ -254,6 +422,7 @@ def run_ops(d: str, meta: dict) -> dict:
         print(f"  {entry['title']}: {len(entry['cases'])} cases, max abs error {worst:.3g}, "
               f"{sum(1 for c in entry['cases'] if c['name'] in out['failures'])} failing",
               flush=True)
+        save(out)
     return out
 
 
@@ -270,7 +439,11 @@ def _sync(torch, dev):
         torch.cuda.synchronize()
 
 
-def run_mlp(d: str, meta: dict, repeat: int, device: str = "cuda") -> list[dict]:
+def _launches(meta: dict, lib: str, fn: str):
+    return meta.get("launches", {}).get(lib, {}).get(fn, {}).get("launches")
+
+
+def run_mlp(d: str, meta: dict, repeat: int, device: str, save) -> list[dict]:
     import numpy as np
     import torch
     rows = []
@@ -321,19 +494,22 @@ def run_mlp(d: str, meta: dict, repeat: int, device: str = "cuda") -> list[dict]
         row = {"workload": f"mlp{batch}", "max_abs_error": {"gradir": err,
                                                             "gradir resident": err_r,
                                                             "torch": err_t},
-               "ms": {k: v * 1e3 for k, v in times.items()}}
+               "ms": {k: v * 1e3 for k, v in times.items()},
+               "launches": _launches(meta, f"mlp{batch}_resident", "main_adjoint")}
         row["ratio"] = {
             "resident vs torch device": times["gradir (params resident)"]
             / times["torch (device tensors)"],
             "numpy in/out vs torch numpy in/out": times["gradir (numpy in/out)"]
             / times["torch (numpy in/out)"]}
         rows.append(row)
+        save(rows)
         print(f"  mlp{batch}: " + ", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in times.items())
-              + f"; max errors gradir {err:.2g}, torch {err_t:.2g}", flush=True)
+              + f"; max errors gradir {err:.2g}, torch {err_t:.2g}; "
+              f"{row['launches']} launches per call", flush=True)
     return rows
 
 
-def run_gemm(d: str, meta: dict, repeat: int, device: str = "cuda") -> dict:
+def run_gemm(d: str, meta: dict, repeat: int, device: str, save) -> dict:
     import numpy as np
     import torch
     dev = torch.device(device)
@@ -343,6 +519,7 @@ def run_gemm(d: str, meta: dict, repeat: int, device: str = "cuda") -> dict:
     a = rng.standard_normal((n, n)).astype(np.float32)
     b = rng.standard_normal((n, n)).astype(np.float32)
     ta, tb = torch.from_numpy(a).to(dev), torch.from_numpy(b).to(dev)
+    torch.backends.cuda.matmul.allow_tf32 = False
     c = lib["gemm"](a, b)
     ref = (ta.double() @ tb.double()).cpu().numpy()
     err = float(np.max(np.abs(c - ref)))
@@ -365,18 +542,183 @@ def run_gemm(d: str, meta: dict, repeat: int, device: str = "cuda") -> dict:
            "sum_error": float(abs(float(s) - ref.sum())),
            "ms": {k: v * 1e3 for k, v in times.items()},
            "tflops": {k: flops / v / 1e12 for k, v in times.items()},
-           "ratio": times["gradir sum(a@b) (resident)"] / times["torch (a@b).sum()"]}
+           "ratio": times["gradir sum(a@b) (resident)"] / times["torch (a@b).sum()"],
+           "launches": _launches(meta, f"gemm{n}", "gemm_sum")}
     print(f"  gemm{n}: " + ", ".join(f"{k} {v * 1e3:.3f} ms ({flops / v / 1e12:.1f} TFLOP/s)"
                                      for k, v in times.items())
           + f"; max error gradir {err:.2g}, torch {err_t:.2g}", flush=True)
     return row
 
 
+def _tf32(torch, on: bool) -> None:
+    torch.backends.cuda.matmul.allow_tf32 = on
+    torch.backends.cudnn.allow_tf32 = on
+
+
+def _scaled_error(got, want) -> float:
+    import numpy as np
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    scale = float(np.max(np.abs(want))) if want.size else 0.0
+    return float(np.max(np.abs(got - want))) / (scale or 1.0) if want.size else 0.0
+
+
+def kernel_profile(torch, fn, calls: int = 3) -> dict:
+    """Kernels that ``calls`` calls of ``fn`` ran, from torch.profiler
+    (CUPTI: every kernel of the process's CUDA context, those gradir's
+    library launches through the driver included), per call."""
+    from torch.profiler import ProfilerActivity, profile
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+    kernels, copies = {}, {"n": 0, "us": 0.0}
+    for e in prof.events():
+        if str(getattr(e, "device_type", "")).split(".")[-1] != "CUDA":
+            continue
+        us = e.time_range.elapsed_us()
+        name = e.name
+        if name.lower().startswith(("memcpy", "memset")):
+            copies["n"] += 1
+            copies["us"] += us
+            continue
+        k = kernels.setdefault(name, [0, 0.0])
+        k[0] += 1
+        k[1] += us
+    total = sum(v[1] for v in kernels.values())
+    top = sorted(kernels.items(), key=lambda kv: -kv[1][1])[:10]
+    return {"kernels_per_call": sum(v[0] for v in kernels.values()) / calls,
+            "kernel_ms_per_call": total / calls / 1e3,
+            "distinct_kernels": len(kernels),
+            "copies_per_call": copies["n"] / calls,
+            "copy_ms_per_call": copies["us"] / calls / 1e3,
+            "top": [{"kernel": name[:120], "calls": n / calls, "ms": us / calls / 1e3,
+                     "share": us / total if total else 0.0} for name, (n, us) in top]}
+
+
+def run_model(d: str, meta: dict, repeat: int, device: str, save, name: str,
+              compile_torch: bool = True) -> dict:
+    import numpy as np
+    import torch
+    info = meta["models"][name]
+    cfg = info["config"]
+    dev = torch.device(device)
+    row = {"workload": name, "config": cfg, "launches": _launches(meta, name, "main_adjoint"),
+           "launch_breakdown": meta.get("launches", {}).get(name, {}).get("main_adjoint"),
+           "ms": {}, "errors": {}}
+    data = np.load(os.path.join(d, f"{name}.npz"))
+    x, y = data["x"], data["y"]
+    model = make_model(torch, name, cfg)
+    model.load_state_dict({k[len("state."):]: torch.from_numpy(data[k].copy())
+                           for k in data.files if k.startswith("state.")})
+    model.to(dev).train()
+    params = list(model.parameters())
+    names = [n for n, _ in model.named_parameters()]
+    assert names == info["parameters"], "parameter order differs from the build's"
+    args = [x, y] + [p.detach().cpu().numpy().copy() for p in params]
+
+    # gradir: the first call uploads the parameters, later calls keep them.
+    lib = _load(os.path.join(d, info["library"]))
+    step = lib["main_adjoint"]
+    t0 = time.perf_counter()
+    got = step(*args)
+    row["ms"]["gradir first call"] = (time.perf_counter() - t0) * 1e3
+    got = list(_flat(got if isinstance(got, tuple) else (got,)))
+    assert len(got) == 1 + len(params), f"{len(got)} results for {len(params)} parameters"
+
+    # float64 reference on the device (a copy of the model).
+    import copy
+    m64 = copy.deepcopy(model).double()
+    xd = torch.from_numpy(x).to(dev)
+    yd = torch.from_numpy(y).to(dev)
+    loss64 = m64(xd.double(), yd)
+    want = [loss64] + list(torch.autograd.grad(loss64, list(m64.parameters())))
+    want = [w.detach().cpu().numpy() for w in want]
+    del m64
+    errs = [_scaled_error(g, w) for g, w in zip(got, want)]
+    worst = int(np.argmax(errs))
+    row["max_error"] = {"gradir": max(errs), "gradir loss": errs[0],
+                    "gradir worst tensor": (["loss"] + names)[worst]}
+    _tf32(torch, False)
+    loss32 = model(xd, yd)
+    t32 = [loss32] + list(torch.autograd.grad(loss32, params))
+    row["max_error"]["torch fp32"] = max(_scaled_error(t.detach().cpu().numpy(), w)
+                                     for t, w in zip(t32, want))
+    row["ok"] = bool(max(errs) <= GRAD_TOLERANCE)
+    print(f"  {name}: loss gradir {float(np.asarray(got[0])):.6f} torch64 "
+          f"{float(want[0]):.6f}; max scaled error gradir {max(errs):.2g} "
+          f"({row['max_error']['gradir worst tensor']}), torch fp32 "
+          f"{row['max_error']['torch fp32']:.2g}: {'ok' if row['ok'] else 'FAILED'}", flush=True)
+    save(row)
+
+    def torch_step(m=model):
+        torch.autograd.grad(m(xd, yd), params)
+        _sync(torch, dev)
+
+    def gradir_step():
+        step(*args)
+
+    row["ms"]["gradir"] = timeit(gradir_step, repeat) * 1e3
+    save(row)
+    _tf32(torch, False)
+    row["ms"]["torch eager fp32"] = timeit(torch_step, repeat) * 1e3
+    _tf32(torch, True)
+    row["ms"]["torch eager tf32"] = timeit(torch_step, repeat) * 1e3
+    _tf32(torch, False)
+    print(f"  {name}: gradir {row['ms']['gradir']:.3f} ms ({row['launches']} launches per "
+          f"call), torch eager fp32 {row['ms']['torch eager fp32']:.3f} ms, tf32 "
+          f"{row['ms']['torch eager tf32']:.3f} ms", flush=True)
+    save(row)
+
+    if dev.type == "cuda":
+        for label, fn in (("gradir", gradir_step), ("torch eager fp32", torch_step)):
+            try:
+                row.setdefault("profile", {})[label] = kernel_profile(torch, fn)
+            except Exception as err:  # noqa: BLE001
+                row["errors"][f"profile {label}"] = f"{type(err).__name__}: {err}"
+        for label, p in row.get("profile", {}).items():
+            print(f"  {name} {label}: {p['kernels_per_call']:.0f} kernels, "
+                  f"{p['kernel_ms_per_call']:.3f} ms kernel time per step "
+                  f"(copies {p['copies_per_call']:.0f}, {p['copy_ms_per_call']:.3f} ms)",
+                  flush=True)
+            for k in p["top"]:
+                print(f"      {k['ms']:8.3f} ms {k['share'] * 100:5.1f}% x{k['calls']:.0f} "
+                      f"{k['kernel'][:90]}", flush=True)
+        save(row)
+
+    if compile_torch:
+        try:
+            import torch._dynamo
+            torch._dynamo.reset()
+            compiled = torch.compile(model, mode="reduce-overhead")
+            t0 = time.perf_counter()
+            torch_step(compiled)
+            torch_step(compiled)
+            row["compile_s"] = time.perf_counter() - t0
+            row["ms"]["torch.compile reduce-overhead"] = timeit(
+                lambda: torch_step(compiled), repeat) * 1e3
+            print(f"  {name}: torch.compile(mode='reduce-overhead') "
+                  f"{row['ms']['torch.compile reduce-overhead']:.3f} ms "
+                  f"(compiled in {row['compile_s']:.0f} s)", flush=True)
+        except Exception as err:  # noqa: BLE001 - recorded; the rest goes on
+            row["errors"]["torch.compile"] = f"{type(err).__name__}: {str(err)[:500]}"
+            print(f"  {name}: torch.compile failed: {type(err).__name__}: "
+                  f"{str(err)[:300]}", flush=True)
+        save(row)
+    return row
+
+
 def device_info() -> dict:
+    import importlib.util
+
     import torch
     info = {"torch": torch.__version__, "cuda (torch)": torch.version.cuda,
             "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
-            "python": sys.version.split()[0]}
+            "python": sys.version.split()[0],
+            "jax": "importable" if importlib.util.find_spec("jax") else
+                   "not installed on this machine (no JAX rows)",
+            "triton": "importable" if importlib.util.find_spec("triton") else "not installed"}
     try:
         smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
                               "--format=csv,noheader"], capture_output=True, text=True)
@@ -386,42 +728,104 @@ def device_info() -> dict:
     return info
 
 
-def run(d: str, out: str | None, repeat: int, parts: list[str], device: str = "cuda",
-        json_path: str | None = None) -> None:
+def _run_part(part: str, d: str, meta: dict, repeat: int | None, device: str, save,
+              compile_torch: bool):
+    rep = repeat or REPEAT.get(part, 20)
+    if part == "info":
+        return device_info()
+    if part in meta.get("build_errors", {}):
+        return {"error": "not built: " + meta["build_errors"][part][:300]}
+    if part == "ops":
+        return run_ops(d, meta, rep, device, save)
+    if part == "mlp":
+        return run_mlp(d, meta, rep, device, save)
+    if part == "gemm":
+        return run_gemm(d, meta, rep, device, save)
+    if part in MODELS:
+        if part not in meta.get("models", {}):
+            return {"error": "not built"}
+        return run_model(d, meta, rep, device, save, part, compile_torch)
+    raise ValueError(f"unknown part {part!r}")
+
+
+def run(d: str, out: str | None, repeat: int | None, parts: list[str], device: str = "cuda",
+        json_path: str | None = None, part_timeout: float = 200.0,
+        compile_torch: bool = True) -> None:
     with open(os.path.join(d, "meta.json")) as f:
         meta = json.load(f)
+    parts = [p for p in parts if p == "info" or p in meta.get("parts", PARTS)]
     results = {"meta": meta}
-    if len(parts) > 1:
-        # Each part in its own process: a CUDA fault in one does not take the others down.
-        for part in parts:
-            proc = subprocess.run([sys.executable, __file__, "--run", d, "--repeat", str(repeat),
-                                   "--part", part, "--out", os.path.join(d, f".{part}.json"),
-                                   "--torch-device", device])
-            path = os.path.join(d, f".{part}.json")
-            if proc.returncode != 0 or not os.path.exists(path):
-                results[part] = {"error": f"exit status {proc.returncode}"}
-                continue
-            with open(path) as f:
-                results[part] = json.load(f)[part]
-    else:
+    if len(parts) == 1 and out and os.environ.get("GRADIR_BENCH_CHILD"):
+        # One part in this process (a child of the loop below): saves as it goes.
         part = parts[0]
+
+        last = {}
+
+        def save(value):
+            last["value"] = value
+            _write_json(out, {part: value})
+        try:
+            value = _run_part(part, d, meta, repeat, device, save, compile_torch)
+        except Exception as err:  # noqa: BLE001 - recorded beside what was saved
+            traceback.print_exc()
+            message = f"{type(err).__name__}: {str(err)[:500]}"
+            value = last.get("value")
+            if isinstance(value, dict):
+                value.setdefault("errors", {})["run"] = message
+            elif not isinstance(value, list):
+                value = {"error": message}
+        save(value)
+        return
+    start = time.perf_counter()
+    # Each part in its own process: a CUDA fault or a hang in one does not
+    # take the others down; what it saved before its time limit is kept.
+    for part in parts:
         print(part, flush=True)
-        if part == "info":
-            results[part] = device_info()
-            print("  " + json.dumps(results[part]))
-        elif part == "ops":
-            results[part] = run_ops(d, meta)
-        elif part == "mlp":
-            results[part] = run_mlp(d, meta, repeat, device)
-        elif part == "gemm":
-            results[part] = run_gemm(d, meta, repeat, device)
-    if out:
-        with open(out, "w") as f:
-            json.dump(results, f, indent=1)
-    if len(parts) > 1:
-        print(summary(results))
-    if json_path:
-        save_tables(json_path, results, repeat)
+        path = os.path.join(d, f".{part}.json")
+        if os.path.exists(path):
+            os.remove(path)
+        cmd = [sys.executable, os.path.abspath(__file__), "--run", d, "--parts", part,
+               "--out", path, "--torch-device", device]
+        if repeat:
+            cmd += ["--repeat", str(repeat)]
+        if not compile_torch:
+            cmd.append("--no-compile")
+        status = None
+        try:
+            proc = subprocess.run(cmd, timeout=part_timeout,
+                                  env=dict(os.environ, GRADIR_BENCH_CHILD="1"))
+            status = proc.returncode
+        except subprocess.TimeoutExpired:
+            status = f"time limit ({part_timeout:.0f} s)"
+        value = None
+        if os.path.exists(path):
+            with open(path) as f:
+                value = json.load(f).get(part)
+        if value is None:
+            value = {"error": f"exit status {status}"}
+        elif status not in (0,) and isinstance(value, dict):
+            value.setdefault("errors", {})["process"] = f"exit status {status}"
+        elif status not in (0,):
+            value = {"error": f"exit status {status}", "partial": value}
+        results[part] = value
+        if out:
+            _write_json(out, results)
+        if json_path:
+            save_tables(json_path, results, repeat)
+        print(f"  ({part}: {time.perf_counter() - start:.0f} s so far)", flush=True)
+    print(summary(results))
+
+
+def _write_json(path: str, value) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(value, f, indent=1)
+    os.replace(tmp, path)
+
+
+def _model_rows(results: dict) -> list[dict]:
+    return [results[m] for m in MODELS
+            if isinstance(results.get(m), dict) and "ms" in results[m]]
 
 
 def tables(results: dict) -> list[dict]:
@@ -429,7 +833,7 @@ def tables(results: dict) -> list[dict]:
     failed is left out; save_tables notes it)."""
     out = []
     ops = results.get("ops", {})
-    if "cases" in ops:
+    if isinstance(ops, dict) and "cases" in ops:
         worst = max(ops["max_abs_error"].values(), default=0.0)
         out.append({"title": "every case of the numeric conversion suites on the GPU, against "
                              "the reference interpreter",
@@ -445,35 +849,100 @@ def tables(results: dict) -> list[dict]:
                              "torch (numpy in/out)")):
             rows.append([row["workload"], label, ms[g], ms[t], ms[t] / ms[g], None, None])
     g = results.get("gemm", {})
-    if "ms" in g:
+    if isinstance(g, dict) and "ms" in g:
         gk, tk = "gradir sum(a@b) (resident)", "torch (a@b).sum()"
         rows.append([g["workload"], "sum(a@b), operands resident", g["ms"][gk], g["ms"][tk],
                      g["ms"][tk] / g["ms"][gk], g["tflops"][gk], g["tflops"][tk]])
+    for m in _model_rows(results):
+        ms = m["ms"]
+        if "gradir" in ms and "torch eager fp32" in ms:
+            rows.append([f"{m['workload']} step", "params resident / device tensors",
+                         ms["gradir"], ms["torch eager fp32"],
+                         ms["torch eager fp32"] / ms["gradir"], None, None])
     if rows:
         out.append({"title": "gradir against PyTorch CUDA eager, float32",
                     "columns": ["workload", "inputs", "gradir ms", "torch ms", "torch/gradir",
                                 "gradir TFLOP/s", "torch TFLOP/s"],
                     "formats": [None, None, ".3f", ".3f", ".2f", ".1f", ".1f"],
                     "rows": rows})
+    steps = []
+    for m in _model_rows(results):
+        ms, cfg = m["ms"], m.get("config", {})
+        comp = ms.get("torch.compile reduce-overhead")
+        steps.append([m["workload"], cfg.get("batch"), m.get("launches"), ms.get("gradir"),
+                      ms.get("torch eager fp32"), ms.get("torch eager tf32"), comp,
+                      _ratio(ms.get("torch eager fp32"), ms.get("gradir")),
+                      _ratio(comp, ms.get("gradir")),
+                      m.get("max_error", {}).get("gradir"), m.get("max_error", {}).get("torch fp32")])
+    if steps:
+        out.append({"title": "training steps (loss and every parameter gradient): gradir "
+                             "against PyTorch eager and torch.compile",
+                    "columns": ["workload", "batch", "gradir launches per call", "gradir ms",
+                                "eager fp32 ms", "eager TF32 ms",
+                                "torch.compile reduce-overhead ms", "eager fp32/gradir",
+                                "compiled/gradir", "gradir error", "torch fp32 error"],
+                    "formats": [None, None, None, ".3f", ".3f", ".3f", ".3f", ".2f", ".2f",
+                                ".2g", ".2g"],
+                    "rows": steps})
+    prof, top = [], []
+    for m in _model_rows(results):
+        for label, p in m.get("profile", {}).items():
+            prof.append([m["workload"], label, p["kernels_per_call"], p["distinct_kernels"],
+                         p["kernel_ms_per_call"], m["ms"].get(label), p["copy_ms_per_call"]])
+            if label == "gradir":
+                for k in p["top"]:
+                    top.append([m["workload"], k["kernel"], k["calls"], k["ms"], k["share"]])
+    if prof:
+        out.append({"title": "kernel time per training step (torch.profiler / CUPTI)",
+                    "columns": ["workload", "runner", "kernels per step", "distinct kernels",
+                                "kernel ms per step", "step ms (timed)", "copy ms per step"],
+                    "formats": [None, None, ".0f", None, ".3f", ".3f", ".3f"],
+                    "rows": prof})
+    if top:
+        out.append({"title": "gradir's 10 longest kernels per training step",
+                    "columns": ["workload", "kernel", "launches per step", "ms per step",
+                                "share of kernel time"],
+                    "formats": [None, None, ".0f", ".3f", ".1%"],
+                    "rows": top})
     return out
 
 
-def save_tables(path: str, results: dict, repeat: int) -> None:
+def _ratio(a, b):
+    return a / b if a and b else None
+
+
+def save_tables(path: str, results: dict, repeat: int | None) -> None:
     meta = results.get("meta", {})
     info = results.get("info", {})
+    reps = (f"{repeat} calls" if repeat else
+            "--repeat calls (" + ", ".join(f"{k} {v}" for k, v in REPEAT.items()) + ")")
     notes = [f"Device: {info.get('device')} ({info.get('nvidia-smi')}), torch "
              f"{info.get('torch')} (CUDA {info.get('cuda (torch)')}); kernels built for "
              f"{meta.get('chip')} ({meta.get('format') or 'cubin'})"
              + (", --quick sizes" if meta.get("quick") else "") + ".",
-             f"Medians of {repeat} calls after 3 warm-up calls, each synchronised; "
-             "torch/gradir > 1: gradir is faster."]
-    failed = [part for part in ("info", "ops", "mlp", "gemm")
+             f"Medians of {reps} after 3 warm-up calls (at most {MAX_TIMING_S:.0f} s of "
+             "calls per timing), each synchronised; torch/gradir > 1: gradir is faster.",
+             "Training steps: gradir runs @main_adjoint with the parameters resident on the "
+             "device (the inputs and labels copied in, the loss and gradients copied out "
+             "every call); PyTorch runs torch.autograd.grad on device tensors. Errors: "
+             "max |x - torch float64| / max |torch float64| over the loss and every gradient. "
+             "torch.compile runs with TF32 off. Launches per call: gradir's static count "
+             "(gradir.conversion.gpu.launches; an upper bound where it counts both branches "
+             "of a condition, e.g. the first call's upload of the resident parameters).",
+             f"JAX: {info.get('jax', 'not installed on the GPU machine')}."]
+    failed = [part for part in PARTS
               if isinstance(results.get(part), dict) and "error" in results[part]]
     if failed:
         notes.append("Parts that failed: " + ", ".join(
-            f"{p} ({results[p]['error']})" for p in failed) + ".")
+            f"{p} ({results[p]['error'][:200]})" for p in failed) + ".")
+    for m in _model_rows(results):
+        for what, err in m.get("errors", {}).items():
+            notes.append(f"{m['workload']}: {what} failed: {err[:300]}")
+        if m.get("ok") is False:
+            notes.append(f"{m['workload']}: gradir's gradients differ from PyTorch's float64 "
+                         f"ones beyond {GRAD_TOLERANCE:g} (error {m['max_error']['gradir']:.3g}).")
     ops = results.get("ops", {})
-    if ops.get("failures"):
+    if isinstance(ops, dict) and ops.get("failures"):
         notes.append("Failing cases: " + ", ".join(ops["failures"][:20]) + ".")
     extra = {"gpu": info, "built": meta.get("built")}
     if _results.git_state()["commit"] is None:      # no checkout on the GPU machine
@@ -486,27 +955,58 @@ def summary(results: dict) -> str:
     lines = []
     info = results.get("info", {})
     lines.append(f"device: {info.get('device')} ({info.get('nvidia-smi')}), torch "
-                 f"{info.get('torch')} (CUDA {info.get('cuda (torch)')})")
+                 f"{info.get('torch')} (CUDA {info.get('cuda (torch)')}); JAX: "
+                 f"{info.get('jax')}")
     ops = results.get("ops", {})
-    if "cases" in ops:
+    if isinstance(ops, dict) and "cases" in ops:
         worst = max(ops["max_abs_error"].values(), default=0.0)
         lines.append(f"ops: {ops['cases']} cases, {len(ops['failures'])} failing "
                      f"{ops['failures'][:10]}, max abs error {worst:.3g}")
-    lines.append("| workload | gradir ms | PyTorch ms | gradir/PyTorch |")
-    lines.append("|---|---|---|---|")
+    lines.append("| workload | gradir ms | PyTorch ms | gradir/PyTorch | launches per call |")
+    lines.append("|---|---|---|---|---|")
     for row in results.get("mlp", []) if isinstance(results.get("mlp"), list) else []:
         ms = row["ms"]
         lines.append(f"| {row['workload']} (params resident vs device tensors) | "
                      f"{ms['gradir (params resident)']:.3f} | {ms['torch (device tensors)']:.3f} "
-                     f"| {row['ratio']['resident vs torch device']:.2f} |")
+                     f"| {row['ratio']['resident vs torch device']:.2f} | "
+                     f"{row.get('launches')} |")
         lines.append(f"| {row['workload']} (numpy in/out, both) | "
                      f"{ms['gradir (numpy in/out)']:.3f} | {ms['torch (numpy in/out)']:.3f} "
-                     f"| {row['ratio']['numpy in/out vs torch numpy in/out']:.2f} |")
+                     f"| {row['ratio']['numpy in/out vs torch numpy in/out']:.2f} | |")
     g = results.get("gemm", {})
-    if "ms" in g:
+    if isinstance(g, dict) and "ms" in g:
         lines.append(f"| {g['workload']} sum(a@b) | {g['ms']['gradir sum(a@b) (resident)']:.3f} "
-                     f"| {g['ms']['torch (a@b).sum()']:.3f} | {g['ratio']:.2f} |")
+                     f"| {g['ms']['torch (a@b).sum()']:.3f} | {g['ratio']:.2f} | "
+                     f"{g.get('launches')} |")
+    for m in _model_rows(results):
+        ms = m["ms"]
+        for peer in ("torch eager fp32", "torch eager tf32", "torch.compile reduce-overhead"):
+            if "gradir" in ms and peer in ms:
+                lines.append(f"| {m['workload']} step vs {peer} | {ms['gradir']:.3f} | "
+                             f"{ms[peer]:.3f} | {ms['gradir'] / ms[peer]:.2f} | "
+                             f"{m.get('launches')} |")
+        err = m.get("max_error", {})
+        if err:
+            lines.append(f"| {m['workload']} errors: gradir {err.get('gradir', 0):.2g}, torch "
+                         f"fp32 {err.get('torch fp32', 0):.2g} ({'ok' if m.get('ok') else 'FAILED'}) "
+                         "| | | | |")
+    for part in PARTS:
+        v = results.get(part)
+        if isinstance(v, dict) and ("error" in v or v.get("errors")):
+            lines.append(f"{part}: {v.get('error') or v.get('errors')}")
     return "\n".join(lines)
+
+
+def _parts(text: list[str] | None) -> list[str]:
+    parts = []
+    for chunk in text or []:
+        for p in chunk.split(","):
+            p = p.strip()
+            if p and p not in PARTS:
+                raise SystemExit(f"gpu.py: unknown part {p!r} (parts: {', '.join(PARTS)})")
+            if p and p not in parts:
+                parts.append(p)
+    return [p for p in PARTS if p in parts] if parts else list(PARTS)
 
 
 def main(argv=None) -> int:
@@ -514,22 +1014,29 @@ def main(argv=None) -> int:
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--build", metavar="DIR", help="compile and export the workloads")
     mode.add_argument("--run", metavar="DIR", help="run exported workloads (GPU machine)")
-    p.add_argument("--quick", action="store_true", help="small sizes (build)")
+    p.add_argument("--quick", action="store_true", help="small sizes, few cases (build)")
     p.add_argument("--chip", default="sm_90")
     p.add_argument("--format", choices=["bin", "isa", "fatbin"],
                    help="kernel binaries (build): bin = cubin (default when ptxas is "
                         "found), isa = PTX the driver compiles at load")
-    p.add_argument("--repeat", type=int, default=50)
-    p.add_argument("--part", action="append", choices=["info", "ops", "mlp", "gemm"])
+    p.add_argument("--repeat", type=int, default=None,
+                   help="timed calls per timing (default per part: " +
+                        ", ".join(f"{k} {v}" for k, v in REPEAT.items()) + ")")
+    p.add_argument("--parts", "--part", action="append", metavar="A,B",
+                   help="workloads to build or run, comma-separated (" + ", ".join(PARTS)
+                        + "; default all)")
+    p.add_argument("--part-timeout", type=float, default=200.0,
+                   help="seconds each part may run (run)")
+    p.add_argument("--no-compile", action="store_true", help="skip torch.compile (run)")
     p.add_argument("--out", help="write the raw results as JSON")
     _results.add_json_option(p)
     p.add_argument("--torch-device", default="cuda", help=argparse.SUPPRESS)  # testing
     args = p.parse_args(argv)
+    parts = _parts(args.parts)
     if args.build:
-        build(args.build, args.quick, args.chip, args.format)
-    else:
-        run(args.run, args.out, args.repeat, args.part or ["info", "ops", "mlp", "gemm"],
-            args.torch_device, args.json)
+        return 1 if build(args.build, args.quick, args.chip, args.format, parts) else 0
+    run(args.run, args.out, args.repeat, parts, args.torch_device, args.json,
+        args.part_timeout, not args.no_compile)
     return 0
 
 

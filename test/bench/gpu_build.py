@@ -1,0 +1,78 @@
+# RUN: rm -rf %t && mkdir -p %t/fake
+# RUN: %PYTHON %gradir_src/bench/gpu.py --build %t/bench --quick | FileCheck %s --check-prefix=BUILD
+# RUN: %PYTHON %s %t/bench | FileCheck %s
+# RUN: cc -shared -fPIC -O1 -o %t/fake/libcuda.so.1 -Wl,-soname,libcuda.so.1 %gradir_src/test/conversion/gpu/Inputs/fake_cuda.c
+# RUN: env LD_LIBRARY_PATH=%t/fake %PYTHON %gradir_src/bench/gpu.py --run %t/bench --torch-device cpu --no-compile --repeat 1 --out %t/raw.json --json %t/gpu.json | FileCheck %s --check-prefix=GPU
+# RUN: %PYTHON %s %t/bench %t/gpu.json | FileCheck %s --check-prefix=TABLES
+# bench/gpu.py cannot rot: its build half (--quick: small shapes, a few
+# cases of each numeric suite) compiles and exports every workload, the
+# MLP, the GEMM, the ops suites, the CIFAR ResNet step of bench/cnn.py and
+# the Transformer encoder step, with their launch counts, inputs and
+# weights; its run half then goes through every part on a fake CUDA driver
+# (test/conversion/gpu/Inputs/fake_cuda.c: kernels launched but not run,
+# so the numbers are junk) with PyTorch on the CPU, and its --json tables
+# render into docs/performance.md's GPU section.
+# BUILD: ops
+# BUILD: mlp
+# BUILD: mlp64_resident.so: {{.*}}; @main_adjoint {{[0-9]+}} launches
+# BUILD: gemm
+# BUILD: resnet
+# BUILD: resnet.so: {{.*}}; @main_adjoint {{[0-9]+}} launches
+# BUILD: transformer
+# BUILD: transformer.so: {{.*}}; @main_adjoint {{[0-9]+}} launches
+# BUILD: failed parts: none
+# GPU: info
+# GPU: ops
+# GPU: elementwise: 4 cases
+# GPU: mlp
+# GPU: mlp64: gradir (numpy in/out)
+# GPU: gemm512: gradir sum(a@b)
+# GPU: resnet: loss gradir
+# GPU: resnet: gradir {{.*}} ms ({{[0-9]+}} launches per call), torch eager fp32 {{.*}} ms, tf32
+# GPU: transformer: loss gradir
+# GPU: transformer: gradir {{.*}} ms ({{[0-9]+}} launches per call), torch eager fp32
+# GPU: | resnet step vs torch eager fp32 |
+# GPU: | transformer step vs torch eager tf32 |
+
+import json
+import os
+import sys
+
+d = sys.argv[1]
+meta = json.load(open(os.path.join(d, "meta.json")))
+if len(sys.argv) == 2:
+    files = sorted(os.listdir(d))
+    print("parts:", meta["parts"], "errors:", meta["build_errors"])
+    print("libraries:", [f for f in files if f.endswith(".so")])
+    print("data:", [f for f in files if f.endswith(".npz")])
+    for name in ("resnet", "transformer"):
+        m = meta["models"][name]
+        count = meta["launches"][name]["main_adjoint"]
+        print(name, m["config"], len(m["parameters"]), "parameters; launches",
+              count["launches"] == sum(count["kinds"].values()) > 0,
+              "copies", count["memcpy"] > 0)
+        import numpy as np
+        data = np.load(os.path.join(d, name + ".npz"))
+        print(" ", sorted(k for k in data.files if not k.startswith("state."))[:2],
+              all("state." + p in data.files for p in m["parameters"]))
+    total = sum(os.path.getsize(os.path.join(d, f)) for f in files)
+    print("size under 8 MiB:", total < 8 * 2 ** 20)
+# CHECK: parts: ['info', 'ops', 'mlp', 'gemm', 'resnet', 'transformer'] errors: {}
+# CHECK-NEXT: libraries: ['gemm512.so', 'libLLVM.so', 'libmlir_cuda_runtime.so', 'mlp64.so', 'mlp64_resident.so', 'ops_numeric_elementwise_0.so', 'ops_numeric_gradient_0.so', 'ops_numeric_nn_0.so', 'ops_numeric_shape_reduce_0.so', 'resnet.so', 'transformer.so']
+# CHECK-NEXT: data: ['ops_numeric_elementwise_0.npz', 'ops_numeric_gradient_0.npz', 'ops_numeric_nn_0.npz', 'ops_numeric_shape_reduce_0.npz', 'resnet.npz', 'transformer.npz']
+# CHECK-NEXT: resnet {'batch': 4, 'image': 8} 19 parameters; launches True copies True
+# CHECK-NEXT:   ['x', 'y'] True
+# CHECK-NEXT: transformer {'batch': 2, 'seq': 8, 'd_model': 32, 'heads': 2, 'ff': 64} 14 parameters; launches True copies True
+# CHECK-NEXT:   ['x', 'y'] True
+# CHECK-NEXT: size under 8 MiB: True
+else:
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+    import render_performance
+    data = json.load(open(sys.argv[2]))
+    print("tables:", [t["title"].split(":")[0][:40] for t in data["tables"]])
+    page = render_performance.render({"gpu": data})
+    print("rendered:", "### training steps" in page, "| resnet step |" in page)
+    print("readme:", "GPU transformer step" in render_performance.readme_table({"gpu": data}))
+# TABLES: tables: ['every case of the numeric conversion sui', 'gradir against PyTorch CUDA eager, float', 'training steps (loss and every parameter']
+# TABLES-NEXT: rendered: True True
+# TABLES-NEXT: readme: True
