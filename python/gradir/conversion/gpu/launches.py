@@ -191,7 +191,7 @@ def count_lowered(module, fn_names=None, **options) -> dict[str, dict]:
 
     src = as_operation(module)
     with make_context():
-        copy = ir.Module.parse(print_module(src))
+        copy = ir.Module.parse(print_module(src, debug_info=True, segments=True))
         lower_to_nvvm(copy.operation, stop_after="kernels", **options)
         names = fn_names or sorted(_functions(copy.operation))
         return {n: launch_breakdown(copy.operation, n) for n in names}
