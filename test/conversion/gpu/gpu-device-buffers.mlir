@@ -1,5 +1,6 @@
 // RUN: gradir-opt %s --split-input-file --gpu-device-buffers | FileCheck %s
 // RUN: gradir-opt %s --split-input-file --gpu-device-buffers='keep-resident=1' | FileCheck %s --check-prefix=RESIDENT
+// RUN: gradir-opt %s --split-input-file --gpu-device-buffers --gpu-persistent-buffers | FileCheck %s --check-prefix=ARENA
 
 // Inputs are copied to the device once at entry, the output is computed in a
 // device buffer and copied back before return; intermediates become gpu.alloc
@@ -92,5 +93,202 @@ func.func @constant(%out: memref<2xf32>)
 // CHECK:      gpu.memcpy %[[Y]], %[[DY]]
 func.func @untyped(%x: memref<2xf32>, %y: memref<2xf32>) {
   memref.copy %x, %y : memref<2xf32> to memref<2xf32>
+  return
+}
+
+// -----
+
+// A loop owns the buffers it carries: the init buffer is handed to it (the
+// loop is its last use), each iteration frees the previous iteration's
+// buffer once the next one is made, and the result is freed after its last
+// use after the loop.
+
+// CHECK-LABEL: func.func @loop(
+// CHECK:      linalg.copy {{.*}}outs(%[[INIT:.*]] : memref<4xf32>)
+// CHECK-NOT:  gpu.dealloc %[[INIT]]
+// CHECK:      %[[R:.*]] = scf.for {{.*}} iter_args(%[[H:.*]] = %[[INIT]]) -> (memref<4xf32>) {
+// CHECK-NEXT:   %[[N:.*]] = gpu.alloc () : memref<4xf32>
+// CHECK-NEXT:   linalg.generic {{.*}} ins(%[[H]] : memref<4xf32>) outs(%[[N]] : memref<4xf32>)
+// CHECK:        linalg.yield
+// CHECK-NEXT:   }
+// CHECK-NEXT:   gpu.dealloc %[[H]] : memref<4xf32>
+// CHECK-NEXT:   scf.yield %[[N]] : memref<4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: linalg.copy {{.*}}ins(%[[R]] : memref<4xf32>) outs(%[[DOUT:.*]] : memref<4xf32>)
+// CHECK-NEXT: gpu.dealloc %[[R]] : memref<4xf32>
+// CHECK-NEXT: gpu.memcpy %{{.*}}, %[[DOUT]]
+
+// gpu-persistent-buffers leaves a buffer handed to a loop out of the arena
+// (the loop frees it); the arguments' buffers are views of the arena.
+// ARENA-LABEL: func.func @loop(
+// ARENA:      %[[IN:.*]] = memref.view %{{.*}}[%{{.*}}][] : memref<512xi8> to memref<4xf32>
+// ARENA:      %[[OUT:.*]] = memref.view %{{.*}}[%{{.*}}][] : memref<512xi8> to memref<4xf32>
+// ARENA:      %[[INIT:.*]] = gpu.alloc () : memref<4xf32>
+// ARENA-NEXT: linalg.copy {{.*}}ins(%[[IN]] : memref<4xf32>) outs(%[[INIT]] : memref<4xf32>)
+// ARENA-NEXT: %[[R:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[INIT]])
+// ARENA:        gpu.dealloc
+// ARENA:      linalg.copy {{.*}}ins(%[[R]] : memref<4xf32>) outs(%[[OUT]] : memref<4xf32>)
+// ARENA-NEXT: gpu.dealloc %[[R]]
+// ARENA-NOT:  gpu.dealloc
+// ARENA:      return
+#id1 = affine_map<(d0) -> (d0)>
+func.func @loop(%a: memref<4xf32>, %out: memref<4xf32>)
+    attributes {gradir.original_type = (tensor<4xf32>) -> tensor<4xf32>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %init = memref.alloc() : memref<4xf32>
+  memref.copy %a, %init : memref<4xf32> to memref<4xf32>
+  %r = scf.for %i = %c0 to %c3 step %c1 iter_args(%h = %init) -> (memref<4xf32>) {
+    %n = memref.alloc() : memref<4xf32>
+    linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+        ins(%h : memref<4xf32>) outs(%n : memref<4xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %s = arith.addf %x, %x : f32
+      linalg.yield %s : f32
+    }
+    scf.yield %n : memref<4xf32>
+  }
+  memref.copy %r, %out : memref<4xf32> to memref<4xf32>
+  return
+}
+
+// -----
+
+// What a block does not own is copied before it is handed on: an argument's
+// device buffer (freed at the return) given as init, a captured buffer
+// yielded.  The iteration argument nobody uses is freed at once.
+
+// CHECK-LABEL: func.func @copies(
+// CHECK-SAME: %[[A:.*]]: memref<4xf32>, %[[W:.*]]: memref<4xf32>, %[[OUT:.*]]: memref<4xf32>)
+// CHECK:      %[[DA:.*]] = gpu.alloc () : memref<4xf32>
+// CHECK-NEXT: gpu.memcpy %[[DA]], %[[A]]
+// CHECK-NEXT: %[[DW:.*]] = gpu.alloc () : memref<4xf32>
+// CHECK-NEXT: gpu.memcpy %[[DW]], %[[W]]
+// CHECK:      arith.constant 3 : index
+// CHECK-NEXT: %[[C:.*]] = gpu.alloc () : memref<4xf32>
+// CHECK-NEXT: linalg.copy {{.*}}ins(%[[DA]] : memref<4xf32>) outs(%[[C]] : memref<4xf32>)
+// CHECK-NEXT: %[[R:.*]] = scf.for {{.*}} iter_args(%[[H:.*]] = %[[C]]) -> (memref<4xf32>) {
+// CHECK-NEXT:   gpu.dealloc %[[H]] : memref<4xf32>
+// CHECK-NEXT:   %[[Y:.*]] = gpu.alloc () : memref<4xf32>
+// CHECK-NEXT:   linalg.copy {{.*}}ins(%[[DW]] : memref<4xf32>) outs(%[[Y]] : memref<4xf32>)
+// CHECK-NEXT:   scf.yield %[[Y]] : memref<4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: linalg.copy {{.*}}ins(%[[R]] : memref<4xf32>)
+// CHECK-NEXT: gpu.dealloc %[[R]]
+// CHECK-NEXT: gpu.memcpy %[[OUT]]
+// CHECK-NEXT: gpu.dealloc %[[DA]]
+// CHECK-NEXT: gpu.dealloc %[[DW]]
+func.func @copies(%a: memref<4xf32>, %w: memref<4xf32>, %out: memref<4xf32>)
+    attributes {gradir.original_type = (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %r = scf.for %i = %c0 to %c3 step %c1 iter_args(%h = %a) -> (memref<4xf32>) {
+    scf.yield %w : memref<4xf32>
+  }
+  memref.copy %r, %out : memref<4xf32> to memref<4xf32>
+  return
+}
+
+// -----
+
+// Carried buffers that change places are handed on as they are; one buffer
+// yielded twice is copied for its second place, and the buffer no longer
+// carried is freed.
+
+// CHECK-LABEL: func.func @swap(
+// CHECK:      scf.for {{.*}} iter_args(%[[P:.*]] = %{{.*}}, %[[Q:.*]] = %{{.*}}) -> (memref<4xf32>, memref<4xf32>) {
+// CHECK-NEXT:   scf.yield %[[Q]], %[[P]] : memref<4xf32>, memref<4xf32>
+// CHECK:      scf.for {{.*}} iter_args(%[[S:.*]] = %{{.*}}, %[[T:.*]] = %{{.*}}) -> (memref<4xf32>, memref<4xf32>) {
+// CHECK-NEXT:   gpu.dealloc %[[T]] : memref<4xf32>
+// CHECK-NEXT:   %[[S2:.*]] = gpu.alloc () : memref<4xf32>
+// CHECK-NEXT:   linalg.copy {{.*}}ins(%[[S]] : memref<4xf32>) outs(%[[S2]] : memref<4xf32>)
+// CHECK-NEXT:   scf.yield %[[S]], %[[S2]] : memref<4xf32>, memref<4xf32>
+func.func @swap(%a: memref<4xf32>, %out: memref<4xf32>)
+    attributes {gradir.original_type = (tensor<4xf32>) -> tensor<4xf32>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %x = memref.alloc() : memref<4xf32>
+  memref.copy %a, %x : memref<4xf32> to memref<4xf32>
+  %y = memref.alloc() : memref<4xf32>
+  memref.copy %a, %y : memref<4xf32> to memref<4xf32>
+  %r:2 = scf.for %i = %c0 to %c3 step %c1 iter_args(%p = %x, %q = %y)
+      -> (memref<4xf32>, memref<4xf32>) {
+    scf.yield %q, %p : memref<4xf32>, memref<4xf32>
+  }
+  %s:2 = scf.for %i = %c0 to %c3 step %c1 iter_args(%u = %r#0, %v = %r#1)
+      -> (memref<4xf32>, memref<4xf32>) {
+    scf.yield %u, %u : memref<4xf32>, memref<4xf32>
+  }
+  memref.copy %s#1, %out : memref<4xf32> to memref<4xf32>
+  return
+}
+
+// -----
+
+// scf.if: a branch hands on the buffer it made, and copies one from outside.
+
+// CHECK-LABEL: func.func @branch(
+// CHECK:      %[[DA:.*]] = gpu.alloc () : memref<4xf32>
+// CHECK:      %[[R:.*]] = scf.if %{{.*}} -> (memref<4xf32>) {
+// CHECK-NEXT:   %[[N:.*]] = gpu.alloc () : memref<4xf32>
+// CHECK-NEXT:   linalg.copy {{.*}}ins(%[[DA]] : memref<4xf32>) outs(%[[N]] : memref<4xf32>)
+// CHECK-NEXT:   scf.yield %[[N]] : memref<4xf32>
+// CHECK-NEXT: } else {
+// CHECK-NEXT:   %[[C:.*]] = gpu.alloc () : memref<4xf32>
+// CHECK-NEXT:   linalg.copy {{.*}}ins(%[[DA]] : memref<4xf32>) outs(%[[C]] : memref<4xf32>)
+// CHECK-NEXT:   scf.yield %[[C]] : memref<4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: linalg.copy {{.*}}ins(%[[R]] : memref<4xf32>)
+// CHECK-NEXT: gpu.dealloc %[[R]]
+func.func @branch(%a: memref<4xf32>, %out: memref<4xf32>)
+    attributes {gradir.original_type = (tensor<4xf32>) -> tensor<4xf32>} {
+  %t = arith.constant true
+  %r = scf.if %t -> (memref<4xf32>) {
+    %n = memref.alloc() : memref<4xf32>
+    memref.copy %a, %n : memref<4xf32> to memref<4xf32>
+    scf.yield %n : memref<4xf32>
+  } else {
+    scf.yield %a : memref<4xf32>
+  }
+  memref.copy %r, %out : memref<4xf32> to memref<4xf32>
+  return
+}
+
+// -----
+
+// scf.while: scf.condition hands its arguments on (to the after region or
+// the results) like scf.yield; the after region frees the buffer it was
+// given once it has made the next one.
+
+// CHECK-LABEL: func.func @while(
+// CHECK:      %[[R:.*]] = scf.while (%[[H:.*]] = %{{.*}}) : (memref<4xf32>) -> memref<4xf32> {
+// CHECK-NEXT:   %[[F:.*]] = arith.constant false
+// CHECK-NEXT:   scf.condition(%[[F]]) %[[H]] : memref<4xf32>
+// CHECK-NEXT: } do {
+// CHECK-NEXT: ^bb0(%[[H2:.*]]: memref<4xf32>):
+// CHECK-NEXT:   %[[N:.*]] = gpu.alloc () : memref<4xf32>
+// CHECK-NEXT:   linalg.copy {{.*}}ins(%[[H2]] : memref<4xf32>) outs(%[[N]] : memref<4xf32>)
+// CHECK-NEXT:   gpu.dealloc %[[H2]] : memref<4xf32>
+// CHECK-NEXT:   scf.yield %[[N]] : memref<4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: linalg.copy {{.*}}ins(%[[R]] : memref<4xf32>)
+// CHECK-NEXT: gpu.dealloc %[[R]]
+func.func @while(%a: memref<4xf32>, %out: memref<4xf32>)
+    attributes {gradir.original_type = (tensor<4xf32>) -> tensor<4xf32>} {
+  %init = memref.alloc() : memref<4xf32>
+  memref.copy %a, %init : memref<4xf32> to memref<4xf32>
+  %r = scf.while (%h = %init) : (memref<4xf32>) -> memref<4xf32> {
+    %f = arith.constant false
+    scf.condition(%f) %h : memref<4xf32>
+  } do {
+  ^bb0(%h2: memref<4xf32>):
+    %n = memref.alloc() : memref<4xf32>
+    memref.copy %h2, %n : memref<4xf32> to memref<4xf32>
+    scf.yield %n : memref<4xf32>
+  }
+  memref.copy %r, %out : memref<4xf32> to memref<4xf32>
   return
 }
