@@ -209,7 +209,7 @@ func.func @batch_norm_stats(%x: memref<4x5x10x10xf32>, %mean: memref<5xf32>, %va
 
 // Left alone: a matmul and its bias (a GEMM, not a row reduction); a sum
 // over the middle dim (the rows would not be along the innermost dim); a
-// total (one row: gpu-linalg-to-kernels splits it over blocks).
+// total of 8192 (one row: gpu-linalg-to-kernels splits it over blocks).
 // CHECK-LABEL: func.func @not_rows(
 // CHECK-NOT:  gpu.launch
 // CHECK-COUNT-6: linalg.generic
@@ -222,7 +222,7 @@ func.func @batch_norm_stats(%x: memref<4x5x10x10xf32>, %mean: memref<5xf32>, %va
 #mid = affine_map<(d0, d1, d2) -> (d0, d2)>
 #all = affine_map<(d0, d1) -> ()>
 func.func @not_rows(%a: memref<16x32xf32>, %b: memref<32x24xf32>, %c: memref<16x24xf32>,
-                    %x: memref<4x8x16xf32>, %s: memref<4x16xf32>, %t: memref<f32>) {
+                    %x: memref<64x8x128xf32>, %s: memref<64x128xf32>, %t: memref<f32>) {
   %two = arith.constant 2.0 : f32
   linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %b : memref<16x32xf32>, memref<32x24xf32>) outs(%c : memref<16x24xf32>) attrs = {gradir.zero_init} {
@@ -238,17 +238,42 @@ func.func @not_rows(%a: memref<16x32xf32>, %b: memref<32x24xf32>, %c: memref<16x
     linalg.yield %0 : f32
   }
   linalg.generic {indexing_maps = [#x3, #mid], iterator_types = ["parallel", "reduction", "parallel"]}
-      ins(%x : memref<4x8x16xf32>) outs(%s : memref<4x16xf32>) attrs = {gradir.zero_init} {
+      ins(%x : memref<64x8x128xf32>) outs(%s : memref<64x128xf32>) attrs = {gradir.zero_init} {
   ^bb0(%in: f32, %out: f32):
     %0 = arith.addf %in, %out : f32
     linalg.yield %0 : f32
   }
   linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
-      ins(%s : memref<4x16xf32>) outs(%s : memref<4x16xf32>) {
+      ins(%s : memref<64x128xf32>) outs(%s : memref<64x128xf32>) {
   ^bb0(%in: f32, %out: f32):
     %0 = arith.mulf %in, %two : f32
     linalg.yield %0 : f32
   }
+  linalg.generic {indexing_maps = [#id2, #all], iterator_types = ["reduction", "reduction"]}
+      ins(%s : memref<64x128xf32>) outs(%t : memref<f32>) attrs = {gradir.zero_init} {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %out : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [#id2, #all, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%s, %t : memref<64x128xf32>, memref<f32>) outs(%s : memref<64x128xf32>) {
+  ^bb0(%in: f32, %tot: f32, %out: f32):
+    %0 = arith.divf %in, %tot : f32
+    linalg.yield %0 : f32
+  }
+  return
+}
+
+// -----
+
+// A short total (one row of 64, at most 4 x 256) and its use: one block.
+// CHECK-LABEL: func.func @small_total(
+// CHECK-NOT:  linalg.generic
+// CHECK:      gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c64, {{.*}} = %c1, {{.*}} = %c1) {{.*}} function(@small_total_rows_0)
+// CHECK-NOT:  linalg.generic
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#all = affine_map<(d0, d1) -> ()>
+func.func @small_total(%s: memref<4x16xf32>, %t: memref<f32>) {
   linalg.generic {indexing_maps = [#id2, #all], iterator_types = ["reduction", "reduction"]}
       ins(%s : memref<4x16xf32>) outs(%t : memref<f32>) attrs = {gradir.zero_init} {
   ^bb0(%in: f32, %out: f32):

@@ -12,7 +12,7 @@ from mlir import ir
 from ...ir import symbol_name
 from ...passes.base import ModulePass, option
 from .common import ALLOC_OPS, VIEW_OPS, host_functions
-from .kernels.common import Generic, GenericError, Namer, as_op
+from .kernels.common import Generic, GenericError, Namer, as_op, reads_device_scalar
 from .kernels.gemm import match_gemm
 from .kernels.reduction import match_reduction
 from .kernels.rows import RowAccess, RowMember, RowPlan, build_rows
@@ -60,7 +60,7 @@ class GpuFuseRows(ModulePass):
         for fn in host_functions(module):
             namer = Namer(symbol_name(fn), set(taken))
             for block in _blocks(fn):
-                for group in _chains(block):
+                for group in _chains(block, self.block_size):
                     self._fuse(group, namer)
 
     def _fuse(self, group: "_Group", namer: Namer) -> None:
@@ -187,6 +187,9 @@ class _Candidate:
         gen = self.gen
         self.accesses = [_access(gen, k) for k in range(len(gen.operands))]
         self.ok = all(a is not False for a in self.accesses) and not _opaque(gen)
+        self.host_reads = _host_reads(gen)
+        if self.host_reads is None:
+            self.ok = False
         self.combiners = None
         if gen.reduction:
             c = match_reduction(gen) if match_gemm(gen) is None else None
@@ -213,7 +216,8 @@ class _Candidate:
     def member(self, rows, inner) -> RowMember:
         accs = [None if a is None else RowAccess(a.root, a.key(rows, inner))
                 for a in self.accesses]
-        return RowMember(self.gen, list(rows), list(inner), self.combiners, accs)
+        return RowMember(self.gen, list(rows), list(inner), self.combiners, accs,
+                         self.host_reads)
 
 
 def _opaque(gen: Generic) -> bool:
@@ -225,6 +229,31 @@ def _opaque(gen: Generic) -> bool:
     return False
 
 
+def _host_reads(gen: Generic):
+    """The buffers of the host scalars (``memref.load`` on the host, and
+    scalar ops on them) the body uses, which the kernel loads itself; None
+    when one is not a known buffer."""
+    out = set()
+    seen = set()
+    todo = [v for o in gen.block.operations for v in as_op(o).operands]
+    while todo:
+        v = todo.pop()
+        owner = v.owner
+        if not isinstance(owner, (ir.Operation, ir.OpView)):
+            continue
+        op = as_op(owner)
+        if op in seen or not reads_device_scalar(op):
+            continue
+        seen.add(op)
+        if op.name == "memref.load":
+            root = _root(op.operands[0])
+            if root is None:
+                return None
+            out.add(root)
+        todo.extend(op.operands)
+    return frozenset(out)
+
+
 # --- chains -----------------------------------------------------------------------
 
 @dataclass
@@ -232,8 +261,10 @@ class _Group:
     plan: RowPlan
 
 
-def _chains(block: ir.Block) -> list:
-    """The chains of ``block``, in program order, disjoint."""
+def _chains(block: ir.Block, block_size: int) -> list:
+    """The chains of ``block``, in program order, disjoint.  Chains over
+    several rows first; then totals (one row) small enough for one block,
+    from what is left."""
     items = []   # ("gen", _Candidate) | ("skip", op) | ("stop", op)
     for o in block.operations:
         o = as_op(o)
@@ -255,7 +286,7 @@ def _chains(block: ir.Block) -> list:
             next_of[a], prev_of[b] = b, a
     used: set = set()
     out = []
-    for i in gens:
+    for i, total in [(i, False) for i in gens] + [(i, True) for i in gens]:
         cand = items[i][1]
         if i in used or not cand.ok or cand.combiners is None:
             continue
@@ -265,7 +296,7 @@ def _chains(block: ir.Block) -> list:
         rows, inner = part
         R = tuple(cand.gen.ranges[d] for d in rows)
         I = tuple(cand.gen.ranges[d] for d in inner)
-        if not _worthwhile(R, I):
+        if (math.prod(R) == 1) != total or not _worthwhile(R, I, block_size):
             continue
         chain = [(i, cand.member(rows, inner))]
         if _validate([m for _, m in chain]) is False:
@@ -291,6 +322,7 @@ def _chains(block: ir.Block) -> list:
             continue
         used.update(k for k, _ in chain)
         out.append((chain[0][0], chain[-1][0], RowPlan(members, R, I)))
+    out.sort(key=lambda c: c[0])
     return [_Group(plan) for _, _, plan in _merge(out, next_of)]
 
 
@@ -314,9 +346,11 @@ def _pure_scalar(op: ir.Operation) -> bool:
     return all(not isinstance(v.type, (ir.MemRefType,)) for v in op.operands)
 
 
-def _worthwhile(R: tuple, I: tuple) -> bool:
-    """A single row (a total) is one block: left to the split reductions."""
-    return math.prod(R) > 1
+def _worthwhile(R: tuple, I: tuple, block_size: int) -> bool:
+    """A total (one row) runs in one block: only when it is short (longer
+    ones are left to the split reductions of gpu-linalg-to-kernels)."""
+    itot = math.prod(I)
+    return itot > 0 and (math.prod(R) > 1 or itot <= 4 * block_size)
 
 
 def _join(cand: _Candidate, members: list, R: tuple, I: tuple, at_end: bool):
@@ -424,7 +458,8 @@ def _validate(members: list):
                 lst.append((a.key, True))
             if read:
                 lst.append((a.key, False))
-    for lst in per_root.values():
-        if any(w for _, w in lst) and len({k for k, _ in lst}) != 1:
+    for root, lst in per_root.items():
+        if any(w for _, w in lst) and (len({k for k, _ in lst}) != 1 or any(
+                root in m.host_reads for m in members)):
             return False
     return True

@@ -50,12 +50,15 @@ class RowAccess:
 class RowMember:
     """A generic of the chain: its row dims and inner dims (loop dims in
     canonical order, unit dims left out: they are 0), its combiners when it
-    reduces over I, and the access of each operand (None: not a memref)."""
+    reduces over I, the access of each operand (None: not a memref) and the
+    buffers host scalars its body uses are loaded from (those loads move
+    into the kernel)."""
     gen: Generic
     rows: list
     inner: list
     combiners: list | None
     accesses: list = field(default_factory=list)
+    host_reads: frozenset = frozenset()   # buffers of host scalars the body uses
 
     @property
     def row_only(self) -> bool:
