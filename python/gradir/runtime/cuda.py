@@ -16,7 +16,11 @@ per public function) and its signatures; next to it go
 ``libmlir_cuda_runtime.so`` (rpath ``$ORIGIN``) and, because that library
 lists ``libLLVM.so`` as needed without using any of its symbols, an empty
 stand-in ``libLLVM.so`` (the real one is 130 MB).  Loading it runs a
-constructor that loads the kernels into the current CUDA context.
+constructor that loads the kernels into the current CUDA context; they are
+unloaded by an ``atexit`` handler that constructor registers (so before the
+driver's own exit-time teardown: no "'cuModuleUnload(module)' failed" at
+exit) or when the library is closed, whichever comes first
+(``gradir_unload_kernels()``, exported, does it at once).
 
 Calls copy every input to the device and every result back once; with
 ``keep_resident=(i, ...)`` the arguments at those indices are uploaded by
@@ -304,12 +308,31 @@ def _glue_source(exe: CudaExecutable, init: list[str], deinit: list[str]) -> str
         lines.append(f'extern void gradir_orc_init_{i}(void) __asm__("{name}");')
     for i, name in enumerate(deinit):
         lines.append(f'extern void gradir_orc_deinit_{i}(void) __asm__("{name}");')
-    lines.append("__attribute__((constructor)) static void gradir_load_kernels(void) {")
-    lines += [f"  gradir_orc_init_{i}();" for i in range(len(init))]
-    lines.append("}")
-    lines.append("__attribute__((destructor)) static void gradir_unload_kernels(void) {")
+    # The kernels are unloaded (the gpu.binary ops' global destructors,
+    # mgpuModuleUnload) by an atexit handler registered once they are
+    # loaded: loading them initialises the driver (cuInit), and the driver
+    # tears its context down from an atexit handler of its own, which would
+    # run before the library's destructors (then cuModuleUnload fails and
+    # the runtime prints "'cuModuleUnload(module)' failed with '<unknown>'").
+    # Handlers run last-registered first, so the modules go while the
+    # context is alive.  atexit in a shared library is __cxa_atexit with the
+    # library's handle: a dlclose runs the handler too (nothing leaks in a
+    # process that unloads the library); the destructor is the fallback.
+    lines += ["extern int atexit(void (*)(void));",
+              "static volatile int gradir_kernels_loaded;",
+              "void gradir_unload_kernels(void) {",
+              "  if (!gradir_kernels_loaded) return;",
+              "  gradir_kernels_loaded = 0;"]
     lines += [f"  gradir_orc_deinit_{i}();" for i in range(len(deinit))]
     lines.append("}")
+    lines.append("__attribute__((constructor)) static void gradir_load_kernels(void) {")
+    lines += [f"  gradir_orc_init_{i}();" for i in range(len(init))]
+    lines += ["  gradir_kernels_loaded = 1;",
+              "  atexit(gradir_unload_kernels);",
+              "}",
+              "__attribute__((destructor)) static void gradir_unload_at_close(void) {",
+              "  gradir_unload_kernels();",
+              "}"]
     return "\n".join(lines) + "\n"
 
 

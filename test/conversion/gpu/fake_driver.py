@@ -99,3 +99,34 @@ child = subprocess.run([sys.executable, "-c", CHILD, out,
                        capture_output=True, text=True)
 print(child.stdout.strip() or child.stderr.strip().splitlines()[-1])
 # CHECK-NEXT: child: launches True mlir imported: False
+
+# Process exit with the driver shutting down first (FAKE_CUDA_EXIT_DEINIT:
+# an atexit handler of cuInit's, as the real driver's): the library
+# unloads its kernels from an atexit handler registered after the driver's
+# (so before the shutdown: no "'cuModuleUnload(module)' failed with
+# '<unknown>'", nothing left loaded), and a library closed in a running
+# process unloads its kernels then.
+EXIT = r"""
+import _ctypes, ctypes, os, sys
+sys.path.insert(0, sys.argv[2])
+import numpy as np
+driver = ctypes.CDLL(os.path.join(sys.argv[1], "libcuda.so.1"), mode=os.RTLD_GLOBAL)
+driver.fake_cuda_stat.restype = ctypes.c_long
+import gradir.runtime as rt
+lib = rt.load(os.path.join(sys.argv[1], "mlp.so"))
+args = [np.zeros(s.shape, s.dtype) for s in lib["main_adjoint"].signature.inputs]
+lib["main_adjoint"](*args)
+other = ctypes.CDLL(os.path.join(sys.argv[1], "mlp.so"))    # a second copy, then closed
+loaded = driver.fake_cuda_stat(3)
+_ctypes.dlclose(other._handle)
+print("child: loaded", loaded, "unloaded by dlclose", driver.fake_cuda_stat(5))
+"""
+child = subprocess.run([sys.executable, "-c", EXIT, out,
+                        os.path.join(HERE, "..", "..", "..", "python")],
+                       capture_output=True, text=True,
+                       env=dict(os.environ, FAKE_CUDA_EXIT_DEINIT="1", FAKE_CUDA_EXIT_REPORT="1"))
+print(child.stdout.strip(), "rc", child.returncode)
+print("stderr:", child.stderr.strip())
+# CHECK-NEXT: child: loaded 4 unloaded by dlclose 2 rc 0
+# CHECK-NEXT: stderr: fake_cuda: shut down with 4 modules loaded, 4 unloaded
+# CHECK-NOT: failed

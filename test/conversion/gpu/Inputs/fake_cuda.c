@@ -17,9 +17,11 @@
  * in the environment the driver "shuts down" at process exit (an atexit
  * handler registered by cuInit), as the real one does before the
  * libraries' destructors run: cuModuleUnload then fails with
- * CUDA_ERROR_DEINITIALIZED, whose name cuGetErrorName no longer gives.
+ * CUDA_ERROR_DEINITIALIZED, whose name cuGetErrorName no longer gives
+ * (FAKE_CUDA_EXIT_REPORT=1: the shutdown also prints the module counts).
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,7 +76,15 @@ int fake_cuda_lookup(const void *ptr, void **base, size_t *size) {
   return 0;
 }
 
-static void fake_deinit(void) { deinitialized = 1; }
+/* FAKE_CUDA_EXIT_REPORT=1 as well: the shutdown prints how many modules
+   were loaded and unloaded by then (those unloaded later fail). */
+static void fake_deinit(void) {
+  const char *report = getenv("FAKE_CUDA_EXIT_REPORT");
+  if (report && !strcmp(report, "1"))
+    fprintf(stderr, "fake_cuda: shut down with %ld modules loaded, %ld unloaded\n",
+            stats[3], stats[5]);
+  deinitialized = 1;
+}
 CUresult cuInit(unsigned flags) {
   (void)flags;
   static int once;
