@@ -200,10 +200,14 @@ after = counters(rt)
 print("again:", {k: after[k] - before[k] for k in after}, log[-2:])
 # CHECK-NEXT: 70 runs twice: {'launches': 140, 'graph_launches': 70, 'graph_captures': 70} graphs destroyed: 7; again: {'launches': 0, 'graph_launches': 2, 'graph_captures': 1} [('note', 1000), ('note', 2000)]
 
+# A module unload destroys the cached graphs (the driver may reuse function
+# handles for another module's kernels).
 rt.mgpuStreamDestroy(stream)
+destroyed = stat("graph exec destroy")
 rt.mgpuModuleUnload(module)
-print("modules unloaded:", stat("module unload"), "streams destroyed:", stat("stream destroy"))
-# CHECK-NEXT: modules unloaded: 1 streams destroyed: 2
+print("modules unloaded:", stat("module unload"), "streams destroyed:", stat("stream destroy"),
+      "graphs destroyed:", stat("graph exec destroy") - destroyed)
+# CHECK-NEXT: modules unloaded: 1 streams destroyed: 2 graphs destroyed: 64
 
 proc = subprocess.run([sys.executable, __file__, out, "child"], capture_output=True, text=True,
                       env=dict(os.environ, GRADIR_CUDA_GRAPHS="0"))

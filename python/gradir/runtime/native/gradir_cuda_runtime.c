@@ -592,6 +592,39 @@ static bool seen_before(uint64_t key) {
   return false;
 }
 
+/* Forgets the cached graphs, the runs seen and the kernels' parameter
+   layouts: after a module unload the driver may hand out the same function
+   handles for other kernels.  (At process exit the driver may be gone: the
+   graphs are then only forgotten.) */
+static void reset_caches(void) {
+  bool pushed = false;
+  for (int i = 0; i < GRAPH_CACHE; i++) {
+    if (!graphs[i].used)
+      continue;
+    if (!exiting) {
+      if (!pushed)
+        push_context();
+      pushed = true;
+      drop_graph(&graphs[i]);
+    } else {
+      free(graphs[i].run.launches);
+      free(graphs[i].run.blob);
+      memset(&graphs[i], 0, sizeof graphs[i]);
+    }
+  }
+  if (pushed)
+    pop_context();
+  memset(seen, 0, sizeof seen);
+  for (int b = 0; b < FUNCTION_BUCKETS; b++) {
+    while (functions[b]) {
+      struct function_info *dead = functions[b];
+      functions[b] = dead->next;
+      free(dead->sizes);
+      free(dead);
+    }
+  }
+}
+
 /* Issues the pending run of `p` (lock held). */
 static void flush(struct pending *p) {
   struct run *run = &p->run;
@@ -672,7 +705,11 @@ EXPORT CUmodule mgpuModuleLoadJIT(void *data, int optLevel, size_t assemblySize)
 }
 
 EXPORT void mgpuModuleUnload(CUmodule module) {
-  flush_all();   /* pending launches may use its functions */
+  pthread_mutex_lock(&lock);
+  for (struct pending *p = pendings; p; p = p->next)
+    flush(p);   /* pending launches may use its functions */
+  reset_caches();
+  pthread_mutex_unlock(&lock);
   CUresult result = cuModuleUnload(module);
   /* At process exit the driver may have torn its context down before the
      libraries' destructors unload their modules: nothing is left to free. */
