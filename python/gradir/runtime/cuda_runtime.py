@@ -15,6 +15,12 @@ loading MLIR's fails (``cuda.check_cuda_runtime`` relies on that).
     lib = build_runtime(export_dir)     # export_dir/libmlir_cuda_runtime.so
     lib = runtime_library()             # a shared copy under the cache folder
 
+Measured on an H200 (exported MLP training steps, median of 300 calls,
+host copies included): 8x32 MLP of 40 layers (281 kernels a call) 1.17 ms
+a call with graphs, 1.59 ms with GRADIR_CUDA_GRAPHS=0, 1.68 ms with MLIR's
+library; 128x256, 10 layers (91 kernels) 0.77 / 0.90 / 0.85 ms; 24x40
+two-layer (15 kernels) 127 / 142 / 187 us.
+
 Counters (ctypes): ``gradir_cuda_launches()`` (kernels launched one by one),
 ``gradir_cuda_graph_launches()``, ``gradir_cuda_graph_captures()``;
 ``counters(lib)`` reads them.
