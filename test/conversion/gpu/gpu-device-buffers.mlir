@@ -292,3 +292,43 @@ func.func @while(%a: memref<4xf32>, %out: memref<4xf32>)
   memref.copy %r, %out : memref<4xf32> to memref<4xf32>
   return
 }
+
+// -----
+
+// scf.execute_region and scf.index_switch hand their yields to their results
+// like scf.if.
+
+// CHECK-LABEL: func.func @regions(
+// CHECK:      %[[E:.*]] = scf.execute_region -> memref<4xf32> {
+// CHECK-NEXT:   %[[N:.*]] = gpu.alloc () : memref<4xf32>
+// CHECK-NEXT:   linalg.copy
+// CHECK-NEXT:   scf.yield %[[N]] : memref<4xf32>
+// CHECK:      %[[S:.*]] = scf.index_switch
+// CHECK:      default {
+// CHECK-NEXT:   %[[C:.*]] = gpu.alloc () : memref<4xf32>
+// CHECK-NEXT:   linalg.copy {{.*}}ins(%[[E]] : memref<4xf32>) outs(%[[C]] : memref<4xf32>)
+// CHECK-NEXT:   scf.yield %[[C]] : memref<4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.dealloc %[[E]]
+// CHECK-NEXT: linalg.copy {{.*}}ins(%[[S]] : memref<4xf32>)
+// CHECK-NEXT: gpu.dealloc %[[S]]
+func.func @regions(%a: memref<4xf32>, %out: memref<4xf32>)
+    attributes {gradir.original_type = (tensor<4xf32>) -> tensor<4xf32>} {
+  %c1 = arith.constant 1 : index
+  %r = scf.execute_region -> memref<4xf32> {
+    %n = memref.alloc() : memref<4xf32>
+    memref.copy %a, %n : memref<4xf32> to memref<4xf32>
+    scf.yield %n : memref<4xf32>
+  }
+  %s = scf.index_switch %c1 -> memref<4xf32>
+  case 1 {
+    %n = memref.alloc() : memref<4xf32>
+    memref.copy %r, %n : memref<4xf32> to memref<4xf32>
+    scf.yield %n : memref<4xf32>
+  }
+  default {
+    scf.yield %r : memref<4xf32>
+  }
+  memref.copy %s, %out : memref<4xf32> to memref<4xf32>
+  return
+}

@@ -22,7 +22,7 @@ _WRITES = {"memref.store": (1,), "memref.copy": (1,), "gpu.memcpy": (0,), "memre
 _ESCAPES = frozenset({"func.return", "scf.yield", "scf.condition", "func.call", "memref.store",
                       "cf.br", "cf.cond_br"})
 # Ops whose memref results, iteration arguments and yields _Ownership follows.
-_SCF = frozenset({"scf.for", "scf.while", "scf.if"})
+_SCF = frozenset({"scf.for", "scf.while", "scf.if", "scf.index_switch", "scf.execute_region"})
 
 
 def _linalg_inits(op: ir.Operation) -> list[ir.Value]:
@@ -247,7 +247,10 @@ class _Ownership:
         self.owner = owner
         self.pinned = pinned
 
-    def block(self, block: ir.Block, owned_args: list[ir.Value]) -> None:
+    def block(self, block: ir.Block, owned_args: list[ir.Value], hands_on: bool = True
+              ) -> None:
+        """Frees what ``block`` owns; with ``hands_on`` its scf.yield /
+        scf.condition hands buffers to the parent (an scf op in _SCF)."""
         owned = list(owned_args)
         handed = []                       # owned buffers handed on (not freed here)
         for op in _compat.block_ops(block):
@@ -256,8 +259,14 @@ class _Ownership:
             elif op.name in _SCF:
                 self._scf(op, block, owned, handed)
                 owned.extend(r for r in op.results if is_memref(r))
+            elif op.regions and op.name != "gpu.launch" and not op.name.startswith("linalg."):
+                # any other region: its buffers are freed inside; one it
+                # yields gets the escape warning (_free)
+                for region in op.regions:
+                    for b in region.blocks:
+                        self.block(b, [], hands_on=False)
         term = _compat.terminator(block)
-        if term is not None and term.name in ("scf.yield", "scf.condition"):
+        if hands_on and term is not None and term.name in ("scf.yield", "scf.condition"):
             first = 1 if term.name == "scf.condition" else 0
             for k in range(first, len(term.operands)):
                 value = term.operands[k]
@@ -267,7 +276,7 @@ class _Ownership:
                 if root in owned and root not in handed:
                     handed.append(root)
                 else:
-                    term.operands[k] = _copy_before(term, value)
+                    term.operands[k] = self._copy(term, value)
         for value in owned:
             if value not in handed:
                 self._free(value, block)
@@ -300,7 +309,7 @@ class _Ownership:
                     and self._only_use(root, loop, k, block, order, at)):
                 handed.append(root)
             else:
-                loop.operands[k] = _copy_before(loop, value)
+                loop.operands[k] = self._copy(loop, value)
 
     @staticmethod
     def _only_use(root, loop, k, block, order, at) -> bool:
@@ -312,6 +321,13 @@ class _Ownership:
             if anc is not None and order[anc] >= at:
                 return False
         return True
+
+    def _copy(self, op: ir.Operation, value: ir.Value) -> ir.Value:
+        try:
+            return _copy_before(op, value)
+        except ValueError as err:
+            self.owner.error(op, str(err))
+            raise self.owner.failure() from None
 
     def _free(self, value: ir.Value, block: ir.Block) -> None:
         """A gpu.dealloc of ``value`` after its last use (through views) in
@@ -343,8 +359,12 @@ class _Ownership:
 
 def _copy_before(op: ir.Operation, value: ir.Value) -> ir.Value:
     """A new device buffer holding a copy of ``value``, made before ``op``;
-    of ``value``'s type (a memref.cast of an identity-layout buffer)."""
+    of ``value``'s type (a memref.cast of an identity-layout buffer).
+    Raises ValueError for a layout no contiguous buffer casts to."""
     t = ir.MemRefType(value.type)
+    if not _contiguous_fits(t):
+        raise ValueError(f"cannot copy a buffer of type {t} into a new one (its layout "
+                         "is no cast of a contiguous buffer)")
     with ir.InsertionPoint(op), op.location:
         sizes = [memref.dim(value, index(d)) for d in range(t.rank) if t.is_dynamic_dim(d)]
         plain = ir.MemRefType.get(t.shape, t.element_type, None, t.memory_space)
@@ -353,3 +373,19 @@ def _copy_before(op: ir.Operation, value: ir.Value) -> ir.Value:
         if plain != t:
             dev = memref.cast(t, dev)
     return dev
+
+
+def _contiguous_fits(t: ir.MemRefType) -> bool:
+    """Whether a contiguous (identity layout) buffer of ``t``'s shape can be
+    memref.cast to ``t``: every static stride and offset of ``t`` is the
+    contiguous one."""
+    strides, offset = t.get_strides_and_offset()
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    if offset not in (0, dynamic):
+        return False
+    expected = 1
+    for d in reversed(range(t.rank)):
+        if strides[d] != dynamic and strides[d] != expected:
+            return False
+        expected = None if expected is None or t.is_dynamic_dim(d) else expected * t.shape[d]
+    return True
