@@ -7,7 +7,9 @@
 # module unload) issues them first, in order; a run seen twice becomes a
 # graph; the cache keeps 64 graphs (least recently used destroyed); a kernel
 # without parameter info is launched at once; GRADIR_CUDA_GRAPHS=0 launches
-# everything at once.
+# everything at once.  A module unloaded after the driver shut down (as at
+# process exit) prints nothing, where MLIR's library prints
+# "'cuModuleUnload(module)' failed with '<unknown>'".
 
 import ctypes
 import os
@@ -22,14 +24,23 @@ from fake_driver import LAUNCH, PARAM_INFO, STATS, build  # noqa: E402
 from gradir.runtime.cuda_runtime import build_runtime, counters  # noqa: E402
 
 out = sys.argv[1]
-child = len(sys.argv) > 2
+child = sys.argv[2] if len(sys.argv) > 2 else None
 if not child:
     build(out)
     build_runtime(out)
 fake = ctypes.CDLL(os.path.join(out, "libcuda.so.1"), mode=os.RTLD_GLOBAL | os.RTLD_NOW)
 fake.fake_cuda_stat.restype = ctypes.c_long
-rt = ctypes.CDLL(os.path.join(out, "libmlir_cuda_runtime.so"))
 P = ctypes.c_void_p
+if child == "unload":   # load a module, shut the driver down, unload it
+    rt = ctypes.CDLL(sys.argv[3])
+    rt.mgpuModuleLoad.restype = P
+    rt.mgpuModuleLoad.argtypes = [P, ctypes.c_size_t]
+    rt.mgpuModuleUnload.argtypes = [P]
+    module = rt.mgpuModuleLoad(ctypes.create_string_buffer(b"fake image"), 10)
+    fake.fake_cuda_shut_down()
+    rt.mgpuModuleUnload(module)
+    sys.exit(0)
+rt = ctypes.CDLL(os.path.join(out, "libmlir_cuda_runtime.so"))
 rt.mgpuModuleLoad.restype = P
 rt.mgpuModuleLoad.argtypes = [P, ctypes.c_size_t]
 rt.mgpuModuleGetFunction.restype = P
@@ -213,3 +224,15 @@ proc = subprocess.run([sys.executable, __file__, out, "child"], capture_output=T
                       env=dict(os.environ, GRADIR_CUDA_GRAPHS="0"))
 print(proc.stdout.strip() or proc.stderr)
 # CHECK-NEXT: graphs off: {{\[}}[1, 2], [1, 2], [1, 2]] launched at once: True {'launches': 7, 'graph_launches': 0, 'graph_captures': 0} graph launches: 0
+
+# A module unloaded after the driver shut down.
+from gradir.runtime.toolchain import runtime_library_dir  # noqa: E402
+
+for name, lib in (("gradir's", os.path.join(out, "libmlir_cuda_runtime.so")),
+                  ("MLIR's", str(runtime_library_dir() / "libmlir_cuda_runtime.so"))):
+    proc = subprocess.run([sys.executable, __file__, out, "unload", lib], capture_output=True,
+                          text=True)
+    print(f"unload after shutdown, {name} runtime: rc", proc.returncode, "stderr:",
+          repr(proc.stderr.strip()))
+# CHECK-NEXT: unload after shutdown, gradir's runtime: rc 0 stderr: ''
+# CHECK-NEXT: unload after shutdown, MLIR's runtime: rc 0 stderr: "'cuModuleUnload(module)' failed with '<unknown>'"

@@ -16,7 +16,8 @@
  * (gradir's runtime captures launches only).  With FAKE_CUDA_EXIT_DEINIT=1
  * in the environment the driver "shuts down" at process exit (an atexit
  * handler registered by cuInit), as the real one does before the
- * libraries' destructors run: cuModuleUnload then fails with
+ * libraries' destructors run (fake_cuda_shut_down() does it at once):
+ * cuModuleUnload then fails with
  * CUDA_ERROR_DEINITIALIZED, whose name cuGetErrorName no longer gives
  * (FAKE_CUDA_EXIT_REPORT=1: the shutdown also prints the module counts).
  */
@@ -85,6 +86,8 @@ static void fake_deinit(void) {
             stats[3], stats[5]);
   deinitialized = 1;
 }
+/* Shuts the driver down now, as at process exit. */
+void fake_cuda_shut_down(void) { fake_deinit(); }
 CUresult cuInit(unsigned flags) {
   (void)flags;
   static int once;
