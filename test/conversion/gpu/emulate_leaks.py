@@ -100,6 +100,21 @@ for name, text in PROGRAMS:
 # CHECK: revolve @main_adjoint: 20 calls, {{[0-9]+}} device bytes in 1 allocation(s)
 # CHECK: period @main_adjoint: 20 calls, {{[0-9]+}} device bytes in 1 allocation(s)
 
+# Resident arguments (a loop given one gets a copy: the loop frees what it
+# carries) and the untiled kernels of opt_level=0.
+for name, text, options in (("sqrt resident", rnn(6, '"sqrt"'), dict(keep_resident=(1, 2))),
+                            ("while resident", ALL["while"], dict(keep_resident=(0, 1))),
+                            ("revolve O0", rnn(6, '"revolve"'), dict(opt_level=0))):
+    text = text.replace("f64", "f32")
+    calls = [[a.astype(np.float32) for a in args_for(text, rng)]]
+    module = gradient_module(text)
+    exe = Emulated(module, **options)
+    nbytes, live = check(name, "main_adjoint", exe, module, calls)
+    print(f"{name} @main_adjoint: {live} allocation(s) after each call")
+# CHECK: sqrt resident @main_adjoint: 3 allocation(s) after each call
+# CHECK: while resident @main_adjoint: 3 allocation(s) after each call
+# CHECK: revolve O0 @main_adjoint: 1 allocation(s) after each call
+
 # The trip count from an input: 0, 3 and 2 trips in turn.
 module = gradir.parse(DYNAMIC)
 xs = [rng.normal(size=(2, 3)).astype(np.float32) for _ in range(3)]
