@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -219,6 +220,22 @@ static void report(CUresult result, const char *expr) {
     fprintf(stderr, "'%s' failed with '%s'\n", expr, error_name(result));
 }
 #define CUDA_REPORT_IF_ERROR(expr) report((expr), #expr)
+
+/* MLIR_CUDA_DEBUG set (to anything but 0): launches are printed, as upstream. */
+static int debug_state = -1;
+static bool debug_enabled(void) {
+  if (debug_state < 0) {
+    const char *env = getenv("MLIR_CUDA_DEBUG");
+    debug_state = env && strcmp(env, "0") != 0;
+  }
+  return debug_state == 1;
+}
+#define debug_print(fmt, ...)                                                                  \
+  do {                                                                                         \
+    if (debug_enabled())                                                                       \
+      fprintf(stderr, "%s:%d:%s(): " fmt, "gradir_cuda_runtime.c", __LINE__, __func__,         \
+              __VA_ARGS__);                                                                    \
+  } while (0)
 
 /* --- process exit ---------------------------------------------------------- */
 static volatile int exiting;
@@ -749,6 +766,9 @@ EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gridY
   push_context();
   if (smem > 0)
     set_dynamic_shared_memory(function, smem);
+  debug_print("Launching kernel, grid=%ld,%ld,%ld, threads: %ld, %ld, %ld, smem: %dkb\n",
+              (long)gridX, (long)gridY, (long)gridZ, (long)blockX, (long)blockY, (long)blockZ,
+              smem);
   pthread_mutex_lock(&lock);
   bool deferred = false;
   if (graphs_enabled() && !extra) {
