@@ -56,8 +56,9 @@ mlp, gemm, resnet, transformer.  Workloads (float32):
   out), PyTorch eager float32 with TF32 off and with TF32 on (matmuls and
   cuDNN convolutions), and torch.compile(mode="reduce-overhead") (TF32 off;
   its compile time is recorded; if it fails there, the error is recorded
-  and the rest goes on).  JAX is not on the GPU machine (the info part
-  records whether it is importable).  A kernel-time profile of one step of
+  and the rest goes on).  JAX is not timed: the GPU machine was not meant
+  to have it (the info part records whether it imports there and which
+  devices it sees).  A kernel-time profile of one step of
   gradir and one of PyTorch eager comes from torch.profiler (CUPTI also
   records the kernels gradir's library launches through the driver in the
   same process): kernels per step, kernel time per step, the top 10
@@ -709,6 +710,21 @@ def run_model(d: str, meta: dict, repeat: int, device: str, save, name: str,
     return row
 
 
+def _jax_info() -> str:
+    """JAX on this machine: its version and devices, or why not (no JAX
+    rows either way: the GPU machine was not meant to have it)."""
+    import importlib.util
+    if importlib.util.find_spec("jax") is None:
+        return "not installed on this machine (no JAX rows)"
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    try:
+        import jax
+        return (f"jax {jax.__version__} importable, devices "
+                f"{[str(d) for d in jax.devices()]} (not timed here)")
+    except Exception as err:  # noqa: BLE001
+        return f"not usable on this machine ({type(err).__name__}: {str(err)[:150]})"
+
+
 def device_info() -> dict:
     import importlib.util
 
@@ -716,8 +732,7 @@ def device_info() -> dict:
     info = {"torch": torch.__version__, "cuda (torch)": torch.version.cuda,
             "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
             "python": sys.version.split()[0],
-            "jax": "importable" if importlib.util.find_spec("jax") else
-                   "not installed on this machine (no JAX rows)",
+            "jax": _jax_info(),
             "triton": "importable" if importlib.util.find_spec("triton") else "not installed"}
     try:
         smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
