@@ -1,5 +1,18 @@
 """Tiled GEMM: contractions ``C[b,m,n] += A[b,m,k] * B[b,k,n]`` (matmul,
-batch_matmul, transposed operands, optional casts of A and B).
+batch_matmul, transposed operands, optional casts of A and B), and implicit
+GEMMs: M, N, K and the batch may each be a group of loop dims, and A's and
+B's indexing maps affine expressions of them (a convolution's
+``x[n, c, y*s + ky*d, x*s + kx*d]``, ``rlx-to-linalg{direct-convolutions}``),
+so a convolution's GEMM reads its input in place (no im2col matrix).
+
+M is the loop dims of A and C not in B, N those of B and C not in A, the
+batch those in all three, K every reduction dim; C's map is a projection.
+Each group is linearized (its dims ordered like the operand that reads it,
+so its fastest-varying dim is that operand's innermost memory dim); the tile
+loads delinearize their coordinates (constant divisors) and apply the
+operand's map.  A is the input whose dims give C's rows: the inputs swap
+roles when C's innermost dim is one of the other input's (stores along C's
+rows, coalesced).
 
 A 16x16-thread block computes a BMxBN tile of C, staging BKxBM and BKxBN tiles
 of A and B in workgroup memory (coalesced loads, padded against bank
@@ -35,48 +48,150 @@ _CASTS = frozenset({"arith.extf", "arith.truncf", "arith.sitofp", "arith.uitofp"
 
 @dataclass(frozen=True)
 class GemmMatch:
-    """The loop dims of a contraction generic and its body's ops."""
-    m: int
-    n: int
-    k: int
+    """The loop dims of a contraction generic, by group (each ordered slowest
+    to fastest-varying, as linearized), and its body's ops.  ``a``/``b``:
+    the inputs (0 or 1) read as the rows (M) and the columns (N)."""
+    ms: list
+    ns: list
+    ks: list
     batch: list
     mul: str                  # "arith.mulf" or "arith.muli"
     add: str                  # "arith.addf" or "arith.addi"
     a_cast: ir.Operation | None
     b_cast: ir.Operation | None
+    a: int = 0
+    b: int = 1
 
 
 # --- matching ---------------------------------------------------------------------
 
+def _linear(expr):
+    """``{dim: coefficient}`` of a linear affine expression (constants
+    dropped), or None for mod, floordiv, ceildiv and products of dims."""
+    if isinstance(expr, ir.AffineDimExpr):
+        return {ir.AffineDimExpr(expr).position: 1}
+    if isinstance(expr, (ir.AffineConstantExpr, ir.AffineSymbolExpr)):
+        return {}
+    if isinstance(expr, ir.AffineAddExpr):
+        e = expr
+        lhs, rhs = _linear(e.lhs), _linear(e.rhs)
+        if lhs is None or rhs is None:
+            return None
+        out = dict(lhs)
+        for d, c in rhs.items():
+            out[d] = out.get(d, 0) + c
+        return out
+    if isinstance(expr, ir.AffineMulExpr):
+        e = expr
+        lhs, rhs = e.lhs, e.rhs
+        if isinstance(lhs, ir.AffineConstantExpr):
+            lhs, rhs = rhs, lhs
+        if not isinstance(rhs, ir.AffineConstantExpr):
+            return None
+        inner = _linear(lhs)
+        k = rhs.value
+        return None if inner is None else {d: c * k for d, c in inner.items()}
+    return None
+
+
+def _dims_in(expr) -> set:
+    """The loop dims an affine expression reads."""
+    if isinstance(expr, ir.AffineDimExpr):
+        return {ir.AffineDimExpr(expr).position}
+    for kind in (ir.AffineAddExpr, ir.AffineMulExpr, ir.AffineModExpr,
+                 ir.AffineFloorDivExpr, ir.AffineCeilDivExpr):
+        if isinstance(expr, kind):
+            return _dims_in(expr.lhs) | _dims_in(expr.rhs)
+    return set()
+
+
+def _map_dims(amap: ir.AffineMap) -> set:
+    out = set()
+    for e in amap.results:
+        out |= _dims_in(e)
+    return out
+
+
+def _ordered(amap: ir.AffineMap, dims) -> list:
+    """``dims`` slowest to fastest-varying in ``amap``'s operand: by the last
+    result reading each (later: faster), then by decreasing coefficient;
+    dims the map does not read first."""
+    def key(d):
+        pos, coef = -1, 0
+        for i, e in enumerate(amap.results):
+            if d in _dims_in(e):
+                lin = _linear(e)
+                pos, coef = i, abs(lin.get(d, 0)) if lin is not None else 1 << 30
+        return (pos, -coef, d)
+    return sorted(dims, key=key)
+
+
 def match_gemm(gen: Generic) -> GemmMatch | None:
-    """``C[b,m,n] += A[b,m,k] * B[b,k,n]`` (any operand layouts, optional
-    casts of A and B), or None."""
-    if len(gen.inputs) != 2 or len(gen.outputs) != 1 or len(gen.reduction) != 1:
+    """``C[b,m,n] += A[b,m,k] * B[b,k,n]`` with groups of dims for b, m, n
+    and k (any operand layouts, affine expressions in A's and B's maps,
+    optional casts of A and B), or None."""
+    if len(gen.inputs) != 2 or len(gen.outputs) != 1 or not gen.reduction:
         return None
     if not all(isinstance(v.type, ir.MemRefType) for v in gen.operands):
         return None
-    dims_of = []
-    for amap in gen.maps:
-        if amap.n_symbols or not all(isinstance(e, ir.AffineDimExpr) for e in amap.results):
-            return None
-        dims_of.append({ir.AffineDimExpr(e).position for e in amap.results})
-    sa, sb, sc = dims_of
-    k = gen.reduction[0]
-    if k not in sa or k not in sb or k in sc:
+    if any(m.n_symbols for m in gen.maps):
         return None
-    batch = sorted(sa & sb & sc)
-    ms = sorted((sa & sc) - sb)
-    ns = sorted((sb & sc) - sa)
-    if len(ms) != 1 or len(ns) != 1 or set(batch + ms + ns) != set(gen.parallel):
+    cmap = gen.maps[2]
+    if not all(isinstance(e, ir.AffineDimExpr) for e in cmap.results):
         return None
-    if len(gen.maps[2].results) != len(sc):
+    cdims = [ir.AffineDimExpr(e).position for e in cmap.results]
+    if len(set(cdims)) != len(cdims) or set(cdims) != set(gen.parallel):
+        return None
+    sa, sb = _map_dims(gen.maps[0]), _map_dims(gen.maps[1])
+    if any(k not in sa | sb for k in gen.reduction):
+        return None
+    batch = [d for d in cdims if d in sa and d in sb]
+    ms = [d for d in cdims if d in sa and d not in sb]
+    ns = [d for d in cdims if d in sb and d not in sa]
+    if len(batch) + len(ms) + len(ns) != len(cdims) or not ms or not ns:
         return None
     ops = _match_body(gen)
     if ops is None:
         return None
     mul, add, casts = ops
-    return GemmMatch(m=ms[0], n=ns[0], k=k, batch=batch, mul=mul, add=add,
-                     a_cast=casts["a"], b_cast=casts["b"])
+    a, b = 0, 1
+    if cdims[-1] in ms:
+        # C's rows would be the other input's: swap, so stores run along them
+        a, b, ms, ns = 1, 0, ns, ms
+        casts = {"a": casts["b"], "b": casts["a"]}
+    ms = _ordered(gen.maps[a], ms)
+    ns = _ordered(gen.maps[b], ns)
+    ks = _ordered(gen.maps[a], gen.reduction)
+    if not _k_inner(gen, gen.maps[a], ks, ms):
+        ks_b = _ordered(gen.maps[b], gen.reduction)
+        if _k_inner(gen, gen.maps[b], ks_b, ns):
+            ks = ks_b
+    return GemmMatch(ms=ms, ns=ns, ks=ks, batch=batch, mul=mul, add=add,
+                     a_cast=casts["a"], b_cast=casts["b"], a=a, b=b)
+
+
+def _run(gen: Generic, amap: ir.AffineMap, group: list):
+    """How well consecutive indices of ``group`` (linearized) walk the
+    operand's innermost memory dim: elements per address step, up to a warp
+    (0: its fastest dim is not in that dim's expression)."""
+    if not group or not len(amap.results):
+        return 0
+    inner = amap.results[len(amap.results) - 1]
+    d = group[-1]
+    if d not in _dims_in(inner):
+        return 0
+    lin = _linear(inner)
+    coef = abs(lin.get(d, 0)) if lin is not None else 0
+    if coef == 0:
+        return 0
+    return min(gen.ranges[d], 32) / coef
+
+
+def _k_inner(gen: Generic, amap: ir.AffineMap, ks: list, mns: list) -> bool:
+    """Whether the operand's tile loads run along K (consecutive threads,
+    consecutive K indices) rather than along its M (or N) dims."""
+    rk, rmn = _run(gen, amap, ks), _run(gen, amap, mns)
+    return rk > rmn
 
 
 def _match_body(gen: Generic):
@@ -114,9 +229,13 @@ def _match_body(gen: Generic):
     return mul.name, add.name, casts
 
 
+def _extent(gen: Generic, dims) -> int:
+    return math.prod(gen.ranges[d] for d in dims)
+
+
 def gemm_worthwhile(gen: Generic, g: GemmMatch) -> bool:
     """Tiles pay off from 8x8 outputs per batch element."""
-    return gen.ranges[g.m] >= 8 and gen.ranges[g.n] >= 8
+    return _extent(gen, g.ms) >= 8 and _extent(gen, g.ns) >= 8
 
 
 # --- planning ---------------------------------------------------------------------
@@ -143,7 +262,7 @@ class GemmTiling:
     @classmethod
     def plan(cls, ctx: KernelContext, gen: Generic, g: GemmMatch) -> "GemmTiling":
         r = gen.ranges
-        M, N, K = r[g.m], r[g.n], r[g.k]
+        M, N, K = _extent(gen, g.ms), _extent(gen, g.ns), _extent(gen, g.ks)
         brange = [r[d] for d in g.batch]
         bm, bn, bk, tm, tn = _config(ctx, gen, g)
         ktiles = -(-K // bk)
@@ -153,15 +272,15 @@ class GemmTiling:
         per = -(-ktiles // splits)
         splits = -(-ktiles // per)
         return cls(M=M, N=N, K=K, brange=brange, bm=bm, bn=bn, bk=bk, tm=tm, tn=tn,
-                   a_kinner=_innermost_dim(gen.maps[0]) == g.k,
-                   b_kinner=_innermost_dim(gen.maps[1]) == g.k,
+                   a_kinner=_k_inner(gen, gen.maps[g.a], g.ks, g.ms),
+                   b_kinner=_k_inner(gen, gen.maps[g.b], g.ks, g.ns),
                    ktiles=ktiles, splits=splits, per=per,
                    grid=[-(-N // bn), -(-M // bm), math.prod(brange) * splits])
 
     def workgroup_types(self, gen: Generic, g: GemmMatch) -> list:
         """The A and B tiles in workgroup memory (``[BK][BM + pad]``): padded
         when consecutive threads write along K, against bank conflicts."""
-        a, b = gen.inputs
+        a, b = gen.inputs[g.a], gen.inputs[g.b]
         pad_a = 32 // self.bk if self.a_kinner else 0
         pad_b = 32 // self.bk if self.b_kinner else 0
         a_t = g.a_cast.results[0].type if g.a_cast is not None else a.type.element_type
@@ -171,20 +290,12 @@ class GemmTiling:
 
 
 def _config(ctx: KernelContext, gen: Generic, g: GemmMatch):
-    r = gen.ranges
-    batch = math.prod(r[d] for d in g.batch)
+    M, N, batch = _extent(gen, g.ms), _extent(gen, g.ns), _extent(gen, g.batch)
     for cfg in GEMM_CONFIGS:
         bm, bn = cfg[0], cfg[1]
-        if -(-r[g.m] // bm) * -(-r[g.n] // bn) * batch >= ctx.options.sm_count:
+        if -(-M // bm) * -(-N // bn) * batch >= ctx.options.sm_count:
             return cfg
     return GEMM_CONFIGS[-1]
-
-
-def _innermost_dim(amap: ir.AffineMap):
-    results = list(amap.results)
-    if not results or not isinstance(results[-1], ir.AffineDimExpr):
-        return None
-    return ir.AffineDimExpr(results[-1]).position
 
 
 # --- the kernel -------------------------------------------------------------------
@@ -203,13 +314,13 @@ class _Block:
 @dataclass(frozen=True)
 class _TileLoad:
     """The cooperative load of one operand's (BK x tile) slab into ``smem``."""
-    operand: int              # 0: A, 1: B
+    operand: int              # the input (0 or 1)
     smem: ir.Value
     base: ir.Value            # first M (or N) index of the tile
     tile: int                 # BM (or BN)
     extent: int               # M (or N)
     k_inner: bool
-    mn_dim: int
+    mn_dims: list             # the M (or N) group
     cast: ir.Operation | None
 
 
@@ -226,8 +337,8 @@ def build_gemm(ctx: KernelContext, gen: Generic, g: GemmMatch) -> None:
     _, body, ids, (As, Bs) = launch(t.grid, [THREADS, THREADS], wg, name=name)
     with ir.InsertionPoint(body):
         blk, zero = _block(t, ids, c.type.element_type)
-        loads = (_TileLoad(0, As, blk.m0, t.bm, t.M, t.a_kinner, g.m, g.a_cast),
-                 _TileLoad(1, Bs, blk.n0, t.bn, t.N, t.b_kinner, g.n, g.b_cast))
+        loads = (_TileLoad(g.a, As, blk.m0, t.bm, t.M, t.a_kinner, g.ms, g.a_cast),
+                 _TileLoad(g.b, Bs, blk.n0, t.bn, t.N, t.b_kinner, g.ns, g.b_cast))
         accs = _k_loop(gen, g, t, blk, ids[2], zero, loads)
         _store(gen, g, t, blk, accs)
         gpu.TerminatorOp()
@@ -309,8 +420,8 @@ def _load_tile(gen: Generic, g: GemmMatch, t: GemmTiling, blk: _Block, load: _Ti
             conds.append(ult(gmn, extent))
             gmn = arith.minui(gmn, index(extent - 1))
         dims: list = [index(0)] * len(gen.ranges)
-        dims[g.k] = gk
-        dims[load.mn_dim] = gmn
+        _place(gen, dims, g.ks, gk)
+        _place(gen, dims, load.mn_dims, gmn)
         for d, v in zip(g.batch, blk.bvals):
             dims[d] = v
         v = memref.LoadOp(operand, apply_map(gen.maps[load.operand], dims)).result
@@ -322,24 +433,43 @@ def _load_tile(gen: Generic, g: GemmMatch, t: GemmTiling, blk: _Block, load: _Ti
         memref.StoreOp(v, load.smem, [kk, mn])
 
 
+def _place(gen: Generic, dims: list, group: list, linear: ir.Value) -> None:
+    """``dims[group] =`` the coordinates of the group's linear index."""
+    for d, v in zip(group, delinearize(linear, [gen.ranges[d] for d in group])):
+        dims[d] = v
+
+
 def _store(gen: Generic, g: GemmMatch, t: GemmTiling, blk: _Block, accs: list) -> None:
     """Each thread's TMxTN results into C (bounds checked at ragged edges;
     atomically when split; added to C unless it was zero-initialized)."""
     c = gen.outputs[0]
+    gms = [arith.addi(blk.m0, blk.rows[i]) for i in range(t.tm)]
+    gns = [arith.addi(blk.n0, blk.cols[j]) for j in range(t.tn)]
+    rows, cols = [], []
+    for gm in gms:
+        dims: list = [None] * len(gen.ranges)
+        _place(gen, dims, g.ms, gm)
+        rows.append(dims)
+    for gn in gns:
+        dims = [None] * len(gen.ranges)
+        _place(gen, dims, g.ns, gn)
+        cols.append(dims)
     for i in range(t.tm):
-        gm = arith.addi(blk.m0, blk.rows[i])
+        gm = gms[i]
         for j in range(t.tn):
-            gn = arith.addi(blk.n0, blk.cols[j])
+            gn = gns[j]
             conds = []
             if t.M % t.bm:
                 conds.append(ult(gm, t.M))
             if t.N % t.bn:
                 conds.append(ult(gn, t.N))
-            dims: list = [None] * len(gen.ranges)
-            dims[g.m], dims[g.n] = gm, gn
+            dims: list = [index(0)] * len(gen.ranges)
+            for d in g.ms:
+                dims[d] = rows[i][d]
+            for d in g.ns:
+                dims[d] = cols[j][d]
             for d, v in zip(g.batch, blk.bvals):
                 dims[d] = v
-            dims[g.k] = index(0)
             value = accs[i * t.tn + j]
             if conds:
                 cond = conds[0] if len(conds) == 1 else arith.andi(conds[0], conds[1])
