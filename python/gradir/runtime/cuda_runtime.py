@@ -16,10 +16,11 @@ loading MLIR's fails (``cuda.check_cuda_runtime`` relies on that).
     lib = runtime_library()             # a shared copy under the cache folder
 
 Measured on an H200 (exported MLP training steps, median of 300 calls,
-host copies included): 8x32 MLP of 40 layers (281 kernels a call) 1.17 ms
-a call with graphs, 1.59 ms with GRADIR_CUDA_GRAPHS=0, 1.68 ms with MLIR's
-library; 128x256, 10 layers (91 kernels) 0.77 / 0.90 / 0.85 ms; 24x40
-two-layer (15 kernels) 127 / 142 / 187 us.
+host copies included; two runs): 8x32 MLP of 40 layers, 281 kernels a
+call: 1.17-1.19 ms a call with graphs, 1.53-1.59 ms with
+GRADIR_CUDA_GRAPHS=0, 1.54-1.68 ms with MLIR's library; a 128x256 MLP of
+10 layers (75-91 kernels) is bound by its kernels: 0.77-0.78 ms with
+graphs, 0.79-0.90 ms without, 0.78-0.85 ms with MLIR's library.
 
 Counters (ctypes): ``gradir_cuda_launches()`` (kernels launched one by one),
 ``gradir_cuda_graph_launches()``, ``gradir_cuda_graph_captures()``;
