@@ -33,7 +33,8 @@ from ...dialects.infer import attributes_of
 from .linalg_utils import (PARALLEL, affine_map, elt_of, empty, extract_slice, filled, generic,
                            identity_map, index_value, insert_slice, int_list, kernel_loops,
                            maps_generic, pad, scaled_index, shape_of)
-from .conv_direct import direct_conv2d, direct_conv2d_transpose, direct_enabled
+from .conv_direct import (direct_conv2d, direct_conv2d_transpose, direct_enabled,
+                          result_permutation)
 from .matmul import _kernel_eligible, _kernel_matmul
 from .registry import lowers
 
@@ -379,7 +380,7 @@ def lower_conv2d(op):
     strides, (pt, pl, pb, pr), dilation, groups = _conv_geometry(op)
     if direct_enabled():
         return [direct_conv2d(x, w, shape_of(op.results[0].type), strides, (pt, pl, pb, pr),
-                              dilation, groups)]
+                              dilation, groups, result_permutation(op))]
     xp = pad(x, [0, 0, pt, pl], [0, 0, pb, pr], 0)
     return [_conv(xp, w, shape_of(op.results[0].type), strides, dilation, groups)]
 

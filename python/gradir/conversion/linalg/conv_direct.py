@@ -33,10 +33,12 @@ import threading
 from mlir import ir
 from mlir.dialects import arith
 
+from ... import _compat
 from .linalg_utils import (PARALLEL, REDUCTION, affine_map, elt_of, filled, generic,
-                           insert_slice, is_float, pad, reshape, shape_of)
+                           insert_slice, is_float, pad, reshape, shape_of, transpose)
 
-__all__ = ["direct_convolutions", "direct_enabled", "direct_conv2d", "direct_conv2d_transpose"]
+__all__ = ["direct_convolutions", "direct_enabled", "direct_conv2d", "direct_conv2d_transpose",
+           "result_permutation"]
 
 _DIRECT = threading.local()
 
@@ -70,16 +72,65 @@ def _mac(elt):
     return lambda a, b, acc: arith.addi(acc, arith.muli(a, b))
 
 
+def _permutation_of(op):
+    """``perm`` when ``op`` permutes its one operand (``result.shape[k] =
+    operand.shape[perm[k]]``): rlx.permute_dims, or what it lowers to (the
+    patterns run users first), a linalg.transpose or a copy generic whose
+    input map is a permutation; else None."""
+    if op is None:
+        return None
+    if op.name == "rlx.permute_dims":
+        rank = len(shape_of(op.operands[0]))
+        axes = op.attributes["axes"] if "axes" in op.attributes else None
+        return ([int(a) % rank for a in ir.DenseI64ArrayAttr(axes)] if axes is not None
+                else list(range(rank))[::-1])
+    if op.name == "linalg.transpose":
+        return list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))
+    if op.name != "linalg.generic" or len(op.operands) != 2 or len(op.results) != 1:
+        return None
+    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    if any("reduction" in str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])):
+        return None
+    if maps[1] != ir.AffineMap.get_identity(maps[1].n_dims) or not maps[0].is_permutation:
+        return None
+    block = op.regions[0].blocks[0]
+    ops = list(block.operations)
+    if len(ops) != 1 or list(ops[0].operands) != [block.arguments[0]]:
+        return None
+    # out[d] = in[d[m_0], d[m_1], ...]: in dim j is out dim m_j
+    m = [ir.AffineDimExpr(e).position for e in maps[0].results]
+    perm = [0] * len(m)
+    for j, mj in enumerate(m):
+        perm[mj] = j
+    return perm
+
+
+def _permuted(v):
+    """``(src, perm)`` when ``v`` is a permutation of ``src``
+    (``v.shape[k] = src.shape[perm[k]]``), else ``(v, None)``."""
+    owner = _compat.defining_op(v)
+    perm = _permutation_of(owner)
+    return (owner.operands[0], perm) if perm is not None else (v, None)
+
+
 def _conv_generic(xp, w, out_shape, strides, dilation, groups, offsets=(0, 0),
-                  transposed=False):
+                  transposed=False, perm=None, out_perm=None):
     """``out[n, g*Og + o, y, x] = sum_{c, ky, kx} W(g, o, c, ky, kx) *
     xp[n, g*Cg + c, y*sh + ky*dh + oy, x*sw + kx*dw + ox]`` with ``(oy, ox) =
-    offsets``; ``W`` is ``w[g*Og + o, c, ky, kx]`` (OIHW) or, ``transposed``,
+    offsets`` (``xp`` itself being ``src`` with ``xp[i] = src[i[perm^-1]]``
+    when ``perm`` is given: read through the map, never copied); with
+    ``out_perm`` (one group) the generic writes ``out`` permuted by it and a
+    ``linalg.transpose`` gives it back (canonicalize cancels that against
+    the result's permute_dims: the weight gradient's); ``W`` is ``w[g*Og + o, c, ky, kx]`` (OIHW) or, ``transposed``,
     ``w[g*Cg + c, o, KH-1-ky, KW-1-kx]`` (IOHW, flipped: the loops run
     over the stored kernel, the input read at ``(KH-1-ky)*dh``)."""
     elt = elt_of(xp)
-    n, cin = shape_of(xp)[:2]
-    hp, wp = shape_of(xp)[2:]
+    src = xp
+    if perm is not None:
+        xp_shape = [shape_of(src)[p] for p in perm]
+    else:
+        xp_shape = shape_of(xp)
+    n, cin, hp, wp = xp_shape
     if transposed:
         _, og, kh, kw = shape_of(w)
         cg = cin // groups
@@ -115,19 +166,52 @@ def _conv_generic(xp, w, out_shape, strides, dilation, groups, offsets=(0, 0),
         iy = _d(y_d) * sh + _d(ky_d) * dh + _k(oy)
         ix = _d(x_d) * sw + _d(kx_d) * dw + _k(ox)
         wmap = affine_map(rank, gd + [_d(o_d), _d(c_d), _d(ky_d), _d(kx_d)])
-    xmap = affine_map(rank, [_d(n_d)] + gd + [_d(c_d), iy, ix])
-    omap = affine_map(rank, [_d(n_d)] + gd + [_d(o_d), _d(y_d), _d(x_d)])
+    xexprs = [_d(n_d)] + gd + [_d(c_d), iy, ix]
+    if perm is not None:
+        # xp[i0, i1, i2, i3] = src[j] with j[perm[k]] = i[k]
+        src_exprs = [None] * 4
+        for k, p in enumerate(perm):
+            src_exprs[p] = xexprs[k]
+        xexprs, xs = src_exprs, src
+    xmap = affine_map(rank, xexprs)
+    oexprs = [_d(n_d)] + gd + [_d(o_d), _d(y_d), _d(x_d)]
+    if out_perm is not None and g == 1:
+        oexprs = [oexprs[q] for q in out_perm]
+        outs = [outs[q] for q in out_perm]
+    omap = affine_map(rank, oexprs)
     iters = [PARALLEL] * (rank - 3) + [REDUCTION] * 3
     out = generic([ws, xs], [filled(outs, elt, 0)], [wmap, xmap, omap], iters,
                   lambda a, b, acc: [mac(a, b, acc)])[0]
+    if out_perm is not None and g == 1:
+        return transpose(out, sorted(range(4), key=lambda k: out_perm[k]))
     return out if g == 1 else reshape(out, out_shape)
 
 
-def direct_conv2d(x, w, out_shape, strides, padding, dilation, groups):
-    """rlx.conv2d (NCHW x OIHW) as ``tensor.pad`` + one generic."""
+def result_permutation(op):
+    """The permutation of ``op``'s result when its only user is a 4-D
+    rlx.permute_dims (the weight gradient's form), else None."""
+    uses = _compat.uses_of(op.results[0])
+    if len(uses) != 1:
+        return None
+    perm = _permutation_of(uses[0][0])
+    return perm if perm is not None and len(perm) == 4 else None
+
+
+def direct_conv2d(x, w, out_shape, strides, padding, dilation, groups, out_perm=None):
+    """rlx.conv2d (NCHW x OIHW) as ``tensor.pad`` + one generic
+    (``out_perm``: see ``_conv_generic``)."""
     pt, pl, pb, pr = padding
+    src, perm = _permuted(x) if groups == 1 else (x, None)
+    if perm is not None and len(perm) == 4:
+        # the weight gradient's data (N and C swapped by the VJP rule): the
+        # source padded, read through the permutation (no transposed copy;
+        # the same padded buffer as the forward convolution's after CSE)
+        low, high = [0] * 4, [0] * 4
+        low[perm[2]], low[perm[3]], high[perm[2]], high[perm[3]] = pt, pl, pb, pr
+        return _conv_generic(pad(src, low, high, 0), w, out_shape, strides, dilation, groups,
+                             perm=perm, out_perm=out_perm)
     xp = pad(x, [0, 0, pt, pl], [0, 0, pb, pr], 0)
-    return _conv_generic(xp, w, out_shape, strides, dilation, groups)
+    return _conv_generic(xp, w, out_shape, strides, dilation, groups, out_perm=out_perm)
 
 
 def direct_conv2d_transpose(x, w, out_shape, strides, padding, dilation, groups):
