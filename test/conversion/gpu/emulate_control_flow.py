@@ -11,7 +11,10 @@
 # policy of a 13-step RNN, a loop in each branch, a recomputed loop
 # capturing a stack (remat=auto), an empty carried tensor, the second
 # derivative of a loop of no trip, numeric_loop_steps' run-time steps
-# (index, i32, i64 loops) and examples/lstm.py's checkpointed LSTM.  Each
+# (index, i32, i64 loops), examples/lstm.py's checkpointed LSTM, the
+# interpreter's scf and func.call programs (test/interp) and
+# test/autodiff/features.py's calls (a custom grad.vjp callee, an adjoint
+# called and differentiated again).  Each
 # line: the kernels one call launched.
 
 import os
@@ -23,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "Inputs"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "autodiff", "scf", "Inputs"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "examples"))
-from emulate_helpers import compare, definitions, emulated  # noqa: E402
+from emulate_helpers import compare, constant, definitions, emulated  # noqa: E402
 from lstm import lstm_ir, random_inputs  # noqa: E402
 from programs import ALL, args_for, rnn, rnn_args  # noqa: E402
 
@@ -275,3 +278,58 @@ def lstm():
 # CHECK-NEXT: lstm sqrt main_adjoint: ok
 # CHECK-NEXT: lstm revolve main_adjoint: ok
 # CHECK-NEXT: lstm 2 main_adjoint: ok
+
+
+@run
+def interpreter_and_call_programs():
+    interp = os.path.join(HERE, "..", "..", "interp")
+    scf = os.path.join(interp, "scf.py")
+    loop = gradir.parse(constant(scf, "LOOP"))
+    check("interp LOOP", loop, [("main", [rng.normal(size=3)])])
+    check("interp LOOP vjp", gradient_module(constant(scf, "LOOP"), mode="vjp"),
+          [("main_vjp", [rng.normal(size=3), rng.normal(size=3), np.array(1.0)])])
+    check("interp BRANCH", gradir.parse(constant(scf, "BRANCH")),
+          [("main", [np.array(0.5)]), ("main", [np.array(-0.5)])])
+    check("interp WHILE", gradir.parse(constant(scf, "WHILE")),
+          [("main", [np.array(3.0)]), ("main", [np.array(300.0)])])
+    check("interp SLICES", gradir.parse(constant(scf, "SLICES")),
+          [("main", [rng.normal(size=3)])])
+    text = constant(os.path.join(interp, "misc.py"), "CALL_IR")
+    text = text[:text.index("func.func @bad")] + "\n"     # (an interpreter error's input)
+    args = [rng.normal(size=3), rng.normal(size=3)]
+    check("interp CALL_IR", gradir.parse(text), [("main", args), ("square_sum", args[:1])])
+    features = os.path.join(HERE, "..", "..", "autodiff", "features.py")
+    m = gradient_module(constant(features, "CALLS"))
+    args = [rng.normal(size=(2, 3)), rng.normal(size=(3, 4))]
+    check("features CALLS grad.vjp", m, [("main", args), ("main_adjoint", args)])
+    # an adjoint called from another function, differentiated again
+    main = """
+func.func @main(%x: tensor<4xf64>) -> tensor<f64> {
+  %0 = "rlx.sin"(%x) : (tensor<4xf64>) -> tensor<4xf64>
+  %1 = "rlx.multiply"(%0, %x) : (tensor<4xf64>, tensor<4xf64>) -> tensor<4xf64>
+  %2 = "rlx.sum"(%1) : (tensor<4xf64>) -> tensor<f64>
+  return %2 : tensor<f64>
+}"""
+    first = """
+func.func @first(%x: tensor<4xf64>) -> tensor<f64> {
+  %0:2 = func.call @main_adjoint(%x) : (tensor<4xf64>) -> (tensor<f64>, tensor<4xf64>)
+  %1 = "rlx.sum"(%0#1) : (tensor<4xf64>) -> tensor<f64>
+  return %1 : tensor<f64>
+}"""
+    printed = gradir.print_module(gradient_module(main)).rstrip()
+    m = gradir.parse(printed[:-1] + first + "\n}")
+    gradir.run_pipeline(m, "builtin.module(rlx-gradient{func=first})")
+    check("features adjoint of a called adjoint", m, [("first_adjoint", [rng.normal(size=4)])])
+# CHECK-LABEL: TEST: interpreter_and_call_programs
+# CHECK-NEXT: interp LOOP main: ok
+# CHECK-NEXT: interp LOOP vjp main_vjp: ok
+# CHECK-NEXT: interp BRANCH main: ok
+# CHECK-NEXT: interp BRANCH main: ok
+# CHECK-NEXT: interp WHILE main: ok
+# CHECK-NEXT: interp WHILE main: ok
+# CHECK-NEXT: interp SLICES: not compiled, for the cpu either: cannot compile @main: result 0 has type tensor<?x3xf64>
+# CHECK-NEXT: interp CALL_IR main: ok
+# CHECK-NEXT: interp CALL_IR square_sum: ok
+# CHECK-NEXT: features CALLS grad.vjp main: ok
+# CHECK-NEXT: features CALLS grad.vjp main_adjoint: ok
+# CHECK-NEXT: features adjoint of a called adjoint first_adjoint: ok

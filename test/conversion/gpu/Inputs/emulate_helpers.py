@@ -35,6 +35,18 @@ def definitions(path: str) -> types.SimpleNamespace:
     return types.SimpleNamespace(**ns)
 
 
+def constant(path: str, name: str):
+    """The literal value of a top-level ``name = <literal>`` of a file (the
+    IR text of another test), nothing of that file run."""
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            return ast.literal_eval(node.value)
+    raise KeyError(f"{path} has no top-level {name} = <literal>")
+
+
 def emulated(module, opt_level: int = 3) -> Emulated:
     """``module`` compiled with gradir.compile(target="cuda") (kernels to
     PTX/cubin: no GPU needed), and its emulated build."""
