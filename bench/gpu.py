@@ -5,18 +5,20 @@ Two halves, because MLIR does not travel to the GPU machine:
     build/venv/bin/python bench/gpu.py --build DIR [--quick] [--parts a,b] [--chip sm_90] [--format isa]
         here (MLIR, ptxas): compiles every workload for the GPU and exports
         shared libraries (cubins embedded) plus inputs, weights and expected
-        results to DIR (about 30 MiB; libmlir_cuda_runtime.so and a
-        libLLVM.so stand-in are copied next to them); meta.json records
-        what was built, the commit and each library's kernel launches per
+        results to DIR (about 30 MiB; the CUDA runtime library,
+        libmlir_cuda_runtime.so, gradir's or MLIR's with a libLLVM.so
+        stand-in, goes next to them); meta.json records what was built,
+        the commit, the runtime and each library's kernel launches per
         call (gradir.conversion.gpu.launches, counted at the kernels stage);
     python3 bench/gpu.py --run DIR [--parts a,b] [--repeat N] [--out raw.json] [--json PATH]
         on the GPU machine with python3 + numpy + torch only: loads the
         libraries with gradir.runtime.load (numpy + ctypes), checks every
         result and times gradir against PyTorch side by side.  Each part
         (workload) runs in its own process under a time limit
-        (--part-timeout, seconds), so a CUDA fault or a hang in one loses
-        that part only; the results are written after every part (and a
-        part's partial results survive its time limit); --out writes the
+        (--part-timeout, default 200 s; --time-limit, default 340 s, for
+        the whole run: later parts are skipped), so a CUDA fault or a hang
+        in one loses that part only; the results are written after every
+        part (and a part's partial results survive its time limit); --out writes the
         raw results, --json the tables with the machine, the device, date,
         commit and command (bench/_results.py), for bench/results/gpu.json
         and docs/performance.md.
@@ -53,7 +55,8 @@ mlp, gemm, resnet, transformer.  Workloads (float32):
   in float64 on the GPU (error: max |gradir - torch64| / max |torch64| per
   tensor, the worst tensor), and times gradir's step (parameters resident;
   the images/tokens and labels copied in, the loss and gradients copied
-  out), PyTorch eager float32 with TF32 off and with TF32 on (matmuls and
+  out; and a second library with the inputs and labels resident too, so
+  that only the loss and gradients are copied), PyTorch eager float32 with TF32 off and with TF32 on (matmuls and
   cuDNN convolutions), and torch.compile(mode="reduce-overhead") (TF32 off;
   its compile time is recorded; if it fails there, the error is recorded
   and the rest goes on).  JAX is not timed: the GPU machine was not meant
@@ -72,11 +75,13 @@ gradir is faster); the --json tables give PyTorch / gradir like the other
 benches.
 
 On a GPU machine reached through the device tool (build/ is git-ignored):
-    build/venv/bin/python bench/gpu.py --build build/gpu-bench    # here, ~3 min, ~30 MiB
+    build/venv/bin/python bench/gpu.py --build build/gpu-bench
+        # here: 4 min on a quiet machine (11 on a loaded one), ~30 MiB
     run(command="python3 bench/gpu.py --run build/gpu-bench --out $OUT/gpu-raw.json "
-                "--json $OUT/gpu.json", carry=["build/gpu-bench"], timeout_s=600)
-    (about 5 minutes on an H200, torch.compile's compilations included;
-    --parts resnet,transformer for the two training steps alone), then copy
+                "--json $OUT/gpu.json", carry=["build/gpu-bench"], timeout_s=420)
+    (3 to 5 minutes on an H200, torch.compile's compilations included, at
+    most --time-limit 340 s; --parts info,resnet,transformer for the two
+    training steps alone; the --quick build runs in 75 s there), then copy
     $OUT's gpu.json to bench/results/gpu.json and run
     bench/render_performance.py.
 If the cubins do not load there (driver older than ptxas), rebuild with
@@ -183,6 +188,7 @@ def build(out: str, quick: bool, chip: str, fmt: str | None = None,
             traceback.print_exc()
             meta["build_errors"][part] = f"{type(err).__name__}: {str(err)[:2000]}"
             print(f"  FAILED: {part}: {type(err).__name__}: {str(err)[:300]}", flush=True)
+    meta["cuda_runtime"] = _runtime_kind(out)
     with open(os.path.join(out, "meta.json"), "w") as f:
         json.dump(meta, f, indent=1)
     total = sum(os.path.getsize(os.path.join(out, p)) for p in os.listdir(out)
@@ -190,6 +196,18 @@ def build(out: str, quick: bool, chip: str, fmt: str | None = None,
     print(f"wrote {out} ({total / 2 ** 20:.1f} MiB) in {time.perf_counter() - t0:.0f} s; "
           f"failed parts: {sorted(meta['build_errors']) or 'none'}")
     return len(meta["build_errors"])
+
+
+def _runtime_kind(out: str) -> str:
+    """Which CUDA runtime the libraries in ``out`` use: "gradir" (its own,
+    gradir.runtime.cuda_runtime, kernel launches replayed as CUDA graphs)
+    or "mlir" (MLIR's libmlir_cuda_runtime.so)."""
+    try:
+        from gradir.runtime import cuda_runtime
+        return ("gradir" if cuda_runtime.is_current(os.path.join(out, cuda_runtime.LIBRARY_NAME))
+                else "mlir")
+    except ImportError:
+        return "mlir"
 
 
 def _export(out, name, module, chip, fmt, keep_resident=(), functions=None, meta=None,
@@ -293,10 +311,15 @@ def _build_model(out, meta, quick, chip, fmt, part):
     resident = tuple(range(2, 2 + len(names)))
     _export(out, part, module, chip, fmt, keep_resident=resident, functions=["main_adjoint"],
             meta=meta, count=["main_adjoint"])
+    # The same step with the inputs and labels resident too (as PyTorch's
+    # device tensors): only the loss and the gradients are copied per call.
+    _export(out, part + "_inputs_resident", module, chip, fmt, keep_resident=(0, 1) + resident,
+            functions=["main_adjoint"], meta=meta, count=["main_adjoint"])
     arrays = {"x": x.numpy(), "y": y.numpy()}
     arrays.update({"state." + k: v.detach().numpy() for k, v in model.state_dict().items()})
     np.savez(os.path.join(out, part + ".npz"), **arrays)
     meta["models"][part] = {"config": cfg, "parameters": names, "library": part + ".so",
+                            "library_inputs_resident": part + "_inputs_resident.so",
                             "weights": sum(p.numel() for p in model.parameters())}
 
 
@@ -662,13 +685,25 @@ def run_model(d: str, meta: dict, repeat: int, device: str, save, name: str,
 
     row["ms"]["gradir"] = timeit(gradir_step, repeat) * 1e3
     save(row)
+    if info.get("library_inputs_resident"):
+        try:
+            lib_r = _load(os.path.join(d, info["library_inputs_resident"]))
+            step_r = lib_r["main_adjoint"]
+            got_r = list(_flat(step_r(*args)))
+            row["max_error"]["gradir inputs resident"] = max(
+                _scaled_error(g, w) for g, w in zip(got_r, want))
+            row["ms"]["gradir inputs resident"] = timeit(lambda: step_r(*args), repeat) * 1e3
+        except Exception as err:  # noqa: BLE001
+            row["errors"]["gradir inputs resident"] = f"{type(err).__name__}: {err}"
+        save(row)
     _tf32(torch, False)
     row["ms"]["torch eager fp32"] = timeit(torch_step, repeat) * 1e3
     _tf32(torch, True)
     row["ms"]["torch eager tf32"] = timeit(torch_step, repeat) * 1e3
     _tf32(torch, False)
     print(f"  {name}: gradir {row['ms']['gradir']:.3f} ms ({row['launches']} launches per "
-          f"call), torch eager fp32 {row['ms']['torch eager fp32']:.3f} ms, tf32 "
+          f"call; inputs resident too: {row['ms'].get('gradir inputs resident', 0):.3f} ms), "
+          f"torch eager fp32 {row['ms']['torch eager fp32']:.3f} ms, tf32 "
           f"{row['ms']['torch eager tf32']:.3f} ms", flush=True)
     save(row)
 
@@ -765,7 +800,7 @@ def _run_part(part: str, d: str, meta: dict, repeat: int | None, device: str, sa
 
 def run(d: str, out: str | None, repeat: int | None, parts: list[str], device: str = "cuda",
         json_path: str | None = None, part_timeout: float = 200.0,
-        compile_torch: bool = True) -> None:
+        compile_torch: bool = True, time_limit: float = 340.0) -> None:
     with open(os.path.join(d, "meta.json")) as f:
         meta = json.load(f)
     parts = [p for p in parts if p == "info" or p in meta.get("parts", PARTS)]
@@ -806,12 +841,17 @@ def run(d: str, out: str | None, repeat: int | None, parts: list[str], device: s
         if not compile_torch:
             cmd.append("--no-compile")
         status = None
+        left = time_limit - (time.perf_counter() - start)
+        if left < 10:
+            results[part] = {"error": f"skipped: the run's time limit ({time_limit:.0f} s)"}
+            print(f"  skipped: {results[part]['error']}", flush=True)
+            continue
         try:
-            proc = subprocess.run(cmd, timeout=part_timeout,
+            proc = subprocess.run(cmd, timeout=min(part_timeout, left),
                                   env=dict(os.environ, GRADIR_BENCH_CHILD="1"))
             status = proc.returncode
         except subprocess.TimeoutExpired:
-            status = f"time limit ({part_timeout:.0f} s)"
+            status = f"time limit ({min(part_timeout, left):.0f} s)"
         value = None
         if os.path.exists(path):
             with open(path) as f:
@@ -874,6 +914,10 @@ def tables(results: dict) -> list[dict]:
             rows.append([f"{m['workload']} step", "params resident / device tensors",
                          ms["gradir"], ms["torch eager fp32"],
                          ms["torch eager fp32"] / ms["gradir"], None, None])
+        if "gradir inputs resident" in ms and "torch eager fp32" in ms:
+            rows.append([f"{m['workload']} step", "params and inputs resident / device tensors",
+                         ms["gradir inputs resident"], ms["torch eager fp32"],
+                         ms["torch eager fp32"] / ms["gradir inputs resident"], None, None])
     if rows:
         out.append({"title": "gradir against PyTorch CUDA eager, float32",
                     "columns": ["workload", "inputs", "gradir ms", "torch ms", "torch/gradir",
@@ -885,6 +929,7 @@ def tables(results: dict) -> list[dict]:
         ms, cfg = m["ms"], m.get("config", {})
         comp = ms.get("torch.compile reduce-overhead")
         steps.append([m["workload"], cfg.get("batch"), m.get("launches"), ms.get("gradir"),
+                      ms.get("gradir inputs resident"),
                       ms.get("torch eager fp32"), ms.get("torch eager tf32"), comp,
                       _ratio(ms.get("torch eager fp32"), ms.get("gradir")),
                       _ratio(comp, ms.get("gradir")),
@@ -893,11 +938,12 @@ def tables(results: dict) -> list[dict]:
         out.append({"title": "training steps (loss and every parameter gradient): gradir "
                              "against PyTorch eager and torch.compile",
                     "columns": ["workload", "batch", "gradir launches per call", "gradir ms",
+                                "gradir ms, inputs resident too",
                                 "eager fp32 ms", "eager TF32 ms",
                                 "torch.compile reduce-overhead ms", "eager fp32/gradir",
                                 "compiled/gradir", "gradir error", "torch fp32 error"],
-                    "formats": [None, None, None, ".3f", ".3f", ".3f", ".3f", ".2f", ".2f",
-                                ".2g", ".2g"],
+                    "formats": [None, None, None, ".3f", ".3f", ".3f", ".3f", ".3f", ".2f",
+                                ".2f", ".2g", ".2g"],
                     "rows": steps})
     prof, top = [], []
     for m in _model_rows(results):
@@ -933,7 +979,10 @@ def save_tables(path: str, results: dict, repeat: int | None) -> None:
             "--repeat calls (" + ", ".join(f"{k} {v}" for k, v in REPEAT.items()) + ")")
     notes = [f"Device: {info.get('device')} ({info.get('nvidia-smi')}), torch "
              f"{info.get('torch')} (CUDA {info.get('cuda (torch)')}); kernels built for "
-             f"{meta.get('chip')} ({meta.get('format') or 'cubin'})"
+             f"{meta.get('chip')} ({meta.get('format') or 'cubin'}), "
+             + {"gradir": "gradir's CUDA runtime (launches replayed as CUDA graphs)",
+                "mlir": "MLIR's CUDA runtime"}.get(meta.get("cuda_runtime"),
+                                                  "CUDA runtime not recorded")
              + (", --quick sizes" if meta.get("quick") else "") + ".",
              f"Medians of {reps} after 3 warm-up calls (at most {MAX_TIMING_S:.0f} s of "
              "calls per timing), each synchronised; torch/gradir > 1: gradir is faster.",
@@ -971,7 +1020,8 @@ def summary(results: dict) -> str:
     info = results.get("info", {})
     lines.append(f"device: {info.get('device')} ({info.get('nvidia-smi')}), torch "
                  f"{info.get('torch')} (CUDA {info.get('cuda (torch)')}); JAX: "
-                 f"{info.get('jax')}")
+                 f"{info.get('jax')}; gradir's CUDA runtime: "
+                 f"{results.get('meta', {}).get('cuda_runtime', 'not recorded')}")
     ops = results.get("ops", {})
     if isinstance(ops, dict) and "cases" in ops:
         worst = max(ops["max_abs_error"].values(), default=0.0)
@@ -1000,6 +1050,11 @@ def summary(results: dict) -> str:
                 lines.append(f"| {m['workload']} step vs {peer} | {ms['gradir']:.3f} | "
                              f"{ms[peer]:.3f} | {ms['gradir'] / ms[peer]:.2f} | "
                              f"{m.get('launches')} |")
+        if "gradir inputs resident" in ms and "torch eager fp32" in ms:
+            g = ms["gradir inputs resident"]
+            lines.append(f"| {m['workload']} step, inputs resident too, vs torch eager fp32 | "
+                         f"{g:.3f} | {ms['torch eager fp32']:.3f} | "
+                         f"{g / ms['torch eager fp32']:.2f} | |")
         err = m.get("max_error", {})
         if err:
             lines.append(f"| {m['workload']} errors: gradir {err.get('gradir', 0):.2g}, torch "
@@ -1042,6 +1097,9 @@ def main(argv=None) -> int:
                         + "; default all)")
     p.add_argument("--part-timeout", type=float, default=200.0,
                    help="seconds each part may run (run)")
+    p.add_argument("--time-limit", type=float, default=340.0,
+                   help="seconds the whole run may take: later parts are skipped, a part "
+                        "is stopped at it (run)")
     p.add_argument("--no-compile", action="store_true", help="skip torch.compile (run)")
     p.add_argument("--out", help="write the raw results as JSON")
     _results.add_json_option(p)
@@ -1051,7 +1109,7 @@ def main(argv=None) -> int:
     if args.build:
         return 1 if build(args.build, args.quick, args.chip, args.format, parts) else 0
     run(args.run, args.out, args.repeat, parts, args.torch_device, args.json,
-        args.part_timeout, not args.no_compile)
+        args.part_timeout, not args.no_compile, args.time_limit)
     return 0
 
 

@@ -28,10 +28,11 @@
 # GPU: mlp64: gradir (numpy in/out)
 # GPU: gemm512: gradir sum(a@b)
 # GPU: resnet: loss gradir
-# GPU: resnet: gradir {{.*}} ms ({{[0-9]+}} launches per call), torch eager fp32 {{.*}} ms, tf32
+# GPU: resnet: gradir {{.*}} ms ({{[0-9]+}} launches per call; inputs resident too: {{.*}} ms), torch eager fp32 {{.*}} ms, tf32
 # GPU: transformer: loss gradir
-# GPU: transformer: gradir {{.*}} ms ({{[0-9]+}} launches per call), torch eager fp32
+# GPU: transformer: gradir {{.*}} ms ({{[0-9]+}} launches per call; inputs resident too: {{.*}} ms), torch eager fp32
 # GPU: | resnet step vs torch eager fp32 |
+# GPU: | resnet step, inputs resident too, vs torch eager fp32 |
 # GPU: | transformer step vs torch eager tf32 |
 
 import json
@@ -43,7 +44,9 @@ meta = json.load(open(os.path.join(d, "meta.json")))
 if len(sys.argv) == 2:
     files = sorted(os.listdir(d))
     print("parts:", meta["parts"], "errors:", meta["build_errors"])
-    print("libraries:", [f for f in files if f.endswith(".so")])
+    runtime = ("libmlir_cuda_runtime.so", "libLLVM.so")   # the runtime (and its stand-in)
+    print("libraries:", [f for f in files if f.endswith(".so") and f not in runtime],
+          "runtime:", "libmlir_cuda_runtime.so" in files, meta["cuda_runtime"] in ("gradir", "mlir"))
     print("data:", [f for f in files if f.endswith(".npz")])
     for name in ("resnet", "transformer"):
         m = meta["models"][name]
@@ -58,7 +61,7 @@ if len(sys.argv) == 2:
     total = sum(os.path.getsize(os.path.join(d, f)) for f in files)
     print("size under 8 MiB:", total < 8 * 2 ** 20)
 # CHECK: parts: ['info', 'ops', 'mlp', 'gemm', 'resnet', 'transformer'] errors: {}
-# CHECK-NEXT: libraries: ['gemm512.so', 'libLLVM.so', 'libmlir_cuda_runtime.so', 'mlp64.so', 'mlp64_resident.so', 'ops_numeric_elementwise_0.so', 'ops_numeric_gradient_0.so', 'ops_numeric_nn_0.so', 'ops_numeric_shape_reduce_0.so', 'resnet.so', 'transformer.so']
+# CHECK-NEXT: libraries: ['gemm512.so', 'mlp64.so', 'mlp64_resident.so', 'ops_numeric_elementwise_0.so', 'ops_numeric_gradient_0.so', 'ops_numeric_nn_0.so', 'ops_numeric_shape_reduce_0.so', 'resnet.so', 'resnet_inputs_resident.so', 'transformer.so', 'transformer_inputs_resident.so'] runtime: True True
 # CHECK-NEXT: data: ['ops_numeric_elementwise_0.npz', 'ops_numeric_gradient_0.npz', 'ops_numeric_nn_0.npz', 'ops_numeric_shape_reduce_0.npz', 'resnet.npz', 'transformer.npz']
 # CHECK-NEXT: resnet {'batch': 4, 'image': 8} 19 parameters; launches True copies True
 # CHECK-NEXT:   ['x', 'y'] True
