@@ -983,6 +983,7 @@ def save_tables(path: str, results: dict, repeat: int | None) -> None:
              + {"gradir": "gradir's CUDA runtime (launches replayed as CUDA graphs)",
                 "mlir": "MLIR's CUDA runtime"}.get(meta.get("cuda_runtime"),
                                                   "CUDA runtime not recorded")
+             + f"; libraries built from commit {meta.get('commit')} on {meta.get('built')}"
              + (", --quick sizes" if meta.get("quick") else "") + ".",
              f"Medians of {reps} after 3 warm-up calls (at most {MAX_TIMING_S:.0f} s of "
              "calls per timing), each synchronised; torch/gradir > 1: gradir is faster.",
