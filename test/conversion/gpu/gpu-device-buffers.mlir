@@ -3,8 +3,9 @@
 // RUN: gradir-opt %s --split-input-file --gpu-device-buffers --gpu-persistent-buffers | FileCheck %s --check-prefix=ARENA
 
 // Inputs are copied to the device once at entry, the output is computed in a
-// device buffer and copied back before return; intermediates become gpu.alloc
-// freed after their last use (through views); memref.copy becomes linalg.copy.
+// device buffer and copied back before return; intermediates and the inputs'
+// device buffers are freed after their last use (through views), the
+// output's after the copy back; memref.copy becomes linalg.copy.
 
 // CHECK-LABEL: func.func @f(
 // CHECK-SAME: %[[A:.*]]: memref<4x3xf32>, %[[B:.*]]: memref<3xf32>, %[[OUT:.*]]: memref<4x3xf32>)
@@ -17,11 +18,13 @@
 // CHECK:      %[[T:.*]] = gpu.alloc () : memref<12xf32>
 // CHECK:      %[[V:.*]] = memref.expand_shape %[[T]]
 // CHECK:      linalg.generic {{.*}} ins(%[[DA]], %[[DB]] : {{.*}}) outs(%[[V]] : memref<4x3xf32>)
+// CHECK:      linalg.yield
+// CHECK-NEXT: }
+// CHECK-DAG:  gpu.dealloc %[[DA]] :
+// CHECK-DAG:  gpu.dealloc %[[DB]] :
 // CHECK:      linalg.copy {{.*}}ins(%[[V]] : memref<4x3xf32>) outs(%[[DOUT]] : memref<4x3xf32>)
 // CHECK-NEXT: gpu.dealloc %[[T]] : memref<12xf32>
 // CHECK-NEXT: gpu.memcpy %[[OUT]], %[[DOUT]] : memref<4x3xf32>, memref<4x3xf32>
-// CHECK-NEXT: gpu.dealloc %[[DA]]
-// CHECK-NEXT: gpu.dealloc %[[DB]]
 // CHECK-NEXT: gpu.dealloc %[[DOUT]]
 // CHECK-NEXT: return
 
@@ -38,7 +41,7 @@
 // RESIDENT:        llvm.store
 // RESIDENT:      %[[DB:.*]] = builtin.unrealized_conversion_cast {{.*}} to memref<3xf32>
 // RESIDENT:      linalg.generic {{.*}} ins(%{{.*}}, %[[DB]] :
-// RESIDENT-NOT:  gpu.dealloc %[[DB]]
+// RESIDENT-NOT:  gpu.dealloc %[[DB]] :
 // RESIDENT:      return
 // RESIDENT-LABEL: func.func @f_upload_resident(
 // RESIDENT-SAME: %[[H:.*]]: memref<3xf32>) attributes {llvm.emit_c_interface}
@@ -105,7 +108,7 @@ func.func @untyped(%x: memref<2xf32>, %y: memref<2xf32>) {
 
 // CHECK-LABEL: func.func @loop(
 // CHECK:      linalg.copy {{.*}}outs(%[[INIT:.*]] : memref<4xf32>)
-// CHECK-NOT:  gpu.dealloc %[[INIT]]
+// CHECK-NOT:  gpu.dealloc %[[INIT]] :
 // CHECK:      %[[R:.*]] = scf.for {{.*}} iter_args(%[[H:.*]] = %[[INIT]]) -> (memref<4xf32>) {
 // CHECK-NEXT:   %[[N:.*]] = gpu.alloc () : memref<4xf32>
 // CHECK-NEXT:   linalg.generic {{.*}} ins(%[[H]] : memref<4xf32>) outs(%[[N]] : memref<4xf32>)
@@ -155,12 +158,12 @@ func.func @loop(%a: memref<4xf32>, %out: memref<4xf32>)
 
 // -----
 
-// What a block does not own is copied before it is handed on: an argument's
-// device buffer (freed at the return) given as init, a captured buffer
-// yielded.  The iteration argument nobody uses is freed at once.
+// What a block does not own is copied before it is handed on: a buffer used
+// after the loop given as init, a captured buffer yielded.  The iteration
+// argument nobody uses is freed at once.
 
 // CHECK-LABEL: func.func @copies(
-// CHECK-SAME: %[[A:.*]]: memref<4xf32>, %[[W:.*]]: memref<4xf32>, %[[OUT:.*]]: memref<4xf32>)
+// CHECK-SAME: %[[A:.*]]: memref<4xf32>, %[[W:.*]]: memref<4xf32>, %[[OUT:.*]]: memref<4xf32>, %[[OUT2:.*]]: memref<4xf32>)
 // CHECK:      %[[DA:.*]] = gpu.alloc () : memref<4xf32>
 // CHECK-NEXT: gpu.memcpy %[[DA]], %[[A]]
 // CHECK-NEXT: %[[DW:.*]] = gpu.alloc () : memref<4xf32>
@@ -174,13 +177,13 @@ func.func @loop(%a: memref<4xf32>, %out: memref<4xf32>)
 // CHECK-NEXT:   linalg.copy {{.*}}ins(%[[DW]] : memref<4xf32>) outs(%[[Y]] : memref<4xf32>)
 // CHECK-NEXT:   scf.yield %[[Y]] : memref<4xf32>
 // CHECK-NEXT: }
+// CHECK-NEXT: gpu.dealloc %[[DW]]
 // CHECK-NEXT: linalg.copy {{.*}}ins(%[[R]] : memref<4xf32>)
 // CHECK-NEXT: gpu.dealloc %[[R]]
-// CHECK-NEXT: gpu.memcpy %[[OUT]]
+// CHECK-NEXT: linalg.copy {{.*}}ins(%[[DA]] : memref<4xf32>)
 // CHECK-NEXT: gpu.dealloc %[[DA]]
-// CHECK-NEXT: gpu.dealloc %[[DW]]
-func.func @copies(%a: memref<4xf32>, %w: memref<4xf32>, %out: memref<4xf32>)
-    attributes {gradir.original_type = (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>} {
+func.func @copies(%a: memref<4xf32>, %w: memref<4xf32>, %out: memref<4xf32>, %out2: memref<4xf32>)
+    attributes {gradir.original_type = (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c3 = arith.constant 3 : index
@@ -188,6 +191,7 @@ func.func @copies(%a: memref<4xf32>, %w: memref<4xf32>, %out: memref<4xf32>)
     scf.yield %w : memref<4xf32>
   }
   memref.copy %r, %out : memref<4xf32> to memref<4xf32>
+  memref.copy %a, %out2 : memref<4xf32> to memref<4xf32>
   return
 }
 
@@ -228,18 +232,19 @@ func.func @swap(%a: memref<4xf32>, %out: memref<4xf32>)
 
 // -----
 
-// scf.if: a branch hands on the buffer it made, and copies one from outside.
+// scf.if: a branch hands on the buffer it made; a buffer from outside that
+// the scf.if is the last use of goes to every branch: the one that yields it
+// hands it on, the others free it (no copy).
 
 // CHECK-LABEL: func.func @branch(
 // CHECK:      %[[DA:.*]] = gpu.alloc () : memref<4xf32>
 // CHECK:      %[[R:.*]] = scf.if %{{.*}} -> (memref<4xf32>) {
 // CHECK-NEXT:   %[[N:.*]] = gpu.alloc () : memref<4xf32>
 // CHECK-NEXT:   linalg.copy {{.*}}ins(%[[DA]] : memref<4xf32>) outs(%[[N]] : memref<4xf32>)
+// CHECK-NEXT:   gpu.dealloc %[[DA]] : memref<4xf32>
 // CHECK-NEXT:   scf.yield %[[N]] : memref<4xf32>
 // CHECK-NEXT: } else {
-// CHECK-NEXT:   %[[C:.*]] = gpu.alloc () : memref<4xf32>
-// CHECK-NEXT:   linalg.copy {{.*}}ins(%[[DA]] : memref<4xf32>) outs(%[[C]] : memref<4xf32>)
-// CHECK-NEXT:   scf.yield %[[C]] : memref<4xf32>
+// CHECK-NEXT:   scf.yield %[[DA]] : memref<4xf32>
 // CHECK-NEXT: }
 // CHECK-NEXT: linalg.copy {{.*}}ins(%[[R]] : memref<4xf32>)
 // CHECK-NEXT: gpu.dealloc %[[R]]
@@ -296,7 +301,7 @@ func.func @while(%a: memref<4xf32>, %out: memref<4xf32>)
 // -----
 
 // scf.execute_region and scf.index_switch hand their yields to their results
-// like scf.if.
+// like scf.if (here the switch takes over the execute_region's buffer).
 
 // CHECK-LABEL: func.func @regions(
 // CHECK:      %[[E:.*]] = scf.execute_region -> memref<4xf32> {
@@ -305,11 +310,9 @@ func.func @while(%a: memref<4xf32>, %out: memref<4xf32>)
 // CHECK-NEXT:   scf.yield %[[N]] : memref<4xf32>
 // CHECK:      %[[S:.*]] = scf.index_switch
 // CHECK:      default {
-// CHECK-NEXT:   %[[C:.*]] = gpu.alloc () : memref<4xf32>
-// CHECK-NEXT:   linalg.copy {{.*}}ins(%[[E]] : memref<4xf32>) outs(%[[C]] : memref<4xf32>)
-// CHECK-NEXT:   scf.yield %[[C]] : memref<4xf32>
+// CHECK-NEXT:   scf.yield %[[E]] : memref<4xf32>
 // CHECK-NEXT: }
-// CHECK-NEXT: gpu.dealloc %[[E]]
+// CHECK-NOT:  gpu.dealloc %[[E]] :
 // CHECK-NEXT: linalg.copy {{.*}}ins(%[[S]] : memref<4xf32>)
 // CHECK-NEXT: gpu.dealloc %[[S]]
 func.func @regions(%a: memref<4xf32>, %out: memref<4xf32>)

@@ -60,6 +60,8 @@ class GpuDeviceBuffers(ModulePass):
     becomes ``gpu.alloc`` with a ``gpu.dealloc`` after its last use (through
     views); ``memref.get_global`` constants are copied to the device where
     they are used; ``memref.copy`` becomes ``linalg.copy`` (a kernel later).
+    An input's device buffer is freed after its last use like an
+    intermediate, an output's after the copy back.
     Buffers that scf.for / scf.while / scf.if carry or return are owned by
     the loop or branch they are handed to (``_Ownership``): a loop frees the
     buffer of the previous iteration once it has made the next one, and the
@@ -78,8 +80,8 @@ class GpuDeviceBuffers(ModulePass):
           gpu.memcpy %0, %a : memref<4xf32>, memref<4xf32>
           %1 = gpu.alloc() : memref<4xf32>
           linalg.generic ... ins(%0) outs(%1)
-          gpu.memcpy %out, %1 : memref<4xf32>, memref<4xf32>
           gpu.dealloc %0 : memref<4xf32>
+          gpu.memcpy %out, %1 : memref<4xf32>, memref<4xf32>
           gpu.dealloc %1 : memref<4xf32>
     """
 
@@ -153,12 +155,17 @@ class GpuDeviceBuffers(ModulePass):
                 for arg, dev, is_output, _ in device_args:
                     if is_output:
                         gpu.MemcpyOp(None, [], arg, dev)
-                for _, dev, _, resident in device_args:
-                    if not resident:
+                for _, dev, is_output, resident in device_args:
+                    if is_output and not resident:
                         gpu.DeallocOp(None, [], dev)
-        # Device buffers of the arguments (and resident buffers) are freed at
-        # the return above (or never): no other scope owns them.
-        pinned = {op.results[0] for op in walk(fn, into_kernels=False) if op.name == "gpu.alloc"}
+        # Device buffers of the outputs are freed at the return above, resident
+        # buffers never: no other scope owns them.  An input's device buffer is
+        # the function's like any other (freed after its last use, or handed
+        # to a loop).
+        inputs = [dev for _, dev, is_output, resident in device_args
+                  if not is_output and not resident]
+        pinned = {op.results[0] for op in walk(fn, into_kernels=False)
+                  if op.name == "gpu.alloc" and op.results[0] not in inputs}
         for op in list(walk(fn, into_kernels=False)):
             if op.name in ALLOC_OPS:
                 self._alloc(op)
@@ -292,9 +299,32 @@ class _Ownership:
             self.block(before, [a for a in before.arguments if is_memref(a)])
             self.block(after, [a for a in after.arguments if is_memref(a)])
         else:
+            given = self._given(op, block, owned, handed)
             for region in op.regions:
                 for b in region.blocks:
-                    self.block(b, [])
+                    self.block(b, list(given))
+
+    def _given(self, op: ir.Operation, block: ir.Block, owned, handed) -> list[ir.Value]:
+        """Buffers of ``block`` that a branch of ``op`` (scf.if, ...) yields
+        and that ``op`` is the last use of: every branch owns them (the one
+        that yields a buffer hands it to the result, the others free it), so
+        a branch returning a buffer from outside needs no copy."""
+        order = {o: i for i, o in enumerate(_compat.block_ops(block))}
+        at = order[op]
+        given = []
+        for region in op.regions:
+            for b in region.blocks:
+                term = _compat.terminator(b)
+                for value in (term.operands if term is not None else []):
+                    if not is_memref(value):
+                        continue
+                    root = _root(value)
+                    if root in owned and root not in handed and root not in given and all(
+                            anc is None or order[anc] < at or anc == op
+                            for anc in (ancestor_in_block(u, block) for u, _ in _user_ops(root))):
+                        given.append(root)
+        handed.extend(given)
+        return given
 
     def _inits(self, loop: ir.Operation, first: int, block: ir.Block, owned, handed) -> None:
         """Hands the loop's memref init operands to it (or copies of them)."""
@@ -337,14 +367,16 @@ class _Ownership:
         defining = _compat.defining_op(value)
         last = defining if defining is not None and defining in order else None
         for user, _ in _user_ops(value):
+            anc = ancestor_in_block(user, block)
+            if anc is None:
+                continue                  # in another branch (see _given)
             if user.name == "gpu.dealloc":
                 return                    # freed already (a memref.dealloc)
             if user.name in _ESCAPES:
                 self.owner.warning(user, "a device buffer escapes through "
                                          f"'{user.name}'; it is not freed")
                 return
-            anc = ancestor_in_block(user, block)
-            if anc is not None and (last is None or order[anc] > order[last]):
+            if last is None or order[anc] > order[last]:
                 last = anc
         term = _compat.terminator(block)
         if last is None:
