@@ -21,7 +21,8 @@ from .common import (REDUCTION, Cloner, Generic, KernelContext, apply_map, binar
                      defining, delinearize, if_, launch, load_operand, pow2_ceil, ult,
                      workgroup_type)
 
-__all__ = ["COMBINERS", "ATOMIC", "atomic_type", "match_reduction", "build_reduction"]
+__all__ = ["COMBINERS", "ATOMIC", "atomic_type", "match_reduction", "build_reduction",
+           "reduction_splits"]
 
 # Reduction combiners the block reductions know, with their identity.
 _INF = float("inf")
@@ -160,14 +161,23 @@ def _layout(ctx: KernelContext, gen: Generic, combiners: list) -> ReductionLayou
                            chunk=-(-rtot // splits), out_types=out_types)
 
 
+def reduction_splits(ctx: KernelContext, gen: Generic, combiners: list) -> int:
+    """How many blocks share each output's reduction space (1: not split)."""
+    return _layout(ctx, gen, combiners).splits
+
+
 def build_reduction(ctx: KernelContext, gen: Generic, combiners: list) -> None:
-    """A block-reduction ``gpu.launch`` (after zero-fill kernels when split)."""
+    """A block-reduction ``gpu.launch`` (after a zero-fill kernel when split)."""
     if math.prod(gen.ranges[d] for d in gen.parallel) == 0:
         return
     lay = _layout(ctx, gen, combiners)
     if lay.splits > 1 and gen.zero_init:
-        for out in gen.outputs:
-            ctx.zero_fill(out)
+        if len(gen.outputs) > 1 and all(_covers_parallel(gen, gen.maps[len(gen.inputs) + j])
+                                        for j in range(len(gen.outputs))):
+            _zero_fill_all(ctx, gen, lay)
+        else:
+            for out in gen.outputs:
+                ctx.zero_fill(out)
     wg = [workgroup_type([lay.by, lay.bx], t) for t in lay.out_types]
     kind = "reduce_split" if lay.splits > 1 else "reduce"
     _, body, ids, smem = launch([lay.grid, lay.splits], [lay.bx, lay.by], wg,
@@ -177,6 +187,33 @@ def build_reduction(ctx: KernelContext, gen: Generic, combiners: list) -> None:
         partials = _accumulate(gen, lay, combiners, thread, ids[1])
         _tree(lay, combiners, smem, thread, partials)
         _write(gen, lay, combiners, smem, thread)
+        gpu.TerminatorOp()
+
+
+def _covers_parallel(gen: Generic, amap: ir.AffineMap) -> bool:
+    """Each output element belongs to one point of the parallel space."""
+    dims = {ir.AffineDimExpr(e).position for e in amap.results
+            if isinstance(e, ir.AffineDimExpr)}
+    return all(d in dims or gen.ranges[d] == 1 for d in gen.parallel)
+
+
+def _zero_fill_all(ctx: KernelContext, gen: Generic, lay: ReductionLayout) -> None:
+    """One kernel storing zero in every output (a thread per point of the
+    parallel space), before the split kernels accumulate atomically."""
+    threads = min(ctx.options.block_size, max(lay.ptot, 1))
+    blocks = -(-lay.ptot // threads)
+    _, body, ids, _ = launch([blocks], [threads], name=ctx.namer("zero"))
+    with ir.InsertionPoint(body):
+        gid = arith.addi(arith.muli(ids[0], index(threads)), ids[3])
+        guard = if_(ult(gid, lay.ptot))
+        with ir.InsertionPoint(guard.then_block):
+            dims = [d if d is not None else index(0)
+                    for d in gen.dims(parallel=delinearize(gid, lay.prange))]
+            n_in = len(gen.inputs)
+            for j, out in enumerate(gen.outputs):
+                memref.StoreOp(const(out.type.element_type, 0), out,
+                               apply_map(gen.maps[n_in + j], dims))
+            scf.YieldOp([])
         gpu.TerminatorOp()
 
 
