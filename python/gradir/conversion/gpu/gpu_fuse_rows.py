@@ -316,7 +316,6 @@ def _chains(block: ir.Block, block_size: int) -> list:
                 break
             j = prev_of[j]
             chain.insert(0, (j, m))
-        # trim all-parallel members at the ends that the rest does not need
         members = [m for _, m in chain]
         if len(members) < 2:
             continue
