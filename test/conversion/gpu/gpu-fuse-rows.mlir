@@ -79,12 +79,11 @@ func.func @softmax(%x: memref<32x100xf32>, %y: memref<32x100xf32>, %m: memref<32
 // reading the mean through a view with a unit dim; then the normalisation
 // over the rows times the inner dim.  One kernel: 6 rows of 48 (64 threads
 // per row, 4 rows per block, the second block half full: rows 6 and 7 do no
-// work but reach every barrier).
+// work but reach every barrier).  The mean is a result, stored by thread x 0
+// of each row; the sum and the variance are device buffers only the chain
+// uses (then deallocated): not stored.
 // CHECK-LABEL: func.func @layer_norm(
-// CHECK-SAME: %[[X:.*]]: memref<2x3x48xf32>, %[[G:.*]]: memref<48xf32>, %[[Y:.*]]: memref<2x3x48xf32>)
-// CHECK:      %[[SUM:.*]] = gpu.alloc () : memref<2x3xf32>
-// CHECK:      %[[MEAN:.*]] = gpu.alloc () : memref<2x3xf32>
-// CHECK:      %[[VAR:.*]] = gpu.alloc () : memref<2x1x3xf32>
+// CHECK-SAME: %[[X:.*]]: memref<2x3x48xf32>, %[[G:.*]]: memref<48xf32>, %[[Y:.*]]: memref<2x3x48xf32>, %[[MEAN:.*]]: memref<2x3xf32>)
 // CHECK-NOT:  linalg.generic
 // CHECK:      gpu.launch blocks({{.*}}) in ({{.*}} = %c2, {{.*}} = %c1, {{.*}} = %c1) threads(%[[TX:.*]], %[[TY:.*]], %{{.*}}) in ({{.*}} = %c64, {{.*}} = %c4, {{.*}} = %c1) module(@layer_norm_kernels) function(@layer_norm_rows_0)
 // CHECK:        %[[VALID:.*]] = arith.cmpi ult, %{{.*}}, %c6
@@ -100,10 +99,9 @@ func.func @softmax(%x: memref<32x100xf32>, %y: memref<32x100xf32>, %m: memref<32
 // CHECK:        %[[FIRST:.*]] = arith.cmpi eq, %[[TX]], %c0
 // CHECK:        %[[STORE:.*]] = arith.andi %[[FIRST]], %[[VALID]]
 // CHECK:        scf.if %[[STORE]] {
-// CHECK-DAG:      memref.store %[[S]], %[[SUM]]
-// CHECK-DAG:      memref.store %[[M]], %[[MEAN]]
-// CHECK-DAG:      memref.store %[[V]], %[[VAR]]
-// CHECK:        gpu.terminator
+// CHECK-NEXT:     memref.store %[[M]], %[[MEAN]]
+// CHECK-NEXT:   }
+// CHECK-NEXT:   gpu.terminator
 // CHECK-NOT:  linalg.generic
 #x3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 #r3 = affine_map<(d0, d1, d2) -> (d0, d1)>
@@ -111,7 +109,8 @@ func.func @softmax(%x: memref<32x100xf32>, %y: memref<32x100xf32>, %m: memref<32
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #x4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #r4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
-func.func @layer_norm(%x: memref<2x3x48xf32>, %g: memref<48xf32>, %y: memref<2x3x48xf32>) {
+func.func @layer_norm(%x: memref<2x3x48xf32>, %g: memref<48xf32>, %y: memref<2x3x48xf32>,
+                      %mean: memref<2x3xf32>) {
   %n = arith.constant 48.0 : f32
   %sum = gpu.alloc () : memref<2x3xf32>
   linalg.generic {indexing_maps = [#x3, #r3], iterator_types = ["parallel", "parallel", "reduction"]}
@@ -120,7 +119,6 @@ func.func @layer_norm(%x: memref<2x3x48xf32>, %g: memref<48xf32>, %y: memref<2x3
     %0 = arith.addf %in, %out : f32
     linalg.yield %0 : f32
   }
-  %mean = gpu.alloc () : memref<2x3xf32>
   linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
       ins(%sum : memref<2x3xf32>) outs(%mean : memref<2x3xf32>) {
   ^bb0(%in: f32, %out: f32):
@@ -150,7 +148,6 @@ func.func @layer_norm(%x: memref<2x3x48xf32>, %g: memref<48xf32>, %y: memref<2x3
     linalg.yield %4 : f32
   }
   gpu.dealloc %sum : memref<2x3xf32>
-  gpu.dealloc %mean : memref<2x3xf32>
   gpu.dealloc %var : memref<2x1x3xf32>
   return
 }

@@ -11,7 +11,8 @@ from mlir import ir
 
 from ...ir import symbol_name
 from ...passes.base import ModulePass, option
-from .common import ALLOC_OPS, VIEW_OPS, host_functions
+from ... import _compat
+from .common import ALLOC_OPS, VIEW_OPS, aliases_of, host_functions
 from .kernels.common import Generic, GenericError, Namer, as_op, reads_device_scalar
 from .kernels.gemm import match_gemm
 from .kernels.reduction import match_reduction
@@ -67,6 +68,7 @@ class GpuFuseRows(ModulePass):
         ops = [m.gen.op for m in group.plan.members]
         first, last = ops[0], ops[-1]
         between = _between(first, last)
+        group.plan.local = _local_roots(group.plan)
         with ir.InsertionPoint(last), last.location:
             launch = build_rows(group.plan, self.block_size, namer("rows"))
         after = as_op(launch)
@@ -95,6 +97,26 @@ def _blocks(fn: ir.Operation):
                         visit(o)
     visit(fn)
     return out
+
+
+def _local_roots(plan: RowPlan) -> frozenset:
+    """Per-row buffers the chain writes that only it uses: device
+    allocations whose every use (through views) is a member or a
+    deallocation."""
+    members = {m.gen.op for m in plan.members}
+    out = set()
+    for m in plan.members:
+        for a in m.accesses:
+            if a is None or not a.per_row or a.root in out:
+                continue
+            owner = a.root.owner
+            if isinstance(owner, ir.Block) or as_op(owner).name != "gpu.alloc":
+                continue
+            if all(user in members or user.name in ("gpu.dealloc", "memref.dealloc")
+                   or (user.name in VIEW_OPS and k == 0)
+                   for alias in aliases_of(a.root) for user, k in _compat.uses_of(alias)):
+                out.add(a.root)
+    return frozenset(out)
 
 
 def _between(first: ir.Operation, last: ir.Operation) -> list:

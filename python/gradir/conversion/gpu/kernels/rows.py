@@ -15,7 +15,8 @@ wrote itself.  Per member:
 * an elementwise generic over R only: every thread computes it (registers).
 
 Per-row results are stored once at the end, by thread x 0 of each row (after
-a barrier when threads loaded such a buffer before)."""
+a barrier when threads loaded such a buffer before); those in buffers that
+only the chain uses are not stored at all."""
 
 from __future__ import annotations
 
@@ -67,10 +68,12 @@ class RowMember:
 
 @dataclass
 class RowPlan:
-    """A chain of members over rows ``R`` x inner ``I`` (canonical extents)."""
+    """A chain of members over rows ``R`` x inner ``I`` (canonical extents);
+    per-row results in a ``local`` buffer are not stored."""
     members: list
     R: tuple
     I: tuple
+    local: frozenset = frozenset()   # roots nothing outside the chain reads
 
 
 def rows_layout(plan: RowPlan, block_size: int) -> tuple[int, int, int]:
@@ -205,7 +208,7 @@ class _Kernel:
 
     def finish(self) -> None:
         """Thread x 0 of each row stores the final per-row values."""
-        if not self.final:
+        if all(root in self.plan.local for root, _ in self.final):
             return
         if self.loaded_rows:
             gpu.BarrierOp()
@@ -214,8 +217,9 @@ class _Kernel:
             first = arith.andi(first, self.valid)
         write = if_(first)
         with ir.InsertionPoint(write.then_block):
-            for buf, idx, v in self.final.values():
-                memref.StoreOp(v, buf, idx)
+            for (root, _), (buf, idx, v) in self.final.items():
+                if root not in self.plan.local:
+                    memref.StoreOp(v, buf, idx)
             scf.YieldOp([])
 
 
