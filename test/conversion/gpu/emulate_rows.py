@@ -31,6 +31,17 @@ class LogSoftmax(nn.Module):
         return (F.log_softmax(x, dim=-1) * t).sum()
 
 
+class Attention(nn.Module):
+    def forward(self, q, k, v, t):
+        p = F.softmax(q @ k.transpose(-1, -2) * 0.3, dim=-1)
+        return ((p @ v) * t).sum()
+
+
+class SoftmaxMiddle(nn.Module):
+    def forward(self, x, t):
+        return (F.softmax(x, dim=1) * t).sum()
+
+
 class CrossEntropy(nn.Module):
     def __init__(self, d, classes):
         super().__init__()
@@ -103,3 +114,11 @@ check("layer-norm", LayerNorm(48), torch.randn(3, 5, 48), torch.randn(3, 5, 48))
 # CHECK: layer-norm: forward rows 1 of {{[0-9]+}}, adjoint rows {{[1-9]}}
 check("batch-norm", BatchNorm(6), torch.randn(4, 6, 5, 7), torch.randn(4, 6, 5, 7))
 # CHECK: batch-norm: forward rows 1 of {{[0-9]+}}, adjoint rows {{[1-9]}}
+# Attention scores (batch, heads, queries, keys): the scaling and the softmax.
+q, k, v = (torch.randn(2, 3, 5, 8) for _ in range(3))
+check("attention", Attention(), q, k, v, torch.randn(2, 3, 5, 8))
+# CHECK: attention: forward rows 1 of {{[0-9]+}}, adjoint rows {{[1-9]}}
+# A softmax along a middle dim: rows that are not along the innermost dim
+# are left to gpu-linalg-to-kernels.
+check("softmax-middle", SoftmaxMiddle(), torch.randn(3, 6, 4), torch.randn(3, 6, 4))
+# CHECK: softmax-middle: forward rows 0 of {{[0-9]+}}, adjoint rows 0

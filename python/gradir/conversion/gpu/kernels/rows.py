@@ -155,6 +155,21 @@ class _Kernel:
         self.regs[(acc.root, acc.key)] = v
         self.final[(acc.root, acc.key)] = (m.gen.operands[k], apply_map(m.gen.maps[k], dims), v)
 
+    def _preload(self, m: RowMember) -> None:
+        """Per-row operands of ``m`` not in registers yet, loaded once per
+        thread before its loop (a register from then on)."""
+        gen = m.gen
+        n_in = len(gen.inputs)
+        dims = None
+        for k, acc in enumerate(m.accesses):
+            if acc is None or not acc.per_row or (acc.root, acc.key) in self.regs:
+                continue
+            if k < n_in and not gen.used(k) or k >= n_in and (
+                    m.combiners is not None or not gen.used(k)):
+                continue
+            dims = dims or self.dims(m)
+            self.regs[(acc.root, acc.key)] = self.read(m, k, dims)
+
     def _inner_loop(self, iter_args=()):
         ub = index(self.itot)
         if self.valid is not None:
@@ -164,6 +179,7 @@ class _Kernel:
     def full_map(self, m: RowMember) -> None:
         gen = m.gen
         n_in = len(gen.inputs)
+        self._preload(m)
         loop = self._inner_loop()
         with ir.InsertionPoint(loop.body):
             dims = self.dims(m, delinearize(loop.induction_variable, list(self.plan.I)))
@@ -179,6 +195,7 @@ class _Kernel:
         n_in = len(gen.inputs)
         types = [o.type.element_type for o in gen.outputs]
         idents = [const(t, COMBINERS[c]) for c, t in zip(m.combiners, types)]
+        self._preload(m)
         loop = self._inner_loop(idents)
         with ir.InsertionPoint(loop.body):
             dims = self.dims(m, delinearize(loop.induction_variable, list(self.plan.I)))
