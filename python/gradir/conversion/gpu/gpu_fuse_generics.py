@@ -524,6 +524,18 @@ class _Fuser:
     def __init__(self, block: ir.Block):
         self.block = block
         self._effects: dict = {}
+        self._infos: dict = {}
+
+    def info(self, op: ir.Operation):
+        if op not in self._infos:
+            self._infos[op] = _info(op)
+        return self._infos[op]
+
+    def forget(self, op: ir.Operation) -> None:
+        """Drops what is known of ``op`` (before it is erased: a new op may
+        get its address)."""
+        self._effects.pop(op, None)
+        self._infos.pop(op, None)
 
     def effects(self, op: ir.Operation) -> Effects:
         eff = self._effects.get(op)
@@ -534,7 +546,7 @@ class _Fuser:
     def run(self) -> None:
         while True:
             ops = [as_op(o) for o in self.block.operations]
-            infos = {i: _info(op) for i, op in enumerate(ops) if op.name == "linalg.generic"}
+            infos = {i: self.info(op) for i, op in enumerate(ops) if op.name == "linalg.generic"}
             infos = {i: x for i, x in infos.items() if x is not None}
             order = sorted(infos)
             done = False
@@ -549,7 +561,6 @@ class _Fuser:
                     break
             if not done:
                 return
-            self._effects = {}
 
     # -- planning ------------------------------------------------------------------
 
@@ -737,7 +748,7 @@ class _Fuser:
     def _overwrites(self, m: ir.Operation, w: Access) -> bool:
         """``m`` is a generic writing every element of ``w``'s view before
         reading any."""
-        info = _info(m)
+        info = self.info(m)
         if info is None or info.kind != PARALLEL:
             return False
         hit = None
@@ -807,7 +818,7 @@ class _Fuser:
         args = list(block.arguments)
         out_arg = {(p, j): args[len(ins) + i] for i, (_, _, p, j) in enumerate(outs)}
         yields = ([], [])
-        with ir.InsertionPoint(block):
+        with ir.InsertionPoint(block), loc:
             for p, part in enumerate(parts):
                 mapping = {}
                 n_in = len(part.gen.inputs)
@@ -829,10 +840,11 @@ class _Fuser:
         for free in reversed(plan.sink):
             free.move_after(new)
         dropped = [a.gen.outputs[j] for j in sorted(plan.dropped)]
-        a.op.erase()
-        b.op.erase()
+        for op in (a.op, b.op):
+            self.forget(op)
+            op.erase()
         for v in dropped:
-            _erase_if_unused(region_of(v))
+            _erase_if_unused(region_of(v), self.forget)
 
 
 def _element(v: ir.Value) -> ir.Type:
@@ -866,7 +878,7 @@ def _remap(op: ir.Operation, mapping: dict, sigma: list, i64) -> None:
                 _remap(as_op(inner), mapping, sigma, i64)
 
 
-def _erase_if_unused(region: Region) -> None:
+def _erase_if_unused(region: Region, forget) -> None:
     """Erases a local buffer (with its views and deallocations) that
     nothing else uses."""
     root = region.key
@@ -884,8 +896,6 @@ def _erase_if_unused(region: Region) -> None:
                 doomed.append(user)
             else:
                 return
-    for op in doomed:
+    for op in doomed + list(reversed(views)) + [alloc]:
+        forget(op)
         op.erase()
-    for op in reversed(views):
-        op.erase()
-    alloc.erase()
