@@ -574,6 +574,10 @@ def run_gemm(d: str, meta: dict, repeat: int, device: str, save) -> dict:
     return row
 
 
+def _ms(value) -> str:
+    return "n/a" if value is None else f"{value:.3f} ms"
+
+
 def _tf32(torch, on: bool) -> None:
     torch.backends.cuda.matmul.allow_tf32 = on
     torch.backends.cudnn.allow_tf32 = on
@@ -702,10 +706,14 @@ def run_model(d: str, meta: dict, repeat: int, device: str, save, name: str,
     row["ms"]["torch eager tf32"] = timeit(torch_step, repeat) * 1e3
     _tf32(torch, False)
     print(f"  {name}: gradir {row['ms']['gradir']:.3f} ms ({row['launches']} launches per "
-          f"call; inputs resident too: {row['ms'].get('gradir inputs resident', 0):.3f} ms), "
+          f"call; inputs resident too: {_ms(row['ms'].get('gradir inputs resident'))}), "
           f"torch eager fp32 {row['ms']['torch eager fp32']:.3f} ms, tf32 "
           f"{row['ms']['torch eager tf32']:.3f} ms", flush=True)
     save(row)
+    if row["launch_breakdown"]:
+        b = row["launch_breakdown"]
+        print(f"  {name}: gradir per call (static count): {b['launches']} launches "
+              f"{b['kinds']}, {b['memcpy']} copies, {b['memset']} memsets", flush=True)
 
     if dev.type == "cuda":
         for label, fn in (("gradir", gradir_step), ("torch eager fp32", torch_step)):
