@@ -2,7 +2,8 @@
 
 Two halves, because MLIR does not travel to the GPU machine:
 
-    build/venv/bin/python bench/gpu.py --build DIR [--quick] [--parts a,b] [--chip sm_90] [--format isa]
+    build/venv/bin/python bench/gpu.py --build DIR [--quick] [--parts a,b] [--chip sm_90]
+                                       [--format isa]
         here (MLIR, ptxas): compiles every workload for the GPU and exports
         shared libraries (cubins embedded) plus inputs, weights and expected
         results to DIR (about 30 MiB; the CUDA runtime library,
@@ -18,10 +19,10 @@ Two halves, because MLIR does not travel to the GPU machine:
         (--part-timeout, default 200 s; --time-limit, default 340 s, for
         the whole run: later parts are skipped), so a CUDA fault or a hang
         in one loses that part only; the results are written after every
-        part (and a part's partial results survive its time limit); --out writes the
-        raw results, --json the tables with the machine, the device, date,
-        commit and command (bench/_results.py), for bench/results/gpu.json
-        and docs/performance.md.
+        part (and a part's partial results survive its time limit); --out
+        writes the raw results, --json the tables with the machine, the
+        device, date, commit and command (bench/_results.py), for
+        bench/results/gpu.json and docs/performance.md.
 
 Parts (--parts, comma-separated; default all, in this order): info, ops,
 mlp, gemm, resnet, transformer.  Workloads (float32):
@@ -56,17 +57,17 @@ mlp, gemm, resnet, transformer.  Workloads (float32):
   tensor, the worst tensor), and times gradir's step (parameters resident;
   the images/tokens and labels copied in, the loss and gradients copied
   out; and a second library with the inputs and labels resident too, so
-  that only the loss and gradients are copied), PyTorch eager float32 with TF32 off and with TF32 on (matmuls and
-  cuDNN convolutions), and torch.compile(mode="reduce-overhead") (TF32 off;
-  its compile time is recorded; if it fails there, the error is recorded
-  and the rest goes on).  JAX is not timed: the GPU machine was not meant
-  to have it (the info part records whether it imports there and which
-  devices it sees).  A kernel-time profile of one step of
-  gradir and one of PyTorch eager comes from torch.profiler (CUPTI also
-  records the kernels gradir's library launches through the driver in the
-  same process): kernels per step, kernel time per step, the top 10
-  kernels by time.  Launches per call (the build's static count) are
-  printed beside.
+  that only the loss and gradients are copied), PyTorch eager float32 with
+  TF32 off and with TF32 on (matmuls and cuDNN convolutions), and
+  torch.compile(mode="reduce-overhead") (TF32 off; its compile time is
+  recorded; if it fails there, the error is recorded and the rest goes
+  on).  JAX is not timed: the GPU machine was not meant to have it (the
+  info part records whether it imports there and which devices it sees).
+  A kernel-time profile of one step of gradir and one of PyTorch eager
+  comes from torch.profiler (CUPTI also records the kernels gradir's
+  library launches through the driver in the same process): kernels per
+  step, kernel time per step, the top 10 kernels by time.  Launches per
+  call (the build's static count, by kernel kind) are printed beside.
 Timings: median of --repeat calls (default per part: mlp 50, gemm 20,
 resnet and transformer 20; at most 15 s of calls per timing) after 3
 warm-up calls, each call synchronised (gradir's calls return after a
@@ -86,7 +87,8 @@ On a GPU machine reached through the device tool (build/ is git-ignored):
     bench/render_performance.py.
 If the cubins do not load there (driver older than ptxas), rebuild with
 --format isa (PTX, compiled by the driver).  --quick builds small shapes
-and a few cases of each suite in seconds (test/bench/gpu_build.py).
+and a few cases of each suite in 30 s (test/bench/gpu_build.py builds it
+and runs it on a fake CUDA driver, so that neither half rots).
 """
 
 from __future__ import annotations
@@ -941,7 +943,8 @@ def tables(results: dict) -> list[dict]:
                       ms.get("torch eager fp32"), ms.get("torch eager tf32"), comp,
                       _ratio(ms.get("torch eager fp32"), ms.get("gradir")),
                       _ratio(comp, ms.get("gradir")),
-                      m.get("max_error", {}).get("gradir"), m.get("max_error", {}).get("torch fp32")])
+                      m.get("max_error", {}).get("gradir"),
+                      m.get("max_error", {}).get("torch fp32")])
     if steps:
         out.append({"title": "training steps (loss and every parameter gradient): gradir "
                              "against PyTorch eager and torch.compile",
@@ -1067,7 +1070,8 @@ def summary(results: dict) -> str:
         err = m.get("max_error", {})
         if err:
             lines.append(f"| {m['workload']} errors: gradir {err.get('gradir', 0):.2g}, torch "
-                         f"fp32 {err.get('torch fp32', 0):.2g} ({'ok' if m.get('ok') else 'FAILED'}) "
+                         f"fp32 {err.get('torch fp32', 0):.2g} "
+                         f"({'ok' if m.get('ok') else 'FAILED'}) "
                          "| | | | |")
     for part in PARTS:
         v = results.get(part)
