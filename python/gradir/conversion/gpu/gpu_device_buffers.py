@@ -17,8 +17,10 @@ __all__ = ["GpuDeviceBuffers", "written_values"]
 
 # Operand positions an op writes through (besides linalg outs).
 _WRITES = {"memref.store": (1,), "memref.copy": (1,), "gpu.memcpy": (0,), "memref.copy_to": (1,)}
-# Uses through which a buffer escapes the function (no dealloc can be placed).
-# scf.yield / scf.condition hand a buffer to the enclosing scf op (_Ownership).
+# Uses through which a buffer escapes the function (no dealloc can be placed;
+# memref.store: the stored value, not the buffer stored into).  scf.yield /
+# scf.condition hand a buffer to the enclosing scf op (_Ownership) unless
+# the op is none of _SCF.
 _ESCAPES = frozenset({"func.return", "scf.yield", "scf.condition", "func.call", "memref.store",
                       "cf.br", "cf.cond_br"})
 # Ops whose memref results, iteration arguments and yields _Ownership follows.
@@ -237,10 +239,14 @@ class _Ownership:
     * to a loop it starts (an init operand of scf.for / scf.while): only
       when the loop is the last use of the buffer in the block and the buffer
       is not passed twice; otherwise the loop gets a copy;
+    * to the branches of an scf.if / scf.index_switch / scf.execute_region
+      that yields it, when that op is its last use: each branch owns it, the
+      one yielding it hands it on, the others free it;
     * through its terminator (scf.yield, scf.condition): to the next
       iteration or to the results of the scf op; a yielded value that the
-      block does not own (a value from outside, an argument of the
-      function, one buffer yielded twice) is copied into a new buffer first.
+      block does not own (a value from outside still used after, an output
+      or resident buffer, one buffer yielded twice) is copied into a new
+      buffer first.
 
     So every iteration argument and every result of an scf op owns a buffer
     of its own, whatever the trip count (zero trips: the results are the
@@ -366,13 +372,13 @@ class _Ownership:
         order = {o: i for i, o in enumerate(ops)}
         defining = _compat.defining_op(value)
         last = defining if defining is not None and defining in order else None
-        for user, _ in _user_ops(value):
+        for user, number in _user_ops(value):
             anc = ancestor_in_block(user, block)
             if anc is None:
                 continue                  # in another branch (see _given)
             if user.name == "gpu.dealloc":
                 return                    # freed already (a memref.dealloc)
-            if user.name in _ESCAPES:
+            if user.name in _ESCAPES and not (user.name == "memref.store" and number):
                 self.owner.warning(user, "a device buffer escapes through "
                                          f"'{user.name}'; it is not freed")
                 return
