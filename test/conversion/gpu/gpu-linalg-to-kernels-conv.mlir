@@ -43,3 +43,51 @@ func.func @conv(%w: memref<32x16x3x3xf32>, %x: memref<2x16x10x10xf32>, %out: mem
   }
   return
 }
+
+// -----
+
+// GEMM epilogue fusion: the elementwise generic right after the GEMM reads
+// its result at the same element (plus a per-channel bias) and nothing
+// reads C afterwards, so the GEMM's stores apply it (bias, relu) and write
+// its output; C is never written and the generic gets no kernel.
+// CHECK-LABEL: func.func @conv_bias_relu(
+// CHECK-SAME: %[[W:.*]]: memref<32x16x3x3xf32>, %[[X:.*]]: memref<2x16x10x10xf32>, %[[B:.*]]: memref<32xf32>, %[[OUT:.*]]: memref<2x32x8x8xf32>)
+// CHECK:      gpu.launch {{.*}} function(@conv_bias_relu_gemm_0)
+// CHECK:        scf.for
+// CHECK:        scf.yield
+// CHECK:        %[[BIAS:.*]] = memref.load %[[B]][
+// CHECK-NEXT:   %[[S:.*]] = arith.addf %{{.*}}, %[[BIAS]] : f32
+// CHECK-NEXT:   %[[R:.*]] = arith.maximumf %[[S]], %{{.*}} : f32
+// CHECK-NEXT:   memref.store %[[R]], %[[OUT]][
+// CHECK-NEXT:   gpu.terminator
+// CHECK-NOT:  gpu.launch
+// CHECK:      return
+#w = affine_map<(n, o, y, x, c, ky, kx) -> (o, c, ky, kx)>
+#x = affine_map<(n, o, y, x, c, ky, kx) -> (n, c, y + ky, x + kx)>
+#out = affine_map<(n, o, y, x, c, ky, kx) -> (n, o, y, x)>
+#id = affine_map<(n, o, y, x) -> (n, o, y, x)>
+#ch = affine_map<(n, o, y, x) -> (o)>
+func.func @conv_bias_relu(%w: memref<32x16x3x3xf32>, %x: memref<2x16x10x10xf32>, %b: memref<32xf32>,
+                          %out: memref<2x32x8x8xf32>) {
+  %c = memref.alloc() : memref<2x32x8x8xf32>
+  linalg.generic {indexing_maps = [#w, #x, #out],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel",
+                                    "reduction", "reduction", "reduction"]}
+      ins(%w, %x : memref<32x16x3x3xf32>, memref<2x16x10x10xf32>) outs(%c : memref<2x32x8x8xf32>)
+      attrs = {gradir.zero_init} {
+  ^bb0(%a: f32, %v: f32, %acc: f32):
+    %p = arith.mulf %a, %v : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%c, %b : memref<2x32x8x8xf32>, memref<32xf32>) outs(%out : memref<2x32x8x8xf32>) {
+  ^bb0(%v: f32, %bias: f32, %o: f32):
+    %s = arith.addf %v, %bias : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %c : memref<2x32x8x8xf32>
+  return
+}

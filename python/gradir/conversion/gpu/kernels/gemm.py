@@ -30,12 +30,14 @@ from mlir.dialects import arith, gpu, memref, scf
 from mlir.dialects import math as math_d
 
 from ..common import index
-from .common import (Generic, KernelContext, apply_map, as_op, binary, clone_unary, const,
-                     defining, delinearize, if_, launch, ult, workgroup_type)
+from ...memref_views import VIEW_OPS
+from .common import (Cloner, Generic, KernelContext, apply_map, as_op, binary, clone_unary,
+                     const, defining, delinearize, if_, launch, load_operand, ult,
+                     workgroup_type)
 from .reduction import ATOMIC, atomic_type
 
 __all__ = ["GEMM_CONFIGS", "GemmMatch", "GemmTiling", "match_gemm", "gemm_worthwhile",
-           "build_gemm"]
+           "build_gemm", "Epilogue", "match_epilogue"]
 
 # GEMM tile configurations: (BM, BN, BK, TM, TN) for 16x16 threads; the
 # first whose grid fills the GPU wins (see GemmTiling.plan).
@@ -325,10 +327,19 @@ class _TileLoad:
 
 
 def build_gemm(ctx: KernelContext, gen: Generic, g: GemmMatch) -> None:
-    """A tiled GEMM ``gpu.launch`` (after a zero-fill kernel when split)."""
+    """A tiled GEMM ``gpu.launch`` (after a zero-fill kernel when split),
+    with the elementwise generic after it as its epilogue when it can be
+    (``match_epilogue``)."""
     t = GemmTiling.plan(ctx, gen, g)
     wg = t.workgroup_types(gen, g)
     c = gen.outputs[0]
+    epi = match_epilogue(gen) if t.splits == 1 else None
+    if epi is not None:
+        # the views, constants and allocations between the two (what the
+        # epilogue reads may be one) go before the kernel
+        for op in epi.between:
+            if op.name not in _RELEASES:
+                op.move_before(gen.op)
     if t.splits > 1 and gen.zero_init:
         ctx.zero_fill(c)
     name = ctx.namer("gemm_splitk" if t.splits > 1 else "gemm")
@@ -340,8 +351,10 @@ def build_gemm(ctx: KernelContext, gen: Generic, g: GemmMatch) -> None:
         loads = (_TileLoad(g.a, As, blk.m0, t.bm, t.M, t.a_kinner, g.ms, g.a_cast),
                  _TileLoad(g.b, Bs, blk.n0, t.bn, t.N, t.b_kinner, g.ns, g.b_cast))
         accs = _k_loop(gen, g, t, blk, ids[2], zero, loads)
-        _store(gen, g, t, blk, accs)
+        _store(gen, g, t, blk, accs, epi)
         gpu.TerminatorOp()
+    if epi is not None:
+        _retire(epi.gen.op)
 
 
 def _block(t: GemmTiling, ids: list, acc_t: ir.Type):
@@ -439,7 +452,8 @@ def _place(gen: Generic, dims: list, group: list, linear: ir.Value) -> None:
         dims[d] = v
 
 
-def _store(gen: Generic, g: GemmMatch, t: GemmTiling, blk: _Block, accs: list) -> None:
+def _store(gen: Generic, g: GemmMatch, t: GemmTiling, blk: _Block, accs: list,
+           epi: "Epilogue | None" = None) -> None:
     """Each thread's TMxTN results into C (bounds checked at ragged edges;
     atomically when split; added to C unless it was zero-initialized)."""
     c = gen.outputs[0]
@@ -475,14 +489,14 @@ def _store(gen: Generic, g: GemmMatch, t: GemmTiling, blk: _Block, accs: list) -
                 cond = conds[0] if len(conds) == 1 else arith.andi(conds[0], conds[1])
                 guard = if_(cond)
                 with ir.InsertionPoint(guard.then_block):
-                    _store_one(gen, g, t, c, dims, value)
+                    _store_one(gen, g, t, c, dims, value, epi)
                     scf.YieldOp([])
             else:
-                _store_one(gen, g, t, c, dims, value)
+                _store_one(gen, g, t, c, dims, value, epi)
 
 
 def _store_one(gen: Generic, g: GemmMatch, t: GemmTiling, c: ir.Value, dims: list,
-               value: ir.Value) -> None:
+               value: ir.Value, epi: "Epilogue | None" = None) -> None:
     idx = apply_map(gen.maps[2], dims)
     if t.splits > 1:
         memref.AtomicRMWOp(ATOMIC[g.add], value, c, idx)
@@ -490,4 +504,194 @@ def _store_one(gen: Generic, g: GemmMatch, t: GemmTiling, c: ir.Value, dims: lis
     if not gen.zero_init:
         old = memref.LoadOp(c, idx).result
         value = binary(g.add, old, value)
-    memref.StoreOp(value, c, idx)
+    if epi is None:
+        memref.StoreOp(value, c, idx)
+        return
+    # the epilogue's point is C's element: its loop dim i is C's axis i
+    e = epi.gen
+    edims = list(idx)
+    n_in = len(e.inputs)
+    ins = []
+    for k in range(n_in):
+        if k in epi.c_inputs:
+            ins.append(value)
+        else:
+            ins.append(load_operand(e, k, edims) if e.used(k) else None)
+    out = e.outputs[0]
+    oidx = apply_map(e.maps[n_in], edims)
+    old_out = memref.LoadOp(out, oidx).result if e.used(n_in) else None
+    (result,) = Cloner.body(e, ins + [old_out], edims)
+    memref.StoreOp(result, out, oidx)
+
+
+# --- epilogue fusion ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Epilogue:
+    """An all-parallel generic applied to the GEMM's results in its stores
+    (a bias, an activation, a residual): one launch less, and C is never
+    written unless it is the epilogue's output."""
+    gen: Generic
+    c_inputs: list            # the epilogue's inputs that are C
+    between: list             # the ops between the GEMM and it (_BETWEEN)
+
+
+# Ops that may sit between a GEMM and its epilogue: they read and write no
+# element (a deallocation there frees a buffer neither reads).
+_RELEASES = frozenset({"gpu.dealloc", "memref.dealloc"})
+_BETWEEN = frozenset({"arith.constant", "gpu.alloc", "memref.alloc", "memref.alloca"}) \
+    | VIEW_OPS | _RELEASES
+
+
+def _root(v: ir.Value) -> ir.Value:
+    """The buffer ``v`` is a view of (``v`` itself when it is none)."""
+    while True:
+        op = defining(v)
+        if op is None or op.name not in VIEW_OPS:
+            return v
+        v = op.operands[0]
+
+
+def match_epilogue(gen: Generic) -> Epilogue | None:
+    """The generic right after the GEMM ``gen`` in its block (allocations,
+    constants and views aside) when the GEMM's stores can apply it instead:
+    all-parallel with one output, its loop space C's (it reads C at the
+    same element: an identity map), every other operand indexed by C's dims
+    (any map: a bias broadcast, a residual), and C not read afterwards
+    unless the epilogue writes its result into C itself.  Nothing it reads
+    but C may be its output's buffer (at another element) or C's."""
+    c = gen.outputs[0]
+    op, between = _next_op(gen.op), []
+    while op is not None and op.name in _BETWEEN:
+        between.append(op)
+        op = _next_op(op)
+    if op is None or op.name != "linalg.generic":
+        return None
+    try:
+        e = Generic(op)
+    except Exception:       # GenericError: left to the pass, which reports it
+        return None
+    if e.reduction or len(e.outputs) != 1:
+        return None
+    if not all(isinstance(v.type, ir.MemRefType) for v in e.operands):
+        return None
+    rank = len(c.type.shape)
+    ident = ir.AffineMap.get_identity(rank)
+    if len(e.ranges) != rank or e.ranges != list(c.type.shape):
+        return None
+    c_inputs = [k for k, v in enumerate(e.inputs) if v == c]
+    if not c_inputs or any(e.maps[k] != ident for k in c_inputs):
+        return None
+    n_in = len(e.inputs)
+    out = e.outputs[0]
+    out_root, c_root = _root(out), _root(c)
+    in_place = out == c and e.maps[n_in] == ident
+    if out_root == c_root and not in_place:
+        return None
+    if any(_root(v) == out_root for v in gen.inputs):
+        return None
+    for k, v in enumerate(e.inputs):
+        if k in c_inputs:
+            continue
+        r = _root(v)
+        if r == c_root:
+            return None
+        if r == out_root and not (v == out and e.maps[k] == e.maps[n_in]):
+            return None
+    if out.type.element_type != e.body_args[n_in].type:
+        return None
+    if not in_place and _read_after(c_root, op):
+        return None
+    if not _body_ok(e):
+        return None
+    return Epilogue(gen=e, c_inputs=c_inputs, between=between)
+
+
+def _body_ok(e: Generic) -> bool:
+    """The body yields one value and holds no region (cloned as is)."""
+    term = e.terminator()
+    if len(term.operands) != 1:
+        return False
+    return all(len(as_op(o).regions) == 0 for o in e.block.operations)
+
+
+def _next_op(op: ir.Operation):
+    """The op after ``op`` in its block, or None."""
+    block = op.block
+    seen = False
+    for o in block.operations:
+        o = as_op(o)
+        if seen:
+            return o
+        if o == op:
+            seen = True
+    return None
+
+
+def _read_after(root: ir.Value, after: ir.Operation) -> bool:
+    """Whether an op after ``after`` in its block reads ``root`` (or a view
+    of it) before a generic overwrites all of it (bufferization reuses
+    dead buffers); deallocations aside."""
+    block = after.block
+    later, seen = [], False
+    for o in block.operations:
+        o = as_op(o)
+        if seen:
+            later.append(o)
+        elif o == after:
+            seen = True
+    for o in later:
+        if o.name in _RELEASES or not _uses_buffer(o, root):
+            continue
+        return not _overwrites(o, root)
+    return False
+
+
+def _overwrites(op: ir.Operation, root: ir.Value) -> bool:
+    """Whether ``op`` is a generic that writes every element of the buffer
+    ``root`` (its output, whole) without reading it."""
+    if op.name != "linalg.generic":
+        return False
+    try:
+        e = Generic(op)
+    except Exception:       # GenericError
+        return False
+    n_in = len(e.inputs)
+    if any(_root(v) == root for v in e.inputs):
+        return False
+    for j, out in enumerate(e.outputs):
+        if out != root:
+            if _root(out) == root:
+                return False
+            continue
+        amap = e.maps[n_in + j]
+        if not amap.is_projected_permutation or len(amap.results) != len(out.type.shape):
+            return False
+        if e.used(n_in + j) and not e.zero_init:
+            return False
+    return any(out == root for out in e.outputs)
+
+
+def _uses_buffer(op: ir.Operation, root: ir.Value) -> bool:
+    for v in op.operands:
+        if isinstance(v.type, ir.MemRefType) and _root(v) == root:
+            return True
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                if _uses_buffer(as_op(inner), root):
+                    return True
+    return False
+
+
+def _retire(op: ir.Operation) -> None:
+    """Leaves the epilogue generic ``op`` with nothing to compute: its
+    operands become empty buffers (0 elements), so gpu-linalg-to-kernels,
+    reaching it later in the list of ops it walks (an op erased here would
+    be a dangling entry there), lowers it to no kernel and erases it; the
+    empty buffers go with canonicalize."""
+    with ir.InsertionPoint(op), op.location:
+        for i, v in enumerate(list(op.operands)):
+            t = v.type
+            empty = ir.MemRefType.get([0] * len(t.shape), t.element_type)
+            op.operands[i] = memref.AllocOp(empty, [], []).result
