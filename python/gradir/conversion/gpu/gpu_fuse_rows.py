@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from ...ir import symbol_name
-from ...passes.base import ModulePass, option
+from ...passes.base import ModulePass
 from ... import _compat
 from .common import ALLOC_OPS, VIEW_OPS, aliases_of, host_functions
 from .kernels.common import Generic, GenericError, Namer, as_op, reads_device_scalar
@@ -20,6 +20,8 @@ from .kernels.rows import RowAccess, RowMember, RowPlan, build_rows
 
 __all__ = ["GpuFuseRows"]
 
+# Threads per block of the row kernels (gpu-linalg-to-kernels' default).
+BLOCK_SIZE = 256
 # Host ops a chain may step over: they neither read nor write device memory
 # (deallocations move after the kernel).
 _SKIPPABLE = ALLOC_OPS | VIEW_OPS | {"gpu.alloc", "gpu.dealloc", "memref.dealloc",
@@ -48,12 +50,7 @@ class GpuFuseRows(ModulePass):
     total; per-row results are stored by thread x 0 at the end."""
 
     name = "gpu-fuse-rows"
-    block_size: int = option(256, "threads per block of the row kernels")
-
-    def check_options(self):
-        if not 32 <= self.block_size <= 1024 or self.block_size % 32:
-            raise self.bad_option("block-size", "be a multiple of 32 from 32 to 1024",
-                                  self.block_size)
+    block_size = BLOCK_SIZE
 
     def apply(self, module: ir.Operation) -> None:
         taken = {symbol_name(o) for o in module.regions[0].blocks[0].operations
