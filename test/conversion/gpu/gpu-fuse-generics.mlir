@@ -290,3 +290,48 @@ func.func @blocked(%x: memref<4x8xf32> {llvm.noalias}, %y: memref<4x8xf32> {llvm
   }
   return
 }
+
+// -----
+
+// The elementwise generic that reads a GEMM's result moves up next to the
+// GEMM (past a GEMM it does not depend on), where gpu-linalg-to-kernels
+// applies it in the GEMM's stores (an epilogue).
+
+// CHECK-LABEL: func.func @epilogue_next_to_gemm(
+// CHECK:      linalg.generic {{.*}} outs(%[[C:.*]] : memref<8x8xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: linalg.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: linalg.generic {{.*}} ins(%[[C]], %{{.*}} : memref<8x8xf32>, memref<8xf32>)
+// CHECK:      arith.addf
+// CHECK:      linalg.generic {{.*}} outs(%{{.*}} : memref<8x8xf32>)
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+func.func @epilogue_next_to_gemm(%a: memref<8x8xf32> {llvm.noalias}, %b: memref<8x8xf32> {llvm.noalias}, %bias: memref<8xf32> {llvm.noalias}, %c: memref<8x8xf32> {llvm.noalias}, %d: memref<8x8xf32> {llvm.noalias}, %y: memref<8x8xf32> {llvm.noalias}) {
+  linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<8x8xf32>, memref<8x8xf32>) outs(%c : memref<8x8xf32>) {
+  ^bb0(%x: f32, %w: f32, %acc: f32):
+    %p = arith.mulf %x, %w : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%b, %a : memref<8x8xf32>, memref<8x8xf32>) outs(%d : memref<8x8xf32>) {
+  ^bb0(%x: f32, %w: f32, %acc: f32):
+    %p = arith.mulf %x, %w : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<8x8xf32>, memref<8xf32>) outs(%y : memref<8x8xf32>) {
+  ^bb0(%x: f32, %v: f32, %o: f32):
+    %s = arith.addf %x, %v : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -55,7 +55,15 @@ class GpuFuseGenerics(ModulePass):
     An output of ``A`` that nothing reads any more (rewritten or freed
     before any read, or overwritten by ``B`` at the same point) leaves the
     merged generic; a local buffer left without uses is erased with its
-    deallocation."""
+    deallocation.  Function arguments may alias each other unless marked
+    ``llvm.noalias``.
+
+    Two more steps save launches: a zero-initialized reduction or GEMM that
+    gpu-linalg-to-kernels would split (default options; atomics after a
+    zero-fill kernel) gets its zero fill as a generic before it, which then
+    merges like any other (several fills become one kernel); and the first
+    elementwise generic reading a GEMM's result moves up next to the GEMM,
+    where the GEMM kernel applies it as its epilogue."""
 
     name = "gpu-fuse-generics"
 
@@ -63,7 +71,9 @@ class GpuFuseGenerics(ModulePass):
         for fn in host_functions(module):
             for block in _blocks(fn):
                 _explicit_zero_fills(block)
-                _Fuser(block).run()
+                fuser = _Fuser(block)
+                fuser.run()
+                fuser.epilogues_next_to_gemms()
 
 
 def _blocks(op: ir.Operation) -> list[ir.Block]:
@@ -561,6 +571,46 @@ class _Fuser:
                     break
             if not done:
                 return
+
+    def epilogues_next_to_gemms(self) -> None:
+        """Moves the first elementwise generic reading a GEMM's result (at
+        the same element, one output) right after the GEMM when nothing in
+        between stops it, so that the GEMM kernel can apply it as its
+        epilogue (gpu-linalg-to-kernels)."""
+        for g in [as_op(o) for o in self.block.operations]:
+            if g.name != "linalg.generic" or g.block != self.block:
+                continue
+            try:
+                gen = Generic(g)
+            except GenericError:
+                continue
+            match = match_gemm(gen)
+            if match is None or not gemm_worthwhile(gen, match):
+                continue
+            c = gen.outputs[0]
+            ops = [as_op(o) for o in self.block.operations]
+            gi = ops.index(g)
+            for ei in range(gi + 1, len(ops)):
+                e = ops[ei]
+                info = self.info(e) if e.name == "linalg.generic" else None
+                if info is None or info.kind != PARALLEL or len(info.outs) != 1 or not any(
+                        x is not None and x.value == c
+                        and x.amap == ir.AffineMap.get_identity(len(info.ranges))
+                        for x in info.ins):
+                    if any(w.overlaps(region_of(c)) for w in self.effects(e).writes) or \
+                            self.effects(e).barrier:
+                        break
+                    continue
+                between = ops[gi + 1:ei]
+                if any(m.name not in VIEW_OPS | _ALLOCS | {"arith.constant"}
+                       for m in between) and not any(
+                        self.effects(m).conflicts(info.effects) for m in between):
+                    hoist = self._hoist(e, set(between), g)
+                    if hoist is not None:
+                        e.move_after(g)
+                        for h in hoist:
+                            h.move_before(e)
+                break
 
     # -- planning ------------------------------------------------------------------
 
