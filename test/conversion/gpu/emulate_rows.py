@@ -114,10 +114,13 @@ check("layer-norm", LayerNorm(48), torch.randn(3, 5, 48), torch.randn(3, 5, 48))
 # CHECK: layer-norm: forward rows 1 of {{[0-9]+}}, adjoint rows {{[1-9]}}
 check("batch-norm", BatchNorm(6), torch.randn(4, 6, 5, 7), torch.randn(4, 6, 5, 7))
 # CHECK: batch-norm: forward rows 1 of {{[0-9]+}}, adjoint rows {{[1-9]}}
-# Attention scores (batch, heads, queries, keys): the scaling and the softmax.
+# Attention scores (batch, heads, queries, keys): the scaling and the softmax
+# one row kernel; the product with v (5 keys: no GEMM tiles) reads the
+# softmax's sums, a reduction over the keys per output, and is a second one
+# with the product by t.
 q, k, v = (torch.randn(2, 3, 5, 8) for _ in range(3))
 check("attention", Attention(), q, k, v, torch.randn(2, 3, 5, 8))
-# CHECK: attention: forward rows 1 of {{[0-9]+}}, adjoint rows {{[1-9]}}
+# CHECK: attention: forward rows 2 of {{[0-9]+}}, adjoint rows {{[1-9]}}
 # A softmax along a middle dim: rows that are not along the innermost dim
 # are left to gpu-linalg-to-kernels; only the loss (a short total and the
 # elementwise op before it) is a row kernel.
