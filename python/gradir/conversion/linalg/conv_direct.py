@@ -117,11 +117,13 @@ def _conv_generic(xp, w, out_shape, strides, dilation, groups, offsets=(0, 0),
                   transposed=False, perm=None, out_perm=None):
     """``out[n, g*Og + o, y, x] = sum_{c, ky, kx} W(g, o, c, ky, kx) *
     xp[n, g*Cg + c, y*sh + ky*dh + oy, x*sw + kx*dw + ox]`` with ``(oy, ox) =
-    offsets`` (``xp`` itself being ``src`` with ``xp[i] = src[i[perm^-1]]``
-    when ``perm`` is given: read through the map, never copied); with
+    offsets`` (with ``perm``, ``xp`` is given as ``src``, ``xp.shape[k] =
+    src.shape[perm[k]]``: read through the map, never copied); with
     ``out_perm`` (one group) the generic writes ``out`` permuted by it and a
-    ``linalg.transpose`` gives it back (canonicalize cancels that against
-    the result's permute_dims: the weight gradient's); ``W`` is ``w[g*Og + o, c, ky, kx]`` (OIHW) or, ``transposed``,
+    ``linalg.transpose`` gives it back (elementwise fusion and canonicalize
+    cancel that against the result's permutation: the weight gradient's,
+    which then writes its output buffer in place); ``W`` is
+    ``w[g*Og + o, c, ky, kx]`` (OIHW) or, ``transposed``,
     ``w[g*Cg + c, o, KH-1-ky, KW-1-kx]`` (IOHW, flipped: the loops run
     over the stored kernel, the input read at ``(KH-1-ky)*dh``)."""
     elt = elt_of(xp)
@@ -217,7 +219,8 @@ def direct_conv2d(x, w, out_shape, strides, padding, dilation, groups, out_perm=
 def direct_conv2d_transpose(x, w, out_shape, strides, padding, dilation, groups):
     """rlx.conv2d_transpose (NCHW x IOHW):
 
-        out_p[n, g*Og + o, y*sh + ky*dh, x*sw + kx*dw] += w[g*Cg + c, o, ky, kx] * x[n, g*Cg + c, y, x]
+        out_p[n, g*Og + o, y*sh + ky*dh, x*sw + kx*dw] +=
+            w[g*Cg + c, o, ky, kx] * x[n, g*Cg + c, y, x]
         out = out_p[:, :, pt:, pl:] (output_padding: rows no window reaches are 0)
 
     as the stride-1 convolution of ``z`` (``x`` with sh-1 zeros between its
