@@ -114,6 +114,9 @@ check("layer-norm", LayerNorm(48), torch.randn(3, 5, 48), torch.randn(3, 5, 48))
 # CHECK: layer-norm: forward rows 1 of {{[0-9]+}}, adjoint rows {{[1-9]}}
 check("batch-norm", BatchNorm(6), torch.randn(4, 6, 5, 7), torch.randn(4, 6, 5, 7))
 # CHECK: batch-norm: forward rows 1 of {{[0-9]+}}, adjoint rows {{[1-9]}}
+# Few channels, long rows (8 x 16 x 16 = 2048 per channel): 1024 threads per row.
+check("batch-norm-long", BatchNorm(3), torch.randn(8, 3, 16, 16), torch.randn(8, 3, 16, 16))
+# CHECK: batch-norm-long: forward rows 1 of {{[0-9]+}}, adjoint rows {{[1-9]}}
 # Attention scores (batch, heads, queries, keys): the scaling and the softmax
 # one row kernel; the product with v (5 keys: no GEMM tiles) reads the
 # softmax's sums, a reduction over the keys per output, and is a second one

@@ -76,9 +76,16 @@ class RowPlan:
     local: frozenset = frozenset()   # roots nothing outside the chain reads
 
 
+# Fewer rows than this (the multiprocessors of an H100/H200) and long ones:
+# up to 1024 threads per row, so that the few blocks keep more loads in flight.
+FEW_ROWS = 132
+
+
 def rows_layout(plan: RowPlan, block_size: int) -> tuple[int, int, int]:
     """(bx, by, grid): threads along I, rows per block, blocks."""
     rtot, itot = math.prod(plan.R), math.prod(plan.I)
+    if rtot < FEW_ROWS and itot >= 4 * block_size:
+        block_size = 1024
     bx = min(block_size, max(32, pow2_ceil(max(itot, 1))))
     by = max(1, min(block_size // bx, rtot))
     return bx, by, -(-rtot // by)
