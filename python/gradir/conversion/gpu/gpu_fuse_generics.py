@@ -123,6 +123,11 @@ def _explicit_zero_fills(block: ir.Block) -> None:
             continue
         if not gen.reduction or not _splits(gen):
             continue
+        writes = [region_of(v) for v in gen.outputs]
+        reads = [region_of(v) for v in gen.inputs if isinstance(v.type, ir.MemRefType)]
+        reads += [region_of(v) for _, v in _captured(op)]
+        if any(w.overlaps(r) for w in writes for r in reads):
+            continue        # the fill would change what it reads
         n_in = len(gen.inputs)
         pos = {d: i for i, d in enumerate(gen.parallel)}
         prange = [gen.ranges[d] for d in gen.parallel]
