@@ -16,7 +16,8 @@ from .common import ALLOC_OPS, VIEW_OPS, aliases_of, host_functions
 from .kernels.common import Generic, GenericError, Namer, as_op, reads_device_scalar
 from .kernels.gemm import match_gemm
 from .kernels.reduction import match_reduction
-from .kernels.rows import RowAccess, RowMember, RowPlan, build_rows
+from .kernels.rows import (WORKGROUP_BYTES, RowAccess, RowMember, RowPlan, build_rows,
+                           workgroup_bytes)
 
 __all__ = ["GpuFuseRows"]
 
@@ -336,15 +337,16 @@ def _chains(block: ir.Block, block_size: int) -> list:
             j = prev_of[j]
             chain.insert(0, (j, m))
         members = [m for _, m in chain]
-        if len(members) < 2:
+        if len(members) < 2 or workgroup_bytes(RowPlan(members, R, I),
+                                                block_size) > WORKGROUP_BYTES:
             continue
         used.update(k for k, _ in chain)
         out.append((chain[0][0], chain[-1][0], RowPlan(members, R, I)))
     out.sort(key=lambda c: c[0])
-    return [_Group(plan) for _, _, plan in _merge(out, next_of)]
+    return [_Group(plan) for _, _, plan in _merge(out, next_of, block_size)]
 
 
-def _merge(chains: list, next_of: dict) -> list:
+def _merge(chains: list, next_of: dict, block_size: int) -> list:
     """Adjacent chains over the same rows and inner space merged when the
     result is still one kernel (a member that shares no buffer with the
     chain before it starts a chain of its own)."""
@@ -352,9 +354,11 @@ def _merge(chains: list, next_of: dict) -> list:
     for first, last, plan in chains:
         if out:
             pfirst, plast, prev = out[-1]
+            merged = RowPlan(prev.members + plan.members, plan.R, plan.I)
             if next_of.get(plast) == first and (prev.R, prev.I) == (plan.R, plan.I) \
-                    and _validate(prev.members + plan.members) is not False:
-                out[-1] = (pfirst, last, RowPlan(prev.members + plan.members, plan.R, plan.I))
+                    and _validate(merged.members) is not False \
+                    and workgroup_bytes(merged, block_size) <= WORKGROUP_BYTES:
+                out[-1] = (pfirst, last, merged)
                 continue
         out.append((first, last, plan))
     return out

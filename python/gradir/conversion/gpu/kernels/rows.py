@@ -31,7 +31,8 @@ from .common import (Cloner, Generic, apply_map, binary, const, delinearize, if_
                      pow2_ceil, ult, workgroup_type)
 from .reduction import COMBINERS
 
-__all__ = ["RowMember", "RowPlan", "RowAccess", "build_rows", "rows_layout"]
+__all__ = ["RowMember", "RowPlan", "RowAccess", "build_rows", "rows_layout",
+           "workgroup_bytes", "WORKGROUP_BYTES"]
 
 
 @dataclass(frozen=True)
@@ -79,12 +80,22 @@ class RowPlan:
 # Fewer rows than this (the multiprocessors of an H100/H200) and long ones:
 # up to 1024 threads per row, so that the few blocks keep more loads in flight.
 FEW_ROWS = 132
+# Static workgroup memory a kernel may use (bytes).
+WORKGROUP_BYTES = 48 * 1024
+
+
+def workgroup_bytes(plan: RowPlan, threads: int) -> int:
+    """Workgroup memory of ``plan``'s reductions at ``threads`` per block."""
+    return sum(threads * max(1, o.type.element_type.width // 8) if hasattr(
+        o.type.element_type, "width") else threads * 8
+        for m in plan.members if m.combiners is not None for o in m.gen.outputs)
 
 
 def rows_layout(plan: RowPlan, block_size: int) -> tuple[int, int, int]:
     """(bx, by, grid): threads along I, rows per block, blocks."""
     rtot, itot = math.prod(plan.R), math.prod(plan.I)
-    if rtot < FEW_ROWS and itot >= 4 * block_size:
+    if rtot < FEW_ROWS and itot >= 4 * block_size \
+            and workgroup_bytes(plan, 1024) <= WORKGROUP_BYTES:
         block_size = 1024
     bx = min(block_size, max(32, pow2_ceil(max(itot, 1))))
     by = max(1, min(block_size // bx, rtot))
