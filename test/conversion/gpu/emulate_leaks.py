@@ -7,7 +7,9 @@
 # buffer a loop carries or a branch returns is freed (gpu-device-buffers'
 # ownership through scf.yield / scf.condition).  The emulator refuses a use
 # after gpu.dealloc, so a free that comes too early fails too.  Compiling
-# must not warn that a buffer escapes.
+# must not warn that a buffer escapes.  Last, two exported libraries run on
+# the fake CUDA driver through gradir's CUDA runtime, whose allocated bytes
+# must not grow either.
 
 import os
 import sys
@@ -139,3 +141,44 @@ for T in (4, 32):
     peaks.append(exe.peak_device_bytes() - exe.device_bytes_in_use())
 print("peak above the arena, T=4 and T=32:", peaks[0] == peaks[1], peaks[0] > 0)
 # CHECK: peak above the arena, T=4 and T=32: True True
+
+# The exported libraries on gradir's CUDA runtime (graph replay) and the fake
+# driver (Inputs/fake_cuda.c, kernels run by the emulator): the driver's
+# device bytes allocated now stay where the first call left them.
+import tempfile  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "Inputs"))
+from fake_driver import FakeDriver, build  # noqa: E402
+
+from gradir.conversion.gpu.nvvm import lower_to_nvvm, run_pipeline  # noqa: E402
+from gradir.ir import print_module  # noqa: E402
+
+out = tempfile.mkdtemp()
+build(out)
+built = []
+for name, text in (("sqrt", rnn(9, '"sqrt"')), ("if_in_loop", ALL["if_in_loop"])):
+    text = text.replace("f64", "f32")
+    module = gradient_module(text)
+    path = gradir.compile(module, target="cuda").export_library(os.path.join(out, name + ".so"))
+    kernels = gradir.parse(print_module(module))
+    with kernels.context:
+        lower_to_nvvm(kernels.operation, stop_after="kernels")
+        run_pipeline("builtin.module(gpu-launch-sink-index-computations,gpu-kernel-outlining,"
+                     "gpu-kernel-attributes)", kernels.operation)
+    built.append((name, module, path, kernels, [a.astype(np.float32)
+                                                for a in args_for(text, rng)]))
+driver = FakeDriver(os.path.join(out, "libcuda.so.1"))
+for name, module, path, kernels, args in built:
+    first = driver.stat("module load")
+    lib = gradir.runtime.load(path)
+    driver.emulate(kernels.operation, first_image=first)
+    want = gradir.interpret(module, "main_adjoint", *args)
+    seen = set()
+    for n in range(8):
+        got = lib["main_adjoint"](*args)
+        assert all(np.allclose(g, w, rtol=2e-5, atol=1e-6) for g, w in zip(got, want)), name
+        seen.add((driver.stat("bytes"), driver.stat("alloc") - driver.stat("free")))
+    print(f"fake driver {name}: 8 calls, device bytes after each: {len(seen)} value(s), "
+          f"errors {driver.errors}")
+# CHECK: fake driver sqrt: 8 calls, device bytes after each: 1 value(s), errors []
+# CHECK: fake driver if_in_loop: 8 calls, device bytes after each: 1 value(s), errors []
