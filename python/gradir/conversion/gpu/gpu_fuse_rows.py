@@ -46,9 +46,13 @@ class GpuFuseRows(ModulePass):
     loads).  Anything else is left to gpu-linalg-to-kernels.
 
     The kernel: ``by`` rows per block (thread y), ``bx`` threads striding over
-    I (thread x) in the same order in every phase; reductions combine
-    per-thread partials in a tree in workgroup memory and broadcast the
-    total; per-row results are stored by thread x 0 at the end."""
+    I (thread x) in the same order in every phase (up to 1024 when there are
+    fewer rows than multiprocessors and they are long); reductions combine
+    per-thread partials in a tree in workgroup memory (at most 48 KiB a
+    chain) and broadcast the total; per-row results are stored by thread x 0
+    at the end, except in device buffers nothing but the chain uses.  A
+    total (one row) is a chain only when short (4 x 256), and only from
+    generics no chain over several rows took."""
 
     name = "gpu-fuse-rows"
     block_size = BLOCK_SIZE
