@@ -218,12 +218,28 @@ def _root(value: ir.Value) -> ir.Value:
 
 def _user_ops(value: ir.Value):
     """``(user op, operand number)`` of every use of ``value`` or of a view
-    of it, views themselves left out."""
+    of it, views themselves left out; plus ``(op, -1)`` for every op using
+    (transitively) a scalar a host ``memref.load`` read from it: a kernel
+    may read that scalar from the buffer itself (gpu-linalg-to-kernels), so
+    the buffer lives until those ops have run."""
+    seen = set()
     for v in aliases_of(value):
         for user, number in _compat.uses_of(v):
             if user.name in VIEW_OPS and number == 0:
                 continue
             yield user, number
+            if user.name == "memref.load":
+                todo = [user]
+                while todo:
+                    op = todo.pop()
+                    for r in op.results:
+                        if is_memref(r):
+                            continue
+                        for u, _ in _compat.uses_of(r):
+                            if u not in seen:
+                                seen.add(u)
+                                todo.append(u)
+                                yield u, -1
 
 
 class _Ownership:
@@ -378,7 +394,8 @@ class _Ownership:
                 continue                  # in another branch (see _given)
             if user.name == "gpu.dealloc":
                 return                    # freed already (a memref.dealloc)
-            if user.name in _ESCAPES and not (user.name == "memref.store" and number):
+            if number >= 0 and user.name in _ESCAPES and not (
+                    user.name == "memref.store" and number):
                 self.owner.warning(user, "a device buffer escapes through "
                                          f"'{user.name}'; it is not freed")
                 return
