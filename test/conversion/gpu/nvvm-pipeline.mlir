@@ -26,13 +26,13 @@
 // KERNELS-NEXT: gpu.memcpy %[[GW]]
 // KERNELS-NEXT: return
 
-// Kernels outlined into one gpu.module per function, lowered to NVVM.
+// Kernels outlined into one gpu.module per function, lowered to NVVM (@main's
+// relu is its GEMM's epilogue: no kernel of its own).
 // NVVM:      gpu.module @main_kernels [#nvvm.target<O = 3, chip = "sm_90">]
 // NVVM:      llvm.func @main_gemm_0({{.*}}) attributes {gpu.kernel, {{.*}}nvvm.kernel, nvvm.maxntid = array<i32: 16, 16, 1>, nvvm.minctasm = 2 : i32}
 // NVVM:        nvvm.read.ptx.sreg.tid.x
 // NVVM:        nvvm.barrier0
-// NVVM:      llvm.func @main_map_1(
-// NVVM:      llvm.func @main_reduce_2(
+// NVVM:      llvm.func @main_reduce_1(
 // NVVM-LABEL: llvm.func @main_adjoint(
 // NVVM:        llvm.call @mgpuStreamCreate()
 // NVVM:        llvm.call @mgpuMemcpy
@@ -41,7 +41,7 @@
 // NVVM-LABEL: llvm.func @_mlir_ciface_main_adjoint(
 
 // PTX text for sm_90, one .entry per kernel.
-// PTX:      gpu.binary @main_kernels  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90">, {{.*}}assembly = "{{.*}}.target sm_90{{.*}}.visible .entry main_gemm_0({{.*}}bar.sync{{.*}}.visible .entry main_map_1({{.*}}.visible .entry main_reduce_2(
+// PTX:      gpu.binary @main_kernels  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90">, {{.*}}assembly = "{{.*}}.target sm_90{{.*}}.visible .entry main_gemm_0({{.*}}bar.sync{{.*}}.visible .entry main_reduce_1(
 // PTX:      gpu.binary @main_adjoint_kernels  [#gpu.object<{{.*}}.visible .entry main_adjoint_gemm_0(
 // PTX-NOT:  gpu.module
 
