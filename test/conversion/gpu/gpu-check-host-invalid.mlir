@@ -59,3 +59,54 @@ func.func @fine(%x: memref<4xf32>) {
   gpu.dealloc %d : memref<4xf32>
   return
 }
+
+// -----
+
+// Host loads and stores are refused on device memory also for integers.
+func.func @index_on_device(%n: index) -> index {
+  %c0 = arith.constant 0 : index
+  %d = gpu.alloc () : memref<4xindex>
+  // expected-error @+1 {{'memref.store' touches a device buffer on the host}}
+  memref.store %n, %d[%c0] : memref<4xindex>
+  // expected-error @+1 {{'memref.load' touches a device buffer on the host}}
+  %v = memref.load %d[%c0] : memref<4xindex>
+  gpu.dealloc %d : memref<4xindex>
+  return %v : index
+}
+
+// -----
+
+// Host memory (memref.alloc) is the host's integer bookkeeping only: not
+// one a kernel reads, not one holding floats, not one copied to the device,
+// not one a loop carries together with device memory.
+func.func @host_memory_misused(%x: memref<4xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{'memref.alloc' on the host: host memory may only hold integers that host loads and stores alone use (no kernel, no copy to or from device data); device buffers are gpu.alloc}}
+  %k = memref.alloc () : memref<4xindex>
+  // expected-error @+1 {{'memref.store' touches a device buffer on the host}}
+  memref.store %n, %k[%c0] : memref<4xindex>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %i = memref.load %k[%tx] : memref<4xindex>
+    gpu.terminator
+  }
+  // expected-error @+1 {{'memref.alloc' on the host}}
+  %f = memref.alloc () : memref<4xf32>
+  %cst = arith.constant 1 : index
+  // expected-error @+1 {{'memref.load' touches a device buffer on the host}}
+  %g = memref.load %f[%c0] : memref<4xf32>
+  // expected-error @+1 {{'memref.alloc' on the host}}
+  %h = memref.alloc () : memref<4xi32>
+  %d = gpu.alloc () : memref<4xi32>
+  gpu.memcpy %d, %h : memref<4xi32>, memref<4xi32>
+  // expected-error @+1 {{'memref.alloc' on the host}}
+  %l = memref.alloc () : memref<4xi32>
+  %dev = gpu.alloc () : memref<4xi32>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%b = %l) -> (memref<4xi32>) {
+    scf.yield %dev : memref<4xi32>
+  }
+  // expected-error @+1 {{'memref.dealloc' touches a device buffer on the host}}
+  memref.dealloc %r : memref<4xi32>
+  return
+}

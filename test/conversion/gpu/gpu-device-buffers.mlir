@@ -335,3 +335,127 @@ func.func @regions(%a: memref<4xf32>, %out: memref<4xf32>)
   memref.copy %s, %out : memref<4xf32> to memref<4xf32>
   return
 }
+
+// -----
+
+// Host bookkeeping stays on the host: the trip-count stack of a checkpointed
+// scf.while adjoint (memref<?xindex>) that only host memref.store /
+// memref.load use keeps its memref.alloc and is freed with memref.dealloc
+// after its last load; the float data goes to the device as usual.
+
+// CHECK-LABEL: func.func @trip_stack(
+// CHECK-NOT:  gpu.alloc ({{.*}}) : memref<?xindex>
+// CHECK:      %[[S:.*]] = memref.alloc(%{{.*}}) : memref<?xindex>
+// CHECK:      scf.for
+// CHECK:        memref.store %{{.*}}, %[[S]][%{{.*}}] : memref<?xindex>
+// CHECK:      %[[T:.*]] = scf.for
+// CHECK:        memref.load %[[S]][%{{.*}}] : memref<?xindex>
+// CHECK:      }
+// CHECK-NEXT: memref.dealloc %[[S]] : memref<?xindex>
+// CHECK-NOT:  gpu.dealloc %[[S]]
+// ARENA-LABEL: func.func @trip_stack(
+// ARENA:      memref.alloc(%{{.*}}) : memref<?xindex>
+// ARENA:      memref.dealloc %{{.*}} : memref<?xindex>
+func.func @trip_stack(%a: memref<4xf32>, %n: index, %out: memref<4xf32>)
+    attributes {gradir.original_type = (tensor<4xf32>, index) -> tensor<4xf32>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %stack = memref.alloc(%n) : memref<?xindex>
+  scf.for %i = %c0 to %n step %c1 {
+    %k = arith.muli %i, %i : index
+    memref.store %k, %stack[%i] : memref<?xindex>
+  }
+  %t = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %c0) -> (index) {
+    %k = memref.load %stack[%i] : memref<?xindex>
+    %s = arith.addi %acc, %k : index
+    scf.yield %s : index
+  }
+  %f = arith.index_cast %t : index to i64
+  %g = arith.sitofp %f : i64 to f32
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]} ins(%a : memref<4xf32>) outs(%out : memref<4xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %z = arith.addf %x, %g : f32
+    linalg.yield %z : f32
+  }
+  return
+}
+
+// -----
+
+// A host buffer that a loop carries is owned like a device one: the loop
+// frees the previous iteration's buffer (memref.dealloc) and, the init
+// buffer being used after the loop, gets a copy of it: a host memref.copy
+// into a new memref.alloc, never a kernel.
+
+// CHECK-LABEL: func.func @carried_stack(
+// CHECK-NOT:  gpu.alloc
+// CHECK:      %[[I:.*]] = memref.alloc() : memref<4xindex>
+// CHECK:      %[[C:.*]] = memref.alloc() : memref<4xindex>
+// CHECK-NEXT: memref.copy %[[I]], %[[C]] : memref<4xindex> to memref<4xindex>
+// CHECK-NEXT: %[[R:.*]] = scf.for {{.*}} iter_args(%[[B:.*]] = %[[C]]) -> (memref<4xindex>) {
+// CHECK:        %[[N:.*]] = memref.alloc() : memref<4xindex>
+// CHECK-NEXT:   memref.copy %[[B]], %[[N]] : memref<4xindex> to memref<4xindex>
+// CHECK-NEXT:   memref.dealloc %[[B]] : memref<4xindex>
+// CHECK-NEXT:   memref.store %{{.*}}, %[[N]][%{{.*}}] : memref<4xindex>
+// CHECK-NEXT:   scf.yield %[[N]] : memref<4xindex>
+// CHECK:      memref.load %[[R]]
+// CHECK-NEXT: memref.load %[[I]]
+// CHECK-NEXT: arith.addi
+// CHECK-NEXT: memref.dealloc %[[I]] : memref<4xindex>
+// CHECK-NEXT: memref.dealloc %[[R]] : memref<4xindex>
+// CHECK-NOT:  linalg.copy
+// CHECK-NOT:  gpu.dealloc
+func.func @carried_stack(%n: index) -> index {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %init = memref.alloc() : memref<4xindex>
+  memref.store %c0, %init[%c0] : memref<4xindex>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%b = %init) -> (memref<4xindex>) {
+    %new = memref.alloc() : memref<4xindex>
+    memref.copy %b, %new : memref<4xindex> to memref<4xindex>
+    memref.store %i, %new[%c0] : memref<4xindex>
+    scf.yield %new : memref<4xindex>
+  }
+  %v = memref.load %r[%c0] : memref<4xindex>
+  %u = memref.load %init[%c0] : memref<4xindex>
+  %s = arith.addi %v, %u : index
+  return %s : index
+}
+
+// -----
+
+// Integer buffers a kernel reads or writes stay device buffers: a scalar
+// loaded from %k reaches a linalg body (gpu-linalg-to-kernels loads it in
+// the kernel), %w is written by a linalg op.
+
+// CHECK-LABEL: func.func @kernel_reads_index(
+// CHECK:      %[[K:.*]] = gpu.alloc () : memref<2xindex>
+// CHECK:      memref.store %{{.*}}, %[[K]]
+// CHECK:      %[[W:.*]] = gpu.alloc () : memref<4xi32>
+// CHECK-NOT:  memref.alloc
+// CHECK-DAG:  gpu.dealloc %[[K]]
+// CHECK-DAG:  gpu.dealloc %[[W]]
+func.func @kernel_reads_index(%a: memref<4xf32>, %out: memref<4xf32>)
+    attributes {gradir.original_type = (tensor<4xf32>) -> tensor<4xf32>} {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c7 = arith.constant 7 : i32
+  %k = memref.alloc() : memref<2xindex>
+  memref.store %c3, %k[%c0] : memref<2xindex>
+  %v = memref.load %k[%c0] : memref<2xindex>
+  %vi = arith.index_cast %v : index to i32
+  %w = memref.alloc() : memref<4xi32>
+  linalg.fill ins(%c7 : i32) outs(%w : memref<4xi32>)
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>,
+                                   affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%a, %w : memref<4xf32>, memref<4xi32>) outs(%out : memref<4xf32>) {
+  ^bb0(%x: f32, %y: i32, %o: f32):
+    %s = arith.addi %y, %vi : i32
+    %f = arith.sitofp %s : i32 to f32
+    %z = arith.addf %x, %f : f32
+    linalg.yield %z : f32
+  }
+  return
+}

@@ -9,6 +9,7 @@ from mlir.dialects import gpu, linalg, memref
 
 from ... import _compat
 from ...passes.base import ModulePass, option
+from .gpu_check_host import host_buffers
 from .resident import resident_buffer, upload_function
 from .common import (ALLOC_OPS, VIEW_OPS, aliases_of, ancestor_in_block, host_functions,
                      index, is_memref, n_inputs, walk)
@@ -69,6 +70,11 @@ class GpuDeviceBuffers(ModulePass):
     buffer of the previous iteration once it has made the next one, and the
     results are freed after their last use, so a loop leaks no device
     memory whatever its trip count.
+    Host bookkeeping stays on the host (``gpu_check_host.host_buffers``:
+    integer buffers that only host loads and stores use, such as the
+    trip-count stack of an scf.while adjoint checkpointed with an integer
+    period): its ``memref.alloc`` stays, and ``_Ownership`` frees it with
+    ``memref.dealloc`` (copies of it are host ``memref.copy``).
     Inputs and outputs are told apart by ``gradir.original_type``; without
     it every argument is copied in and the written ones are copied back.
     Arguments whose index is in ``keep-resident`` are uploaded by the first
@@ -118,6 +124,7 @@ class GpuDeviceBuffers(ModulePass):
 
     # -- one function --------------------------------------------------------
     def _function(self, fn: ir.Operation):
+        host = set(host_buffers(fn))
         entry = fn.regions[0].blocks[0]
         returns = [op.operation for op in entry.operations if op.operation.name == "func.return"]
         n_in = n_inputs(fn)
@@ -169,6 +176,10 @@ class GpuDeviceBuffers(ModulePass):
         pinned = {op.results[0] for op in walk(fn, into_kernels=False)
                   if op.name == "gpu.alloc" and op.results[0] not in inputs}
         for op in list(walk(fn, into_kernels=False)):
+            if op.name in ALLOC_OPS and op.results[0] in host:
+                continue
+            if op.name in ("memref.dealloc", "memref.copy") and op.operands[0] in host:
+                continue
             if op.name in ALLOC_OPS:
                 self._alloc(op)
             elif op.name == "memref.dealloc":
@@ -181,7 +192,7 @@ class GpuDeviceBuffers(ModulePass):
                 with ir.InsertionPoint(op), op.location:
                     linalg.copy(op.operands[0], outs=[op.operands[1]])
                 op.erase()
-        _Ownership(self, pinned).block(entry, [])
+        _Ownership(self, pinned, host).block(entry, [])
         return new_globals, resident_indices
 
     def _alloc(self, op: ir.Operation) -> None:
@@ -272,9 +283,10 @@ class _Ownership:
     loop body yielding its iteration argument) copies nothing.
     """
 
-    def __init__(self, owner: GpuDeviceBuffers, pinned):
+    def __init__(self, owner: GpuDeviceBuffers, pinned, host):
         self.owner = owner
         self.pinned = pinned
+        self.host = host            # host buffers (memref.alloc / memref.dealloc)
 
     def block(self, block: ir.Block, owned_args: list[ir.Value], hands_on: bool = True
               ) -> None:
@@ -284,6 +296,8 @@ class _Ownership:
         handed = []                       # owned buffers handed on (not freed here)
         for op in _compat.block_ops(block):
             if op.name == "gpu.alloc" and op.results[0] not in self.pinned:
+                owned.append(op.results[0])
+            elif op.name == "memref.alloc" and op.results[0] in self.host:
                 owned.append(op.results[0])
             elif op.name in _SCF:
                 self._scf(op, block, owned, handed)
@@ -376,6 +390,10 @@ class _Ownership:
 
     def _copy(self, op: ir.Operation, value: ir.Value) -> ir.Value:
         try:
+            if value in self.host:
+                new = _host_copy_before(op, value)
+                self.host.update((new, _root(new)))
+                return new
             return _copy_before(op, value)
         except ValueError as err:
             self.owner.error(op, str(err))
@@ -392,7 +410,7 @@ class _Ownership:
             anc = ancestor_in_block(user, block)
             if anc is None:
                 continue                  # in another branch (see _given)
-            if user.name == "gpu.dealloc":
+            if user.name in ("gpu.dealloc", "memref.dealloc"):
                 return                    # freed already (a memref.dealloc)
             if number >= 0 and user.name in _ESCAPES and not (
                     user.name == "memref.store" and number):
@@ -409,7 +427,10 @@ class _Ownership:
         else:
             ip = ir.InsertionPoint.after(last)
         with ip, (defining or block.owner).location:
-            gpu.DeallocOp(None, [], value)
+            if value in self.host:
+                memref.DeallocOp(value)
+            else:
+                gpu.DeallocOp(None, [], value)
 
 
 def _copy_before(op: ir.Operation, value: ir.Value) -> ir.Value:
@@ -428,6 +449,23 @@ def _copy_before(op: ir.Operation, value: ir.Value) -> ir.Value:
         if plain != t:
             dev = memref.cast(t, dev)
     return dev
+
+
+def _host_copy_before(op: ir.Operation, value: ir.Value) -> ir.Value:
+    """A new host buffer (``memref.alloc``) holding a copy of the host
+    buffer ``value`` (``memref.copy``), made before ``op``."""
+    t = ir.MemRefType(value.type)
+    if not _contiguous_fits(t):
+        raise ValueError(f"cannot copy a buffer of type {t} into a new one (its layout "
+                         "is no cast of a contiguous buffer)")
+    with ir.InsertionPoint(op), op.location:
+        sizes = [memref.dim(value, index(d)) for d in range(t.rank) if t.is_dynamic_dim(d)]
+        plain = ir.MemRefType.get(t.shape, t.element_type, None, t.memory_space)
+        new = memref.AllocOp(plain, sizes, []).result
+        memref.copy(value, new)
+        if plain != t:
+            new = memref.cast(t, new)
+    return new
 
 
 def _contiguous_fits(t: ir.MemRefType) -> bool:
