@@ -43,7 +43,8 @@ from .. import _compat
 from .abi import Function, FunctionTable, Signature, signatures_to_json
 from . import cuda_runtime
 from .signature import CompileError, public_functions, signature_of
-from .toolchain import c_string, compiler, packed_caller, runtime_library_dir
+from .toolchain import (c_string, compiler, install_check_hooks, packed_caller,
+                        runtime_library_dir)
 
 __all__ = ["CudaExecutable", "compile_cuda", "export_cuda_library", "default_format",
            "check_cuda_runtime", "RESIDENT_SUFFIX"]
@@ -113,6 +114,7 @@ class CudaExecutable(FunctionTable):
                 module = ir.Module.parse(self._lowered_text)
                 engine = _compat.execution_engine(module, self.options.opt_level, [str(lib)])
                 _compat.initialize_engine(engine)
+                install_check_hooks(engine, module)   # run-time step checks
             self._engine = engine
             self._keepalive = (ctx, module)
         return self._engine

@@ -31,6 +31,7 @@ from lstm import lstm_ir, random_inputs  # noqa: E402
 from programs import ALL, args_for, rnn, rnn_args  # noqa: E402
 
 import gradir  # noqa: E402
+from gradir.runtime import ExecutionError  # noqa: E402
 from gradir.runtime.signature import CompileError  # noqa: E402
 from gradir.testing import gradient_module  # noqa: E402
 
@@ -252,6 +253,17 @@ def run_time_steps():
     for width, dtype in ((32, np.int32), (64, np.int64)):
         m = gradir.parse(S.INTEGER_LOOP.replace("iN", f"i{width}"))
         check(f"i{width} loop step 2", m, [("main", [x[0, :3], np.array(2, dtype)])])
+    # a step <= 0 is the CPU's ExecutionError, at the loop's location (the
+    # cuda build checks the step on the host, runtime_checks.add_step_checks)
+    exe = emulated(gradient_module(S.PROGRAM))
+    for fn in ("main", "main_adjoint"):
+        for step in (0, -1):
+            try:
+                exe[fn](x, w, np.array(step))
+                print(f"{fn} step {step}: no error")
+            except ExecutionError as err:
+                print(f"{fn} step {step}: ExecutionError {err.location.split(':', 1)[1]}: "
+                      f"{err.message}")
 # CHECK-LABEL: TEST: run_time_steps
 # CHECK-NEXT: loop steps 1/2/5/9 main: ok
 # CHECK-NEXT: loop steps 1/2/5/9 main: ok
@@ -263,6 +275,10 @@ def run_time_steps():
 # CHECK-NEXT: loop steps 1/2/5/9 main_adjoint: ok
 # CHECK-NEXT: i32 loop step 2 main: ok
 # CHECK-NEXT: i64 loop step 2 main: ok
+# CHECK-NEXT: main step 0: ExecutionError {{[0-9]+}}:{{[0-9]+}}: 'scf.for' op step must be positive, got 0
+# CHECK-NEXT: main step -1: ExecutionError {{.*}} got -1
+# CHECK-NEXT: main_adjoint step 0: ExecutionError {{.*}} got 0
+# CHECK-NEXT: main_adjoint step -1: ExecutionError {{.*}} got -1
 
 
 @run

@@ -13,7 +13,6 @@ import os
 import sys
 
 import numpy as np
-from mlir import ir
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "autodiff", "scf", "Inputs"))
@@ -21,62 +20,7 @@ from programs import ALL  # noqa: E402
 
 import gradir  # noqa: E402
 from gradir.testing import gradient_module  # noqa: E402
-from gradir.testing.gpu_emulator import Emulated, EmulationError, Emulator  # noqa: E402
-from gradir.testing.gpu_emulator.values import Alloc, Buf, fresh  # noqa: E402
-from gradir.testing.gpu_emulator.scalar_ops import dtype_of  # noqa: E402
-
-# Host memory of the host code (memref.alloc / memref.dealloc, host
-# memref.store / memref.copy), for an emulator without rules for it; each
-# host allocation is counted until freed (the stack must not leak either).
-HOST = {"live": 0}
-if not hasattr(Emulator, "_op_memref_alloc"):
-    def _alloc(self, op, env, mask):
-        self._host_only(op)
-        t = op.results[0].type
-        dyn = iter(int(env[v]) for v in op.operands)
-        shape = [next(dyn) if d == ir.ShapedType.get_dynamic_size() else d for d in t.shape]
-        alloc = Alloc(fresh(shape, dtype_of(t.element_type)), device=False)
-        HOST["live"] += 1
-        return [Buf(alloc, alloc.data, alloc.ids)]
-
-    def _dealloc(self, op, env, mask):
-        self._host_only(op)
-        buf = env[op.operands[0]]
-        if buf.alloc.device:
-            raise EmulationError(f"{op.location}: memref.dealloc of device memory")
-        if buf.alloc.freed:
-            raise EmulationError(f"{op.location}: double memref.dealloc")
-        buf.alloc.freed = True
-        HOST["live"] -= 1
-        return []
-
-    _device_store = Emulator._op_memref_store
-
-    def _store(self, op, env, mask):
-        buf = env[op.operands[1]]
-        if self.kernel is not None or buf.alloc.device or buf.alloc.freed:
-            return _device_store(self, op, env, mask)
-        idx = tuple(int(env[v]) for v in list(op.operands)[2:])
-        buf.data[idx] = env[op.operands[0]]
-        return []
-
-    def _copy(self, op, env, mask):
-        self._host_only(op)
-        src, dst = env[op.operands[0]], env[op.operands[1]]
-        if src.alloc.device or dst.alloc.device or src.alloc.freed or dst.alloc.freed:
-            raise EmulationError(f"{op.location}: memref.copy of device or freed memory")
-        np.copyto(dst.data, src.data)
-        return []
-
-    def _dim(self, op, env, mask):
-        return [np.int64(env[op.operands[0]].data.shape[int(env[op.operands[1]])])]
-
-    Emulator._op_memref_alloc = _alloc
-    Emulator._op_memref_dealloc = _dealloc
-    Emulator._op_memref_store = _store
-    Emulator._op_memref_copy = _copy
-    if not hasattr(Emulator, "_op_memref_dim"):
-        Emulator._op_memref_dim = _dim
+from gradir.testing.gpu_emulator import Emulated  # noqa: E402
 
 warnings = []
 gradir._compat.push_diagnostic_sink(lambda severity, loc, message: warnings.append(message))
@@ -120,11 +64,11 @@ for dtype in ("f64", "f32"):
             for a, b in zip(want, got):
                 np.testing.assert_allclose(b, a, rtol=rtol, atol=atol)
             used = (kernels.device_bytes_in_use(), kernels.live_device_allocations(),
-                    HOST["live"])
+                    kernels.live_host_allocations())
             if base is None:
                 base = used
             assert used == base, f"{dtype} {trips} trips, round {rep}: {used} in use, first {base}"
-            assert HOST["live"] == 0, f"{HOST['live']} host buffers not freed"
+            assert kernels.live_host_allocations() == 0, "host buffers not freed"
     print(f"{dtype}: {' '.join(map(str, scales))} trips, {4 * len(scales)} calls: ok; "
           f"device bytes in use after each: {base[0]} in {base[1]} allocation(s)")
 

@@ -195,6 +195,11 @@ def lower_to_nvvm(module_op, *, chip: str = "sm_90", opt_level: int = 3,
                 err.add_note(f"reproduce with: gradir-opt --pass-pipeline='{text}' {before}")
                 raise
             done.append(text)
+            if stage == "rlx-to-linalg":
+                # a loop step computed at run time is checked there, as on the
+                # CPU (conversion/cpu/runtime_checks.py): the host runs the loop
+                from ..cpu.runtime_checks import add_step_checks
+                add_step_checks(op)
             if stage == stop_after:
                 return
 

@@ -26,6 +26,8 @@ class Emulator(HostOps, MemoryOps):
         self.kernel: Kernel | None = None
         self.globals = {}
         self.llvm_globals = {}          # llvm.mlir.global name -> current value
+        self.llvm_string_globals = {}   # name -> text (run-time checks' messages)
+        self.failed_check = None        # the first failed run-time check of a call
         self.addresses = {}             # fake device address -> Alloc
         self.next_address = 1 << 32
         self._foreign = {}              # (address, size) -> Alloc of process memory
@@ -37,6 +39,9 @@ class Emulator(HostOps, MemoryOps):
                 self.globals[name] = op
             elif op.name == "llvm.mlir.global":
                 value = op.attributes["value"] if "value" in op.attributes else None
+                if isinstance(value, ir.StringAttr):      # a check's message
+                    self.llvm_string_globals[name] = value.value.rstrip("\0")
+                    continue
                 self.llvm_globals[name] = np.int64(ir.IntegerAttr(value).value) \
                     if isinstance(value, ir.IntegerAttr) else np.int64(0)
 
@@ -54,10 +59,14 @@ class Emulator(HostOps, MemoryOps):
             env[a] = Buf(alloc, arr, alloc.ids)
         self.kernel = None
         start = self.launches
+        self.failed_check = None
         try:
             self._block(block, env, None)
         finally:
             self.last_launches = self.launches - start
+        if self.failed_check is not None:
+            from gradir.runtime import ExecutionError
+            raise ExecutionError(name, self.failed_check)
 
     # -- evaluation -------------------------------------------------------------------
     def _block(self, block: ir.Block, env: dict, mask):

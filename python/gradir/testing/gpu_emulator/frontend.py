@@ -106,6 +106,11 @@ class Emulated:
         buffers and arenas stay; anything else left is a leak)."""
         return self.emulator.device_bytes_in_use()
 
+    def live_host_allocations(self) -> int:
+        """Host buffers (bookkeeping such as a loop adjoint's trip-count
+        stack) made by the calls so far and not freed."""
+        return self.emulator.live_host_allocations()
+
     def live_device_allocations(self) -> int:
         """Device allocations made by the calls so far and not freed."""
         return self.emulator.live_device_allocations()

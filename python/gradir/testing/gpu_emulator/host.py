@@ -49,6 +49,44 @@ class HostOps:
         self._peak_device_bytes = max(self.peak_device_bytes(), self._device_bytes)
         return [Buf(alloc, data, alloc.ids)]
 
+    # Host memory of the host code: bookkeeping gpu-device-buffers keeps on
+    # the host (a loop adjoint's stack of trip counts), counted until freed.
+    def _op_memref_alloc(self, op, env, mask):
+        self._host_only(op)
+        t = op.results[0].type
+        dyn = iter(int(env[v]) for v in op.operands)
+        shape = [next(dyn) if d == ir.ShapedType.get_dynamic_size() else d for d in t.shape]
+        alloc = Alloc(fresh(shape, dtype_of(t.element_type)), device=False)
+        self._host_allocations = self.live_host_allocations() + 1
+        return [Buf(alloc, alloc.data, alloc.ids)]
+
+    def _op_memref_dealloc(self, op, env, mask):
+        self._host_only(op)
+        buf = env[op.operands[0]]
+        if buf.alloc.device:
+            raise EmulationError(f"{op.location}: memref.dealloc of device memory")
+        if buf.alloc.freed:
+            raise EmulationError(f"{op.location}: memref.dealloc of freed memory")
+        buf.alloc.freed = True
+        self._host_allocations = self.live_host_allocations() - 1
+        return []
+
+    def live_host_allocations(self) -> int:
+        """Host buffers (``memref.alloc``) the calls so far made and did not free."""
+        return getattr(self, "_host_allocations", 0)
+
+    def _op_memref_copy(self, op, env, mask):
+        self._host_only(op)
+        src, dst = env[op.operands[0]], env[op.operands[1]]
+        if src.alloc.device or dst.alloc.device or src.alloc.freed or dst.alloc.freed:
+            raise EmulationError(f"{op.location}: memref.copy of device or freed memory "
+                                 "(the host copies host memory only)")
+        np.copyto(dst.data, src.data)
+        return []
+
+    def _op_memref_dim(self, op, env, mask):
+        return [np.int64(env[op.operands[0]].data.shape[int(env[op.operands[1]])])]
+
     def _op_memref_alloca(self, op, env, mask):
         """A host buffer (a condition copied from the device)."""
         self._host_only(op)
@@ -69,6 +107,21 @@ class HostOps:
     def _op_llvm_store(self, op, env, mask):
         kind, name = env[op.operands[1]]
         self.llvm_globals[name] = np.int64(env[op.operands[0]])
+        return []
+
+    def _op_llvm_call(self, op, env, mask):
+        """The run-time checks' report (``conversion/cpu/runtime_checks.py``):
+        the first failure of a call is kept and raised as ``ExecutionError``
+        when the call ends, as the compiled code's runtime does."""
+        callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value \
+            if "callee" in op.attributes else None
+        if callee != "gradir_check_fail":
+            raise EmulationError(f"{op.location}: the emulator has no rule for a call "
+                                 f"of '{callee}'")
+        kind, name = env[op.operands[0]]
+        if self.failed_check is None:
+            glob = self.llvm_string_globals.get(name, "")
+            self.failed_check = glob + str(int(env[op.operands[1]]))
         return []
 
     def _op_llvm_mlir_undef(self, op, env, mask):

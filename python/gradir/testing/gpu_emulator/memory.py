@@ -77,6 +77,9 @@ class MemoryOps:
         value = env[op.operands[0]]
         buf = env[op.operands[1]]
         idx = [env[v] for v in list(op.operands)[2:]]
+        if self.kernel is None and not buf.alloc.device and not buf.alloc.freed:
+            buf.data[tuple(int(i) for i in idx)] = value    # host bookkeeping
+            return []
         key, flat, active = self._addresses(op, buf, idx, mask)
         k = self.kernel
         vals = np.broadcast_to(np.asarray(value), (k.n,))[active]
