@@ -21,9 +21,10 @@
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME: %[[X:.*]]: memref<8x4xf32>, %[[OUT:.*]]: memref<8xf32>)
 // CHECK:      gpu.memcpy %{{.*}}, %[[X]]
-// CHECK:      gpu.launch {{.*}} function(@main_map_0) {
+// tanh and the row sums are one row kernel (gpu-fuse-rows):
+// CHECK:      gpu.launch {{.*}} function(@main_rows_0) workgroup(
 // CHECK:        math.tanh
-// CHECK:      gpu.launch {{.*}} function(@main_reduce_1) workgroup(
+// CHECK-NOT:  gpu.launch
 // CHECK:      gpu.memcpy %[[OUT]]
 
 // BUFFERS-LABEL: func.func @main(
