@@ -437,23 +437,26 @@ def _copy_before(op: ir.Operation, value: ir.Value) -> ir.Value:
     """A new device buffer holding a copy of ``value``, made before ``op``;
     of ``value``'s type (a memref.cast of an identity-layout buffer).
     Raises ValueError for a layout no contiguous buffer casts to."""
-    t = ir.MemRefType(value.type)
-    if not _contiguous_fits(t):
-        raise ValueError(f"cannot copy a buffer of type {t} into a new one (its layout "
-                         "is no cast of a contiguous buffer)")
-    with ir.InsertionPoint(op), op.location:
-        sizes = [memref.dim(value, index(d)) for d in range(t.rank) if t.is_dynamic_dim(d)]
-        plain = ir.MemRefType.get(t.shape, t.element_type, None, t.memory_space)
+    def device(plain, sizes):
         dev = gpu.AllocOp(plain, None, [], sizes, []).result
         linalg.copy(value, outs=[dev])
-        if plain != t:
-            dev = memref.cast(t, dev)
-    return dev
+        return dev
+    return _copy_into_new(op, value, device)
 
 
 def _host_copy_before(op: ir.Operation, value: ir.Value) -> ir.Value:
     """A new host buffer (``memref.alloc``) holding a copy of the host
     buffer ``value`` (``memref.copy``), made before ``op``."""
+    def host(plain, sizes):
+        new = memref.AllocOp(plain, sizes, []).result
+        memref.copy(value, new)
+        return new
+    return _copy_into_new(op, value, host)
+
+
+def _copy_into_new(op: ir.Operation, value: ir.Value, make) -> ir.Value:
+    """``make(contiguous type, dynamic sizes)`` (a new buffer holding
+    ``value``), before ``op``, cast back to ``value``'s type."""
     t = ir.MemRefType(value.type)
     if not _contiguous_fits(t):
         raise ValueError(f"cannot copy a buffer of type {t} into a new one (its layout "
@@ -461,8 +464,7 @@ def _host_copy_before(op: ir.Operation, value: ir.Value) -> ir.Value:
     with ir.InsertionPoint(op), op.location:
         sizes = [memref.dim(value, index(d)) for d in range(t.rank) if t.is_dynamic_dim(d)]
         plain = ir.MemRefType.get(t.shape, t.element_type, None, t.memory_space)
-        new = memref.AllocOp(plain, sizes, []).result
-        memref.copy(value, new)
+        new = make(plain, sizes)
         if plain != t:
             new = memref.cast(t, new)
     return new

@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 
 from mlir import ir
 
+from ...dialects.verify import constant_index
+
 __all__ = ["launches_per_call", "launch_breakdown", "LaunchCount", "count_lowered"]
 
 
@@ -67,16 +69,6 @@ class LaunchCount:
 
 def _op(x) -> ir.Operation:
     return x.operation if hasattr(x, "operation") else x
-
-
-def _const(value: ir.Value) -> int | None:
-    owner = value.owner
-    if not isinstance(owner, ir.Operation) and hasattr(owner, "operation"):
-        owner = owner.operation
-    if not isinstance(owner, ir.Operation) or owner.name != "arith.constant":
-        return None
-    attr = owner.attributes["value"]
-    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
 
 
 def _functions(module: ir.Operation) -> dict[str, ir.Operation]:
@@ -147,7 +139,7 @@ class _Counter:
         if not inner:
             return
         if name == "scf.for":
-            lb, ub, step = (_const(op.operands[i]) for i in range(3))
+            lb, ub, step = (constant_index(op.operands[i]) for i in range(3))
             body = inner[0]
             if None in (lb, ub, step) or step <= 0:
                 count.add(body)
