@@ -238,24 +238,30 @@ def split_forward_backward():
 # CHECK: split: fwd saves {{[0-9]+}} values; bwd matches
 
 
-@run
-def second_derivative():
-    # f(x) = sum(sin(x) * x); f'(x) = cos(x) x + sin(x); the adjoint's
-    # gradient output, summed, differentiated again gives
-    # sum_i d/dx_j f'(x_i) = -sin(x) x + 2 cos(x).
-    text = """
+# second_derivative: f(x) = sum(sin(x) * x) and @first, the sum of its
+# adjoint's gradient output (test/conversion/gpu/emulate_control_flow.py
+# reads these two texts too).
+SECOND_MAIN = """
 func.func @main(%x: tensor<4xf64>) -> tensor<f64> {
   %0 = "rlx.sin"(%x) : (tensor<4xf64>) -> tensor<4xf64>
   %1 = "rlx.multiply"(%0, %x) : (tensor<4xf64>, tensor<4xf64>) -> tensor<4xf64>
   %2 = "rlx.sum"(%1) : (tensor<4xf64>) -> tensor<f64>
   return %2 : tensor<f64>
 }"""
-    first = """
+SECOND_FIRST = """
 func.func @first(%x: tensor<4xf64>) -> tensor<f64> {
   %0:2 = func.call @main_adjoint(%x) : (tensor<4xf64>) -> (tensor<f64>, tensor<4xf64>)
   %1 = "rlx.sum"(%0#1) : (tensor<4xf64>) -> tensor<f64>
   return %1 : tensor<f64>
 }"""
+
+
+@run
+def second_derivative():
+    # f(x) = sum(sin(x) * x); f'(x) = cos(x) x + sin(x); the adjoint's
+    # gradient output, summed, differentiated again gives
+    # sum_i d/dx_j f'(x_i) = -sin(x) x + 2 cos(x).
+    text, first = SECOND_MAIN, SECOND_FIRST
     # The generated adjoint is ordinary input: call it, differentiate again.
     module = gradir.run_pipeline(gradir.parse(text), "builtin.module(rlx-gradient)")
     printed = gradir.print_module(module).rstrip()

@@ -319,19 +319,7 @@ def interpreter_and_call_programs():
     args = [rng.normal(size=(2, 3)), rng.normal(size=(3, 4))]
     check("features CALLS grad.vjp", m, [("main", args), ("main_adjoint", args)])
     # an adjoint called from another function, differentiated again
-    main = """
-func.func @main(%x: tensor<4xf64>) -> tensor<f64> {
-  %0 = "rlx.sin"(%x) : (tensor<4xf64>) -> tensor<4xf64>
-  %1 = "rlx.multiply"(%0, %x) : (tensor<4xf64>, tensor<4xf64>) -> tensor<4xf64>
-  %2 = "rlx.sum"(%1) : (tensor<4xf64>) -> tensor<f64>
-  return %2 : tensor<f64>
-}"""
-    first = """
-func.func @first(%x: tensor<4xf64>) -> tensor<f64> {
-  %0:2 = func.call @main_adjoint(%x) : (tensor<4xf64>) -> (tensor<f64>, tensor<4xf64>)
-  %1 = "rlx.sum"(%0#1) : (tensor<4xf64>) -> tensor<f64>
-  return %1 : tensor<f64>
-}"""
+    main, first = constant(features, "SECOND_MAIN"), constant(features, "SECOND_FIRST")
     printed = gradir.print_module(gradient_module(main)).rstrip()
     m = gradir.parse(printed[:-1] + first + "\n}")
     gradir.run_pipeline(m, "builtin.module(rlx-gradient{func=first})")
