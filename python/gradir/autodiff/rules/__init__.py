@@ -15,6 +15,22 @@ several results (``split``) where result ``i`` received no adjoint.
 
 Rules live in modules by op group (unary, binary, shape, reduce, nn, ...);
 importing this package registers them all.
+
+JVP rules (forward mode) sit beside the VJP rule of the same op.  A JVP rule
+receives the op (its operands and results are the primal values of the
+function being built), one tangent per operand (``None``: zero, or not a
+float), and ``batch``, the leading batch shape every tangent carries (``()``
+for ``mode=jvp``; ``(n,)`` when a Jacobian pushes ``n`` basis vectors through
+at once): a tangent of an operand of shape ``s`` has shape ``batch + s``.  It
+returns one tangent per result (``None``: zero), each of shape ``batch +``
+the result's shape.  The insertion point is right after the op, the location
+the op's.  A rule registered with ``batched=False`` is only ever called with
+``batch == ()``; for a batch the driver calls it once per basis vector.
+
+    @jvp("rlx.exp")
+    def exp_jvp(op, tangents, batch):
+        (t,) = tangents
+        return [rlx.multiply(t, op.results[0])]
 """
 
 from __future__ import annotations
@@ -23,10 +39,13 @@ from typing import Callable, Sequence
 
 from mlir import ir
 
-__all__ = ["VJP_RULES", "NON_DIFFERENTIABLE", "DIFFERENTIATED_BY_PASS", "WITHOUT_RULE", "vjp",
-           "get_rule", "is_float_type", "differentiable_ops"]
+__all__ = ["VJP_RULES", "JVP_RULES", "NON_DIFFERENTIABLE", "DIFFERENTIATED_BY_PASS",
+           "WITHOUT_RULE", "vjp", "jvp", "get_rule", "get_jvp_rule", "is_float_type",
+           "differentiable_ops", "forward_differentiable_ops"]
 
 VJP_RULES: dict[str, Callable] = {}
+# op name -> (JVP rule, whether it accepts a non-empty batch)
+JVP_RULES: dict[str, tuple[Callable, bool]] = {}
 
 # Ops whose results carry no gradient: comparisons (i1), creation from
 # shapes, and ops whose results do not depend differentiably on operands.
@@ -63,6 +82,23 @@ def vjp(*op_names: str):
     return register
 
 
+def jvp(*op_names: str, batched: bool = True):
+    """Registers the decorated function as the JVP rule of ``op_names``."""
+    def register(fn):
+        for name in op_names:
+            if name in JVP_RULES:
+                raise ValueError(f"two JVP rules for {name}")
+            JVP_RULES[name] = (fn, batched)
+        return fn
+    return register
+
+
+def get_jvp_rule(name: str):
+    """``(rule, batched)`` of the op, or None."""
+    _load_all()
+    return JVP_RULES.get(name)
+
+
 def get_rule(name: str):
     _load_all()
     return VJP_RULES.get(name)
@@ -97,3 +133,8 @@ def _load_all() -> None:
 def differentiable_ops() -> Sequence[str]:
     _load_all()
     return sorted(VJP_RULES)
+
+
+def forward_differentiable_ops() -> Sequence[str]:
+    _load_all()
+    return sorted(JVP_RULES)

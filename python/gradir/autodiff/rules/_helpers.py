@@ -10,7 +10,8 @@ from ...dialects import rlx
 from ...dialects.util import elt_of, reduction_axes, shape_of
 
 __all__ = ["shape_of", "elt_of", "const_like", "const_scalar", "unbroadcast", "attrs",
-           "reduction_axes"]
+           "reduction_axes", "tangent_shape", "zero_tangent", "expand_tangent", "batch_axes",
+           "sum_tangents"]
 
 
 def const_like(value: float, like: ir.Value) -> ir.Value:
@@ -75,3 +76,50 @@ def attrs(op) -> dict:
     """The op's attributes as Python values (axes as lists of ints)."""
     return rlx.attributes_of(op)
 
+
+# --- forward mode: tangents carry ``batch`` leading dims ---------------------
+
+def tangent_shape(v: ir.Value, batch) -> list[int]:
+    """The shape of a tangent of ``v``: ``batch + v``'s shape."""
+    return list(batch) + shape_of(v)
+
+
+def zero_tangent(v: ir.Value, batch) -> ir.Value:
+    """A zero tangent of ``v`` (``batch + v``'s shape, ``v``'s element type)."""
+    return rlx.zeros(tangent_shape(v, batch), elt_of(v))
+
+
+def expand_tangent(t, operand: ir.Value, result: ir.Value, batch):
+    """The tangent ``t`` of ``operand`` broadcast like ``operand`` is in an
+    elementwise op producing ``result``: shape ``batch + result``'s shape
+    (numpy broadcasting behind the batch dims).  None stays None."""
+    if t is None:
+        return None
+    want = tangent_shape(result, batch)
+    if shape_of(t) == want:
+        return t
+    nb = len(batch)
+    oshape, rshape = shape_of(operand), shape_of(result)
+    if len(oshape) < len(rshape):
+        t = rlx.reshape(t, list(batch) + [1] * (len(rshape) - len(oshape)) + oshape)
+    if shape_of(t) != want:
+        t = rlx.broadcast_to(t, want)
+    assert len(want) == nb + len(rshape)
+    return t
+
+
+def batch_axes(axes, rank: int, batch) -> list[int]:
+    """Axes of a primal of rank ``rank`` (negative ones counted from its
+    end) as axes of its tangent: shifted past the batch dims."""
+    nb = len(batch)
+    return [(a % rank if rank else 0) + nb for a in axes]
+
+
+def sum_tangents(*ts):
+    """The sum of the tangents that are not None (None when all are)."""
+    out = None
+    for t in ts:
+        if t is None:
+            continue
+        out = t if out is None else rlx.add(out, t)
+    return out

@@ -16,7 +16,7 @@ and checks rlx-gradient's @main_adjoint against central finite differences
 import numpy as np
 
 from gradir import parse, run_pipeline
-from gradir.testing import check_gradient, gradient_module
+from gradir.testing import check_gradient, check_jacobian, check_jvp, gradient_module
 
 rng = np.random.default_rng(1234)
 
@@ -91,3 +91,32 @@ def verify_adjoint(text, wrt):
     assert op.verify()
     run_pipeline(module, "builtin.module(rlx-verify)")
     parse(str(module))
+
+
+def op_text(op_text, args, result_shape, in_types=None):
+    """@main applying ``op_text`` (operands %a0, %a1, ...) and returning its
+    result (forward mode checks every result's tangent)."""
+    sig = ", ".join(f"%a{i}: {ttype(np.shape(a), np.asarray(a).dtype)}" for i, a in enumerate(args))
+    if in_types is None:
+        in_types = ", ".join(ttype(np.shape(a), np.asarray(a).dtype) for a in args)
+    tr = ttype(result_shape)
+    return f"""
+func.func @main({sig}) -> {tr} {{
+  %y = {op_text} : ({in_types}) -> {tr}
+  return %y : {tr}
+}}
+"""
+
+
+def check_op_jvp(op_text_, args, result_shape, wrt=None, in_types=None, jacobian=True, **kw):
+    """Checks the JVP rule of ``op_text_`` against directional differences
+    (``mode=jvp``) and, batched, against the finite-difference Jacobian
+    (``mode=jacobian``, which pushes a batch of basis vectors through the
+    rule at once)."""
+    text = op_text(op_text_, args, result_shape, in_types)
+    args = [np.asarray(a) for a in args]
+    if wrt is None:
+        wrt = [i for i, a in enumerate(args) if np.issubdtype(a.dtype, np.floating)]
+    check_jvp(text, args, wrt=wrt, **kw)
+    if jacobian:
+        check_jacobian(text, args, wrt=wrt, **kw)
