@@ -1,0 +1,5 @@
+import sys
+
+from . import entry
+
+sys.exit(entry())
