@@ -11,6 +11,23 @@ Scatter-back constructions (no scatter op exists in the contract):
   (``rlx.zeros`` + ``rlx.concat``), stride -1 flips it first (a stride -1
   ``strided_slice``) and pads; other strides scatter through the same one-hot
   matmul as ``take`` with the constant list of selected positions.
+
+JVP rules: every shape op is linear in its float operand(s), so the tangent
+goes through the same op.  A tangent carries the ``batch`` dims in front
+(shape ``batch + operand shape``): axis attributes are normalized (negative
+ones counted from the primal's end) and shifted past them
+(``_helpers.batch_axes``; ``expand_dims``' axes are positions in the result,
+counted against its rank), shapes get ``batch`` in front (``reshape``,
+``broadcast_to`` through ``expand_tangent``), ``begin``/``end``/``strides``,
+``sections``/``indices``, ``k`` and ``take``'s indices are unchanged.  With a
+non-empty batch, absent attributes whose default would reach the batch dims
+are spelled out: ``permute_dims``' reversal, ``squeeze`` of every size-1
+axis, ``flatten`` (a ``reshape`` to ``batch + (n,)``) and ``take`` from the
+flattened input (the tangent reshaped to ``batch + (n,)`` first).
+``concat`` fills a missing operand tangent with zeros (no tangent at all
+gives None); ``split`` of a missing tangent gives None for every result;
+``triu`` works on the last two axes, so the batch dims need nothing.  Every
+rule is batched.
 """
 from __future__ import annotations
 
@@ -21,8 +38,9 @@ from mlir import ir
 from mlir.dialects import arith
 
 from ...dialects import rlx
-from . import vjp
-from ._helpers import attrs, elt_of, shape_of, unbroadcast
+from . import jvp, vjp
+from ._helpers import (attrs, batch_axes, elt_of, expand_tangent, shape_of, tangent_shape,
+                       unbroadcast, zero_tangent)
 
 
 # --- shared helpers ----------------------------------------------------------
@@ -189,3 +207,142 @@ def take(op, grads):
 def triu(op, grads):
     (g,) = grads
     return [rlx.triu(g, attrs(op).get("k", 0))]
+
+
+# --- JVP rules (see the module docstring) -------------------------------------
+
+@jvp("rlx.permute_dims")
+def permute_dims_jvp(op, tangents, batch):
+    (t,) = tangents
+    if t is None:
+        return [None]
+    axes = attrs(op).get("axes")
+    rank = len(shape_of(op.operands[0]))
+    if axes is None:
+        if not batch:
+            return [rlx.permute_dims(t)]
+        axes = list(range(rank - 1, -1, -1))
+    nb = len(batch)
+    return [rlx.permute_dims(t, list(range(nb)) + batch_axes(axes, rank, batch))]
+
+
+@jvp("rlx.reshape")
+def reshape_jvp(op, tangents, batch):
+    (t,) = tangents
+    if t is None:
+        return [None]
+    return [rlx.reshape(t, tangent_shape(op.results[0], batch))]
+
+
+@jvp("rlx.expand_dims")
+def expand_dims_jvp(op, tangents, batch):
+    (t,) = tangents
+    if t is None:
+        return [None]
+    rank = len(shape_of(op.results[0]))          # the axes are positions in the result
+    return [rlx.expand_dims(t, batch_axes(attrs(op)["axis"], rank, batch))]
+
+
+@jvp("rlx.squeeze")
+def squeeze_jvp(op, tangents, batch):
+    (t,) = tangents
+    if t is None:
+        return [None]
+    xs = shape_of(op.operands[0])
+    axis = attrs(op).get("axis")
+    if axis is None:
+        if not batch:
+            return [rlx.squeeze(t)]
+        axis = [i for i, d in enumerate(xs) if d == 1]
+    if not axis:
+        return [t]
+    return [rlx.squeeze(t, batch_axes(axis, len(xs), batch))]
+
+
+@jvp("rlx.flatten")
+def flatten_jvp(op, tangents, batch):
+    (t,) = tangents
+    if t is None:
+        return [None]
+    if not batch:
+        return [rlx.flatten(t)]
+    return [rlx.reshape(t, tangent_shape(op.results[0], batch))]
+
+
+@jvp("rlx.broadcast_to")
+def broadcast_to_jvp(op, tangents, batch):
+    (t,) = tangents
+    if t is None:
+        return [None]
+    if not batch:
+        return [rlx.broadcast_to(t, shape_of(op.results[0]))]
+    return [expand_tangent(t, op.operands[0], op.results[0], batch)]
+
+
+@jvp("rlx.concat")
+def concat_jvp(op, tangents, batch):
+    xs = list(op.operands)
+    if all(t is None for t in tangents):
+        return [None]
+    pieces = [zero_tangent(x, batch) if t is None else t for x, t in zip(xs, tangents)]
+    if len(pieces) == 1:
+        return pieces
+    rank = len(shape_of(xs[0]))
+    axis = batch_axes(attrs(op).get("axis", [0]), rank, batch)
+    return [rlx.concat(pieces, axis=axis)]
+
+
+@jvp("rlx.split")
+def split_jvp(op, tangents, batch):
+    (t,) = tangents
+    n = len(op.results)
+    if t is None:
+        return [None] * n
+    a = attrs(op)
+    x = op.operands[0]
+    axis = batch_axes(a.get("axis", [0]), len(shape_of(x)), batch)
+    if n == 1:
+        return [t]
+    parts = a["sections"] if "sections" in a else a["indices"]
+    return rlx.split(t, parts, axis=axis)
+
+
+@jvp("rlx.strided_slice")
+def strided_slice_jvp(op, tangents, batch):
+    (t,) = tangents
+    if t is None:
+        return [None]
+    a = attrs(op)
+    rank = len(shape_of(op.operands[0]))
+    axes = a.get("axes", list(range(len(a["begin"]))))
+    return [rlx.strided_slice(t, batch_axes(axes, rank, batch), a["begin"], a["end"],
+                              a.get("strides"))]
+
+
+@jvp("rlx.take")
+def take_jvp(op, tangents, batch):
+    t = tangents[0]
+    if t is None:
+        return [None]
+    x, indices = op.operands
+    xs = shape_of(x)
+    axis = attrs(op).get("axis")
+    if axis is None:              # from the flattened input
+        if batch:
+            t = rlx.reshape(t, list(batch) + [math.prod(xs)])
+            axis = [len(batch)]
+    else:
+        axis = batch_axes(axis, len(xs), batch)
+    r = rlx.take(t, indices, axis)
+    if "mode" in op.attributes:   # an out-of-contract index mode, kept as is
+        r.owner.attributes["mode"] = op.attributes["mode"]
+    return [r]
+
+
+@jvp("rlx.triu")
+def triu_jvp(op, tangents, batch):
+    # triu acts on the last two axes: the batch dims are leading ones
+    (t,) = tangents
+    if t is None:
+        return [None]
+    return [rlx.triu(t, attrs(op).get("k", 0))]
