@@ -1,4 +1,5 @@
-"""rlx-gradient: reverse-mode AD (TVM Relax's Gradient pass, in MLIR)."""
+"""rlx-gradient: reverse-mode AD (TVM Relax's Gradient pass, in MLIR), forward
+mode and their compositions (JVP, Jacobian, Hessian-vector product, Hessian)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from ..autodiff.cleanup import erase_dead_ops
 
 
 _LOOPS = ("scf.for", "scf.while")
+_FORWARD_MODES = ("jvp", "jacobian", "hvp", "hessian")
 
 
 def _warn_ignored_attributes(module: ir.Operation, name: str) -> None:
@@ -59,6 +61,15 @@ class RlxGradient(ModulePass):
     with one cotangent per result (any shape, several targets).
     ``split=true``: PyTorch-style ``@main_fwd(args) -> (results..., saved...)``
     and ``@main_bwd(saved..., cotangents...) -> grads``.
+    ``mode=jvp`` (forward mode): ``@main_jvp(args..., tangent per wrt argument)
+    -> (results..., tangent per result)``.
+    ``mode=jacobian``: ``@main_jacobian(args) -> (results..., d result / d arg
+    per (float result, wrt argument), shaped result.shape + arg.shape)``, one
+    batched sweep: forward columns or reverse rows (``jacobian-mode``).
+    ``mode=hvp``: ``@main_hvp(args..., v per wrt argument) -> (results..., H v
+    per wrt argument)`` (forward over reverse, target ``target-index``).
+    ``mode=hessian``: ``@main_hessian(args) -> (results..., d2 target / d arg_i
+    d arg_j per (wrt i, wrt j), shaped arg_i.shape + arg_j.shape)``.
 
     Checkpointing: forward values the backward uses are kept, or recomputed
     in the backward (clones marked ``grad.recomputed``) as chosen by the
@@ -88,7 +99,13 @@ class RlxGradient(ModulePass):
     target_index: int = option(0, "which result is the scalar target (mode=adjoint)")
     wrt: tuple[int, ...] = option((), "argument indices to differentiate with respect to "
                                       "(default: every floating-point argument)")
-    mode: Literal["adjoint", "vjp"] = option("adjoint", "adjoint (scalar target) or vjp (cotangent per result)")
+    mode: Literal["adjoint", "vjp", "jvp", "jacobian", "hvp", "hessian"] = option(
+        "adjoint", "adjoint (scalar target), vjp (cotangent per result), jvp (forward mode: "
+                   "tangent per wrt argument), jacobian, hvp (Hessian-vector product of the "
+                   "target) or hessian")
+    jacobian_mode: Literal["auto", "forward", "reverse"] = option(
+        "auto", "mode=jacobian: forward columns, reverse rows, or auto (fewer basis "
+                "vectors: wrt elements vs float result elements)")
     split: bool = option(False, "emit @<func>_fwd (results + saved values) and "
                                 "@<func>_bwd (saved values + cotangents -> gradients)")
     simplify: bool = option(True, "run rlx-simplify-gradient's patterns on the generated "
@@ -101,6 +118,14 @@ class RlxGradient(ModulePass):
     remarks: bool = option(False, "explain each keep/recompute decision with a remark")
 
     def check_options(self):
+        if self.mode in _FORWARD_MODES:
+            for opt, on in (("split", self.split), ("remat", self.remat != "none")):
+                if on:
+                    raise PassOptionError(f"option '{opt}' of pass 'rlx-gradient' is only "
+                                          f"used with mode=adjoint or mode=vjp")
+        if self.jacobian_mode != "auto" and self.mode != "jacobian":
+            raise PassOptionError("option 'jacobian-mode' of pass 'rlx-gradient' is only "
+                                  "used with mode=jacobian")
         if self.remat == "auto" and not self.budget:
             raise PassOptionError("remat=auto needs a budget (bytes, or a fraction of the "
                                   "store-everything peak), e.g. budget=0.5")
@@ -144,6 +169,9 @@ class RlxGradient(ModulePass):
         ftype = function_type(fn)
         inputs, outputs = list(ftype.inputs), list(ftype.results)
         wrt = self._check_wrt(fn, inputs)
+        if self.mode in _FORWARD_MODES:
+            self._apply_forward(module, fn, wrt, outputs)
+            return
         vjp_like = self.mode == "vjp" or self.split
         if not vjp_like:
             self._check_target(fn, outputs)
@@ -206,6 +234,43 @@ class RlxGradient(ModulePass):
         if self.split:
             split_forward_backward(module, new, self.func, n_inputs=len(inputs),
                                    n_results=len(outputs))
+
+    # -- forward mode and compositions -----------------------------------------
+    def _apply_forward(self, module: ir.Operation, fn: ir.Operation, wrt: list[int],
+                       outputs: list) -> None:
+        from ..autodiff import compose
+        name = f"{self.func}_{self.mode}"
+        if find_function(module, name) is not None:
+            raise GradientError(fn, f"rlx-gradient: '@{name}' already exists")
+        if self.mode in ("hvp", "hessian"):
+            self._check_target(fn, outputs)
+
+        def reverse(src: ir.Operation, mode: str, wrt_: list[int],
+                    target: int | None = None) -> ir.Operation:
+            """``@src``'s adjoint or VJP under a private name (erased by the caller)."""
+            from ..ir import symbol_name
+            tmp = compose.unique_name(module, f"{symbol_name(src)}__rev")
+            clone = clone_function(src, tmp)
+            t = self.target_index if target is None else target
+            RlxGradient(func=tmp, target_index=t, wrt=tuple(wrt_), mode=mode,
+                        simplify=self.simplify)._apply(module)
+            made = find_function(module, f"{tmp}_{mode}")
+            clone.erase()
+            return made
+
+        if self.mode == "jvp":
+            new = compose.jvp(module, fn, name, wrt)
+        elif self.mode == "jacobian":
+            new = compose.jacobian(module, fn, name, wrt, self.jacobian_mode, reverse)
+        elif self.mode == "hvp":
+            new = compose.hvp(module, fn, name, wrt, reverse, self.target_index)
+        else:
+            new = compose.hessian(module, fn, name, wrt, reverse)
+        new.attributes["sym_name"] = ir.StringAttr.get(name)
+        if self.simplify:
+            simplify_function(new, dce_first=True)
+        else:
+            erase_dead_ops(body_of(new))
 
     # -- loops under remat=auto -------------------------------------------------
     def _loop_policies(self, module: ir.Operation, fn: ir.Operation) -> list:

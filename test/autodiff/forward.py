@@ -1,0 +1,224 @@
+# RUN: %PYTHON %s | FileCheck %s
+# Forward mode (rlx-gradient{mode=jvp}) and its compositions (mode=jacobian,
+# hvp, hessian) against central finite differences (float64, reference
+# interpreter): straight-line code, tuples, calls (a grad.vjp override too),
+# checkpoint markers and grad.no_grad, integer results, scf.for / scf.if /
+# scf.while (the control-flow programs of the reverse-mode tests), forward
+# columns and reverse rows, and nesting (the generated functions are input
+# to every mode again).
+
+import os
+import sys
+
+import numpy as np
+
+from gradir import interpret
+from gradir.testing import (check_gradient, check_jacobian, check_jvp, gradient_module,
+                            jacobian_difference)
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "scf", "Inputs"))
+from programs import ALL, args_for  # noqa: E402
+
+rng = np.random.default_rng(3)
+
+
+def run(f):
+    print("\nTEST:", f.__name__)
+    f()
+    return f
+
+
+TWO = """
+func.func @main(%x: tensor<2x3xf64>, %w: tensor<3x4xf64>, %k: tensor<2xi64>)
+    -> (tensor<2x4xf64>, tensor<f64>, tensor<2xi64>) {
+  %m = "rlx.matmul"(%x, %w) : (tensor<2x3xf64>, tensor<3x4xf64>) -> tensor<2x4xf64>
+  %t = "rlx.tanh"(%m) : (tensor<2x4xf64>) -> tensor<2x4xf64>
+  %c = "grad.start_checkpoint"(%t) : (tensor<2x4xf64>) -> tensor<2x4xf64>
+  %e = "rlx.exp"(%c) : (tensor<2x4xf64>) -> tensor<2x4xf64>
+  %d = "grad.end_checkpoint"(%e) : (tensor<2x4xf64>) -> tensor<2x4xf64>
+  %n = "grad.no_grad"(%x) : (tensor<2x3xf64>) -> tensor<2x3xf64>
+  %ns = "rlx.sum"(%n) : (tensor<2x3xf64>) -> tensor<f64>
+  %s = "rlx.sum"(%d) : (tensor<2x4xf64>) -> tensor<f64>
+  %l = "rlx.multiply"(%s, %ns) : (tensor<f64>, tensor<f64>) -> tensor<f64>
+  return %d, %l, %k : tensor<2x4xf64>, tensor<f64>, tensor<2xi64>
+}
+"""
+
+
+@run
+def straight_line():
+    x, w = rng.normal(size=(2, 3)) * 0.5, rng.normal(size=(3, 4)) * 0.5
+    k = np.array([3, 4])
+    # grad.no_grad stops the tangent (which finite differences do not see):
+    # checked with %n's tangent against the program where %n is a constant.
+    plain = TWO.replace('"grad.no_grad"(%x)', '"rlx.sin"(%k0)').replace(
+        "%k: tensor<2xi64>)", "%k: tensor<2xi64>, %k0: tensor<2x3xf64>)")
+    k0 = np.sin(x)
+    module = gradient_module(TWO, mode="jvp", wrt=[0, 1])
+    tx, tw = rng.normal(size=x.shape), rng.normal(size=w.shape)
+    got = interpret(module, "main_jvp", x, w, k, tx, tw)
+    want = check_jvp(plain.replace('"rlx.sin"(%k0)', '"rlx.negative"(%k0)'),
+                     [x, w, k, -x], wrt=[0, 1])
+    tangents = check_jvp(plain, [x, w, k, np.arcsin(np.clip(x, -1, 1))], wrt=[0, 1])
+    assert tangents[2].dtype == np.int64 and not tangents[2].any()
+    assert got[5].dtype == np.int64 and not got[5].any()
+    ref = interpret(gradient_module(plain.replace('"rlx.sin"(%k0)', '"rlx.negative"(%k0)'),
+                                    mode="jvp", wrt=[0, 1]), "main_jvp", x, w, k, -x, tx, tw)
+    for g, r in zip(got, ref):
+        np.testing.assert_allclose(g, r, rtol=1e-12)
+    del want
+    check_jvp(plain, [x, w, k, k0], wrt=[1])
+    check_jacobian(plain, [x, w, k, k0])
+    check_jacobian(plain, [x, w, k, k0], jacobian_mode="reverse")
+    check_jacobian(plain, [x, w, k, k0], wrt=[0], jacobian_mode="forward")
+    print("straight line ok")
+# CHECK-LABEL: TEST: straight_line
+# CHECK: straight line ok
+
+
+TUPLES_CALLS = """
+func.func private @pair(%a: tensor<3xf64>, %b: tensor<3xf64>) -> tuple<tensor<3xf64>, tensor<3xf64>> {
+  %p = "rlx.multiply"(%a, %b) : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
+  %q = "rlx.sin"(%a) : (tensor<3xf64>) -> tensor<3xf64>
+  %t = "rlx.tuple"(%p, %q) : (tensor<3xf64>, tensor<3xf64>) -> tuple<tensor<3xf64>, tensor<3xf64>>
+  return %t : tuple<tensor<3xf64>, tensor<3xf64>>
+}
+func.func private @sq(%a: tensor<3xf64>) -> tensor<3xf64> {
+  %s = "rlx.square"(%a) : (tensor<3xf64>) -> tensor<3xf64>
+  return %s : tensor<3xf64>
+}
+func.func private @sq_vjp(%a: tensor<3xf64>, %g: tensor<3xf64>) -> tensor<3xf64> {
+  %z = "rlx.zeros_like"(%a) : (tensor<3xf64>) -> tensor<3xf64>
+  return %z : tensor<3xf64>
+}
+func.func @main(%a: tensor<3xf64>, %b: tensor<3xf64>) -> (tuple<tensor<3xf64>, tensor<3xf64>>, tensor<3xf64>) {
+  %t = func.call @pair(%a, %b) : (tensor<3xf64>, tensor<3xf64>) -> tuple<tensor<3xf64>, tensor<3xf64>>
+  %q = "rlx.tuple_get_item"(%t) {index = 1 : i64} : (tuple<tensor<3xf64>, tensor<3xf64>>) -> tensor<3xf64>
+  %s = func.call @sq(%q) {grad.vjp = @sq_vjp} : (tensor<3xf64>) -> tensor<3xf64>
+  return %t, %s : tuple<tensor<3xf64>, tensor<3xf64>>, tensor<3xf64>
+}
+"""
+
+
+@run
+def tuples_and_calls():
+    # The tuple result gets a tuple tangent; the call with a (deliberately
+    # wrong) grad.vjp is differentiated through: a VJP says nothing of JVPs.
+    a, b = rng.normal(size=3), rng.normal(size=3)
+    module = gradient_module(TUPLES_CALLS, mode="jvp")
+    ta, tb = rng.normal(size=3), rng.normal(size=3)
+    outs = interpret(module, "main_jvp", a, b, ta, tb)
+    (dp, dq), ds = outs[2], outs[3]
+    np.testing.assert_allclose(dp, ta * b + a * tb, rtol=1e-12)
+    np.testing.assert_allclose(dq, np.cos(a) * ta, rtol=1e-12)
+    np.testing.assert_allclose(ds, 2 * np.sin(a) * np.cos(a) * ta, rtol=1e-12)
+    assert "func.call" not in str(module).split("@main_jvp")[1]
+    print("tuples and calls ok")
+# CHECK-LABEL: TEST: tuples_and_calls
+# CHECK: tuples and calls ok
+
+
+@run
+def control_flow():
+    for name, text in ALL.items():
+        args = args_for(text, rng)
+        check_jvp(text, args)
+        print(name, "jvp ok")
+# CHECK-LABEL: TEST: control_flow
+# CHECK: rnn jvp ok
+# CHECK: two_carried jvp ok
+# CHECK: if_in_loop jvp ok
+# CHECK: if_top jvp ok
+# CHECK: while jvp ok
+# CHECK: nested_call jvp ok
+
+
+@run
+def control_flow_jacobians():
+    for name in ("rnn", "if_top", "while"):
+        text = ALL[name]
+        args = args_for(text, rng)
+        check_jacobian(text, args, jacobian_mode="forward")
+        if name != "while":     # (reverse rows refuse scf.while: -invalid test)
+            check_jacobian(text, args, jacobian_mode="reverse")
+        check_jacobian(text, args)
+        print(name, "jacobian ok")
+# CHECK-LABEL: TEST: control_flow_jacobians
+# CHECK: rnn jacobian ok
+# CHECK: if_top jacobian ok
+# CHECK: while jacobian ok
+
+
+def _hessian_fd(text, args, wrt):
+    """d2 target / d arg_i d arg_j by central differences of the adjoint."""
+    module = gradient_module(text, wrt=list(wrt))
+    n = len(interpret(module, "main", *args))
+    out = {}
+    for k, i in enumerate(wrt):
+        for j in wrt:
+            out[(i, j)] = jacobian_difference(module, "main_adjoint", args, j, n + k)
+    return out
+
+
+@run
+def hvp_and_hessian():
+    for name in ("rnn", "two_carried", "if_top", "while"):
+        text = ALL[name]
+        args = args_for(text, rng)
+        wrt = [i for i, a in enumerate(args) if np.issubdtype(np.asarray(a).dtype, np.floating)]
+        fd = _hessian_fd(text, args, wrt)
+        module = gradient_module(text, mode="hvp")
+        vs = [rng.normal(size=np.shape(args[i])) for i in wrt]
+        outs = interpret(module, "main_hvp", *args, *vs)
+        n = len(interpret(module, "main", *args))
+        for k, i in enumerate(wrt):
+            want = sum(np.tensordot(fd[(i, j)], v, axes=v.ndim) for j, v in zip(wrt, vs))
+            np.testing.assert_allclose(outs[n + k], want, rtol=1e-5, atol=1e-7)
+        if name == "while":     # hvp: reverse over forward; hessian refuses
+            print(name, "hvp ok")
+            continue
+        module = gradient_module(text, mode="hessian")
+        outs = interpret(module, "main_hessian", *args)
+        k = n
+        for i in wrt:
+            for j in wrt:
+                np.testing.assert_allclose(outs[k], fd[(i, j)], rtol=1e-5, atol=1e-7)
+                k += 1
+        print(name, "hvp and hessian ok")
+# CHECK-LABEL: TEST: hvp_and_hessian
+# CHECK: rnn hvp and hessian ok
+# CHECK: two_carried hvp and hessian ok
+# CHECK: if_top hvp and hessian ok
+# CHECK: while hvp ok
+
+
+NEST = """
+func.func @main(%x: tensor<3xf64>) -> tensor<f64> {
+  %e = "rlx.exp"(%x) : (tensor<3xf64>) -> tensor<3xf64>
+  %p = "rlx.multiply"(%e, %x) : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
+  %s = "rlx.sum"(%p) : (tensor<3xf64>) -> tensor<f64>
+  return %s : tensor<f64>
+}
+"""
+
+
+@run
+def nesting():
+    # The JVP function is input to reverse mode (reverse over forward), and
+    # the adjoint to forward mode: both give the Hessian's action.
+    x, v = rng.normal(size=3), rng.normal(size=3)
+    h = np.diag(np.exp(x) * (x + 2))          # d2/dx2 sum(x e^x)
+    module = gradient_module(NEST, mode="jvp")
+    from gradir import run_pipeline
+    run_pipeline(module, "builtin.module(rlx-gradient{func=main_jvp target-index=1 wrt=0})")
+    outs = interpret(module, "main_jvp_adjoint", x, v)
+    np.testing.assert_allclose(outs[-1], h @ v, rtol=1e-12)
+    module = gradient_module(NEST)
+    run_pipeline(module, "builtin.module(rlx-gradient{func=main_adjoint mode=jvp wrt=0})")
+    outs = interpret(module, "main_adjoint_jvp", x, v)
+    np.testing.assert_allclose(outs[-1], h @ v, rtol=1e-12)
+    # a Jacobian of a JVP function, a gradient of a Hessian's trace
+    check_jacobian(str(gradient_module(NEST, mode="jvp")), [x, v], func="main_jvp")
+    print("nesting ok")
+# CHECK-LABEL: TEST: nesting
+# CHECK: nesting ok
