@@ -96,9 +96,18 @@ def prepared_clone(module: ir.Operation, fn: ir.Operation, name: str) -> ir.Oper
     from . import scf as _scf  # noqa: F401  (registers the scf checks)
     clone = clone_function(fn, name)
     clone.attributes["sym_visibility"] = ir.StringAttr.get("private")
+    from ..ir import find_function
     from .regions import walk_nested
     for op in walk_nested(clone):
-        if op.name == "func.call" and "grad.vjp" in op.attributes:
+        if op.name != "func.call":
+            continue
+        callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+        target = find_function(module, callee)
+        if target is None or not len(target.regions[0].blocks):
+            raise GradientError(op, f"forward mode cannot differentiate through '@{callee}': "
+                                    "it has no body (a grad.vjp function serves reverse mode "
+                                    "only)")
+        if "grad.vjp" in op.attributes:
             del op.attributes["grad.vjp"]
     check_supported(clone)
     inline_calls(module, clone)
