@@ -1,5 +1,6 @@
 # RUN: %PYTHON %s | FileCheck %s
-# VJP rules of the reductions, checked against finite differences.
+# VJP and JVP rules of the reductions, checked against finite differences
+# (JVP rules: mode=jvp and, batched, mode=jacobian).
 
 import os
 import sys
@@ -7,7 +8,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "Inputs"))
-from grad_helpers import arr, check_op, main_text, rand, run  # noqa: E402
+from grad_helpers import arr, check_op, check_op_jvp, main_text, rand, run  # noqa: E402
 
 SHAPE = (2, 3, 4)
 # (axis or None, keepdims)
@@ -20,7 +21,7 @@ def reduced_shape(shape, axis, keep):
     return tuple(1 if i in axes else d for i, d in enumerate(shape) if keep or i not in axes)
 
 
-def check_reduce(name, x):
+def check_reduce(name, x, check=check_op):
     for axis, keep in VARIANTS:
         attrs = []
         if axis is not None:
@@ -28,7 +29,7 @@ def check_reduce(name, x):
         if keep:
             attrs.append("keepdims = true")
         text = f'"rlx.{name}"(%a0)' + (" {" + ", ".join(attrs) + "}" if attrs else "")
-        check_op(text, [x], reduced_shape(x.shape, axis, keep))
+        check(text, [x], reduced_shape(x.shape, axis, keep))
     print(f"{name} ok")
 
 
@@ -89,3 +90,78 @@ def test_cumsum():
     print("cumsum ok")
 # CHECK-LABEL: TEST: test_cumsum
 # CHECK: cumsum ok
+
+
+# ----------------------------------------------------------------------------
+# JVP rules (tangents batched past the leading dims in mode=jacobian)
+
+@run
+def test_reductions_jvp():
+    check_reduce("sum", rand(SHAPE), check_op_jvp)
+    check_reduce("mean", rand(SHAPE), check_op_jvp)
+    distinct = (np.random.default_rng(7).permutation(24).reshape(SHAPE) * 0.1 - 1.0)
+    check_reduce("max", distinct, check_op_jvp)
+    check_reduce("min", distinct, check_op_jvp)
+    check_reduce("prod", rand(SHAPE, 0.5, 1.5), check_op_jvp)
+    zeros = rand(SHAPE, 0.5, 1.5)
+    zeros.reshape(-1)[[0, 5, 7, 13, 14]] = 0.0
+    check_reduce("prod", zeros, check_op_jvp)
+    check_reduce("variance", rand(SHAPE), check_op_jvp)
+    check_op_jvp('"rlx.sum"(%a0)', [rand(())], ())
+    check_op_jvp('"rlx.max"(%a0) {axis = array<i64: 0>}', [np.array([0.3, -0.2])], ())
+    # a mean of nothing (NaN) has a zero tangent, as its VJP gives zero
+    from gradir import interpret
+    from gradir.testing import gradient_module
+    from grad_helpers import op_text
+    import warnings
+    for name in ("mean", "variance"):
+        text = op_text(f'"rlx.{name}"(%a0) {{axis = array<i64: 1>}}', [np.zeros((2, 0))], (2,))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)     # numpy: mean of nothing
+            got = interpret(gradient_module(text, mode="jvp"), "main_jvp", np.zeros((2, 0)),
+                            np.zeros((2, 0)))[1]
+        np.testing.assert_array_equal(got, np.zeros(2))
+    print("reduce 0-d and empty jvp ok")
+# CHECK-LABEL: TEST: test_reductions_jvp
+# CHECK: sum ok
+# CHECK: mean ok
+# CHECK: max ok
+# CHECK: min ok
+# CHECK: prod ok
+# CHECK: prod ok
+# CHECK: variance ok
+# CHECK: reduce 0-d and empty jvp ok
+
+
+@run
+def test_max_min_ties_jvp():
+    # At ties the JVP is the transpose of the VJP (the tangent averaged over
+    # the tied positions): <jvp(v), u> = <v, vjp(u)>.
+    from gradir.testing import gradient_module
+    from gradir import interpret
+    from grad_helpers import op_text
+    x = np.array([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 2.0, 2.0]])
+    v = np.array([[0.0, 1.0, 3.0, 5.0], [1.0, 2.0, 3.0, 4.0]])
+    for name, want in (("max", [2.0, 2.5]), ("min", [5.0, 2.5])):
+        text = op_text(f'"rlx.{name}"(%a0) {{axis = array<i64: 1>}}', [x], (2,))
+        got = interpret(gradient_module(text, mode="jvp"), "main_jvp", x, v)[1]
+        np.testing.assert_allclose(got, want)
+        jac = interpret(gradient_module(text, mode="jacobian"), "main_jacobian", x)[1]
+        np.testing.assert_allclose(np.tensordot(jac, v, axes=2), want)
+        print(f"{name} ties jvp ok")
+# CHECK-LABEL: TEST: test_max_min_ties_jvp
+# CHECK: max ties jvp ok
+# CHECK: min ties jvp ok
+
+
+@run
+def test_cumsum_jvp():
+    x = rand(SHAPE)
+    for axis in (0, 1, 2, -1, -3):
+        check_op_jvp(f'"rlx.cumsum"(%a0) {{axis = {arr([axis])}}}', [x], SHAPE)
+    check_op_jvp('"rlx.cumsum"(%a0) {axis = array<i64: 1>, exclusive = true}', [x], SHAPE)
+    check_op_jvp('"rlx.cumsum"(%a0)', [x], (24,))                  # absent axis: flattened
+    check_op_jvp('"rlx.cumsum"(%a0) {axis = array<i64: 0>}', [rand((5,))], (5,))
+    print("cumsum jvp ok")
+# CHECK-LABEL: TEST: test_cumsum_jvp
+# CHECK: cumsum jvp ok

@@ -9,12 +9,25 @@
 - ``variance``: the population variance (Relax): ``g * 2 (x - mean) / N``.
 - ``cumsum``: a reverse cumulative sum (flip, cumsum, flip back); an absent
   axis means the flattened input, so the adjoint is reshaped back.
+
+JVP rules (tangents carry the leading ``batch`` dims, so every reduction of
+a tangent names its axes explicitly, shifted past them: an absent ``axis``
+reduces every primal axis, never the batch dims):
+- ``sum``/``mean``/``cumsum``: the op itself on the tangent (linear); a mean
+  or variance of nothing has a zero tangent.
+- ``max``/``min``: the mean of the tangent over the positions equal to the
+  extremum (the VJP's even split among ties, so ``<jvp(v), u> = <v, vjp(u)>``
+  holds at ties too; one-sided derivatives differ there).
+- ``prod``: ``sum(t * local)`` with the VJP's product of the other elements
+  (exact with zeros).
+- ``variance``: ``2 / N * sum((x - mean) * t)``.
 """
 import math
 
 from ...dialects import rlx
-from . import vjp
-from ._helpers import attrs, const_scalar, elt_of, reduction_axes, shape_of
+from . import jvp, vjp
+from ._helpers import (attrs, batch_axes, const_scalar, elt_of, reduction_axes, shape_of,
+                       zero_tangent)
 from .shape import flip
 
 
@@ -73,13 +86,13 @@ def _extremum(op, grads):
 vjp("rlx.max", "rlx.min")(_extremum)
 
 
-@vjp("rlx.prod")
-def prod(op, grads):
-    # d prod / d x_i is the product of the other elements: prod / x_i when no
-    # element of the group is 0; with one zero, that product at the zero and
-    # 0 elsewhere; with two or more, 0 everywhere (g * prod / x gave NaN at
-    # a zero: a hostile-input review against torch.autograd)
-    (g,) = grads
+def _prod_local(op):
+    """d prod / d x: for each element, the product of the other elements of
+    its group (x's shape)."""
+    # prod / x_i when no element of the group is 0; with one zero, that
+    # product at the zero and 0 elsewhere; with two or more, 0 everywhere
+    # (g * prod / x gave NaN at a zero: a hostile-input review against
+    # torch.autograd)
     x = op.operands[0]
     et = elt_of(x)
     axes = reduction_axes(attrs(op).get("axis"), len(shape_of(x)))
@@ -89,10 +102,15 @@ def prod(op, grads):
     others = rlx.broadcast_to(rlx.prod(safe, axis=axes, keepdims=True), shape_of(x))
     zeros = rlx.broadcast_to(rlx.sum(rlx.astype(is_zero, et), axis=axes, keepdims=True),
                              shape_of(x))
-    local = rlx.where(is_zero,
-                      rlx.where(rlx.equal(zeros, one_c), others, zero_c),
-                      rlx.where(rlx.equal(zeros, zero_c), rlx.divide(others, safe), zero_c))
-    return [rlx.multiply(_expand_back(g, x, op), local)]
+    return rlx.where(is_zero,
+                     rlx.where(rlx.equal(zeros, one_c), others, zero_c),
+                     rlx.where(rlx.equal(zeros, zero_c), rlx.divide(others, safe), zero_c))
+
+
+@vjp("rlx.prod")
+def prod(op, grads):
+    (g,) = grads
+    return [rlx.multiply(_expand_back(g, op.operands[0], op), _prod_local(op))]
 
 
 @vjp("rlx.variance")
@@ -120,3 +138,85 @@ def cumsum(op, grads):
     if shape_of(out) != shape_of(x):
         out = rlx.reshape(out, shape_of(x))
     return [out]
+
+
+# --- forward mode --------------------------------------------------------------
+
+def _tangent_reduce(builder, t, op, batch):
+    """``builder`` (``rlx.sum``, ``rlx.mean``) over the op's axes of the
+    tangent ``t`` (shifted past the batch dims), keepdims as the op."""
+    x = op.operands[0]
+    rank = len(shape_of(x))
+    axes = batch_axes(reduction_axes(attrs(op).get("axis"), rank), rank, batch)
+    return builder(t, axis=axes, keepdims=bool(attrs(op).get("keepdims", False)))
+
+
+@jvp("rlx.sum")
+def sum_jvp(op, tangents, batch):
+    (t,) = tangents
+    return [None if t is None else _tangent_reduce(rlx.sum, t, op, batch)]
+
+
+@jvp("rlx.mean")
+def mean_jvp(op, tangents, batch):
+    (t,) = tangents
+    if t is None:
+        return [None]
+    if _count(op.operands[0], op) == 0:      # a mean of nothing
+        return [zero_tangent(op.results[0], batch)]
+    return [_tangent_reduce(rlx.mean, t, op, batch)]
+
+
+@jvp("rlx.max", "rlx.min")
+def extremum_jvp(op, tangents, batch):
+    # the tangent averaged over the positions equal to the extremum: the
+    # transpose of the VJP's even split among ties
+    (t,) = tangents
+    if t is None:
+        return [None]
+    x = op.operands[0]
+    axes = reduction_axes(attrs(op).get("axis"), len(shape_of(x)))
+    mask = rlx.astype(rlx.equal(x, _expand_back(op.results[0], x, op)), elt_of(x))
+    share = rlx.divide(mask, rlx.sum(mask, axis=axes, keepdims=True))
+    return [_tangent_reduce(rlx.sum, rlx.multiply(t, share), op, batch)]
+
+
+@jvp("rlx.prod")
+def prod_jvp(op, tangents, batch):
+    (t,) = tangents
+    if t is None:
+        return [None]
+    return [_tangent_reduce(rlx.sum, rlx.multiply(t, _prod_local(op)), op, batch)]
+
+
+@jvp("rlx.variance")
+def variance_jvp(op, tangents, batch):
+    (t,) = tangents
+    if t is None:
+        return [None]
+    x = op.operands[0]
+    if _count(x, op) == 0:       # a variance of nothing
+        return [zero_tangent(op.results[0], batch)]
+    axes = reduction_axes(attrs(op).get("axis"), len(shape_of(x)))
+    centered = rlx.subtract(x, rlx.mean(x, axis=axes, keepdims=True))
+    scale = const_scalar(2.0, elt_of(x))
+    return [_tangent_reduce(rlx.mean, rlx.multiply(t, rlx.multiply(centered, scale)), op,
+                            batch)]
+
+
+@jvp("rlx.cumsum")
+def cumsum_jvp(op, tangents, batch):
+    (t,) = tangents
+    if t is None:
+        return [None]
+    x = op.operands[0]
+    a = attrs(op)
+    nb = len(batch)
+    axis = a.get("axis")
+    if axis is None:             # the flattened input
+        t = rlx.reshape(t, list(batch) + [math.prod(shape_of(x))])
+        ax = nb
+    else:
+        ax = batch_axes(axis, len(shape_of(x)), batch)[0]
+    extra = {"exclusive": True} if a.get("exclusive") else {}
+    return [rlx.build_op("rlx.cumsum", [t], {"axis": [ax], **extra}).result]
