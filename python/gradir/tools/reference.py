@@ -13,6 +13,8 @@ Blocks:
                   (``gradir.frontends.torch.supported_ops()``)
   ``vjp-rules``   the ops with a VJP rule, by rule module, and the ops that get no
                   gradient or none yet (``gradir.autodiff.rules``)
+  ``jvp-rules``   the ops with a JVP rule (forward mode), by rule module, and which
+                  take no batched tangents
 
     python -m gradir.tools.reference --write README.md docs/*.md   # regenerate
     python -m gradir.tools.reference --check README.md docs/*.md   # exit 1 if stale
@@ -95,7 +97,36 @@ def vjp_rules_block() -> str:
     return "\n".join(lines) + "\n"
 
 
-BLOCKS = {"passes": passes_block, "torch-ops": torch_ops_block, "vjp-rules": vjp_rules_block}
+def jvp_rules_block() -> str:
+    from ..autodiff import rules
+
+    rules._load_all()
+    groups: dict[str, list[str]] = {}
+    unbatched = []
+    for op, (fn, batched) in rules.JVP_RULES.items():
+        groups.setdefault(fn.__module__.rsplit(".", 1)[-1], []).append(op)
+        if not batched:
+            unbatched.append(op)
+    lines = [f"{len(rules.JVP_RULES)} ops have a JVP rule (`python/gradir/autodiff/rules/`):",
+             ""]
+    for mod in sorted(groups):
+        names = ", ".join(f"`{op}`" for op in sorted(groups[mod]))
+        lines.append(f"- `rules/{mod}.py`: {names}")
+    lines.append("")
+    if unbatched:
+        lines.append("Called once per basis vector in a batched sweep (no batched form): "
+                     + ", ".join(f"`{op}`" for op in sorted(unbatched)) + ".")
+    else:
+        lines.append("Every rule takes batched tangents (a Jacobian's whole basis at once).")
+    missing = sorted(set(rules.VJP_RULES) - set(rules.JVP_RULES))
+    if missing:
+        lines += ["", "A VJP rule but no JVP rule yet: "
+                  + ", ".join(f"`{op}`" for op in missing) + "."]
+    return "\n".join(lines) + "\n"
+
+
+BLOCKS = {"passes": passes_block, "torch-ops": torch_ops_block, "vjp-rules": vjp_rules_block,
+          "jvp-rules": jvp_rules_block}
 
 
 def generate(name: str) -> str:

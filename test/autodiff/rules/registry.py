@@ -35,3 +35,20 @@ bad = [op for op in NO_GRADIENT if f"rlx.{op}" not in NON_DIFFERENTIABLE or f"rl
 assert not bad, bad
 print("non-differentiable ok")
 # CHECK: non-differentiable ok
+
+# Forward mode: every op with a VJP rule has a JVP rule beside it, and so
+# does max_pool2d_backward (linear in its output gradient: forward over
+# reverse differentiates max-pool networks twice).
+from gradir.autodiff.rules import JVP_RULES, forward_differentiable_ops  # noqa: E402
+
+forward = set(forward_differentiable_ops())
+missing = sorted((registered | {"rlx.max_pool2d_backward"}) - forward)
+for op in missing:
+    print(f"missing JVP rule: {op}")
+assert not missing, missing
+print(f"JVP rules: {len(forward)}")
+bad = [op for op in NO_GRADIENT if f"rlx.{op}" in JVP_RULES]
+assert not bad, bad
+print("forward registry complete")
+# CHECK: JVP rules: [[M:[0-9]+]]
+# CHECK: forward registry complete
