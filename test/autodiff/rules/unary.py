@@ -1,5 +1,6 @@
 # RUN: %PYTHON %s | FileCheck %s
-# VJP rules of the unary ops, checked against finite differences.
+# VJP and JVP rules of the unary ops, checked against finite differences
+# (JVP rules: along random tangents and, batched, as the whole Jacobian).
 
 import os
 import sys
@@ -7,7 +8,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "Inputs"))
-from grad_helpers import check_op, rand, run  # noqa: E402
+from grad_helpers import check_op, check_op_jvp, op_text, rand, run  # noqa: E402
 
 
 def away_from_zero(shape):
@@ -70,3 +71,76 @@ def test_kink_conventions():
 # CHECK-LABEL: TEST: test_kink_conventions
 # CHECK: abs kink ok
 # CHECK: relu kink ok
+
+
+def check_op_jvp_forward(op_text_, args, result_shape, wrt=None, **kw):
+    """``check_op_jvp``, its Jacobian built from forward columns whatever the
+    sizes (``jacobian-mode=auto`` takes reverse rows when the result is the
+    smaller: the batched JVP rules would go unchecked)."""
+    from gradir.testing import check_jacobian
+    check_op_jvp(op_text_, args, result_shape, wrt=wrt, jacobian=False, **kw)
+    args = [np.asarray(a) for a in args]
+    if wrt is None:
+        wrt = [i for i, a in enumerate(args) if np.issubdtype(a.dtype, np.floating)]
+    check_jacobian(op_text(op_text_, args, result_shape), args, wrt=wrt,
+                   jacobian_mode="forward", **kw)
+
+
+def check_unary_jvp(name, x):
+    check_op_jvp_forward(f'"rlx.{name}"(%a0)', [x], x.shape)
+    print(f"{name} jvp ok")
+
+
+@run
+def test_unary_jvp():
+    for name in ("negative", "exp", "sin", "cos", "tanh", "sigmoid", "silu", "gelu", "erf",
+                 "square"):
+        check_unary_jvp(name, rand((2, 3), -2.0, 2.0))
+    for name in ("log", "sqrt", "rsqrt"):
+        check_unary_jvp(name, rand((2, 3), 0.3, 2.0))
+    for name in ("abs", "relu"):
+        check_unary_jvp(name, away_from_zero((3, 4)))
+    # 0-d, rank-3 and a batch of 1 (a 1-element operand: the Jacobian's
+    # batch dim has size 1 too)
+    check_op_jvp_forward('"rlx.tanh"(%a0)', [rand(())], ())
+    check_op_jvp_forward('"rlx.gelu"(%a0)', [rand((2, 1, 3), -3.0, 3.0)], (2, 1, 3))
+    check_op_jvp_forward('"rlx.sigmoid"(%a0)', [rand((1,))], (1,))
+    print("unary jvp shapes ok")
+# CHECK-LABEL: TEST: test_unary_jvp
+# CHECK: negative jvp ok
+# CHECK: exp jvp ok
+# CHECK: sin jvp ok
+# CHECK: cos jvp ok
+# CHECK: tanh jvp ok
+# CHECK: sigmoid jvp ok
+# CHECK: silu jvp ok
+# CHECK: gelu jvp ok
+# CHECK: erf jvp ok
+# CHECK: square jvp ok
+# CHECK: log jvp ok
+# CHECK: sqrt jvp ok
+# CHECK: rsqrt jvp ok
+# CHECK: abs jvp ok
+# CHECK: relu jvp ok
+# CHECK: unary jvp shapes ok
+
+
+@run
+def test_kink_conventions_jvp():
+    # The JVP rules choose the VJP's subgradients: abs -> 1 at 0, relu -> 0 at 0,
+    # in mode=jvp and in the Jacobian (its diagonal).
+    from gradir.testing import gradient_module
+    from gradir import interpret
+    x = np.array([0.0, -1.0, 2.0])
+    for name, want in (("abs", [1.0, -1.0, 1.0]), ("relu", [0.0, 0.0, 1.0])):
+        text = op_text(f'"rlx.{name}"(%a0)', [x], (3,))
+        tangent = interpret(gradient_module(text, mode="jvp", wrt=[0]), "main_jvp",
+                            x, np.ones(3))[1]
+        np.testing.assert_array_equal(tangent, want)
+        jac = interpret(gradient_module(text, mode="jacobian", jacobian_mode="forward", wrt=[0]),
+                        "main_jacobian", x)[1]
+        np.testing.assert_array_equal(jac, np.diag(want))
+        print(f"{name} jvp kink ok")
+# CHECK-LABEL: TEST: test_kink_conventions_jvp
+# CHECK: abs jvp kink ok
+# CHECK: relu jvp kink ok

@@ -1,14 +1,19 @@
-"""VJP rules of elementwise unary ops.
+"""VJP and JVP rules of elementwise unary ops.
 
 Conventions at non-differentiable points (a subgradient is chosen):
 ``abs``: d|x|/dx = 1 at 0 (Relax: ``where(x < 0, -g, g)``); ``relu``: 0 at 0
 (PyTorch/JAX).  Rules reuse the forward result where it saves work
 (exp, sqrt, rsqrt, tanh, sigmoid).
+
+JVP rules (``*_jvp``, after the VJP rules) multiply the tangent by the same
+derivative factor, with the same choices at the kinks; the factor has the
+operand's shape and broadcasts over the tangent's leading batch dims, so every
+rule takes a batch (``batched=True``).  A zero (None) tangent stays None.
 """
 import math
 
 from ...dialects import rlx
-from . import vjp
+from . import jvp, vjp
 from ._helpers import const_scalar, elt_of
 
 
@@ -131,3 +136,123 @@ def square(op, grads):
     (g,) = grads
     x = op.operands[0]
     return [rlx.multiply(g, rlx.multiply(_c(2.0, x), x))]
+
+
+# --- JVP rules: t is the operand's tangent (batch + x's shape); every
+# derivative factor below has x's shape and broadcasts over the batch dims.
+
+def _scaled(tangents, factor):
+    """``[t * factor()]``, or ``[None]`` for a zero tangent (``factor`` is only
+    built when needed)."""
+    (t,) = tangents
+    return [None] if t is None else [rlx.multiply(t, factor())]
+
+
+@jvp("rlx.negative")
+def negative_jvp(op, tangents, batch):
+    (t,) = tangents
+    return [None if t is None else rlx.negative(t)]
+
+
+@jvp("rlx.exp")
+def exp_jvp(op, tangents, batch):
+    return _scaled(tangents, lambda: op.results[0])
+
+
+@jvp("rlx.log")
+def log_jvp(op, tangents, batch):
+    (t,) = tangents
+    return [None if t is None else rlx.divide(t, op.operands[0])]
+
+
+@jvp("rlx.sqrt")
+def sqrt_jvp(op, tangents, batch):
+    (t,) = tangents
+    if t is None:
+        return [None]
+    y = op.results[0]
+    return [rlx.divide(rlx.multiply(t, _c(0.5, y)), y)]
+
+
+@jvp("rlx.rsqrt")
+def rsqrt_jvp(op, tangents, batch):
+    x, y = op.operands[0], op.results[0]
+    return _scaled(tangents, lambda: rlx.multiply(_c(-0.5, y), rlx.divide(y, x)))
+
+
+@jvp("rlx.sin")
+def sin_jvp(op, tangents, batch):
+    return _scaled(tangents, lambda: rlx.cos(op.operands[0]))
+
+
+@jvp("rlx.cos")
+def cos_jvp(op, tangents, batch):
+    (t,) = tangents
+    return [None if t is None else rlx.negative(rlx.multiply(t, rlx.sin(op.operands[0])))]
+
+
+@jvp("rlx.tanh")
+def tanh_jvp(op, tangents, batch):
+    y = op.results[0]
+    return _scaled(tangents, lambda: rlx.subtract(_c(1.0, y), rlx.square(y)))
+
+
+@jvp("rlx.sigmoid")
+def sigmoid_jvp(op, tangents, batch):
+    y = op.results[0]
+    return _scaled(tangents, lambda: rlx.multiply(y, rlx.subtract(_c(1.0, y), y)))
+
+
+@jvp("rlx.abs")
+def abs_jvp(op, tangents, batch):
+    # sign(x) t, with sign(0) = 1 (as the VJP)
+    (t,) = tangents
+    if t is None:
+        return [None]
+    x = op.operands[0]
+    return [rlx.where(rlx.less(x, _c(0.0, x)), rlx.negative(t), t)]
+
+
+@jvp("rlx.relu")
+def relu_jvp(op, tangents, batch):
+    # 0 at 0 (as the VJP)
+    (t,) = tangents
+    if t is None:
+        return [None]
+    x = op.operands[0]
+    return [rlx.where(rlx.greater(x, _c(0.0, x)), t, _c(0.0, t))]
+
+
+@jvp("rlx.silu")
+def silu_jvp(op, tangents, batch):
+    def factor():
+        x = op.operands[0]
+        s = rlx.sigmoid(x)
+        one = _c(1.0, x)
+        return rlx.multiply(s, rlx.add(one, rlx.multiply(x, rlx.subtract(one, s))))
+    return _scaled(tangents, factor)
+
+
+@jvp("rlx.gelu")
+def gelu_jvp(op, tangents, batch):
+    def factor():
+        x = op.operands[0]
+        cdf = rlx.multiply(_c(0.5, x),
+                           rlx.add(_c(1.0, x), rlx.erf(rlx.multiply(x, _c(1 / math.sqrt(2.0), x)))))
+        pdf = rlx.multiply(_c(1 / math.sqrt(2 * math.pi), x),
+                           rlx.exp(rlx.multiply(_c(-0.5, x), rlx.square(x))))
+        return rlx.add(cdf, rlx.multiply(x, pdf))
+    return _scaled(tangents, factor)
+
+
+@jvp("rlx.erf")
+def erf_jvp(op, tangents, batch):
+    x = op.operands[0]
+    return _scaled(tangents, lambda: rlx.multiply(_c(2 / math.sqrt(math.pi), x),
+                                                  rlx.exp(rlx.negative(rlx.square(x)))))
+
+
+@jvp("rlx.square")
+def square_jvp(op, tangents, batch):
+    x = op.operands[0]
+    return _scaled(tangents, lambda: rlx.multiply(_c(2.0, x), x))
