@@ -118,6 +118,9 @@ def test_split():
         check(outs[0], x[0:1], dt)
         check(outs[1], x[1:4], dt)
         check(outs[2], x[4:6], dt)
+        # one section: one result, the whole operand
+        (whole,) = run_op("rlx.split", [x], [((6, 4), dt)], "sections = 1 : i64")
+        check(whole, x, dt)
     print("split ok")
 # CHECK-LABEL: TEST: test_split
 # CHECK: split ok

@@ -83,7 +83,7 @@ def _split(ctx, x):
     parts = np.split(x, indices, axis=ax)
     if len(parts) != ctx.num_results:
         raise ctx.error(f"split gives {len(parts)} parts, the op has {ctx.num_results} results")
-    return parts
+    return parts if len(parts) != 1 else parts[0]     # one result: a value, not a list
 
 
 @register("rlx.strided_slice")
