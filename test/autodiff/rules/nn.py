@@ -1,5 +1,5 @@
 # RUN: %PYTHON %s | FileCheck %s
-# VJP rules of the nn ops, checked against central finite differences through
+# VJP (and, at the end, JVP) rules of the nn ops, checked against central finite differences through
 # the reference interpreter.  Each @main computes sum(op(...) * wt) with a
 # fixed random wt (the last argument), so every output element gets its own
 # weight; wrt is restricted to the op's differentiable operands.
@@ -10,10 +10,10 @@ import sys
 import numpy as np
 
 import gradir
-from gradir.testing import check_gradient
+from gradir.testing import check_gradient, check_jacobian
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "Inputs"))
-from grad_helpers import verify_adjoint  # noqa: E402
+from grad_helpers import check_op_jvp, op_text, verify_adjoint  # noqa: E402
 
 rng = np.random.default_rng(7)
 
@@ -432,3 +432,269 @@ def test_second_order():
 # CHECK: layer_norm second order ok
 # CHECK: rms_norm second order ok
 # CHECK: nll_loss second order ok
+
+
+# ----------------------------------------------------------------------------
+# JVP rules: mode=jvp against directional differences and, with the tangents
+# batched past the leading dims, mode=jacobian against the FD Jacobian
+
+def check_fwd(case, op, args, out_shape, wrt, attrs=""):
+    """mode=jvp, and mode=jacobian by forward columns (jacobian-mode=auto
+    would take reverse rows for small results, missing the batched rule)."""
+    names = ", ".join(f"%a{i}" for i in range(len(args)))
+    text = f'"{op}"({names})' + (f" {{{attrs}}}" if attrs else "")
+    check_op_jvp(text, list(args), out_shape, wrt=wrt, jacobian=False)
+    check_jacobian(op_text(text, list(args), out_shape), list(args), wrt=wrt,
+                   jacobian_mode="forward")
+    print(f"{case} jvp ok")
+
+
+@run
+def test_softmax_losses_jvp():
+    check_fwd("softmax default", "rlx.softmax", [randn(3, 4)], (3, 4), [0])
+    check_fwd("softmax axis=1", "rlx.softmax", [randn(2, 3, 4)], (2, 3, 4), [0],
+              f"axis = {arr([1])}")
+    check_fwd("softmax axis=-3", "rlx.softmax", [randn(2, 3, 4)], (2, 3, 4), [0],
+              f"axis = {arr([-3])}")
+    check_fwd("log_softmax default", "rlx.log_softmax", [randn(3, 4)], (3, 4), [0])
+    check_fwd("log_softmax axis=-2", "rlx.log_softmax", [randn(2, 3, 4)], (2, 3, 4), [0],
+              f"axis = {arr([-2])}")
+    check_fwd("cross_entropy 2-d", "rlx.cross_entropy_with_logits",
+              [randn(3, 4), rng.uniform(0, 1, (3, 4))], (), [0, 1])
+    check_fwd("cross_entropy 1-d", "rlx.cross_entropy_with_logits",
+              [randn(5), rng.uniform(0, 1, 5)], (), [0, 1])
+# CHECK-LABEL: TEST: test_softmax_losses_jvp
+# CHECK: softmax default jvp ok
+# CHECK: softmax axis=1 jvp ok
+# CHECK: softmax axis=-3 jvp ok
+# CHECK: log_softmax default jvp ok
+# CHECK: log_softmax axis=-2 jvp ok
+# CHECK: cross_entropy 2-d jvp ok
+# CHECK: cross_entropy 1-d jvp ok
+
+
+@run
+def test_nll_loss_jvp():
+    pred = randn(5, 3)
+    t = np.array([0, 2, 1, 2, 0], dtype=np.int64)
+    w = rng.uniform(0.5, 2.0, 3)
+    for red in ("mean", "sum", "none"):
+        out = (5,) if red == "none" else ()
+        check_fwd(f"nll_loss {red}", "rlx.nll_loss", [pred, t], out, [0], _red(red))
+        check_fwd(f"nll_loss {red} weights ignore=2", "rlx.nll_loss", [pred, t, w], out, [0, 2],
+                  _red(red, 2))
+    t_ign = np.array([0, -100, 1, 2, -100], dtype=np.int64)
+    check_fwd("nll_loss mean default ignore", "rlx.nll_loss", [pred, t_ign, w], (), [0, 2],
+              _red("mean"))
+    pred3 = randn(2, 3, 4)
+    t3 = np.array([[0, 1, 2, 1], [2, 2, 0, 1]], dtype=np.int32)
+    for red in ("mean", "sum", "none"):
+        out = (2, 4) if red == "none" else ()
+        check_fwd(f"nll_loss nd {red} weights ignore=1", "rlx.nll_loss", [pred3, t3, w], out,
+                  [0, 2], _red(red, 1))
+    for red in ("mean", "none"):
+        check_fwd(f"nll_loss 1-d {red}", "rlx.nll_loss",
+                  [randn(4), np.array(2, dtype=np.int64), rng.uniform(0.5, 2.0, 4)], (), [0, 2],
+                  _red(red))
+# CHECK-LABEL: TEST: test_nll_loss_jvp
+# CHECK: nll_loss mean jvp ok
+# CHECK: nll_loss mean weights ignore=2 jvp ok
+# CHECK: nll_loss sum jvp ok
+# CHECK: nll_loss sum weights ignore=2 jvp ok
+# CHECK: nll_loss none jvp ok
+# CHECK: nll_loss none weights ignore=2 jvp ok
+# CHECK: nll_loss mean default ignore jvp ok
+# CHECK: nll_loss nd mean weights ignore=1 jvp ok
+# CHECK: nll_loss nd sum weights ignore=1 jvp ok
+# CHECK: nll_loss nd none weights ignore=1 jvp ok
+# CHECK: nll_loss 1-d mean jvp ok
+# CHECK: nll_loss 1-d none jvp ok
+
+
+@run
+def test_nll_loss_all_ignored_jvp():
+    # Every target ignored: the mean is 0/0; the JVP, like the VJP, is the
+    # guarded one (sum(M) taken as 1, the loss as 0), so <jvp(v), u> = <v, vjp(u)>.
+    from gradir import interpret
+    from gradir.testing import gradient_module
+    pred, t, w = randn(3, 4), np.array([1, 1, 1], dtype=np.int64), rng.uniform(0.5, 2, 4)
+    vp, vw = randn(3, 4), randn(4)
+    text = op_text('"rlx.nll_loss"(%a0, %a1, %a2) {' + _red("mean", 1) + "}", [pred, t, w], ())
+    got = interpret(gradient_module(text, mode="jvp", wrt=[0, 2]), "main_jvp", pred, t, w, vp,
+                    vw)[1]
+    adj = interpret(gradient_module(main_text("rlx.nll_loss", [pred, t, w], (), _red("mean", 1)),
+                                    wrt=[0, 2]), "main_adjoint", pred, t, w, np.array(1.0))
+    np.testing.assert_allclose(got, np.sum(adj[1] * vp) + np.sum(adj[2] * vw), rtol=1e-12)
+    print("nll_loss all ignored jvp ok")
+# CHECK-LABEL: TEST: test_nll_loss_all_ignored_jvp
+# CHECK: nll_loss all ignored jvp ok
+
+
+@run
+def test_conv2d_jvp():
+    # (x, w, strides, padding, dilation, groups): the VJP tests' cases
+    for case, xs, ws, s, p, d, g in (
+            ("plain", (1, 2, 5, 5), (3, 2, 3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+            ("stride 2 asym pad", (2, 2, 5, 6), (2, 2, 3, 2), (2, 2), (1, 0, 2, 1), (1, 1), 1),
+            ("dilation 2", (1, 2, 6, 6), (2, 2, 2, 2), (1, 1), (1, 1, 0, 0), (2, 2), 1),
+            ("groups 2 mixed", (1, 4, 6, 5), (6, 2, 2, 2), (2, 1), (0, 2, 1, 0), (2, 2), 2),
+            ("depthwise", (2, 3, 4, 4), (3, 1, 2, 3), (1, 2), (1, 1, 1, 1), (1, 1), 3)):
+        out = (xs[0], ws[0], conv_out(xs[2], ws[2], s[0], p[0], p[2], d[0]),
+               conv_out(xs[3], ws[3], s[1], p[1], p[3], d[1]))
+        attrs = (f"strides = {arr(s)}, padding = {arr(p)}, dilation = {arr(d)}, "
+                 f"groups = {g} : i64")
+        check_fwd(f"conv2d {case}", "rlx.conv2d", [randn(*xs), randn(*ws)], out, [0, 1], attrs)
+# CHECK-LABEL: TEST: test_conv2d_jvp
+# CHECK: conv2d plain jvp ok
+# CHECK: conv2d stride 2 asym pad jvp ok
+# CHECK: conv2d dilation 2 jvp ok
+# CHECK: conv2d groups 2 mixed jvp ok
+# CHECK: conv2d depthwise jvp ok
+
+
+@run
+def test_conv2d_transpose_jvp():
+    for case, xs, ws, s, p, d, g, op_ in (
+            ("plain", (1, 2, 3, 3), (2, 3, 2, 2), (1, 1), (0, 0, 0, 0), (1, 1), 1, (0, 0)),
+            ("stride 2 pad outpad", (1, 2, 3, 3), (2, 2, 3, 3), (2, 2), (1, 1, 0, 1), (1, 1), 1,
+             (1, 0)),
+            ("groups 2", (2, 4, 3, 2), (4, 1, 2, 3), (2, 1), (0, 1, 1, 0), (1, 1), 2, (0, 0))):
+        oh = (xs[2] - 1) * s[0] - p[0] - p[2] + d[0] * (ws[2] - 1) + op_[0] + 1
+        ow = (xs[3] - 1) * s[1] - p[1] - p[3] + d[1] * (ws[3] - 1) + op_[1] + 1
+        attrs = (f"strides = {arr(s)}, padding = {arr(p)}, dilation = {arr(d)}, "
+                 f"groups = {g} : i64, output_padding = {arr(op_)}")
+        check_fwd(f"conv2d_transpose {case}", "rlx.conv2d_transpose", [randn(*xs), randn(*ws)],
+                  (xs[0], ws[1] * g, oh, ow), [0, 1], attrs)
+# CHECK-LABEL: TEST: test_conv2d_transpose_jvp
+# CHECK: conv2d_transpose plain jvp ok
+# CHECK: conv2d_transpose stride 2 pad outpad jvp ok
+# CHECK: conv2d_transpose groups 2 jvp ok
+
+
+def pool_shape(xs, pool, strides, padding, dilation=None, ceil=False):
+    d = dilation or (1, 1)
+    return (xs[0], xs[1],
+            pool_out(xs[2], pool[0], strides[0], padding[0], padding[2], d[0], ceil),
+            pool_out(xs[3], pool[1], strides[1], padding[1], padding[3], d[1], ceil))
+
+
+POOLS = [("2x2/2", (1, 2, 4, 4), (2, 2), (2, 2), (0, 0, 0, 0), None, False),
+         ("3x3/2 pad 1 overlap", (1, 2, 5, 5), (3, 3), (2, 2), (1, 1, 1, 1), None, False),
+         ("asym pad ceil", (2, 1, 5, 6), (3, 2), (2, 1), (0, 1, 1, 0), None, True),
+         ("dilation 2", (1, 2, 6, 5), (2, 2), (1, 1), (1, 0, 0, 1), (2, 2), False)]
+
+
+@run
+def test_pool2d_jvp():
+    for op in ("rlx.max_pool2d", "rlx.avg_pool2d"):
+        for case, xs, pool, strides, padding, dil, ceil in POOLS:
+            check_fwd(f"{op[4:]} {case}", op, [distinct(*xs)],
+                      pool_shape(xs, pool, strides, padding, dil, ceil), [0],
+                      pool_attrs(pool, strides, padding, dil, ceil))
+    check_fwd("avg_pool2d include pad", "rlx.avg_pool2d", [randn(1, 2, 5, 5)], (1, 2, 3, 3),
+              [0], pool_attrs((3, 3), (2, 2), (1, 1, 1, 1), include_pad=True))
+# CHECK-LABEL: TEST: test_pool2d_jvp
+# CHECK: max_pool2d 2x2/2 jvp ok
+# CHECK: max_pool2d 3x3/2 pad 1 overlap jvp ok
+# CHECK: max_pool2d asym pad ceil jvp ok
+# CHECK: max_pool2d dilation 2 jvp ok
+# CHECK: avg_pool2d 2x2/2 jvp ok
+# CHECK: avg_pool2d 3x3/2 pad 1 overlap jvp ok
+# CHECK: avg_pool2d asym pad ceil jvp ok
+# CHECK: avg_pool2d dilation 2 jvp ok
+# CHECK: avg_pool2d include pad jvp ok
+
+
+@run
+def test_max_pool2d_ties_jvp():
+    # Ties (integer data): the tangent of the first maximum in row-major
+    # window order, as max_pool2d_backward routes the adjoint, so the JVP is
+    # the transpose of the VJP: <jvp(v), u> = <v, vjp(u)>.
+    from gradir import interpret
+    from gradir.testing import gradient_module
+    x = np.round(rng.uniform(0, 2, (1, 2, 5, 5)))
+    attrs = pool_attrs((3, 3), (2, 2), (1, 1, 1, 1))
+    fwd = gradient_module(op_text('"rlx.max_pool2d"(%a0) {' + attrs + "}", [x], (1, 2, 3, 3)),
+                          mode="jvp")
+    rev = gradient_module(main_text("rlx.max_pool2d", [x], (1, 2, 3, 3), attrs), wrt=[0])
+    for _ in range(3):
+        v, u = randn(*x.shape), randn(1, 2, 3, 3)
+        jv = interpret(fwd, "main_jvp", x, v)[1]
+        vu = interpret(rev, "main_adjoint", x, u)[1]
+        np.testing.assert_allclose(np.sum(jv * u), np.sum(v * vu), rtol=1e-12)
+    print("max_pool2d ties jvp ok")
+# CHECK-LABEL: TEST: test_max_pool2d_ties_jvp
+# CHECK: max_pool2d ties jvp ok
+
+
+@run
+def test_pool2d_backward_jvp():
+    # Linear in output_grad, zero w.r.t. data (FD agrees away from ties).
+    for op in ("rlx.avg_pool2d_backward", "rlx.max_pool2d_backward"):
+        for case, xs, pool, strides, padding, dil, ceil in POOLS[1:]:
+            gs = pool_shape(xs, pool, strides, padding, dil, ceil)
+            check_fwd(f"{op[4:]} {case}", op, [randn(*gs), distinct(*xs)], xs, [0, 1],
+                      pool_attrs(pool, strides, padding, dil, ceil))
+# CHECK-LABEL: TEST: test_pool2d_backward_jvp
+# CHECK: avg_pool2d_backward 3x3/2 pad 1 overlap jvp ok
+# CHECK: avg_pool2d_backward asym pad ceil jvp ok
+# CHECK: avg_pool2d_backward dilation 2 jvp ok
+# CHECK: max_pool2d_backward 3x3/2 pad 1 overlap jvp ok
+# CHECK: max_pool2d_backward asym pad ceil jvp ok
+# CHECK: max_pool2d_backward dilation 2 jvp ok
+
+
+MAXPOOL_NET = """
+func.func @main(%x: tensor<1x2x5x5xf64>, %w: tensor<2x2x2x2xf64>) -> tensor<f64> {
+  %c = "rlx.conv2d"(%x, %w) : (tensor<1x2x5x5xf64>, tensor<2x2x2x2xf64>) -> tensor<1x2x4x4xf64>
+  %m = "rlx.max_pool2d"(%c) {pool_size = array<i64: 2, 2>, strides = array<i64: 2, 2>}
+      : (tensor<1x2x4x4xf64>) -> tensor<1x2x2x2xf64>
+  %q = "rlx.tanh"(%m) : (tensor<1x2x2x2xf64>) -> tensor<1x2x2x2xf64>
+  %s = "rlx.sum"(%q) : (tensor<1x2x2x2xf64>) -> tensor<f64>
+  return %s : tensor<f64>
+}
+"""
+
+
+@run
+def test_max_pool2d_hvp():
+    # Forward over reverse through max_pool2d_backward (the VJP of
+    # max_pool2d): H v against central differences of the gradient.
+    from gradir import interpret
+    from gradir.testing import directional_difference, gradient_module
+    args = [randn(1, 2, 5, 5), randn(2, 2, 2, 2)]
+    vs = [randn(1, 2, 5, 5), randn(2, 2, 2, 2)]
+    got = interpret(gradient_module(MAXPOOL_NET, mode="hvp"), "main_hvp", *args, *vs)[1:]
+    want = directional_difference(gradient_module(MAXPOOL_NET), "main_adjoint", args, [0, 1],
+                                  vs)[1:]
+    for g, w_ in zip(got, want):
+        np.testing.assert_allclose(g, w_, rtol=1e-5, atol=1e-7)
+    print("max_pool2d hvp ok")
+# CHECK-LABEL: TEST: test_max_pool2d_hvp
+# CHECK: max_pool2d hvp ok
+
+
+@run
+def test_norm_jvp():
+    x = randn(2, 3, 4)
+    check_fwd("layer_norm last axis", "rlx.layer_norm", [x, randn(4), randn(4)], (2, 3, 4),
+              [0, 1, 2], ln_attrs([-1], 1e-5))
+    check_fwd("layer_norm axes 1,2", "rlx.layer_norm", [x, randn(3, 4), randn(3, 4)], (2, 3, 4),
+              [0, 1, 2], ln_attrs([1, 2], 1e-3))
+    check_fwd("layer_norm axes 2,0 unsorted", "rlx.layer_norm", [x, randn(4, 2), randn(4, 2)],
+              (2, 3, 4), [0, 1, 2], ln_attrs([2, 0], 1e-5))
+    check_fwd("layer_norm gamma only", "rlx.layer_norm", [x, randn(4, 2), randn(4, 2)],
+              (2, 3, 4), [1], ln_attrs([2, 0], 1e-5))
+    check_fwd("rms_norm defaults", "rlx.rms_norm", [x, randn(4)], (2, 3, 4), [0, 1])
+    check_fwd("rms_norm axes 0,2 eps", "rlx.rms_norm", [x, randn(2, 4)], (2, 3, 4), [0, 1],
+              f"axes = {arr([0, 2])}, epsilon = 0.01 : f64")
+    check_fwd("rms_norm axes 1,0 unsorted", "rlx.rms_norm", [x, randn(3, 2)], (2, 3, 4), [0, 1],
+              f"axes = {arr([1, 0])}")
+# CHECK-LABEL: TEST: test_norm_jvp
+# CHECK: layer_norm last axis jvp ok
+# CHECK: layer_norm axes 1,2 jvp ok
+# CHECK: layer_norm axes 2,0 unsorted jvp ok
+# CHECK: layer_norm gamma only jvp ok
+# CHECK: rms_norm defaults jvp ok
+# CHECK: rms_norm axes 0,2 eps jvp ok
+# CHECK: rms_norm axes 1,0 unsorted jvp ok

@@ -8,7 +8,9 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "Inputs"))
-from grad_helpers import arr, check_op, check_op_jvp, main_text, rand, run  # noqa: E402
+from grad_helpers import arr, check_op, check_op_jvp, main_text, op_text, rand, run  # noqa: E402
+
+from gradir.testing import check_jacobian  # noqa: E402
 
 SHAPE = (2, 3, 4)
 # (axis or None, keepdims)
@@ -95,24 +97,29 @@ def test_cumsum():
 # ----------------------------------------------------------------------------
 # JVP rules (tangents batched past the leading dims in mode=jacobian)
 
+def check_fwd(text, args, result_shape):
+    """mode=jvp, and mode=jacobian by forward columns (jacobian-mode=auto
+    takes reverse rows for results smaller than the argument)."""
+    check_op_jvp(text, args, result_shape, jacobian=False)
+    check_jacobian(op_text(text, args, result_shape), args, jacobian_mode="forward")
+
 @run
 def test_reductions_jvp():
-    check_reduce("sum", rand(SHAPE), check_op_jvp)
-    check_reduce("mean", rand(SHAPE), check_op_jvp)
+    check_reduce("sum", rand(SHAPE), check_fwd)
+    check_reduce("mean", rand(SHAPE), check_fwd)
     distinct = (np.random.default_rng(7).permutation(24).reshape(SHAPE) * 0.1 - 1.0)
-    check_reduce("max", distinct, check_op_jvp)
-    check_reduce("min", distinct, check_op_jvp)
-    check_reduce("prod", rand(SHAPE, 0.5, 1.5), check_op_jvp)
+    check_reduce("max", distinct, check_fwd)
+    check_reduce("min", distinct, check_fwd)
+    check_reduce("prod", rand(SHAPE, 0.5, 1.5), check_fwd)
     zeros = rand(SHAPE, 0.5, 1.5)
     zeros.reshape(-1)[[0, 5, 7, 13, 14]] = 0.0
-    check_reduce("prod", zeros, check_op_jvp)
-    check_reduce("variance", rand(SHAPE), check_op_jvp)
-    check_op_jvp('"rlx.sum"(%a0)', [rand(())], ())
-    check_op_jvp('"rlx.max"(%a0) {axis = array<i64: 0>}', [np.array([0.3, -0.2])], ())
+    check_reduce("prod", zeros, check_fwd)
+    check_reduce("variance", rand(SHAPE), check_fwd)
+    check_fwd('"rlx.sum"(%a0)', [rand(())], ())
+    check_fwd('"rlx.max"(%a0) {axis = array<i64: 0>}', [np.array([0.3, -0.2])], ())
     # a mean of nothing (NaN) has a zero tangent, as its VJP gives zero
     from gradir import interpret
     from gradir.testing import gradient_module
-    from grad_helpers import op_text
     import warnings
     for name in ("mean", "variance"):
         text = op_text(f'"rlx.{name}"(%a0) {{axis = array<i64: 1>}}', [np.zeros((2, 0))], (2,))
@@ -139,14 +146,14 @@ def test_max_min_ties_jvp():
     # the tied positions): <jvp(v), u> = <v, vjp(u)>.
     from gradir.testing import gradient_module
     from gradir import interpret
-    from grad_helpers import op_text
     x = np.array([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 2.0, 2.0]])
     v = np.array([[0.0, 1.0, 3.0, 5.0], [1.0, 2.0, 3.0, 4.0]])
     for name, want in (("max", [2.0, 2.5]), ("min", [5.0, 2.5])):
         text = op_text(f'"rlx.{name}"(%a0) {{axis = array<i64: 1>}}', [x], (2,))
         got = interpret(gradient_module(text, mode="jvp"), "main_jvp", x, v)[1]
         np.testing.assert_allclose(got, want)
-        jac = interpret(gradient_module(text, mode="jacobian"), "main_jacobian", x)[1]
+        jac = interpret(gradient_module(text, mode="jacobian", jacobian_mode="forward"),
+                        "main_jacobian", x)[1]
         np.testing.assert_allclose(np.tensordot(jac, v, axes=2), want)
         print(f"{name} ties jvp ok")
 # CHECK-LABEL: TEST: test_max_min_ties_jvp
@@ -158,10 +165,10 @@ def test_max_min_ties_jvp():
 def test_cumsum_jvp():
     x = rand(SHAPE)
     for axis in (0, 1, 2, -1, -3):
-        check_op_jvp(f'"rlx.cumsum"(%a0) {{axis = {arr([axis])}}}', [x], SHAPE)
-    check_op_jvp('"rlx.cumsum"(%a0) {axis = array<i64: 1>, exclusive = true}', [x], SHAPE)
-    check_op_jvp('"rlx.cumsum"(%a0)', [x], (24,))                  # absent axis: flattened
-    check_op_jvp('"rlx.cumsum"(%a0) {axis = array<i64: 0>}', [rand((5,))], (5,))
+        check_fwd(f'"rlx.cumsum"(%a0) {{axis = {arr([axis])}}}', [x], SHAPE)
+    check_fwd('"rlx.cumsum"(%a0) {axis = array<i64: 1>, exclusive = true}', [x], SHAPE)
+    check_fwd('"rlx.cumsum"(%a0)', [x], (24,))                  # absent axis: flattened
+    check_fwd('"rlx.cumsum"(%a0) {axis = array<i64: 0>}', [rand((5,))], (5,))
     print("cumsum jvp ok")
 # CHECK-LABEL: TEST: test_cumsum_jvp
 # CHECK: cumsum jvp ok
