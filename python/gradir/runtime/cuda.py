@@ -172,7 +172,7 @@ def compile_cuda(module, options, *, format: str | None = None,  # noqa: A002
     (``gradir.conversion.gpu.nvvm``) and returns a ``CudaExecutable``.
 
     ``options`` is a ``jit.CompileOptions`` (target "cuda", opt_level, chip,
-    keep_resident).  ``format``: "bin" (cubin, needs ptxas), "isa" (PTX) or
+    keep_resident, precision, compute_dtype).  ``format``: "bin" (cubin, needs ptxas), "isa" (PTX) or
     "fatbin"; default: bin when ptxas is found."""
     from mlir import ir
     from ..conversion.gpu.nvvm import lower_to_nvvm
@@ -213,7 +213,8 @@ def compile_cuda(module, options, *, format: str | None = None,  # noqa: A002
         try:
             lower_to_nvvm(copy.operation, chip=options.chip, opt_level=options.opt_level,
                           format=fmt, keep_resident=options.keep_resident,
-                          sm_count=sm_count)
+                          sm_count=sm_count, precision=options.precision,
+                          compute_dtype=options.compute_dtype)
         except ir.MLIRError as err:
             raise CompileError(_compat.format_mlir_error(err)) from None
         text = print_module(copy)

@@ -309,7 +309,9 @@ def lower(module, options: CompileOptions, functions=None) -> tuple[ir.Module, d
                               threads=options.threads, kernels=options.kernels)
             else:
                 from ..conversion.gpu.nvvm import lower_to_nvvm
-                lower_to_nvvm(copy.operation, chip=options.chip, opt_level=options.opt_level)
+                lower_to_nvvm(copy.operation, chip=options.chip, opt_level=options.opt_level,
+                              precision=options.precision,
+                              compute_dtype=options.compute_dtype)
         except ir.MLIRError as err:
             raise CompileError(_compat.format_mlir_error(err)) from None
     return copy, sigs
@@ -361,7 +363,8 @@ def _kernels_enabled(kernels, threads: int) -> bool:
 
 def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_90",
             keep_resident=(), cpu: str = "host", cache=None, functions=None,
-            threads: int | None = None, kernels: bool | None = None) -> Executable:
+            threads: int | None = None, kernels: bool | None = None,
+            precision: str = "fp32", compute_dtype: str | None = None) -> Executable:
     """Compiles every public function (or those of ``functions``) of an rlx
     module for ``target``.
 
@@ -397,6 +400,13 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
     pools with 2x2 windows of stride 2, their backward and the average
     pools' backward call the library's vectorized pooling kernels
     (``rlx-pool-kernels``; bitwise the same results).  None: ``$GRADIR_KERNELS`` (0 or 1), else on.
+
+    ``precision`` (target "cuda"): "fp32" (exact fp32 matmuls and
+    convolutions), "tf32" or its alias "high" (TF32 tensor cores, f32
+    accumulation; sm_80+).  ``compute_dtype`` (target "cuda"): None, or
+    "bf16" to round f32 matmul and convolution operands to bf16 for bf16
+    tensor cores (f32 accumulation and results; sm_80+).  docs/gpu.md,
+    "Tensor cores and precision".  The CPU target takes only the defaults.
     """
     if not hasattr(module, "operation") and not isinstance(module, ir.Operation):
         raise TypeError(f"gradir.compile expects an MLIR module (gradir.parse(text)), "
@@ -416,14 +426,22 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
         threads = resolve_threads(threads) if target == "cpu" else 1
     except ValueError as err:
         raise CompileError(str(err)) from None
+    from ..conversion.gpu.nvvm import PRECISIONS, chip_problem, precision_problem
     if target == "cuda":
-        from ..conversion.gpu.nvvm import chip_problem
-        problem = chip_problem(chip)
+        problem = chip_problem(chip) or precision_problem(chip, precision, compute_dtype)
         if problem:
             raise CompileError(problem)
+        precision = PRECISIONS[precision]
+    elif precision_problem(None, precision, compute_dtype):
+        raise CompileError(precision_problem(None, precision, compute_dtype))
+    elif precision != "fp32" or compute_dtype is not None:
+        raise CompileError(f"precision={precision!r} and compute_dtype={compute_dtype!r}: "
+                           "target 'cpu' computes in the program's own types (precision "
+                           "'fp32', compute_dtype None); these options are for target 'cuda'")
     kernels = target == "cpu" and opt_level >= 1 and _kernels_enabled(kernels, threads)
-    options = CompileOptions(target, opt_level, chip, tuple(keep_resident), cpu, threads,
-                             kernels)
+    options = CompileOptions(target, opt_level, chip, tuple(keep_resident), cpu=cpu,
+                             threads=threads, kernels=kernels, precision=precision,
+                             compute_dtype=compute_dtype)
     cannot_run = _host_problem(cpu) if target == "cpu" else None
     if cache is not None and not isinstance(cache, (bool, str, os.PathLike)):
         raise TypeError(f"cache must be None, True, False or a directory, not {cache!r}")

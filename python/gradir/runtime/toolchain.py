@@ -29,6 +29,8 @@ class CompileOptions:
     opt_level: int = 3
     chip: str = "sm_90"          # cuda only
     keep_resident: tuple = ()    # cuda only: argument indices kept on the device
+    precision: str = "fp32"      # cuda only: f32 matmuls/convolutions "fp32" or "tf32"
+    compute_dtype: str | None = None  # cuda only: "bf16" autocasts matmul/conv operands
     cpu: str = "host"            # cpu only: "host" or a name of conversion.cpu.host.NAMED_TARGETS
     threads: int = 1             # cpu only: threads the code runs on (fixed at compile time)
     kernels: bool = False        # cpu only: 2-D matmuls call gradir's kernel library (kernels.py)

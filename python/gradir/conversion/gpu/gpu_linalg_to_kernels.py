@@ -7,16 +7,18 @@ building to ``conversion/gpu/kernels/`` (one module per strategy)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from mlir import ir
 
 from ...ir import symbol_name
-from ...passes.base import ModulePass, option
+from ...passes.base import ModulePass, PassOptionError, option
 from .common import host_functions, walk
 from .kernels import (COMBINERS, Generic, GenericError, KernelContext, KernelOptions, Namer,
                       build_elementwise, build_gemm, build_reduction, gemm_worthwhile,
                       match_gemm, match_reduction)
 from .kernels.common import outputs_of, reads_device_scalar
+from .kernels.mma import chip_has_tensor_cores
 
 __all__ = ["GpuLinalgToKernels", "Generic", "COMBINERS", "KERNEL_ATTRIBUTES"]
 
@@ -43,6 +45,10 @@ class GpuLinalgToKernels(ModulePass):
       stay coalesced), then a tree in workgroup memory.
     Any other reduction runs one thread per output with a serial loop
     (correct, slower); ``tiled=false`` forces that form everywhere.
+    On ``chip`` sm_80 and later, contractions with f32 accumulation whose
+    operands are bf16 or f16, or f32 under ``precision=tf32`` or
+    ``compute-dtype=bf16``, run on tensor cores (``mma.sync``, kernels/mma.py);
+    f32 contractions stay exact fp32 SIMT FMAs by default.
 
         linalg.generic {iterator_types = ["parallel"]} ins(%a) outs(%b) {...}
     becomes
@@ -63,6 +69,15 @@ class GpuLinalgToKernels(ModulePass):
                                "the GPU")
     gemm_min_blocks: int = option(2, "blocks per multiprocessor the GEMM kernels are "
                                      "compiled for (nvvm.minctasm; 0: no limit)")
+    chip: str = option("sm_90", "the GPU architecture: from sm_80, bf16/f16 contractions "
+                                "(and f32 ones under precision or compute-dtype) run on "
+                                "tensor cores (mma.sync)")
+    precision: Literal["fp32", "tf32"] = option(
+        "fp32", "f32 contractions: fp32 (exact SIMT FMAs) or tf32 (TF32 tensor cores, "
+                "operands rounded to 10 mantissa bits, f32 accumulation; sm_80+)")
+    compute_dtype: Literal["none", "bf16"] = option(
+        "none", "bf16: f32 contractions round their operands to bf16 and run on bf16 "
+                "tensor cores, accumulating in f32 (sm_80+)")
 
     def check_options(self):
         if not 32 <= self.block_size <= 1024 or self.block_size % 32:
@@ -72,11 +87,16 @@ class GpuLinalgToKernels(ModulePass):
             raise self.bad_option("sm-count", "be at least 1", self.sm_count)
         if self.gemm_min_blocks < 0:
             raise self.bad_option("gemm-min-blocks", "not be negative", self.gemm_min_blocks)
+        problem = tensor_core_problem(self.chip, self.precision, self.compute_dtype)
+        if problem:
+            raise PassOptionError(f"pass '{self.name}': {problem}")
 
     def apply(self, module: ir.Operation) -> None:
         options = KernelOptions(block_size=self.block_size, sm_count=self.sm_count,
                                 tiled=self.tiled, split=self.split,
-                                gemm_min_blocks=self.gemm_min_blocks)
+                                gemm_min_blocks=self.gemm_min_blocks,
+                                tensor_cores=chip_has_tensor_cores(self.chip),
+                                precision=self.precision, compute_dtype=self.compute_dtype)
         failed = False
         taken = {symbol_name(o) for o in module.regions[0].blocks[0].operations
                  if "sym_name" in o.attributes}
@@ -118,6 +138,24 @@ class GpuLinalgToKernels(ModulePass):
         except GenericError as err:
             self.error(op, str(err))
             return None
+
+
+def tensor_core_problem(chip: str, precision: str, compute_dtype: str) -> str | None:
+    """Why ``precision``/``compute_dtype`` cannot apply to ``chip`` (or an
+    invalid chip), or None."""
+    from .nvvm import chip_problem
+    problem = chip_problem(chip)
+    if problem:
+        return problem
+    if chip_has_tensor_cores(chip):
+        return None
+    if precision != "fp32":
+        return (f"precision '{precision}' runs f32 contractions on TF32 tensor cores, "
+                f"which need chip sm_80 or later, not {chip}")
+    if compute_dtype not in ("none", None):
+        return (f"compute_dtype '{compute_dtype}' runs contractions on bf16 tensor cores, "
+                f"which need chip sm_80 or later, not {chip}")
+    return None
 
 
 def _lower(ctx: KernelContext, gen: Generic) -> None:

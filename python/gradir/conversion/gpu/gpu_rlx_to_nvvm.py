@@ -45,7 +45,14 @@ class GpuRlxToNvvm(ModulePass):
     sm_count: int = option(132, "multiprocessors of the target (GEMM tile choice)")
     stage: Stage = option("kernels", "where to stop: rlx-to-linalg, bufferize, kernels or "
                                    "nvvm (host LLVM + GPU binary)")
-    chip: str = option("sm_90", "the GPU architecture (stage=nvvm)")
+    chip: str = option("sm_90", "the GPU architecture (stage=nvvm; from sm_80, tensor-core "
+                                "GEMMs in the kernels stage)")
+    precision: Literal["fp32", "tf32", "high"] = option(
+        "fp32", "f32 matmuls and convolutions: fp32 (exact) or tf32 (alias high: TF32 "
+                "tensor cores, f32 accumulation; sm_80+)")
+    compute_dtype: Literal["none", "bf16"] = option(
+        "none", "bf16: f32 matmul and convolution operands rounded to bf16, on bf16 tensor "
+                "cores with f32 accumulation (sm_80+)")
     format: Literal["isa", "bin", "fatbin"] = option("isa", "GPU binary format for stage=nvvm: isa (PTX), bin (cubin, "
                                 "needs ptxas) or fatbin")
 
@@ -54,8 +61,9 @@ class GpuRlxToNvvm(ModulePass):
             raise self.bad_option("opt-level", "be from 0 to 3", self.opt_level)
         if self.sm_count < 1:
             raise self.bad_option("sm-count", "be at least 1", self.sm_count)
-        from .nvvm import chip_problem
-        problem = chip_problem(self.chip)
+        from .nvvm import chip_problem, precision_problem
+        problem = chip_problem(self.chip) or precision_problem(
+            self.chip, self.precision, None if self.compute_dtype == "none" else "bf16")
         if problem:
             raise PassOptionError(f"option 'chip' of pass '{self.name}': {problem}")
 
@@ -64,13 +72,18 @@ class GpuRlxToNvvm(ModulePass):
         if self.stage != "nvvm":
             return None
         from .nvvm import nvvm_pipeline
+        from .nvvm import PRECISIONS
         return nvvm_pipeline(self.chip, self.opt_level, self.format, self.keep_resident,
-                             self.sm_count)
+                             self.sm_count, PRECISIONS[self.precision], self._compute_dtype())
+
+    def _compute_dtype(self):
+        return None if self.compute_dtype == "none" else self.compute_dtype
 
     def apply(self, module: ir.Operation) -> None:
         try:
             lower_to_nvvm(module, opt_level=self.opt_level, keep_resident=self.keep_resident,
-                          sm_count=self.sm_count, stop_after=self.stage)
+                          sm_count=self.sm_count, stop_after=self.stage, chip=self.chip,
+                          precision=self.precision, compute_dtype=self._compute_dtype())
         except ir.MLIRError as err:
             if not err.error_diagnostics:
                 self.error(module, f"{self.name}: {err}")

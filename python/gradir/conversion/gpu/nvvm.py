@@ -47,7 +47,8 @@ from pathlib import Path
 from mlir import ir
 
 __all__ = ["nvvm_pipeline", "lower_to_nvvm", "NVVM_PIPELINE", "FORMATS", "TO_KERNELS",
-           "KERNELS_TO_NVVM", "run_pipeline", "find_ptxas", "stage_pipelines"]
+           "KERNELS_TO_NVVM", "run_pipeline", "find_ptxas", "stage_pipelines", "PRECISIONS",
+           "precision_problem"]
 
 FORMATS = ("isa", "bin", "fatbin")
 # Convolutions as one generic over the whole batch (implicit GEMM kernels).
@@ -88,7 +89,8 @@ def _steps_to_memrefs(opt_level: int) -> list[str]:
 
 
 def _steps_to_kernels(opt_level: int, keep_resident=(), sm_count: int = 132,
-                      persistent: bool = True) -> list[str]:
+                      persistent: bool = True, chip: str = "sm_90",
+                      precision: str = "fp32", compute_dtype: str | None = None) -> list[str]:
     buffers = "gpu-device-buffers"
     if keep_resident:
         buffers += "{keep-resident=" + ",".join(str(i) for i in keep_resident) + "}"
@@ -98,6 +100,12 @@ def _steps_to_kernels(opt_level: int, keep_resident=(), sm_count: int = 132,
         opts.append("tiled=false")
     if sm_count != 132:
         opts.append(f"sm-count={sm_count}")
+    if chip != "sm_90":
+        opts.append(f"chip={chip}")
+    if precision != "fp32":
+        opts.append(f"precision={precision}")
+    if compute_dtype not in (None, "none"):
+        opts.append(f"compute-dtype={compute_dtype}")
     if opts:
         kernels += "{" + " ".join(opts) + "}"
     steps = [buffers, "linalg-generalize-named-ops"]
@@ -129,21 +137,26 @@ def _steps_to_nvvm(chip: str, opt_level: int, fmt: str) -> list[str]:
 
 
 def nvvm_pipeline(chip: str = "sm_90", opt_level: int = 3, format: str = "isa",  # noqa: A002
-                  keep_resident=(), sm_count: int = 132) -> str:
+                  keep_resident=(), sm_count: int = 132, precision: str = "fp32",
+                  compute_dtype: str | None = None) -> str:
     """The whole pipeline from rlx to LLVM + GPU binary, in gradir-opt syntax."""
     steps = ([RLX_TO_LINALG] + _steps_to_memrefs(opt_level)
-             + _steps_to_kernels(opt_level, keep_resident, sm_count)
+             + _steps_to_kernels(opt_level, keep_resident, sm_count, chip=chip,
+                                 precision=precision, compute_dtype=compute_dtype)
              + _steps_to_nvvm(chip, opt_level, format))
     return "builtin.module(" + ",".join(steps) + ")"
 
 
 def stage_pipelines(chip: str = "sm_90", opt_level: int = 3, format: str = "isa",  # noqa: A002
-                    keep_resident=(), sm_count: int = 132) -> list[tuple[str, str]]:
+                    keep_resident=(), sm_count: int = 132, precision: str = "fp32",
+                    compute_dtype: str | None = None) -> list[tuple[str, str]]:
     """``(stage name, pipeline)`` pairs that together make ``nvvm_pipeline``."""
     wrap = lambda steps: "builtin.module(" + ",".join(steps) + ")"  # noqa: E731
     return [("rlx-to-linalg", f"builtin.module({RLX_TO_LINALG})"),
             ("bufferize", wrap(_steps_to_memrefs(opt_level))),
-            ("kernels", wrap(_steps_to_kernels(opt_level, keep_resident, sm_count))),
+            ("kernels", wrap(_steps_to_kernels(opt_level, keep_resident, sm_count, chip=chip,
+                                               precision=precision,
+                                               compute_dtype=compute_dtype))),
             ("nvvm", wrap(_steps_to_nvvm(chip, opt_level, format)))]
 
 
@@ -169,10 +182,33 @@ def chip_problem(chip) -> str | None:
     return None
 
 
+PRECISIONS = {"fp32": "fp32", "tf32": "tf32", "high": "tf32"}
+COMPUTE_DTYPES = (None, "bf16")
+
+
+def precision_problem(chip: str | None, precision, compute_dtype) -> str | None:
+    """Why ``precision``/``compute_dtype`` (``gradir.compile``'s spelling:
+    "fp32", "tf32" or its alias "high"; None or "bf16") are invalid, or
+    invalid for ``chip`` (tensor cores from sm_80; None: any chip), or None."""
+    if precision not in PRECISIONS:
+        return (f"precision must be 'fp32', 'tf32' or 'high' (an alias of 'tf32'), "
+                f"not {precision!r}")
+    if compute_dtype not in COMPUTE_DTYPES:
+        return f"compute_dtype must be None or 'bf16', not {compute_dtype!r}"
+    if chip is None:
+        return None
+    from .gpu_linalg_to_kernels import tensor_core_problem
+    return tensor_core_problem(chip, PRECISIONS[precision], compute_dtype or "none")
+
+
 def lower_to_nvvm(module_op, *, chip: str = "sm_90", opt_level: int = 3,
                   format: str = "isa", keep_resident=(), sm_count: int = 132,  # noqa: A002
-                  stop_after: str | None = None) -> None:
+                  stop_after: str | None = None, precision: str = "fp32",
+                  compute_dtype: str | None = None) -> None:
     """Lowers ``module_op`` (rlx functions; mutated in place) for NVIDIA GPUs.
+
+    ``precision`` ("fp32", "tf32" or "high") and ``compute_dtype`` (None or
+    "bf16") pick the f32 contractions' arithmetic (gpu-linalg-to-kernels).
 
     ``stop_after`` names a stage of ``stage_pipelines`` ("rlx-to-linalg",
     "bufferize", "kernels") to stop early (tests, the GPU emulator).
@@ -180,13 +216,15 @@ def lower_to_nvvm(module_op, *, chip: str = "sm_90", opt_level: int = 3,
     note naming a command that reproduces the failure."""
     if format not in FORMATS:
         raise ValueError(f"unknown GPU binary format '{format}' (one of {', '.join(FORMATS)})")
-    problem = chip_problem(chip)
+    problem = chip_problem(chip) or precision_problem(chip, precision, compute_dtype)
     if problem:
         raise ValueError(problem)
+    precision = PRECISIONS[precision]
     op = module_op.operation if hasattr(module_op, "operation") else module_op
     done = []
     with op.context:
-        for stage, text in stage_pipelines(chip, opt_level, format, keep_resident, sm_count):
+        for stage, text in stage_pipelines(chip, opt_level, format, keep_resident, sm_count,
+                                           precision, compute_dtype):
             try:
                 run_pipeline(text, op)
             except ir.MLIRError as err:

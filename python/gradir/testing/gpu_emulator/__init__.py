@@ -28,7 +28,8 @@ together), e.g. ``exe = Emulated(module); exe["f"](x);
 exe.emulator.last_launches``.
 
 The package, by concern: ``values`` (types, allocations, buffers),
-``scalar_ops`` (arith/math per lane), ``memory`` (loads, stores, atomics and
+``scalar_ops`` (arith/math per lane), ``tensor_cores`` (warp-level
+``mma.sync`` and TF32 conversion), ``memory`` (loads, stores, atomics and
 the race detector), ``host`` (allocation, copies, views, LLVM glue),
 ``emulator`` (evaluation, control flow, launches) and ``frontend`` (``run``,
 ``Emulated``).

@@ -11,12 +11,13 @@ from ...ir import find_function
 from .host import HostOps
 from .memory import MemoryOps
 from .scalar_ops import ELEMENTWISE
+from .tensor_cores import TensorCoreOps
 from .values import Alloc, Buf, EmulationError, Kernel, as_op, dtype_of, fresh
 
 __all__ = ["Emulator"]
 
 
-class Emulator(HostOps, MemoryOps):
+class Emulator(HostOps, MemoryOps, TensorCoreOps):
     """Runs host functions and their kernels (see the package docstring)."""
 
     def __init__(self, module: ir.Operation):

@@ -56,9 +56,11 @@ class Emulated:
 
     The module is lowered like ``target="cuda"`` up to the ``kernels``
     stage (gpu.launch kernels on device buffers) and every call is
-    emulated.  ``opt_level``/``sm_count`` as for lower_to_nvvm."""
+    emulated.  ``opt_level``, ``sm_count``, ``chip``, ``precision`` and
+    ``compute_dtype`` as for lower_to_nvvm."""
 
-    def __init__(self, module, opt_level: int = 3, sm_count: int = 132, keep_resident=()):
+    def __init__(self, module, opt_level: int = 3, sm_count: int = 132, keep_resident=(),
+                 chip: str = "sm_90", precision: str = "fp32", compute_dtype=None):
         from ...ir import as_operation, make_context, print_module
         from ...runtime.abi import Function, Signature
         from ...runtime.signature import public_functions, signature_of
@@ -79,7 +81,8 @@ class Emulated:
                         name, tuple(sig.inputs[sig.input_tree[i]] for i in idx),
                         tuple(range(len(idx))), (), ())
             lower_to_nvvm(self.lowered.operation, opt_level=opt_level, sm_count=sm_count,
-                          keep_resident=tuple(keep_resident), stop_after="kernels")
+                          keep_resident=tuple(keep_resident), stop_after="kernels",
+                          chip=chip, precision=precision, compute_dtype=compute_dtype)
             self.emulator = Emulator(self.lowered.operation)
         self._functions = {name: Function(sig, self._caller(sig)) for name, sig in
                            self.signatures.items()}

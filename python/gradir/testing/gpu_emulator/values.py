@@ -9,8 +9,15 @@ from mlir import ir
 __all__ = ["EmulationError", "NP", "UNSIGNED", "dtype_of", "as_op", "Alloc", "Buf", "fresh",
            "Kernel", "unsigned"]
 
+try:                                      # bf16 buffers (optional: ml_dtypes)
+    from ml_dtypes import bfloat16 as _BF16
+except ImportError:                       # pragma: no cover
+    _BF16 = None
+
 NP = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i1": np.bool_,
        "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "index": np.int64}
+if _BF16 is not None:
+    NP["bf16"] = _BF16
 UNSIGNED = {np.dtype(np.int8): np.uint8, np.dtype(np.int16): np.uint16,
              np.dtype(np.int32): np.uint32, np.dtype(np.int64): np.uint64,
              np.dtype(np.bool_): np.bool_}
@@ -61,7 +68,7 @@ class Buf:
 
 
 def fresh(shape, dtype) -> np.ndarray:
-    if np.issubdtype(dtype, np.floating):
+    if np.issubdtype(dtype, np.floating) or (_BF16 is not None and np.dtype(dtype) == _BF16):
         return np.full(shape, np.nan, dtype)
     if dtype == np.bool_:
         return np.ones(shape, dtype)

@@ -110,6 +110,9 @@ class KernelOptions:
     tiled: bool = True
     split: bool = True
     gemm_min_blocks: int = 2
+    tensor_cores: bool = False    # mma.sync GEMMs (the target is sm_80 or later)
+    precision: str = "fp32"       # f32 GEMMs: "fp32" (SIMT FMAs) or "tf32" (tensor cores)
+    compute_dtype: str = "none"   # "bf16": f32 GEMM operands rounded to bf16 (autocast)
 
 
 class Namer:

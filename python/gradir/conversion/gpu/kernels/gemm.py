@@ -324,12 +324,18 @@ class _TileLoad:
     k_inner: bool
     mn_dims: list             # the M (or N) group
     cast: ir.Operation | None
+    convert: object = None    # value -> value stored (tensor-core operand formats)
 
 
 def build_gemm(ctx: KernelContext, gen: Generic, g: GemmMatch) -> None:
     """A tiled GEMM ``gpu.launch`` (after a zero-fill kernel when split),
     with the elementwise generic after it as its epilogue when it can be
-    (``match_epilogue``)."""
+    (``match_epilogue``).  On tensor cores (``mma.build_mma``) when the
+    options and the operand types ask for them (``mma.mma_kind``)."""
+    from .mma import build_mma, mma_kind
+    kind = mma_kind(ctx, gen, g)
+    if kind is not None:
+        return build_mma(ctx, gen, g, kind)
     t = GemmTiling.plan(ctx, gen, g)
     wg = t.workgroup_types(gen, g)
     c = gen.outputs[0]
@@ -372,21 +378,26 @@ def _block(t: GemmTiling, ids: list, acc_t: ir.Type):
 
 
 def _k_loop(gen: Generic, g: GemmMatch, t: GemmTiling, blk: _Block, bz: ir.Value,
-            zero: ir.Value, loads) -> list:
+            zero: ir.Value, loads, compute=None, n_acc: int | None = None) -> list:
     """The loop over the block's K tiles: stage A and B, then every thread
-    multiplies-accumulates its TMxTN outputs; returns the accumulators."""
+    multiplies-accumulates its TMxTN outputs (``compute(As, Bs, accs)``
+    instead when given, with ``n_acc`` accumulators); returns the
+    accumulators."""
     k_lo, k_hi = index(0), index(t.ktiles)
     if t.splits > 1:
         k_lo = arith.muli(arith.remui(bz, index(t.splits)), index(t.per))
         k_hi = arith.minui(arith.addi(k_lo, index(t.per)), index(t.ktiles))
-    loop = scf.ForOp(k_lo, k_hi, index(1), [zero] * (t.tm * t.tn))
+    loop = scf.ForOp(k_lo, k_hi, index(1), [zero] * (n_acc or t.tm * t.tn))
     with ir.InsertionPoint(loop.body):
         k0 = arith.muli(loop.induction_variable, index(t.bk))
         for load in loads:
             _load_tile(gen, g, t, blk, load, k0)
         gpu.BarrierOp()
-        accs = _multiply_accumulate(g, t, blk, loads[0].smem, loads[1].smem,
-                                    list(loop.inner_iter_args))
+        if compute is not None:
+            accs = compute(loads[0].smem, loads[1].smem, list(loop.inner_iter_args))
+        else:
+            accs = _multiply_accumulate(g, t, blk, loads[0].smem, loads[1].smem,
+                                        list(loop.inner_iter_args))
         gpu.BarrierOp()
         scf.YieldOp(accs)
     return list(loop.results)
@@ -443,6 +454,8 @@ def _load_tile(gen: Generic, g: GemmMatch, t: GemmTiling, blk: _Block, load: _Ti
         if conds:
             ok = conds[0] if len(conds) == 1 else arith.andi(conds[0], conds[1])
             v = arith.select(ok, v, const(v.type, 0))
+        if load.convert is not None:
+            v = load.convert(v)
         memref.StoreOp(v, load.smem, [kk, mn])
 
 

@@ -1,0 +1,300 @@
+"""Tensor-core GEMMs: the contractions of ``gemm.py`` on ``mma.sync`` (sm_80
+and later), with f32 accumulation.
+
+Which contractions (``mma_kind``): ``C[f32] += A * B`` with f32 adds and
+multiplies whose operands are
+
+* bf16 or f16 (a bf16/f16 program's matmul: ``gpu-fold-transposes`` folds
+  its ``extf`` casts into the contraction): ``mma.m16n8k16`` on bf16 (f16)
+  operands;
+* f32 with ``precision=tf32``: ``mma.m16n8k8`` on TF32 operands, each
+  rounded from f32 to nearest (ties away from zero, ``cvt.rna.tf32.f32``:
+  10 mantissa bits kept) as the tile is staged;
+* f32 (or bf16) with ``compute-dtype=bf16``: each operand rounded to bf16
+  (``arith.truncf``: to nearest even) as the tile is staged, then
+  ``m16n8k16`` on bf16.
+
+Everything else (f64, integers, exact f32 by default) stays on the SIMT
+kernel of ``gemm.py``.
+
+The kernel: 256 threads (8 warps, 2 x 4) compute a BMxBN tile of C
+(128x128, 64x64 or 32x32: the largest whose grid fills the GPU), staging
+BKxBM and BKxBN (BK = 32) tiles of A and B in workgroup memory with the
+SIMT kernel's cooperative loads (``gemm._load_tile``: any operand layout,
+batches, implicit GEMMs, converted to the MMA operand format on the way).
+Loads past the edges of A and B read zeros and stores past the edges of C
+are skipped, so any M, N and K work without padded copies.  Each warp
+owns a (BM/2)x(BN/4) tile of C as 16x8 MMA tiles, reading its A and B
+fragments from workgroup memory in the ``mma.sync`` register layouts
+(``row.col``: per lane, ``group = lane / 4``, ``pair = lane % 4``):
+
+* A (16 x k): word ``r`` holds row ``group + 8 * (r % 2)`` and K
+  ``pair + 4 * (r / 2)`` (tf32: one element), or K ``2 * pair + 8 * (r / 2)``
+  and the next (bf16/f16: two elements, the lower K in the low half);
+* B (k x 8): word ``r`` holds column ``group`` and K ``pair + 4 * r`` (tf32)
+  or ``2 * pair + 8 * r`` and the next (bf16/f16);
+* C (16 x 8): value ``r`` is row ``group + 8 * (r / 2)``, column
+  ``2 * pair + r % 2``.
+
+Split-K (atomic adds) and the epilogue of the next elementwise generic
+work as in the SIMT kernel (``gemm._store_one``)."""
+
+from __future__ import annotations
+
+import math
+
+from mlir import ir
+from mlir.dialects import arith, gpu, llvm, nvvm, scf
+
+from ..common import index
+from .common import Generic, KernelContext, const, if_, launch, ult, workgroup_type
+from .gemm import (THREADS, GemmMatch, GemmTiling, Epilogue, _block, _extent, _k_inner, _k_loop,
+                   _place, _retire, _store_one, _TileLoad, _RELEASES, match_epilogue)
+from .reduction import atomic_type
+
+__all__ = ["MMA_CONFIGS", "MMA_BK", "mma_kind", "build_mma", "chip_has_tensor_cores"]
+
+# Block tiles (BM, BN); the first whose grid fills the GPU wins.
+MMA_CONFIGS = ((128, 128), (64, 64), (32, 32))
+MMA_BK = 32
+WARPS_M, WARPS_N = 2, 4           # 8 warps of the 16x16 threads
+PAD = 8                           # workgroup row padding (fragment reads: no bank conflict)
+MMA_K = {"tf32": 8, "bf16": 16, "f16": 16}
+_ACC4 = "!llvm.struct<(f32, f32, f32, f32)>"
+
+
+def chip_has_tensor_cores(chip: str) -> bool:
+    """Whether ``chip`` (sm_<N>) has the mma.sync shapes used here (sm_80+)."""
+    digits = "".join(ch for ch in chip[3:] if ch.isdigit())
+    return bool(digits) and int(digits) >= 80
+
+
+def _operand_kind(gen: Generic, k: int, cast) -> str | None:
+    """The element type an operand's values have before the contraction's
+    f32 arithmetic: "f32", "bf16", "f16", or None for anything else."""
+    raw = str(gen.inputs[k].type.element_type)
+    if cast is None:
+        return "f32" if raw == "f32" else None
+    if cast.name == "arith.extf" and str(cast.results[0].type) == "f32" and raw in ("bf16",
+                                                                                     "f16"):
+        return raw
+    return None
+
+
+def mma_kind(ctx: KernelContext, gen: Generic, g: GemmMatch) -> str | None:
+    """"tf32", "bf16" or "f16": the tensor-core kernel for this contraction
+    under the options; None: the SIMT kernel."""
+    opts = ctx.options
+    if not opts.tensor_cores or g.mul != "arith.mulf" or g.add != "arith.addf":
+        return None
+    if str(gen.outputs[0].type.element_type) != "f32":
+        return None
+    kinds = {_operand_kind(gen, g.a, g.a_cast), _operand_kind(gen, g.b, g.b_cast)}
+    if None in kinds:
+        return None
+    if kinds in ({"bf16"}, {"f16"}):
+        return kinds.pop()
+    if opts.compute_dtype == "bf16" and kinds <= {"bf16", "f32"}:
+        return "bf16"
+    if opts.precision == "tf32":
+        return "tf32"
+    return None
+
+
+def _plan(ctx: KernelContext, gen: Generic, g: GemmMatch) -> GemmTiling:
+    M, N, K = _extent(gen, g.ms), _extent(gen, g.ns), _extent(gen, g.ks)
+    brange = [gen.ranges[d] for d in g.batch]
+    batch = math.prod(brange)
+    bm, bn = MMA_CONFIGS[-1]
+    for cfg in MMA_CONFIGS:
+        if -(-M // cfg[0]) * -(-N // cfg[1]) * batch >= ctx.options.sm_count:
+            bm, bn = cfg
+            break
+    bk = MMA_BK
+    ktiles = -(-K // bk)
+    blocks = -(-N // bn) * -(-M // bm) * batch
+    acc_t = gen.outputs[0].type.element_type
+    splits = ctx.split_count(blocks, ktiles, 4) if atomic_type(acc_t) else 1
+    per = -(-ktiles // splits)
+    splits = -(-ktiles // per)
+    return GemmTiling(M=M, N=N, K=K, brange=brange, bm=bm, bn=bn, bk=bk, tm=0, tn=0,
+                      a_kinner=_k_inner(gen, gen.maps[g.a], g.ks, g.ms),
+                      b_kinner=_k_inner(gen, gen.maps[g.b], g.ks, g.ns),
+                      ktiles=ktiles, splits=splits, per=per,
+                      grid=[-(-N // bn), -(-M // bm), batch * splits])
+
+
+def _staged(kind: str, operand_kind: str, cast):
+    """(workgroup element type, the cast applied by the tile load, the
+    conversion to the stored format) for one operand."""
+    if kind == "tf32":
+        i32 = ir.IntegerType.get_signless(32)
+
+        def to_tf32(v):
+            rna = ir.Attribute.parse("#nvvm.fp_rnd_mode<rna>")
+            return nvvm.ConvertFloatToTF32Op(i32, v, rnd=rna).result
+        return i32, cast, to_tf32
+    elt = ir.BF16Type.get() if kind == "bf16" else ir.F16Type.get()
+    if operand_kind == "f32":
+        return elt, None, lambda v: arith.truncf(elt, v)
+    return elt, None, None
+
+
+class _Warp:
+    """One warp's place: its tile origin in the block tile and its lane's
+    fragment coordinates."""
+
+    def __init__(self, tid: ir.Value, wm: int, wn: int):
+        warp = arith.divui(tid, index(32))
+        lane = arith.remui(tid, index(32))
+        self.group = arith.divui(lane, index(4))
+        self.pair = arith.remui(lane, index(4))
+        self.m0 = arith.muli(arith.divui(warp, index(WARPS_N)), index(wm))
+        self.n0 = arith.muli(arith.remui(warp, index(WARPS_N)), index(wn))
+
+
+def _add(v: ir.Value, k: int) -> ir.Value:
+    return arith.addi(v, index(k)) if k else v
+
+
+def _pack(lo: ir.Value, hi: ir.Value, kind: str) -> ir.Value:
+    """Two 16-bit values in one 32-bit register, ``lo`` in the low half
+    (vector<2xf16> for f16 operands)."""
+    i16, i32 = ir.IntegerType.get_signless(16), ir.IntegerType.get_signless(32)
+    lo32 = arith.extui(i32, arith.bitcast(i16, lo))
+    hi32 = arith.shli(arith.extui(i32, arith.bitcast(i16, hi)), const(i32, 16))
+    word = arith.ori(lo32, hi32)
+    if kind == "f16":
+        word = llvm.bitcast(ir.VectorType.get([2], ir.F16Type.get()), word)
+    return word
+
+
+def _fragment(smem, kind: str, k0: int, mn0: ir.Value, w: _Warp, rows: int) -> list:
+    """The registers of an A (``rows`` = 16) or B (8) fragment read from a
+    ``[k][mn]`` workgroup tile at K offset ``k0`` and M (or N) offset ``mn0``."""
+    from mlir.dialects import memref
+    words = 4 if rows == 16 else 2
+    out = []
+    for r in range(words):
+        mn = _add(arith.addi(mn0, w.group), 8 * (r % 2)) if rows == 16 else \
+            arith.addi(mn0, w.group)
+        kr = r // 2 if rows == 16 else r
+        if kind == "tf32":
+            k = _add(w.pair, k0 + 4 * kr)
+            out.append(memref.LoadOp(smem, [k, mn]).result)
+        else:
+            k = _add(arith.muli(w.pair, index(2)), k0 + 8 * kr)
+            lo = memref.LoadOp(smem, [k, mn]).result
+            hi = memref.LoadOp(smem, [_add(k, 1), mn]).result
+            out.append(_pack(lo, hi, kind))
+    return out
+
+
+def _mma(kind: str, a: list, b: list, c: list) -> list:
+    """One ``mma.sync.aligned.m16n8k{8,16}.row.col.f32.<kind>.<kind>.f32``."""
+    k = MMA_K[kind]
+    attrs = dict(multiplicandAPtxType=ir.Attribute.parse(f"#nvvm.mma_type<{kind}>"),
+                 multiplicandBPtxType=ir.Attribute.parse(f"#nvvm.mma_type<{kind}>"))
+    op = nvvm.MmaOp(ir.Type.parse(_ACC4),
+                    ir.Attribute.parse(f"#nvvm.shape<m = 16, n = 8, k = {k}>"),
+                    ir.Attribute.parse("#nvvm.mma_layout<row>"),
+                    ir.Attribute.parse("#nvvm.mma_layout<col>"), a, b, c, **attrs)
+    f32 = ir.F32Type.get()
+    return [llvm.extractvalue(f32, op.result, [i]) for i in range(4)]
+
+
+def build_mma(ctx: KernelContext, gen: Generic, g: GemmMatch, kind: str) -> None:
+    """The tensor-core GEMM ``gpu.launch`` of ``gen`` (see the module
+    docstring), with its epilogue and split-K as ``gemm.build_gemm``."""
+    t = _plan(ctx, gen, g)
+    a_kind = _operand_kind(gen, g.a, g.a_cast)
+    b_kind = _operand_kind(gen, g.b, g.b_cast)
+    a_t, a_cast, a_conv = _staged(kind, a_kind, g.a_cast)
+    b_t, b_cast, b_conv = _staged(kind, b_kind, g.b_cast)
+    wg = [workgroup_type([t.bk, t.bm + PAD], a_t), workgroup_type([t.bk, t.bn + PAD], b_t)]
+    c = gen.outputs[0]
+    epi = match_epilogue(gen) if t.splits == 1 else None
+    if epi is not None:
+        for op in epi.between:
+            if op.name not in _RELEASES:
+                op.move_before(gen.op)
+    if t.splits > 1 and gen.zero_init:
+        ctx.zero_fill(c)
+    name = ctx.namer("mma_splitk" if t.splits > 1 else "mma")
+    if ctx.options.gemm_min_blocks > 0:
+        ctx.namer.attrs[name[1]] = {"nvvm.minctasm": ctx.options.gemm_min_blocks}
+    wm, wn = t.bm // WARPS_M, t.bn // WARPS_N
+    mt, nt = wm // 16, wn // 8
+    _, body, ids, (As, Bs) = launch(t.grid, [THREADS, THREADS], wg, name=name)
+    with ir.InsertionPoint(body):
+        blk, zero = _block(t, ids, c.type.element_type)
+        w = _Warp(blk.tid, wm, wn)
+        loads = (_TileLoad(g.a, As, blk.m0, t.bm, t.M, t.a_kinner, g.ms, a_cast, a_conv),
+                 _TileLoad(g.b, Bs, blk.n0, t.bn, t.N, t.b_kinner, g.ns, b_cast, b_conv))
+
+        def compute(As, Bs, accs):
+            accs = list(accs)
+            step = MMA_K[kind]
+            for k0 in range(0, t.bk, step):
+                afr = [_fragment(As, kind, k0, _add(w.m0, 16 * i), w, 16) for i in range(mt)]
+                bfr = [_fragment(Bs, kind, k0, _add(w.n0, 8 * j), w, 8) for j in range(nt)]
+                for i in range(mt):
+                    for j in range(nt):
+                        at = (i * nt + j) * 4
+                        accs[at:at + 4] = _mma(kind, afr[i], bfr[j], accs[at:at + 4])
+            return accs
+
+        accs = _k_loop(gen, g, t, blk, ids[2], zero, loads, compute=compute,
+                       n_acc=mt * nt * 4)
+        _store_fragments(gen, g, t, blk, w, accs, mt, nt, epi)
+        gpu.TerminatorOp()
+    if epi is not None:
+        _retire(epi.gen.op)
+
+
+def _store_fragments(gen: Generic, g: GemmMatch, t: GemmTiling, blk, w: _Warp, accs: list,
+                     mt: int, nt: int, epi: Epilogue | None) -> None:
+    """Each lane's accumulators into C (C fragment layout; bounds checked
+    at ragged edges)."""
+    c = gen.outputs[0]
+    base_m = arith.addi(arith.addi(blk.m0, w.m0), w.group)
+    base_n = arith.addi(arith.addi(blk.n0, w.n0), arith.muli(w.pair, index(2)))
+    rows, cols = {}, {}
+    for i in range(mt):
+        for h in range(2):
+            gm = _add(base_m, 16 * i + 8 * h)
+            dims: list = [None] * len(gen.ranges)
+            _place(gen, dims, g.ms, gm)
+            rows[i, h] = (gm, dims)
+    for j in range(nt):
+        for e in range(2):
+            gn = _add(base_n, 8 * j + e)
+            dims = [None] * len(gen.ranges)
+            _place(gen, dims, g.ns, gn)
+            cols[j, e] = (gn, dims)
+    for i in range(mt):
+        for j in range(nt):
+            for r in range(4):
+                gm, rdims = rows[i, r // 2]
+                gn, cdims = cols[j, r % 2]
+                dims: list = [index(0)] * len(gen.ranges)
+                for d in g.ms:
+                    dims[d] = rdims[d]
+                for d in g.ns:
+                    dims[d] = cdims[d]
+                for d, v in zip(g.batch, blk.bvals):
+                    dims[d] = v
+                conds = []
+                if t.M % t.bm:
+                    conds.append(ult(gm, t.M))
+                if t.N % t.bn:
+                    conds.append(ult(gn, t.N))
+                value = accs[(i * nt + j) * 4 + r]
+                if conds:
+                    cond = conds[0] if len(conds) == 1 else arith.andi(conds[0], conds[1])
+                    guard = if_(cond)
+                    with ir.InsertionPoint(guard.then_block):
+                        _store_one(gen, g, t, c, dims, value, epi)
+                        scf.YieldOp([])
+                else:
+                    _store_one(gen, g, t, c, dims, value, epi)

@@ -1,0 +1,170 @@
+"""Warp-level tensor-core ops of the emulator: ``nvvm.mma.sync`` (the
+m16n8k8 TF32 and m16n8k16 bf16/f16 shapes with f32 accumulation, ``row.col``
+layouts), ``nvvm.convert.float.to.tf32`` and the LLVM glue around them
+(``llvm.extractvalue`` of the result struct, ``llvm.bitcast`` of packed
+registers).
+
+``mma.sync`` semantics, from the PTX ISA: the 32 lanes of a warp hold the
+fragments of A (16 x k), B (k x 8) and C (16 x 8) in fixed registers
+(``group = lane / 4``, ``pair = lane % 4``):
+
+* A, word r: row ``group + 8 (r mod 2)``; K ``pair + 4 floor(r/2)`` (tf32,
+  one element per word) or ``2 pair + 8 floor(r/2)`` and the next (16-bit
+  types, the lower K in the low half of the word);
+* B, word r: column ``group``; K ``pair + 4 r`` (tf32) or ``2 pair + 8 r``
+  and the next;
+* C and D, value r: row ``group + 8 floor(r/2)``, column ``2 pair + r mod 2``.
+
+Every lane of the warp must execute it (``.aligned``): a partly active warp
+is an error.  TF32 operands use the upper 19 bits of their f32 registers
+(what the hardware reads: the low 13 mantissa bits are ignored, so code
+must round with ``cvt.rna.tf32.f32`` first, as ``convert.float.to.tf32``
+does here); products are exact and summed with C in float64, rounded to
+f32 once (the tensor cores' internal order and precision of the sum is
+not specified; the emulated sum is at least as accurate)."""
+
+from __future__ import annotations
+
+import numpy as np
+from mlir import ir
+
+from .values import EmulationError
+
+__all__ = ["TensorCoreOps", "tf32_round", "fragment_coordinates"]
+
+_SHAPE_K = {"tf32": 8, "bf16": 16, "f16": 16}
+
+
+def tf32_round(x: np.ndarray) -> np.ndarray:
+    """f32 values rounded to TF32 (10 mantissa bits), to nearest with ties
+    away from zero (``cvt.rna.tf32.f32``); the result as f32 bit patterns
+    with the low 13 bits clear (NaN and infinity kept)."""
+    bits = np.asarray(x, np.float32).view(np.uint32)
+    finite = (bits & 0x7F800000) != 0x7F800000
+    rounded = ((bits.astype(np.uint64) + 0x1000) & 0xFFFFE000).astype(np.uint32)
+    out = np.where(finite, rounded, bits)
+    nan = ~finite & ((bits & 0x007FFFFF) != 0)
+    return np.where(nan, bits | 0x00400000, out).astype(np.uint32)
+
+
+def fragment_coordinates(kind: str):
+    """``(a, b, c)``: for every lane (32) and register, the (row, K) of A's
+    elements, (K, column) of B's and (row, column) of C's; 16-bit kinds
+    have two elements per A and B register (lower K first)."""
+    lane = np.arange(32)
+    group, pair = lane // 4, lane % 4
+    if kind == "tf32":
+        a = [[(group + 8 * (r % 2), pair + 4 * (r // 2))] for r in range(4)]
+        b = [[(pair + 4 * r, group)] for r in range(2)]
+    else:
+        a = [[(group + 8 * (r % 2), 2 * pair + 8 * (r // 2) + h) for h in range(2)]
+             for r in range(4)]
+        b = [[(2 * pair + 8 * r + h, group) for h in range(2)] for r in range(2)]
+    c = [(group + 8 * (r // 2), 2 * pair + r % 2) for r in range(4)]
+    return a, b, c
+
+
+def _mma_type(op, which: str) -> str:
+    key = f"multiplicand{which}PtxType"
+    if key in op.attributes:
+        return str(op.attributes[key]).split("<")[-1].rstrip(">")
+    t = op.operands[0].type
+    return "f16" if "f16" in str(t) else str(t)
+
+
+def _words(value, n: int) -> np.ndarray:
+    """A register's 32 bits per lane (``n`` lanes) as uint32."""
+    a = np.asarray(value)
+    if a.dtype == np.float32:
+        a = a.view(np.uint32)
+    return np.broadcast_to(a.astype(np.int64) & 0xFFFFFFFF, (n,)).astype(np.uint32)
+
+
+def _elements(words: np.ndarray, kind: str, half: int) -> np.ndarray:
+    """The operand values (float64) a register holds (``half``: which of
+    two 16-bit elements)."""
+    if kind == "tf32":
+        return (words & 0xFFFFE000).view(np.float32).astype(np.float64)
+    bits16 = ((words >> (16 * half)) & 0xFFFF).astype(np.uint16)
+    if kind == "f16":
+        return bits16.view(np.float16).astype(np.float64)
+    return (bits16.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+
+class TensorCoreOps:
+    """Tensor-core op rules (a mixin of ``Emulator``)."""
+
+    def _op_nvvm_mma_sync(self, op, env, mask):
+        k = self.kernel
+        if k is None:
+            raise EmulationError(f"{op.location}: 'nvvm.mma.sync' on the host")
+        shape = str(op.attributes["shape"])
+        kind = _mma_type(op, "A")
+        if kind not in _SHAPE_K or _mma_type(op, "B") != kind or \
+                f"k = {_SHAPE_K[kind]}" not in shape or "m = 16, n = 8" not in shape:
+            raise EmulationError(f"{op.location}: mma.sync {shape} on {kind} is not "
+                                 "supported by the emulator")
+        for name in ("layoutA", "layoutB"):
+            want = "row" if name == "layoutA" else "col"
+            if want not in str(op.attributes[name]):
+                raise EmulationError(f"{op.location}: mma.sync {name} must be {want}")
+        if k.tpb % 32:
+            raise EmulationError(f"{op.location}: mma.sync in a block of {k.tpb} threads "
+                                 "(not whole warps)")
+        n = k.n
+        if mask is not None:
+            warps = mask.reshape(-1, 32)
+            if (warps.any(1) & ~warps.all(1)).any():
+                raise EmulationError(f"{op.location}: mma.sync reached by only part of a "
+                                     "warp")
+        operands = [env[v] for v in op.operands]
+        n_a, n_b = (4, 2)
+        regs_a, regs_b, regs_c = operands[:n_a], operands[n_a:n_a + n_b], operands[n_a + n_b:]
+        ka = _SHAPE_K[kind]
+        acoord, bcoord, ccoord = fragment_coordinates(kind)
+        nw = n // 32
+        A = np.zeros((nw, 16, ka))
+        B = np.zeros((nw, ka, 8))
+        C = np.zeros((nw, 16, 8))
+        for r, reg in enumerate(regs_a):
+            w = _words(reg, n).reshape(nw, 32)
+            for h, (row, col) in enumerate(acoord[r]):
+                A[:, row, col] = _elements(w, kind, h)
+        for r, reg in enumerate(regs_b):
+            w = _words(reg, n).reshape(nw, 32)
+            for h, (row, col) in enumerate(bcoord[r]):
+                B[:, row, col] = _elements(w, kind, h)
+        for r, reg in enumerate(regs_c):
+            vals = np.broadcast_to(np.asarray(reg, np.float32), (n,)).reshape(nw, 32)
+            C[:, ccoord[r][0], ccoord[r][1]] = vals
+        with np.errstate(all="ignore"):
+            D = (np.matmul(A, B) + C).astype(np.float32)
+        out = {}
+        for r in range(4):
+            out[(r,)] = D[:, ccoord[r][0], ccoord[r][1]].reshape(n)
+        return [out]
+
+    def _op_llvm_extractvalue(self, op, env, mask):
+        struct = env[op.operands[0]]
+        pos = tuple(ir.DenseI64ArrayAttr(op.attributes["position"]))
+        return [struct[pos]]
+
+    def _op_llvm_bitcast(self, op, env, mask):
+        """i32 -> vector<2xf16> (a packed f16 pair): kept as its 32 bits."""
+        src, dst = op.operands[0].type, op.results[0].type
+        if str(src) != "i32" or str(dst) != "vector<2xf16>":
+            raise EmulationError(f"{op.location}: llvm.bitcast {src} to {dst} is not "
+                                 "supported")
+        return [env[op.operands[0]]]
+
+    def _op_nvvm_convert_float_to_tf32(self, op, env, mask):
+        rnd = str(op.attributes["rnd"]) if "rnd" in op.attributes else ""
+        if "rna" not in rnd:
+            raise EmulationError(f"{op.location}: only round-to-nearest-away (rna) "
+                                 "conversions to tf32 are supported")
+        sat = str(op.attributes["sat"]) if "sat" in op.attributes else "none"
+        relu = str(op.attributes["relu"]) if "relu" in op.attributes else "false"
+        if "none" not in sat or relu != "false":
+            raise EmulationError(f"{op.location}: saturating or relu tf32 conversions are "
+                                 "not supported")
+        return [tf32_round(env[op.operands[0]]).view(np.int32)]
