@@ -10,13 +10,15 @@ following the eval's README ("Implementation"):
 
 How it is written in rlx:
 
-- ``Q_k^T`` for all k at once, (K, D, D): row j of ``Q_k^T`` is column j of
-  ``Q_k``, i.e. j zeros, ``exp(q_kj)``, then the slice of ``l_k`` that fills
-  column j below the diagonal (the eval fills Q column by column); one
-  ``rlx.concat`` of those pieces, reshaped. Its gradient is slices, where a
-  ``rlx.take`` gather's would be a dense one-hot matmul.
-- ``Q_k (x_i - mu_k)`` is ``x @ Q_k^T - mu_k @ Q_k^T``: one batched matmul of
-  the (N, D) data against the (K, D, D) stack, (K, N, D), minus (K, 1, D).
+- ``Q_k^T`` for all k at once, (K, D, D): the rows ``(l_k, exp(q_k), 0)``
+  gathered (``rlx.take`` with a constant index vector, computed when a shape
+  is prepared) into the layout of ``Q_k^T`` (the eval fills Q column by
+  column). The gather is a function called with a custom VJP
+  (``grad.vjp``): every entry but the 0 lands once in Q, so its VJP is the
+  inverse gather, where ``rlx.take``'s own VJP is a dense one-hot matmul.
+- ``Q_k (x_i - mu_k)`` is ``x @ Q_k^T - mu_k @ Q_k^T``: one (N, D) x (D, K D)
+  matmul of the data against the K matrices side by side, (N, K, D), minus
+  the (K, D) means' images.
 - log-sum-exp (rlx has no such op) is composed stably: the max along the
   axis under ``grad.no_grad``, ``log(sum(exp(v - max))) + max``.
 - ``log Gamma_D`` (no lgamma op either) and the other terms that depend only
@@ -71,31 +73,27 @@ def program(d, k, n):
     half_g2, m, const = p.arg(()), p.arg(()), p.arg(())
 
     qdiag = p.op("rlx.exp", [q], (k, d))
-    # Q^T, row by row: row j = (j zeros, exp(q_j), column j of L below the diagonal)
-    pieces, off = [], 0
-    for j in range(d):
-        if j:
-            pieces.append(p.op("rlx.zeros", [], (k, j)))
-        pieces.append(p.op("rlx.strided_slice", [qdiag], (k, 1),
-                           f"axes = {axes(1)}, begin = {axes(j)}, end = {axes(j + 1)}"))
-        below = d - 1 - j
-        if below:
-            pieces.append(p.op("rlx.strided_slice", [l], (k, below),
-                               f"axes = {axes(1)}, begin = {axes(off)}, end = {axes(off + below)}"))
-            off += below
-    qt = p.op("rlx.concat", pieces, (k, d * d), f"axis = {axes(1)}")
-    qt = p.op("rlx.reshape", [qt], (k, d, d))
+    packed = p.op("rlx.concat", [l, qdiag, p.op("rlx.zeros", [], (k, 1))], (k, nl + d + 1),
+                  f"axis = {axes(1)}")
+    qt = p.fresh()
+    pt, rt = packed.type, f"tensor<{k}x{d * d}xf64>"
+    p.raw(f"{qt} = func.call @gather_qt({packed.name}) {{grad.vjp = @gather_qt_vjp}} "
+          f": ({pt}) -> {rt}")
+    qt = p.op("rlx.reshape", [p.value(qt, (k, d * d))], (k, d, d))
 
-    qx = p.op("rlx.matmul", [x, qt], (k, n, d))                       # Q_k x_i
+    # Q_k x_i for all i, k: one (N, D) x (D, K D) GEMM, laid out (N, K, D)
+    qt2 = p.op("rlx.reshape", [p.op("rlx.permute_dims", [qt], (d, k, d), f"axes = {axes(1, 0, 2)}")],
+               (d, k * d))
+    qx = p.op("rlx.reshape", [p.op("rlx.matmul", [x, qt2], (n, k * d))], (n, k, d))
     mu3 = p.op("rlx.reshape", [mu], (k, 1, d))
-    qmu = p.op("rlx.matmul", [mu3, qt], (k, 1, d))                    # Q_k mu_k
-    diff = p.op("rlx.subtract", [qx, qmu], (k, n, d))
-    sq = p.op("rlx.sum", [p.op("rlx.square", [diff], (k, n, d))], (k, n), f"axis = {axes(2)}")
+    qmu = p.op("rlx.reshape", [p.op("rlx.matmul", [mu3, qt], (k, 1, d))], (k, d))   # Q_k mu_k
+    diff = p.op("rlx.subtract", [qx, qmu], (n, k, d))
+    sq = p.op("rlx.sum", [p.op("rlx.square", [diff], (n, k, d))], (n, k), f"axis = {axes(2)}")
 
     sum_q = p.op("rlx.sum", [q], (k,), f"axis = {axes(1)}")
-    a_q = p.op("rlx.reshape", [p.op("rlx.add", [alpha, sum_q], (k,))], (k, 1))
-    beta = p.op("rlx.subtract", [a_q, p.op("rlx.multiply", [sq, p.const(0.5)], (k, n))], (k, n))
-    slse = p.op("rlx.sum", [lse(p, beta, 0)], ())
+    a_q = p.op("rlx.add", [alpha, sum_q], (k,))
+    beta = p.op("rlx.subtract", [a_q, p.op("rlx.multiply", [sq, p.const(0.5)], (n, k))], (n, k))
+    slse = p.op("rlx.sum", [lse(p, beta, 1)], ())
 
     lse_alpha = lse(p, p.op("rlx.reshape", [alpha], (k, 1)), 0)      # (1,)
     n_lse = p.op("rlx.sum", [p.op("rlx.multiply", [lse_alpha, p.const(float(n))], (1,))], ())
@@ -107,7 +105,49 @@ def program(d, k, n):
 
     f = p.op("rlx.subtract", [slse, n_lse], ())
     f = p.op("rlx.add", [p.op("rlx.add", [f, prior], ()), const], ())
-    return p.text([f])
+    return p.text([f]) + gather_functions(d, k)
+
+
+def gather_indices(d):
+    """(idx, inv): Q^T flattened (d * d) as positions in the packed row
+    (l, exp(q), 0), and each packed position's place in Q^T (the zero's: any)."""
+    nl = d * (d - 1) // 2
+    zero = nl + d
+    idx = np.full((d, d), zero, np.int64)       # idx[j, i] = where Q[i, j] comes from
+    off = 0
+    for j in range(d):
+        idx[j, j] = nl + j
+        for i in range(j + 1, d):
+            idx[j, i] = off
+            off += 1
+    flat = idx.ravel()
+    inv = np.zeros(nl + d + 1, np.int64)
+    inv[flat] = np.arange(d * d)
+    return flat, inv
+
+
+def gather_functions(d, k):
+    """@gather_qt: the packed rows (K, W) gathered into Q^T (K, D * D); its VJP
+    @gather_qt_vjp gathers back (every packed entry but the zero appears
+    once in Q^T), where take's own VJP would be a one-hot matmul."""
+    idx, inv = gather_indices(d)
+    w = inv.size
+    pt, rt = f"tensor<{k}x{w}xf64>", f"tensor<{k}x{d * d}xf64>"
+
+    def lit(a):
+        return ", ".join(map(str, a.tolist()))
+    return f"""
+func.func private @gather_qt(%p: {pt}) -> {rt} {{
+  %idx = arith.constant dense<[{lit(idx)}]> : tensor<{idx.size}xi64>
+  %r = "rlx.take"(%p, %idx) {{axis = array<i64: 1>}} : ({pt}, tensor<{idx.size}xi64>) -> {rt}
+  return %r : {rt}
+}}
+func.func private @gather_qt_vjp(%p: {pt}, %g: {rt}) -> {pt} {{
+  %inv = arith.constant dense<[{lit(inv)}]> : tensor<{w}xi64>
+  %r = "rlx.take"(%g, %inv) {{axis = array<i64: 1>}} : ({rt}, tensor<{w}xi64>) -> {pt}
+  return %r : {pt}
+}}
+"""
 
 
 def prepare(name, input):
