@@ -45,3 +45,35 @@ func.func @main(%x: tensor<3xf32>, %w: tensor<3x2xf32>) -> (tensor<f32>, tensor<
   %3 = "rlx.sum"(%2) : (tensor<2xf32>) -> tensor<f32>
   return %3, %1 : tensor<f32>, tensor<2xf32>
 }
+
+// -----
+
+// Reverse rows through a loop: the VJP's cotangent is a constant, so the
+// backward loop's primal half (the adjoints at that cotangent) feeds
+// nothing; its iter_args go (cleanup.drop_dead_carries) and the loop carries
+// the batched tangents only.
+// CHECK-LABEL: func.func @main_jacobian(
+// FWD-LABEL: func.func @main_jacobian(
+// FWD:           scf.for {{.*}} -> (tensor<3xf32>, tensor<15x3xf32>)
+// REV-LABEL: func.func @main_jacobian(
+// REV:           scf.for {{.*}} -> (tensor<3xf32>, tensor<4x3xf32>)
+// REV:           scf.for {{.*}} -> (tensor<1x3xf32>, tensor<1x4x3xf32>)
+// REV-NOT:       scf.for
+// REV:           return
+// HVP-LABEL: func.func @main_hvp(
+// HESS-LABEL: func.func @main_hessian(
+func.func @main(%x: tensor<4x3xf32>, %h0: tensor<3xf32>) -> tensor<f32> {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%h = %h0) -> (tensor<3xf32>) {
+    %ii = arith.index_cast %i : index to i64
+    %t = tensor.from_elements %ii : tensor<i64>
+    %xi = "rlx.take"(%x, %t) {axis = array<i64: 0>} : (tensor<4x3xf32>, tensor<i64>) -> tensor<3xf32>
+    %a = "rlx.add"(%h, %xi) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+    %hn = "rlx.tanh"(%a) : (tensor<3xf32>) -> tensor<3xf32>
+    scf.yield %hn : tensor<3xf32>
+  }
+  %s = "rlx.sum"(%r) : (tensor<3xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}

@@ -6,9 +6,9 @@ from __future__ import annotations
 from mlir import ir
 
 from ..dialects.util import is_pure
-from ..ir import blocks_of, has_uses
+from ..ir import blocks_of, has_uses, walk
 
-__all__ = ["cse", "cse_block", "erase_dead_ops", "dce"]
+__all__ = ["cse", "cse_block", "erase_dead_ops", "dce", "drop_dead_carries"]
 
 # Ops whose regions cannot see values defined outside them.
 _ISOLATED = frozenset({"builtin.module", "func.func", "gpu.module", "gpu.func", "llvm.func"})
@@ -71,3 +71,77 @@ def dce(op: ir.Operation) -> None:
     """Erases dead pure ops in every block under ``op``."""
     for block in list(blocks_of(op)):
         erase_dead_ops(block)
+
+
+# Dialects whose ops have no side effect in the programs gradir builds (the
+# IRDL ops carry no traits, so MLIR cannot remove them itself).
+_FREE = ("rlx.", "grad.", "arith.", "tensor.", "scf.", "func.call")
+
+
+def drop_dead_carries(fn: ir.Operation) -> int:
+    """Removes the iter_args of ``scf.for`` loops under ``fn`` that nothing
+    needs: a result no one uses whose value, through the body, feeds only
+    such iter_args (the primal half of a VJP whose cotangent is a constant
+    in a reverse-rows Jacobian, say).  A loop left with nothing to do goes.
+    Innermost loops first; returns how many iter_args went."""
+    from .regions import region_inputs
+    dropped = 0
+    loops = [op for op in walk(fn) if op.name == "scf.for"]
+    for loop in reversed(loops):
+        dropped += _drop_carries(loop, region_inputs)
+    return dropped
+
+
+def _drop_carries(loop: ir.Operation, region_inputs) -> int:
+    from mlir.dialects import scf
+
+    from .gradient import clone_ops
+    body = loop.regions[0].blocks[0]
+    ops = [o.operation for o in body.operations]
+    term, ops = ops[-1], ops[:-1]
+    args = list(body.arguments)
+    results = list(loop.results)
+    n = len(results)
+    defined = {r: k for k, op in enumerate(ops) for r in op.results}
+    fixed = [k for k, op in enumerate(ops) if not op.name.startswith(_FREE)]
+    live = {i for i in range(n) if any(True for _ in results[i].uses)}
+    while True:
+        needed: set = set()
+        work = [term.operands[i] for i in live]
+        for k in fixed:
+            needed.add(k)
+            work.extend(region_inputs(ops[k]))
+        seen: set = set()
+        while work:
+            v = work.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            k = defined.get(v)
+            if k is not None and k not in needed:
+                needed.add(k)
+                work.extend(region_inputs(ops[k]))
+        grown = live | {i for i in range(n) if args[1 + i] in seen}
+        if grown == live:
+            break
+        live = grown
+    if len(live) == n:
+        return 0
+    keep = sorted(live)
+    lb, ub, step, *inits = list(loop.operands)
+    if not keep and not fixed:
+        loop.erase()
+        return n
+    with ir.InsertionPoint(loop), loop.location:
+        new = scf.ForOp(lb, ub, step, [inits[i] for i in keep])
+    inner = list(new.inner_iter_args)
+    mapping = {args[0]: new.induction_variable}
+    for j, i in enumerate(keep):
+        mapping[args[1 + i]] = inner[j]
+    with ir.InsertionPoint(new.body), loop.location:
+        clone_ops([op for k, op in enumerate(ops) if k in needed], mapping)
+        scf.YieldOp([mapping.get(term.operands[i], term.operands[i]) for i in keep])
+    for j, i in enumerate(keep):
+        results[i].replace_all_uses_with(new.results[j])
+    loop.erase()
+    return n - len(keep)

@@ -21,7 +21,7 @@ from ..autodiff.split import split_forward_backward
 from ..dialects import rlx
 from ..dialects.verify import verify_module
 from ..passes.base import ModulePass, PassOptionError, option
-from ..autodiff.cleanup import erase_dead_ops
+from ..autodiff.cleanup import drop_dead_carries, erase_dead_ops
 
 
 _LOOPS = ("scf.for", "scf.while")
@@ -267,6 +267,8 @@ class RlxGradient(ModulePass):
         else:
             new = compose.hessian(module, fn, name, wrt, reverse)
         new.attributes["sym_name"] = ir.StringAttr.get(name)
+        erase_dead_ops(body_of(new))
+        drop_dead_carries(new)
         if self.simplify:
             simplify_function(new, dce_first=True)
         else:
