@@ -154,3 +154,65 @@ func.func @not_a_copy(%w: tensor<5x3xf32>) -> tensor<3x5xf32> {
   } -> tensor<3x5xf32>
   return %u : tensor<3x5xf32>
 }
+
+// -----
+
+// A cast (bf16 -> f32, here also transposed) feeding the multiplication of a
+// contraction: the contraction reads the bf16 tensor and casts in its body
+// (what lets the GEMM kernels use bf16 tensor cores); the cast is gone.
+
+// CHECK-DAG: #[[$MK:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[$NK:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-LABEL: func.func @cast_into_matmul(
+// CHECK-SAME: %[[A:.*]]: tensor<4x3xf32>, %[[W:.*]]: tensor<5x3xbf16>, %[[C:.*]]: tensor<4x5xf32>)
+// CHECK-NEXT: %[[M:.*]] = linalg.generic {indexing_maps = [#[[$MK]], #[[$NK]], {{.*}}]{{.*}} ins(%[[A]], %[[W]] : tensor<4x3xf32>, tensor<5x3xbf16>) outs(%[[C]] : tensor<4x5xf32>)
+// CHECK-NEXT: ^bb0(%[[X:.*]]: f32, %[[Y:.*]]: bf16, %[[ACC:.*]]: f32):
+// CHECK-NEXT:   %[[E:.*]] = arith.extf %[[Y]] : bf16 to f32
+// CHECK-NEXT:   %[[P:.*]] = arith.mulf %[[X]], %[[E]] : f32
+// CHECK:      return %[[M]]
+func.func @cast_into_matmul(%a: tensor<4x3xf32>, %w: tensor<5x3xbf16>, %c: tensor<4x5xf32>) -> tensor<4x5xf32> {
+  %e = tensor.empty() : tensor<3x5xf32>
+  %t = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%w : tensor<5x3xbf16>) outs(%e : tensor<3x5xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %f = arith.extf %x : bf16 to f32
+    linalg.yield %f : f32
+  } -> tensor<3x5xf32>
+  %m = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %t : tensor<4x3xf32>, tensor<3x5xf32>) outs(%c : tensor<4x5xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x5xf32>
+  return %m : tensor<4x5xf32>
+}
+
+// -----
+
+// A cast feeding an elementwise op stays (only contractions take casts).
+
+// CHECK-LABEL: func.func @cast_into_add(
+// CHECK: arith.extf
+// CHECK: linalg.generic
+// CHECK: arith.addf
+func.func @cast_into_add(%a: tensor<4xf32>, %w: tensor<4xbf16>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  %t = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = ["parallel"]}
+      ins(%w : tensor<4xbf16>) outs(%e : tensor<4xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %f = arith.extf %x : bf16 to f32
+    linalg.yield %f : f32
+  } -> tensor<4xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = ["parallel"]}
+      ins(%a, %t : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %p = arith.addf %x, %y : f32
+    linalg.yield %p : f32
+  } -> tensor<4xf32>
+  return %s : tensor<4xf32>
+}

@@ -89,7 +89,9 @@ class GpuLinalgToKernels(ModulePass):
             raise self.bad_option("gemm-min-blocks", "not be negative", self.gemm_min_blocks)
         problem = tensor_core_problem(self.chip, self.precision, self.compute_dtype)
         if problem:
-            raise PassOptionError(f"pass '{self.name}': {problem}")
+            which = ("chip" if "architecture" in problem else
+                     "precision" if self.precision != "fp32" else "compute-dtype")
+            raise PassOptionError(f"option '{which}' of pass '{self.name}': {problem}")
 
     def apply(self, module: ir.Operation) -> None:
         options = KernelOptions(block_size=self.block_size, sm_count=self.sm_count,

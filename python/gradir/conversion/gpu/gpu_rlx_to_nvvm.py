@@ -62,10 +62,13 @@ class GpuRlxToNvvm(ModulePass):
         if self.sm_count < 1:
             raise self.bad_option("sm-count", "be at least 1", self.sm_count)
         from .nvvm import chip_problem, precision_problem
-        problem = chip_problem(self.chip) or precision_problem(
-            self.chip, self.precision, None if self.compute_dtype == "none" else "bf16")
+        problem = chip_problem(self.chip)
         if problem:
             raise PassOptionError(f"option 'chip' of pass '{self.name}': {problem}")
+        problem = precision_problem(self.chip, self.precision, self._compute_dtype())
+        if problem:
+            which = "precision" if self.precision != "fp32" else "compute-dtype"
+            raise PassOptionError(f"option '{which}' of pass '{self.name}': {problem}")
 
     def expand(self) -> str | None:
         """The pipeline this pass stands for when it must not run nested."""
