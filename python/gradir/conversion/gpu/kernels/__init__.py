@@ -5,8 +5,10 @@
 - ``reduction``: block reductions with a tree in workgroup memory, split
   over more blocks with atomics when the outputs do not fill the GPU;
 - ``gemm``: shared-memory tiled contractions, split-K when needed;
+- ``mma``: the same contractions on tensor cores (``mma.sync``, sm_80+) for
+  bf16/f16 operands, ``precision=tf32`` and ``compute-dtype=bf16``;
 - ``common``: the ``Generic`` view of a ``linalg.generic``, options, kernel
-  names and the small IR builders all three share.
+  names and the small IR builders they share.
 
 The pass (``conversion/gpu/gpu_linalg_to_kernels.py``) matches each generic
 and dispatches to one of them."""
