@@ -335,9 +335,10 @@ class RlxToLinalg(ModulePass):
         # one walk for both (rlx ops only)
         _empty_reductions(_empty_results(
             _compat.collect_ops(module, lambda o: o.name.startswith("rlx."))))
-        from .linalg.matmul import isolate_kernel_operands, matmul_kernels
+        from .linalg.matmul import fold_batch_sums, isolate_kernel_operands, matmul_kernels
         from .linalg.pooling import pool_kernels
         from .linalg.conv_direct import direct_convolutions
+        fold_batch_sums(module)     # weight gradients of batched matmuls: one 2-D matmul
         with reduce.sum_blocks(self.sum_block), matmul_kernels(self.matmul_kernels), \
                 pool_kernels(self.pool_kernels), direct_convolutions(self.direct_convolutions):
             _compat.apply_patterns(module, patterns())

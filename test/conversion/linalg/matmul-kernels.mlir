@@ -54,3 +54,19 @@ func.func @plain(%a: tensor<4x3xf32>, %b: tensor<3x6xf32>) -> tensor<4x6xf32> {
   %m = "rlx.matmul"(%a, %b) : (tensor<4x3xf32>, tensor<3x6xf32>) -> tensor<4x6xf32>
   return %m : tensor<4x6xf32>
 }
+
+// A reshape reached through elementwise generics (the bias add between the
+// attention's output projection and its unflatten): the matmul sits in its
+// region all the same, so fusion cannot turn it into a 3-D contraction.
+// CHECK-LABEL: func.func @reshaped_after_bias(
+// CHECK: %[[M:.*]] = scf.execute_region -> tensor<6x4xf32> no_inline {
+// CHECK: %[[C:.*]] = linalg.contract {{.*}} {gradir.kernel}
+// CHECK-NEXT: scf.yield %[[C]]
+// CHECK: linalg.generic {{.*}} ins(%[[M]], %arg2 : tensor<6x4xf32>, tensor<4xf32>)
+// CHECK: tensor.expand_shape
+func.func @reshaped_after_bias(%x: tensor<6x3xf32>, %w: tensor<3x4xf32>, %b: tensor<4xf32>) -> tensor<3x2x4xf32> {
+  %m = "rlx.matmul"(%x, %w) : (tensor<6x3xf32>, tensor<3x4xf32>) -> tensor<6x4xf32>
+  %a = "rlx.add"(%m, %b) : (tensor<6x4xf32>, tensor<4xf32>) -> tensor<6x4xf32>
+  %r = "rlx.reshape"(%a) : (tensor<6x4xf32>) -> tensor<3x2x4xf32>
+  return %r : tensor<3x2x4xf32>
+}
