@@ -106,14 +106,18 @@ def program(ell):
                      f"axes = {axes(1)}, begin = {axes(i)}, end = {axes(i + 1)}")
             coef = p.op("rlx.multiply", [coef, p.op("rlx.reshape", [e], (nb,))], (nb,))
 
-    value = None                                # (nb, nodes at level t + 1)
+    value, helpers = None, []                   # value: (nb, nodes at level t + 1)
     for t in reversed(range(s)):
         cols, signs = levels(s)[t]
         nodes = math.perm(s, t)
         row = p.op("rlx.strided_slice", [b], (nb, 1, s),
                    f"axes = {axes(1)}, begin = {axes(t)}, end = {axes(t + 1)}")
         row = p.op("rlx.reshape", [row], (nb, s))
-        g = p.op("rlx.take", [row, const_arg(cols, "i64")], (nb, cols.size), f"axis = {axes(1)}")
+        g = p.fresh()
+        p.raw(f"{g} = func.call @gather_{t}({row.name}) {{grad.vjp = @gather_{t}_vjp}} "
+              f": ({row.type}) -> tensor<{nb}x{cols.size}xf64>")
+        g = p.value(g, (nb, cols.size))
+        helpers.append(gather_functions(t, nb, s, cols))
         if t == s - 1:                          # one child each, sign +1
             value = g
             continue
@@ -125,7 +129,34 @@ def program(ell):
     if k:
         minors = p.op("rlx.multiply", [minors, coef], (nb,))
     det = p.op("rlx.sum", [minors], ())
-    return p.text([det]), tuple(consts)
+    return p.text([det]) + "".join(helpers), tuple(consts)
+
+
+def gather_functions(t, nb, s, cols):
+    """@gather_<t>: row t of every minor gathered to its level's children,
+    (nb, s) -> (nb, N); its VJP @gather_<t>_vjp sums the children's
+    cotangents back per column as one (nb, N) x (N, s) matmul with the
+    constant one-hot matrix (``rlx.take``'s own VJP is a batched matmul of a
+    one-hot (s, N) against (nb, N, 1))."""
+    n = cols.size
+    lit = ", ".join(map(str, cols.tolist()))
+    lit2 = ", ".join(f"[{c}]" for c in cols.tolist())
+    rt, gt = f"tensor<{nb}x{s}xf64>", f"tensor<{nb}x{n}xf64>"
+    return f"""
+func.func private @gather_{t}(%row: {rt}) -> {gt} {{
+  %cols = arith.constant dense<[{lit}]> : tensor<{n}xi64>
+  %r = "rlx.take"(%row, %cols) {{axis = array<i64: 1>}} : ({rt}, tensor<{n}xi64>) -> {gt}
+  return %r : {gt}
+}}
+func.func private @gather_{t}_vjp(%row: {rt}, %g: {gt}) -> {rt} {{
+  %cols = arith.constant dense<[{lit2}]> : tensor<{n}x1xi64>
+  %iota = arith.constant dense<[{", ".join(map(str, range(s)))}]> : tensor<{s}xi64>
+  %eq = "rlx.equal"(%cols, %iota) : (tensor<{n}x1xi64>, tensor<{s}xi64>) -> tensor<{n}x{s}xi1>
+  %onehot = "rlx.astype"(%eq) : (tensor<{n}x{s}xi1>) -> tensor<{n}x{s}xf64>
+  %r = "rlx.matmul"(%g, %onehot) : ({gt}, tensor<{n}x{s}xf64>) -> {rt}
+  return %r : {rt}
+}}
+"""
 
 
 @functools.lru_cache(maxsize=16)
