@@ -2,9 +2,10 @@
 # The GradBench protocol of gradir-gradbench (gradir.tools.gradbench.protocol):
 # a session piped through `python -m gradir.tools.gradbench` (start, define,
 # evaluate, analysis, unknown modules and functions, a line that is not
-# JSON), replies checked field by field; min_runs / min_seconds with a fake
-# clock; failures reported as "success": false with the error, never on
-# stdout; a process whose eval code prints to stdout still answers cleanly.
+# JSON), replies checked field by field; a "warmup" call only after a
+# prepare that compiled; min_runs / min_seconds with a fake clock; failures
+# reported as "success": false with the error, never on stdout; a process
+# whose eval code prints to stdout still answers cleanly.
 
 import json
 import subprocess
@@ -39,11 +40,12 @@ def test_round_trip():
         {"id": 9, "kind": "evaluate", "module": "lse", "function": "primal",
          "input": {"x": "not numbers", "min_runs": 1, "min_seconds": 0}},
         {"id": 10, "kind": "something-new"},
+        {"id": 11, "kind": "evaluate", "module": "hello", "function": "square", "input": 4.0},
     ]
     lines = [json.dumps(m) for m in messages]
     lines.insert(3, "this is not JSON")
     replies, stderr = session(lines)
-    assert [r["id"] for r in replies] == list(range(11)), replies
+    assert [r["id"] for r in replies] == list(range(12)), replies
     r = {x["id"]: x for x in replies}
     assert r[0]["tool"] == "gradir" and "config" in r[0]
     print("start:", sorted(r[0]))
@@ -52,7 +54,7 @@ def test_round_trip():
     for i, want in ((2, 9.0), (4, 18.0)):
         assert r[i]["success"] is True and r[i]["output"] == want, r[i]
         names = [t["name"] for t in r[i]["timings"]]
-        assert names == ["prepare", "evaluate"], names
+        assert names == ["prepare", "warmup", "evaluate"], names
         assert all(isinstance(t["nanoseconds"], int) and t["nanoseconds"] >= 0
                    for t in r[i]["timings"])
         print("evaluate:", r[i]["output"], names)
@@ -61,10 +63,13 @@ def test_round_trip():
     print("define nosuch:", r[6]["success"], r[6]["error"])
     print("unknown function:", r[7]["success"], r[7]["error"])
     runs = [t for t in r[8]["timings"] if t["name"] == "evaluate"]
+    assert [t["name"] for t in r[8]["timings"][:2]] == ["prepare", "warmup"]
     assert r[8]["success"] and len(runs) == 5 and abs(r[8]["output"] - np.log(2)) < 1e-15
     print("min_runs 5:", len(runs), "evaluate timings")
     assert r[9]["success"] is False and "Traceback" not in r[9]["error"], r[9]
     print("bad input:", r[9]["success"], r[9]["error"].split(":")[0])
+    assert r[11]["output"] == 16.0
+    print("same shape again:", [t["name"] for t in r[11]["timings"]])
     assert "not a GradBench message" in stderr and "Traceback" in stderr
     print("stderr has the bad line and the traceback")
 
@@ -163,13 +168,14 @@ for test in (test_round_trip, test_runs, test_errors, test_stdout_is_protocol_on
 # CHECK-LABEL: TEST: test_round_trip
 # CHECK-NEXT: start: ['config', 'id', 'tool']
 # CHECK-NEXT: define hello: True
-# CHECK-NEXT: evaluate: 9.0 ['prepare', 'evaluate']
-# CHECK-NEXT: evaluate: 18.0 ['prepare', 'evaluate']
+# CHECK-NEXT: evaluate: 9.0 ['prepare', 'warmup', 'evaluate']
+# CHECK-NEXT: evaluate: 18.0 ['prepare', 'warmup', 'evaluate']
 # CHECK-NEXT: analysis and other kinds: id only
 # CHECK-NEXT: define nosuch: False no gradir implementation of eval 'nosuch'
 # CHECK-NEXT: unknown function: False eval 'hello' has no function 'cube' (it has square, double)
 # CHECK-NEXT: min_runs 5: 5 evaluate timings
 # CHECK-NEXT: bad input: False ValueError
+# CHECK-NEXT: same shape again: ['prepare', 'evaluate']
 # CHECK-NEXT: stderr has the bad line and the traceback
 # CHECK-LABEL: TEST: test_runs
 # CHECK-NEXT: min_seconds 0.095 at 10 ms a run: 10 runs, output 10

@@ -15,6 +15,10 @@ _cache = {}
 # --multithreaded flag); protocol.main sets this from the same flag.
 THREADS = 1
 
+# How many programs `compiled` has built (cache misses): the protocol warms
+# up a closure whose prepare compiled something.
+COMPILES = 0
+
 
 def compiled(text, pipeline=None, function="main"):
     """The compiled `function` of rlx module `text` after `pipeline`
@@ -24,7 +28,9 @@ def compiled(text, pipeline=None, function="main"):
         hit = _cache.get(key)
     if hit is not None:
         return hit
+    global COMPILES
     import gradir
+    COMPILES += 1
     module = gradir.parse(text, source_name="gradbench")
     if pipeline:
         gradir.run_pipeline(module, pipeline)
