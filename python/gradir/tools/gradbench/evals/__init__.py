@@ -12,7 +12,9 @@ Each module ``evals/<name>.py`` defines
     The output is JSON-able; numpy arrays and numpy scalars are allowed and
     are converted to lists and numbers after the timed runs. Input
     conversion (JSON lists to numpy) belongs in ``prepare``, outside the
-    timed closure.
+    timed closure. Programs compile through ``..build.compiled``, whose
+    cache (and compile count, which decides the protocol's warmup call)
+    is shared by all evals.
 
 Modules load lazily: ``load(name)`` imports one on first use.
 """
