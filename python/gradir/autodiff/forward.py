@@ -15,7 +15,8 @@ rule); a rule registered with ``batched=False`` is called once per basis
 vector and the pieces stacked.  ``scf.for``/``scf.while`` carry the tangents
 of their float iter_args as extra iter_args, ``scf.if`` yields them as extra
 results; calls are inlined first (a ``grad.vjp`` function is a reverse-mode
-override: forward mode differentiates the callee's body).  Tuples carry a
+override: forward mode differentiates the callee's body), except those with a
+``grad.jvp = @f_jvp``, whose function gives the results and their tangents.  Tuples carry a
 tangent per field.  A zero tangent is ``None`` until something needs it
 materialized (a loop-carried value, a result).
 
@@ -101,17 +102,45 @@ def prepared_clone(module: ir.Operation, fn: ir.Operation, name: str) -> ir.Oper
     for op in walk_nested(clone):
         if op.name != "func.call":
             continue
+        if "grad.jvp" in op.attributes:
+            _check_custom_jvp(module, op)
+            continue
         callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
         target = find_function(module, callee)
         if target is None or not len(target.regions[0].blocks):
             raise GradientError(op, f"forward mode cannot differentiate through '@{callee}': "
-                                    "it has no body (a grad.vjp function serves reverse mode "
-                                    "only)")
+                                    "it has no body (give the call a grad.jvp function; a "
+                                    "grad.vjp function serves reverse mode only)")
         if "grad.vjp" in op.attributes:
             del op.attributes["grad.vjp"]
     check_supported(clone)
-    inline_calls(module, clone)
+    inline_calls(module, clone, keep="grad.jvp")
     return clone
+
+
+def _custom_jvp_name(op: ir.Operation) -> str:
+    attr = op.attributes["grad.jvp"]
+    if not isinstance(attr, ir.FlatSymbolRefAttr):
+        raise GradientError(op, f"grad.jvp must name a function (grad.jvp = @f_jvp), got {attr}")
+    return ir.FlatSymbolRefAttr(attr).value
+
+
+def _check_custom_jvp(module: ir.Operation, op: ir.Operation) -> None:
+    """``func.call {grad.jvp = @f_jvp}``: ``@f_jvp(operands..., one tangent per
+    operand) -> (results..., one tangent per result)``, tangents of the
+    operands' and results' own types (JAX's custom_jvp)."""
+    from ..ir import find_function, function_type
+    name = _custom_jvp_name(op)
+    fn = find_function(module, name)
+    if fn is None:
+        raise GradientError(op, f"grad.jvp names '@{name}', which does not exist")
+    ins = [v.type for v in op.operands]
+    outs = [r.type for r in op.results]
+    ftype = function_type(fn)
+    if list(ftype.inputs) != ins + ins or list(ftype.results) != outs + outs:
+        sig = lambda ts: ", ".join(str(t) for t in ts)  # noqa: E731
+        raise GradientError(op, f"grad.jvp function '@{name}' must have type "
+                                f"({sig(ins + ins)}) -> ({sig(outs + outs)}), it has {ftype}")
 
 
 # ----------------------------------------------------------------------------
@@ -145,6 +174,10 @@ class _Sweep:
             if op.regions:
                 self._region(op, mapping)
                 continue
+            if op.name == "func.call" and not self.batch and any(v in self.t for v in op.operands):
+                with op.location:       # (a call kept: it has a grad.jvp)
+                    self._custom_call(op, mapping)
+                continue
             new = op.clone()
             for i, v in enumerate(new.operands):
                 if v in mapping:
@@ -171,7 +204,12 @@ class _Sweep:
         if name == "rlx.tuple_get_item":
             self.set(op.results[0], _field(ts[0], rlx.attributes_of(op)["index"]))
             return
-        found = get_jvp_rule(name)
+        if name == "func.call":     # with a grad.jvp, in a batch: once per basis vector
+            def rule(new_op, tk, batch):
+                return self._jvp_call(new_op, list(new_op.operands), tk)[len(new_op.results):]
+            found = (rule, False)
+        else:
+            found = get_jvp_rule(name)
         if found is None:
             raise GradientError(op, f"no forward-mode (JVP) rule for '{name}' on a path from "
                                     "the differentiated arguments (mark it with grad.no_grad)")
@@ -185,6 +223,23 @@ class _Sweep:
                                     f"{len(outs)} tangents for {len(op.results)} results")
         for r, t in zip(op.results, outs):
             self.set(r, t)
+
+    def _custom_call(self, op: ir.Operation, mapping: dict) -> None:
+        """One call of the ``grad.jvp`` function gives the results and their
+        tangents."""
+        results = self._jvp_call(op, [mapping[v] for v in op.operands],
+                                 [self.t.get(v) for v in op.operands])
+        n = len(op.results)
+        for old, nv, t in zip(op.results, results[:n], results[n:]):
+            mapping[old] = nv
+            self.set(old, t)
+
+    def _jvp_call(self, op: ir.Operation, operands: list, ts: list) -> list:
+        name = _custom_jvp_name(op)
+        tangents = [materialize_tangent(t, v.type) for t, v in zip(ts, operands)]
+        types = [r.type for r in op.results]
+        call = func.CallOp(types + types, ir.FlatSymbolRefAttr.get(name), operands + tangents)
+        return list(call.results)
 
     def _per_basis_vector(self, rule: Callable, new: ir.Operation, ts: list) -> list:
         """Calls an unbatched rule once per basis vector and stacks."""

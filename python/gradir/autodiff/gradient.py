@@ -110,13 +110,15 @@ def _calls_itself(module: ir.Operation, name: str) -> bool:
     return False
 
 
-def inline_calls(module: ir.Operation, fn: ir.Operation, depth: int = 0) -> None:
+def inline_calls(module: ir.Operation, fn: ir.Operation, depth: int = 0,
+                 keep: str = "grad.vjp") -> None:
     """Inlines every ``func.call`` in ``fn`` (also in loop and branch bodies)
-    that has no ``grad.vjp``, so the callee is differentiated through."""
+    that has no ``keep`` attribute (a ``grad.vjp``; forward mode keeps the
+    calls with a ``grad.jvp``), so the callee is differentiated through."""
     block = body_of(fn)
     inlined = False
     for op in list(walk_nested(fn)):
-        if op.name != "func.call" or "grad.vjp" in op.attributes:
+        if op.name != "func.call" or keep in op.attributes:
             continue
         inlined = True
         callee_name = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
@@ -148,9 +150,9 @@ def inline_calls(module: ir.Operation, fn: ir.Operation, depth: int = 0) -> None
                                 f"makes more than {_MAX_INLINED_OPS} ops (functions called "
                                 "many times over); give the repeated calls grad.vjp functions")
     # Calls brought in by inlining are inlined in turn.
-    if inlined and any(o.name == "func.call" and "grad.vjp" not in o.attributes
+    if inlined and any(o.name == "func.call" and keep not in o.attributes
                        for o in walk_nested(fn)):
-        inline_calls(module, fn, depth + 1)
+        inline_calls(module, fn, depth + 1, keep)
 
 
 _ALLOWED_OPS = ("rlx.", "grad.")
