@@ -1,5 +1,5 @@
 # RUN: %PYTHON %s | FileCheck %s
-# VJP (and, at the end, JVP) rules of the nn ops, checked against central finite differences through
+# VJP and JVP rules of the nn ops, checked against central finite differences through
 # the reference interpreter.  Each @main computes sum(op(...) * wt) with a
 # fixed random wt (the last argument), so every output element gets its own
 # weight; wrt is restricted to the op's differentiable operands.

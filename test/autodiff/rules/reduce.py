@@ -103,6 +103,7 @@ def check_fwd(text, args, result_shape):
     check_op_jvp(text, args, result_shape, jacobian=False)
     check_jacobian(op_text(text, args, result_shape), args, jacobian_mode="forward")
 
+
 @run
 def test_reductions_jvp():
     check_reduce("sum", rand(SHAPE), check_fwd)

@@ -65,7 +65,6 @@ def _axis(op, rank):
     return reduction_axes(attrs(op).get("axis", [-1]), rank)
 
 
-
 def _fill_shape(t, want):
     """``t`` broadcast to ``want`` (itself when it already has that shape)."""
     return t if t is None or shape_of(t) == list(want) else rlx.broadcast_to(t, list(want))
@@ -79,7 +78,6 @@ def softmax(op, grads):
     ax = _axis(op, len(shape_of(y)))
     s = rlx.sum(rlx.multiply(g, y), axis=ax, keepdims=True)
     return [rlx.multiply(y, rlx.subtract(g, s))]
-
 
 
 @jvp("rlx.softmax")
@@ -102,7 +100,6 @@ def log_softmax(op, grads):
     ax = _axis(op, len(shape_of(y)))
     s = rlx.sum(g, axis=ax, keepdims=True)
     return [rlx.subtract(g, rlx.multiply(rlx.exp(y), s))]
-
 
 
 @jvp("rlx.log_softmax")
@@ -128,7 +125,6 @@ def cross_entropy_with_logits(op, grads):
     if batch != 1:
         scale = rlx.divide(scale, const_scalar(batch, elt_of(x)))
     return [rlx.multiply(y, scale), rlx.multiply(x, scale)]
-
 
 
 def _sum_primal(v, rank, batch):
@@ -247,7 +243,6 @@ def nll_loss(op, grads):
     return out
 
 
-
 @jvp("rlx.nll_loss")
 def nll_loss_jvp(op, tangents, batch):
     pred = op.operands[0]
@@ -358,7 +353,6 @@ def conv2d(op, grads):
     return [dx, dw]
 
 
-
 def _fold(t, batch):
     """A tangent ``batch + [N, ...]`` as ``[B*N, ...]``."""
     if not batch:
@@ -376,6 +370,7 @@ def _unfold(v, batch):
 
 
 def _same_op(op, operands):
+    """``op`` (same name and attributes) applied to other operands."""
     return rlx.build_op(op.name, operands, raw_attributes(op)).result
 
 
@@ -394,8 +389,9 @@ def _conv_weight_batch(op, x, tw, batch):
     b = math.prod(batch)
     o, cg, kh, kw = shape_of(tw)[len(batch):]
     og = o // groups
-    wf = rlx.reshape(tw, [b, groups, og, cg, kh, kw])
+    wf = tw
     if groups > 1:
+        wf = rlx.reshape(tw, [b, groups, og, cg, kh, kw])
         wf = rlx.permute_dims(wf, [1, 0, 2, 3, 4, 5])               # (G, B, Og, ...)
     wf = rlx.reshape(wf, [groups * b * og, cg, kh, kw])
     y = _same_op(op, [x, wf])                                        # (N, G*B*Og, Ho, Wo)
@@ -433,7 +429,6 @@ def conv2d_transpose(op, grads):
     return [dx, dw]
 
 
-
 def _convt_weight_batch(op, x, tw, batch):
     """conv2d_transpose(x, tw) for a batch of IOHW weight tangents ``tw``
     (B, Cin, Og, kh, kw): the batch folded into each group's output channels."""
@@ -460,7 +455,6 @@ def max_pool2d(op, grads):
     (g,) = grads
     return [rlx.build_op("rlx.max_pool2d_backward", [g, op.operands[0]],
                          raw_attributes(op)).result]
-
 
 
 def _pad_hw(v, before, after, fill, nb):
@@ -527,7 +521,6 @@ def avg_pool2d(op, grads):
                          raw_attributes(op)).result]
 
 
-
 @jvp("rlx.avg_pool2d")
 def avg_pool2d_jvp(op, tangents, batch):
     (t,) = tangents
@@ -542,7 +535,6 @@ def avg_pool2d_backward(op, grads):
     # spreads-then-divides, i.e. avg_pool2d with the same attributes.
     (g,) = grads
     return [rlx.build_op("rlx.avg_pool2d", [g], raw_attributes(op)).result, None]
-
 
 
 def _tile(x, batch):
@@ -594,7 +586,6 @@ def _reduce_to_param(v, given, srt):
     return v
 
 
-
 def _param_to_x_batch(p, given, srt, bshape, batch):
     """A batch of gamma-like tangents (``batch`` + dims in ``given`` order)
     broadcastable to a tangent of x (``batch + bshape``)."""
@@ -639,7 +630,6 @@ def layer_norm(op, grads):
     return [dx, dgamma, dbeta]
 
 
-
 @jvp("rlx.layer_norm")
 def layer_norm_jvp(op, tangents, batch):
     x, gamma, _ = op.operands
@@ -679,7 +669,6 @@ def rms_norm(op, grads):
     dx = rlx.multiply(r, rlx.subtract(u, rlx.multiply(xr, m)))
     dw = _reduce_to_param(rlx.multiply(g, xr), given, srt)
     return [dx, dw]
-
 
 
 @jvp("rlx.rms_norm")
