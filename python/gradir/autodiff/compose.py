@@ -15,7 +15,7 @@ products and Hessians, built on ``autodiff/forward.py``.
   along ``v``.
 - ``hessian``: the forward Jacobian of ``@f_adjoint``'s gradients.
 
-``reverse(fn, mode, wrt, target=None)`` is the caller's (the pass's) way to build a
+``reverse(fn, mode, wrt)`` is the caller's (the pass's) way to build a
 reverse-mode function (``"adjoint"`` or ``"vjp"``) next to ``fn``; it
 returns the new function, which this module erases when done.
 """
@@ -56,21 +56,6 @@ def _size(t: ir.Type) -> int:
 
 def _elt(t: ir.Type) -> ir.Type:
     return ir.RankedTensorType(t).element_type
-
-
-def _first_while(module, fn):
-    """The first ``scf.while`` ``fn`` runs (calls included), or None: its
-    reverse sweep keeps a stack of dynamic size, which forward mode does not
-    carry."""
-    from .regions import walk_nested
-    src = prepared_clone(module, fn, unique_name(module, "__while_probe"))
-    try:
-        for op in walk_nested(src):
-            if op.name == "scf.while":
-                return op.location
-        return None
-    finally:
-        src.erase()
 
 
 def _sweep(module, fn, name, arg_types, bind, outputs, batch=()):
@@ -208,13 +193,8 @@ def jacobian(module, fn, name, wrt, how: str, reverse: Callable) -> ir.Operation
     floats = [r for r, t in enumerate(outs) if is_float_type(t)]
     n_in = sum(_size(inputs[i]) for i in wrt)
     n_out = sum(_size(outs[r]) for r in floats)
-    loop = _first_while(module, fn) if how != "forward" else None
     if how == "auto":
-        how = "forward" if n_in <= n_out or loop is not None else "reverse"
-    if how == "reverse" and loop is not None:
-        raise GradientError(loop, "rlx-gradient: jacobian-mode=reverse does not support "
-                                  "scf.while (its reverse sweep keeps a stack of run-time "
-                                  "size); use jacobian-mode=forward")
+        how = "forward" if n_in <= n_out else "reverse"
     if how == "forward":
         return _forward_columns(module, fn, name, wrt,
                                 lambda results: [(r, outs[r]) for r in floats], len(outs))
@@ -248,13 +228,10 @@ def _reverse_rows(module, vjp_fn, name, inputs, outs, floats, wrt):
     return _sweep(module, vjp_fn, name, inputs, bind, outputs, (basis.n,))
 
 
-def hvp(module, fn, name, wrt, reverse: Callable, target: int = 0) -> ir.Operation:
-    """Forward over reverse; reverse over forward (the gradient of the JVP's
-    target tangent) when ``fn`` runs an ``scf.while``."""
+def hvp(module, fn, name, wrt, reverse: Callable) -> ir.Operation:
+    """Forward over reverse: the tangent of ``@fn_adjoint``'s gradients."""
     inputs = list(function_type(fn).inputs)
     n_res = len(function_type(fn).results)
-    if _first_while(module, fn) is not None:
-        return _reverse_over_forward(module, fn, name, wrt, reverse, target)
     adj = reverse(fn, "adjoint", wrt)
     n = len(inputs)
 
@@ -274,42 +251,9 @@ def hvp(module, fn, name, wrt, reverse: Callable, target: int = 0) -> ir.Operati
         adj.erase()
 
 
-def _reverse_over_forward(module, fn, name, wrt, reverse: Callable,
-                          target: int) -> ir.Operation:
-    """``@name(args..., v...)``: the adjoint of ``@fn_jvp``'s target
-    tangent w.r.t. the wrt arguments (``reverse`` with the target's tangent
-    as target), then the primal results and H v kept."""
-    from ..ir import symbol_name
-    inputs = list(function_type(fn).inputs)
-    n_res = len(function_type(fn).results)
-    jfn = jvp(module, fn, unique_name(module, f"{symbol_name(fn)}__jvp"), wrt)
-    try:
-        adj = reverse(jfn, "adjoint", wrt, target=n_res + target)
-    finally:
-        jfn.erase()
-    adj.attributes["sym_name"] = ir.StringAttr.get(name)
-    from mlir.dialects import func
-    from .gradient import body_of, set_function_type, terminator
-    block = body_of(adj)
-    ret = terminator(block)
-    values = list(ret.operands)
-    keep = values[:n_res] + values[2 * n_res:]
-    with ir.InsertionPoint(ret), ret.location:
-        func.ReturnOp(keep)
-    ret.erase()
-    set_function_type(adj, inputs + [inputs[i] for i in wrt], [v.type for v in keep])
-    return adj
-
-
 def hessian(module, fn, name, wrt, reverse: Callable) -> ir.Operation:
     inputs = list(function_type(fn).inputs)
     _refuse_tuples(fn, [inputs[i] for i in wrt], "arguments")
-    loop = _first_while(module, fn)
-    if loop is not None:
-        raise GradientError(loop, "rlx-gradient: mode=hessian does not support scf.while "
-                                  "(its reverse sweep keeps a stack of run-time size); use "
-                                  "mode=hvp, which differentiates such loops reverse over "
-                                  "forward")
     n_res = len(function_type(fn).results)
     adj = reverse(fn, "adjoint", wrt)
     try:

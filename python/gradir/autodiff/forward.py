@@ -32,7 +32,7 @@ from mlir import ir
 from mlir.dialects import arith, func, scf
 
 from ..dialects import rlx
-from .gradient import (GradientError, body_of, check_supported, clone_function, inline_calls,
+from .gradient import (GradientError, body_of, clone_function, inline_calls,
                        insertion_point_after, set_function_type, terminator)
 from .regions import region_inputs
 from .rules import NON_DIFFERENTIABLE, get_jvp_rule, is_float_type
@@ -67,6 +67,22 @@ def _zeros(t: ir.Type, batch=()) -> ir.Value:
         return rlx.zeros(list(rt.shape), elt)
     attr = ir.DenseElementsAttr.get_splat(rt, ir.IntegerAttr.get(elt, 0))
     return arith.ConstantOp(rt, attr).result
+
+
+def _stack_tangent(v: ir.Value, batch) -> ir.Value:
+    """The zero tangent of a dynamically sized value ``v``: only reverse
+    mode's stacks of loop states have a dynamic shape (rlx values are
+    static), and a stack's every slot is written before it is read, so an
+    uninitialized ``tensor.empty`` of ``batch +`` its size serves."""
+    from mlir.dialects import tensor
+    rt = ir.RankedTensorType(v.type)
+    dims = []
+    for i, d in enumerate(rt.shape):
+        if rt.is_dynamic_dim(i):
+            dims.append(tensor.DimOp(v, arith.ConstantOp(ir.IndexType.get(), i).result).result)
+    sizes = list(batch) + [dims.pop(0) if rt.is_dynamic_dim(i) else d
+                           for i, d in enumerate(rt.shape)]
+    return tensor.EmptyOp(sizes, rt.element_type).result
 
 
 def materialize_tangent(t, primal_type: ir.Type, batch=()) -> ir.Value:
@@ -113,9 +129,32 @@ def prepared_clone(module: ir.Operation, fn: ir.Operation, name: str) -> ir.Oper
                                     "grad.vjp function serves reverse mode only)")
         if "grad.vjp" in op.attributes:
             del op.attributes["grad.vjp"]
-    check_supported(clone)
+    _check_forward(clone)
     inline_calls(module, clone, keep="grad.jvp")
     return clone
+
+
+# What forward mode takes: rlx and grad ops, and the scf/arith/tensor/func
+# ops of control flow and of reverse mode's own stacks (a gradient's
+# dynamically sized stack of loop states is ordinary input here, unlike in
+# reverse mode).
+_FORWARD_OPS = ("rlx.", "grad.", "arith.", "tensor.", "scf.", "func.call", "func.return")
+_REGION_OPS = frozenset({"scf.for", "scf.if", "scf.while"})
+
+
+def _check_forward(fn: ir.Operation) -> None:
+    if len(fn.regions[0].blocks) != 1:
+        raise GradientError(fn, "control flow is not supported: the function must have "
+                                "exactly one block")
+    from .regions import walk_nested
+    for op in walk_nested(fn):
+        name = op.name
+        if op.regions and name not in _REGION_OPS:
+            raise GradientError(op, f"forward mode does not support '{name}' (regions other "
+                                    "than scf.for, scf.if and scf.while)")
+        if not name.startswith(_FORWARD_OPS):
+            raise GradientError(op, f"'{name}' is not supported by forward mode (only rlx, "
+                                    "grad, scf, arith, tensor and func.call ops)")
 
 
 def _custom_jvp_name(op: ir.Operation) -> str:
@@ -285,9 +324,15 @@ class _Sweep:
             else:
                 raise GradientError(op, f"forward mode does not support '{op.name}'")
 
-    def _tangents_of(self, values, positions) -> list:
-        return [materialize_tangent(self.t.get(values[i]), values[i].type, self.batch)
-                for i in positions]
+    def _tangents_of(self, values, positions, mapping) -> list:
+        out = []
+        for i in positions:
+            v, t = values[i], self.t.get(values[i])
+            rt = v.type
+            if t is None and isinstance(rt, ir.RankedTensorType) and not rt.has_static_shape:
+                t = _stack_tangent(mapping[v], self.batch)
+            out.append(materialize_tangent(t, rt, self.batch))
+        return out
 
     def _float_positions(self, values) -> list[int]:
         return [i for i, v in enumerate(values) if is_float_type(v.type)]
@@ -301,7 +346,7 @@ class _Sweep:
     def _for(self, op: ir.Operation, mapping: dict) -> None:
         lb, ub, step, *inits = list(op.operands)
         fp = self._float_positions(inits)
-        new_inits = [mapping[v] for v in inits] + self._tangents_of(inits, fp)
+        new_inits = [mapping[v] for v in inits] + self._tangents_of(inits, fp, mapping)
         loop = scf.ForOp(mapping[lb], mapping[ub], mapping[step], new_inits)
         body = op.regions[0].blocks[0]
         n = len(inits)
@@ -313,7 +358,7 @@ class _Sweep:
             ops = [o.operation for o in body.operations]
             self.run(ops[:-1], mapping)
             ys = list(ops[-1].operands)
-            scf.YieldOp([mapping[v] for v in ys] + self._tangents_of(ys, fp))
+            scf.YieldOp([mapping[v] for v in ys] + self._tangents_of(ys, fp, mapping))
         results = list(loop.results)
         self._bind(list(op.results), results[:n], fp, results[n:], mapping)
 
@@ -330,7 +375,7 @@ class _Sweep:
                 ops = [o.operation for o in region.blocks[0].operations]
                 self.run(ops[:-1], mapping)
                 ys = list(ops[-1].operands)
-                scf.YieldOp([mapping[v] for v in ys] + self._tangents_of(ys, fp))
+                scf.YieldOp([mapping[v] for v in ys] + self._tangents_of(ys, fp, mapping))
         results = list(new.results)
         self._bind(res, results[:len(res)], fp, results[len(res):], mapping)
 
@@ -342,7 +387,8 @@ class _Sweep:
         b = self.batch
         in_types = [v.type for v in inits] + [tangent_type(inits[i].type, b) for i in fin]
         out_types = [v.type for v in res] + [tangent_type(res[i].type, b) for i in fres]
-        new = scf.WhileOp(out_types, [mapping[v] for v in inits] + self._tangents_of(inits, fin))
+        new = scf.WhileOp(out_types, [mapping[v] for v in inits]
+                          + self._tangents_of(inits, fin, mapping))
         nb = new.regions[0].blocks.append(*in_types)
         na = new.regions[1].blocks.append(*out_types)
         n, m = len(inits), len(res)
@@ -352,14 +398,15 @@ class _Sweep:
             ops = [o.operation for o in before.operations]
             self.run(ops[:-1], mapping)
             cond, *vals = list(ops[-1].operands)
-            scf.ConditionOp(mapping[cond], [mapping[v] for v in vals] + self._tangents_of(vals, fres))
+            scf.ConditionOp(mapping[cond], [mapping[v] for v in vals]
+                            + self._tangents_of(vals, fres, mapping))
         with ir.InsertionPoint(na):
             args = list(na.arguments)
             self._bind(list(after.arguments), args[:m], fres, args[m:], mapping)
             ops = [o.operation for o in after.operations]
             self.run(ops[:-1], mapping)
             ys = list(ops[-1].operands)
-            scf.YieldOp([mapping[v] for v in ys] + self._tangents_of(ys, fin))
+            scf.YieldOp([mapping[v] for v in ys] + self._tangents_of(ys, fin, mapping))
         results = list(new.results)
         self._bind(res, results[:m], fres, results[m:], mapping)
 

@@ -245,14 +245,12 @@ class RlxGradient(ModulePass):
         if self.mode in ("hvp", "hessian"):
             self._check_target(fn, outputs)
 
-        def reverse(src: ir.Operation, mode: str, wrt_: list[int],
-                    target: int | None = None) -> ir.Operation:
+        def reverse(src: ir.Operation, mode: str, wrt_: list[int]) -> ir.Operation:
             """``@src``'s adjoint or VJP under a private name (erased by the caller)."""
             from ..ir import symbol_name
             tmp = compose.unique_name(module, f"{symbol_name(src)}__rev")
             clone = clone_function(src, tmp)
-            t = self.target_index if target is None else target
-            RlxGradient(func=tmp, target_index=t, wrt=tuple(wrt_), mode=mode,
+            RlxGradient(func=tmp, target_index=self.target_index, wrt=tuple(wrt_), mode=mode,
                         simplify=self.simplify)._apply(module)
             made = find_function(module, f"{tmp}_{mode}")
             clone.erase()
@@ -263,7 +261,7 @@ class RlxGradient(ModulePass):
         elif self.mode == "jacobian":
             new = compose.jacobian(module, fn, name, wrt, self.jacobian_mode, reverse)
         elif self.mode == "hvp":
-            new = compose.hvp(module, fn, name, wrt, reverse, self.target_index)
+            new = compose.hvp(module, fn, name, wrt, reverse)
         else:
             new = compose.hessian(module, fn, name, wrt, reverse)
         new.attributes["sym_name"] = ir.StringAttr.get(name)
