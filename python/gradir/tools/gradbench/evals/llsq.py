@@ -6,8 +6,11 @@ and ``s_i = sign(t_i)``, and its ``gradient`` with respect to x.
 they are computed with numpy when a shape is first prepared and passed to
 the compiled function as constant operands (JAX's jitted tool gets the same
 from XLA folding its static ``n``). The objective is then
-``1/2 |s - V x|^2`` with ``V[i, j] = t_i^j``: a matrix-vector product in rlx,
-and its gradient ``-V^T (s - V x)`` is ``rlx-gradient``'s adjoint.
+``1/2 |s - V x|^2`` with ``V[i, j] = t_i^j``, and the gradient is
+``rlx-gradient``'s adjoint of it. ``V x`` is a call with a custom VJP
+(``grad.vjp``) whose x part is the vector-matrix product ``g @ V``, where
+matmul's own rule would transpose V at every call (V is constant: its
+part is zeros, which the adjoint drops).
 """
 
 import functools
@@ -36,13 +39,22 @@ def program(n, m):
     mat, vec, s, ns = tensor_type((n, m)), tensor_type((m,)), tensor_type(()), tensor_type((n,))
     return f"""
 func.func @main(%x: {vec}, %v: {mat}, %s: {ns}) -> {s} {{
-  %vx = "rlx.matmul"(%v, %x) : ({mat}, {vec}) -> {ns}
+  %vx = func.call @times(%x, %v) {{grad.vjp = @times_vjp}} : ({vec}, {mat}) -> {ns}
   %r = "rlx.subtract"(%s, %vx) : ({ns}, {ns}) -> {ns}
   %sq = "rlx.square"(%r) : ({ns}) -> {ns}
   %sum = "rlx.sum"(%sq) : ({ns}) -> {s}
   %half = arith.constant dense<5.000000e-01> : {s}
   %y = "rlx.multiply"(%sum, %half) : ({s}, {s}) -> {s}
   return %y : {s}
+}}
+func.func private @times(%x: {vec}, %v: {mat}) -> {ns} {{
+  %y = "rlx.matmul"(%v, %x) : ({mat}, {vec}) -> {ns}
+  return %y : {ns}
+}}
+func.func private @times_vjp(%x: {vec}, %v: {mat}, %g: {ns}) -> ({vec}, {mat}) {{
+  %gx = "rlx.matmul"(%g, %v) : ({ns}, {mat}) -> {vec}
+  %gv = "rlx.zeros"() : () -> {mat}
+  return %gx, %gv : {vec}, {mat}
 }}
 """
 
