@@ -2,7 +2,9 @@
 # gradir.frontends.torch.compile with BatchNorm: in training mode each forward
 # updates running_mean, running_var (unbiased batch variance, momentum) and
 # num_batches_tracked in place as PyTorch does; in eval mode the forward reads
-# the buffers' current values.  Trained side by side with the plain PyTorch
+# the buffers' current values; momentum=None (a cumulative average) too,
+# imported with momentum 1 (the batch statistics) and averaged with
+# 1/num_batches_tracked outside.  Trained side by side with the plain PyTorch
 # model from the same weights (float64, SGD): after every step the parameters
 # and the buffers equal PyTorch's; then eval outputs equal eager's.  The
 # importer's buffers=True puts the buffers after the parameters and returns
@@ -31,15 +33,15 @@ class BNNet(nn.Module):
     """conv -> BatchNorm2d -> relu -> conv -> BatchNorm2d (momentum 0.3) ->
     pool -> linear -> BatchNorm1d -> linear."""
 
-    def __init__(self):
+    def __init__(self, momentum=0.1):
         super().__init__()
         torch.manual_seed(1)
         self.conv1 = nn.Conv2d(2, 4, 3, padding=1)
-        self.bn1 = nn.BatchNorm2d(4)
+        self.bn1 = nn.BatchNorm2d(4, momentum=momentum)
         self.conv2 = nn.Conv2d(4, 6, 3)
         self.bn2 = nn.BatchNorm2d(6, momentum=0.3, affine=False)
         self.fc1 = nn.Linear(6 * 3 * 3, 10)
-        self.bn3 = nn.BatchNorm1d(10)
+        self.bn3 = nn.BatchNorm1d(10, momentum=momentum)
         self.fc2 = nn.Linear(10, 3)
 
     def forward(self, x):
@@ -60,8 +62,8 @@ def batches(n=3, batch=5):
 
 
 @run
-def test_train_updates_buffers_then_eval():
-    model = BNNet()
+def test_train_updates_buffers_then_eval(momentum=0.1):
+    model = BNNet(momentum)
     ref = copy.deepcopy(model)
     data = batches()
     compiled = gt.compile(model, (data[0][0],), cache=False)
@@ -108,9 +110,43 @@ def test_train_updates_buffers_then_eval():
     F.cross_entropy(ref(x), y).backward()
     assert max_diff(model.buffers(), ref.buffers()) <= TOL
     assert int(model.bn3.num_batches_tracked) == 4
-    print("batchnorm train/eval ok")
+    print("batchnorm train/eval ok, momentum", momentum)
 # CHECK-LABEL: TEST: test_train_updates_buffers_then_eval
-# CHECK: batchnorm train/eval ok
+# CHECK: batchnorm train/eval ok, momentum 0.1
+
+
+@run
+def test_cumulative_average():
+    # momentum=None on bn1 and bn3 (bn2 keeps 0.3): the same checks; the
+    # layers' momentum is None again after compiling
+    test_train_updates_buffers_then_eval(None)
+    model = BNNet(None)
+    x = batches(1)[0][0]
+    gt.compile(model, (x,), cache=False)
+    assert model.bn1.momentum is None and model.bn3.momentum is None
+    # float32, 5 steps of SGD: 1e-5 (Adam would magnify the rounding of the
+    # convolutions' bias gradients, zero before a BatchNorm but for rounding)
+    torch.set_default_dtype(torch.float32)
+    try:
+        model = BNNet(None)
+        ref = copy.deepcopy(model)
+        data = [(x.float(), y) for x, y in batches(5)]
+        compiled = gt.compile(model, (data[0][0],), cache=False)
+        opts = [torch.optim.SGD(net.parameters(), lr=0.01) for net in (model, ref)]
+        for x, y in data:
+            for net, opt in zip((compiled, ref), opts):
+                opt.zero_grad()
+                F.cross_entropy(net(x), y).backward()
+                opt.step()
+        assert max_diff(model.parameters(), ref.parameters()) <= 1e-5
+        assert max_diff(model.buffers(), ref.buffers()) <= 1e-5
+        assert int(model.bn1.num_batches_tracked) == 5
+    finally:
+        torch.set_default_dtype(torch.float64)
+    print("cumulative average ok")
+# CHECK-LABEL: TEST: test_cumulative_average
+# CHECK: batchnorm train/eval ok, momentum None
+# CHECK: cumulative average ok
 
 
 @run

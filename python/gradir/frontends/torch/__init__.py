@@ -42,13 +42,18 @@ __all__ = ["import_module", "compile", "supported_ops", "TorchImportError", "Uns
 
 
 def import_module(model, example_args, example_kwargs=None, *, func_name: str = "main",
-                  context=None):
+                  context=None, buffers: bool = False, input_mutations: bool = False):
     """Exports ``model`` with ``torch.export`` on ``example_args`` (a tuple of
     tensors, or one tensor) and returns an ``mlir.ir.Module`` holding
     ``@main(inputs..., parameters...)``.  ``context``: an MLIR context with
-    gradir's dialects (default: a new one).  Raises ``UnsupportedOpError``."""
+    gradir's dialects (default: a new one).  ``buffers=True``: the buffers
+    are arguments after the parameters and the mutated ones' new values
+    results after the outputs; ``input_mutations=True``: the new values of
+    the inputs mutated in place too (see ``importer.import_program``).
+    Raises ``UnsupportedOpError``."""
     from .importer import import_module as _import
-    return _import(model, example_args, example_kwargs, func_name=func_name, context=context)
+    return _import(model, example_args, example_kwargs, func_name=func_name, context=context,
+                   buffers=buffers, input_mutations=input_mutations)
 
 
 def compile(model, example_args, **options):  # noqa: A001 (gradir.compile's name)

@@ -8,7 +8,11 @@ it through ``training.Program``: the graph is imported with ``torch.export``,
 ``rlx-gradient{split=true}`` differentiates it w.r.t. every input that
 requires grad, and a ``torch.autograd.Function`` runs ``@main_fwd`` and, in
 ``backward()``, ``@main_bwd``.  AOTAutograd is not involved: the gradients are
-gradir's.  A graph gradir cannot take (an op without an rlx mapping, a
+gradir's.  Dynamo lifts the model's buffers to graph inputs too, and a
+training-mode BatchNorm mutates them in place (``num_batches_tracked.add_``,
+``F.batch_norm``'s running statistics): the graph is imported with
+``input_mutations=True``, so ``@main`` returns their new values after the
+outputs, and ``Program`` copies them into the buffers after each call.  A graph gradir cannot take (an op without an rlx mapping, a
 gradient it refuses) runs in eager PyTorch instead, after one
 ``GradirFallbackWarning`` naming the op and the model's source line.
 """

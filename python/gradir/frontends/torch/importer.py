@@ -35,7 +35,8 @@ from .errors import TorchImportError, UnsupportedOpError
 from .ops import OPS
 from .ops._helpers import Unavailable
 
-__all__ = ["import_module", "import_program", "mutated_buffers", "buffer_arguments", "Emitter", "Unavailable", "IR_DTYPES"]
+__all__ = ["import_module", "import_program", "mutated_buffers", "mutated_inputs",
+           "buffer_arguments", "Emitter", "Unavailable", "IR_DTYPES"]
 
 # torch dtype name -> MLIR element type spelling
 IR_DTYPES = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
@@ -47,13 +48,13 @@ _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)
 
 
 def import_module(model, example_args, example_kwargs=None, *, func_name="main", context=None,
-                  buffers=False):
+                  buffers=False, input_mutations=False):
     return import_program(model, example_args, example_kwargs, func_name=func_name,
-                          context=context, buffers=buffers)[0]
+                          context=context, buffers=buffers, input_mutations=input_mutations)[0]
 
 
 def import_program(model, example_args, example_kwargs=None, *, func_name="main", context=None,
-                   buffers=False):
+                   buffers=False, input_mutations=False):
     """``import_module``, also returning the ``torch.export.ExportedProgram``
     (its ``call_spec.out_spec`` rebuilds the model's output structure).
 
@@ -64,7 +65,13 @@ def import_program(model, example_args, example_kwargs=None, *, func_name="main"
     stay constants), and the new values of the mutated buffers (BatchNorm's
     running statistics and ``num_batches_tracked`` in training mode) are
     results after the outputs, in the same order (``mutated_buffers(model,
-    exported)``)."""
+    exported)``).
+
+    ``input_mutations=True``: the new values of the inputs the forward
+    mutates in place (a ``torch.compile`` graph's lifted buffers, such as
+    BatchNorm's running statistics) are results after the outputs and before
+    the mutated buffers, in input order (``mutated_inputs(exported)`` gives
+    their positions)."""
     import torch
 
     if isinstance(example_args, torch.Tensor):
@@ -82,7 +89,7 @@ def import_program(model, example_args, example_kwargs=None, *, func_name="main"
         _detach_no_grad_regions(torch, exported.graph_module)
         exported = exported.run_decompositions({})
     module = _Importer(torch, model, exported, context or make_context(),
-                       buffers).run(func_name)
+                       buffers, input_mutations).run(func_name)
     return module, exported
 
 
@@ -98,6 +105,20 @@ def mutated_buffers(model, exported) -> list[str]:
     names)."""
     mutated = set(_buffer_names(model, exported.graph_signature.buffers_to_mutate.values()))
     return [name for name, _ in model.named_buffers() if name in mutated]
+
+
+def _user_tensor_inputs(exported) -> list[str]:
+    from torch.export.graph_signature import InputKind, TensorArgument
+    return [s.arg.name for s in exported.graph_signature.input_specs
+            if s.kind == InputKind.USER_INPUT and isinstance(s.arg, TensorArgument)]
+
+
+def mutated_inputs(exported) -> list[int]:
+    """The positions, among the tensor inputs of ``@main``, of the inputs
+    the forward mutates in place: ``@main`` returns their new values after
+    the outputs when imported with ``input_mutations=True``."""
+    targets = set(exported.graph_signature.user_inputs_to_mutate.values())
+    return [i for i, name in enumerate(_user_tensor_inputs(exported)) if name in targets]
 
 
 def buffer_arguments(model, exported) -> list[str]:
@@ -374,9 +395,10 @@ class Emitter:
 
 
 class _Importer:
-    def __init__(self, torch, model, exported, context, buffers=False):
+    def __init__(self, torch, model, exported, context, buffers=False, input_mutations=False):
         self.torch = torch
         self.buffers = buffers
+        self.input_mutations = input_mutations
         self.model = model
         self.ep = exported
         self.context = context
@@ -444,16 +466,21 @@ class _Importer:
         out_args = list(out_node.args[0])
         specs = self.ep.graph_signature.output_specs
         outputs = [a for a, s in zip(out_args, specs) if s.kind == OutputKind.USER_OUTPUT]
-        self._counts = set()
+        mutated = []
+        if self.input_mutations:
+            new = {s.target: a for a, s in zip(out_args, specs)
+                   if s.kind == OutputKind.USER_INPUT_MUTATION}
+            names = _user_tensor_inputs(self.ep)
+            mutated += [new[names[i]] for i in mutated_inputs(self.ep)]
         if self.buffers:
             new = {}
             for a, s in zip(out_args, specs):
                 if s.kind == OutputKind.BUFFER_MUTATION:
                     new[_buffer_names(self.model, [s.target])[0]] = a
-            mutated = [new[n] for n in mutated_buffers(self.model, self.ep)]
-            outputs += mutated
-            self._counts = {a for a in mutated if hasattr(a, "op")
-                            and not a.meta["val"].dtype.is_floating_point}
+            mutated += [new[n] for n in mutated_buffers(self.model, self.ep)]
+        outputs += mutated
+        self._counts = {a for a in mutated if hasattr(a, "op")
+                        and not a.meta["val"].dtype.is_floating_point}
 
         with self.context, ir.Location.unknown():
             signature = self._signature()

@@ -17,7 +17,14 @@ only and saves nothing.  The model's buffers are arguments too
 (``import_program(..., buffers=True)``), read at each call; the new values
 of those the forward mutates (BatchNorm's running statistics in training
 mode) come back after the outputs and are copied into the buffers, as
-PyTorch updates them.
+PyTorch updates them; so do the new values of inputs the forward mutates in
+place (``input_mutations=True``: a ``torch.compile`` graph's lifted buffers).
+A BatchNorm with ``momentum=None`` (a cumulative average, which torch.export
+cannot trace) is imported with momentum 1 (its new running statistics are the
+batch statistics) and averaged in ``Program._update_buffers``.  With
+``target="cuda"`` the compiled CUDA executable copies its arguments to the GPU
+and its results back itself: the module takes CPU tensors, or CUDA tensors
+(copied through the host; the results are put on their device).
 
 ``Program`` is the same machinery for any module whose inputs are all
 tensors; the ``torch.compile`` backend (``backend.py``) builds one per graph.
@@ -52,10 +59,12 @@ class _Variant:
     inputs + parameters) that get gradients; ``out_spec``: the pytree of the
     model's outputs; ``buffers``: the names of the buffers ``@main`` takes
     after the parameters, ``mutated``: those whose new values it returns
-    after the outputs (empty unless imported with ``buffers=True``)."""
+    after the outputs (empty unless imported with ``buffers=True``), after
+    the new values of the inputs at positions ``mutated_inputs``."""
 
-    def __init__(self, exe, wrt, out_spec, n_saved, buffers=(), mutated=()):
+    def __init__(self, exe, wrt, out_spec, n_saved, buffers=(), mutated=(), mutated_inputs=()):
         self.exe = exe
+        self.mutated_inputs = list(mutated_inputs)
         self.wrt = wrt
         self.out_spec = out_spec
         self.n_saved = n_saved
@@ -65,6 +74,12 @@ class _Variant:
             sig = exe.signatures["main_bwd"]
             self.cotangent_types = [(tuple(a.shape), np.dtype(a.dtype))
                                     for a in sig.inputs[n_saved:]]
+
+    @property
+    def n_extra(self) -> int:
+        """How many results follow the outputs (new values of mutated inputs
+        and buffers)."""
+        return len(self.mutated_inputs) + len(self.mutated)
 
 
 def _build(module_like, args, wrt, options, buffers=False) -> _Variant:
@@ -80,10 +95,12 @@ def _build(module_like, args, wrt, options, buffers=False) -> _Variant:
 
 def _build_variant(module_like, args, wrt, options, buffers=False) -> _Variant:
     import gradir
-    from .importer import buffer_arguments, import_program, mutated_buffers
+    from .importer import buffer_arguments, import_program, mutated_buffers, mutated_inputs
 
     grad_opts, comp_opts = _split_options(options)
-    module, exported = import_program(module_like, tuple(args), buffers=buffers)
+    with _momentum_one(cumulative_averages(module_like)):
+        module, exported = import_program(module_like, tuple(args), buffers=buffers,
+                                          input_mutations=True)
     bufs = buffer_arguments(module_like, exported) if buffers else []
     mutated = mutated_buffers(module_like, exported) if buffers else []
     functions = ["main"]
@@ -98,11 +115,60 @@ def _build_variant(module_like, args, wrt, options, buffers=False) -> _Variant:
     if wrt:
         n_results = len(exe.signatures["main"].outputs)
         n_saved = len(exe.signatures["main_fwd"].outputs) - n_results
-    return _Variant(exe, list(wrt), exported.call_spec.out_spec, n_saved, bufs, mutated)
+    v = _Variant(exe, list(wrt), exported.call_spec.out_spec, n_saved, bufs, mutated,
+                 mutated_inputs(exported))
+    v.module = module          # what was compiled (@main, @main_fwd, @main_bwd)
+    return v
+
+
+def cumulative_averages(model) -> dict:
+    """The BatchNorm layers of ``model`` that keep a cumulative average
+    (``momentum=None``) and update it in this mode: {``running_mean`` or
+    ``running_var`` buffer name: ``num_batches_tracked`` buffer name}
+    (``named_buffers()`` names), or {} (the layers are the dict's
+    ``.layers`` attribute, for ``_momentum_one``)."""
+    from torch.nn.modules.batchnorm import _BatchNorm
+
+    out = _Averages()
+    by_id = {id(b): name for name, b in model.named_buffers()}
+    for _, m in model.named_modules():
+        if (isinstance(m, _BatchNorm) and m.momentum is None and m.training
+                and m.track_running_stats and m.num_batches_tracked is not None):
+            out.layers.append(m)
+            count = by_id[id(m.num_batches_tracked)]
+            for stat in (m.running_mean, m.running_var):
+                out[by_id[id(stat)]] = count
+    return out
+
+
+class _Averages(dict):
+    def __init__(self):
+        super().__init__()
+        self.layers = []
+
+
+class _momentum_one:
+    """Traces the layers of ``averages`` with ``momentum=1.0``: the running
+    statistics' new values are then the batch statistics themselves (torch.export
+    cannot trace the cumulative average's ``1 / float(num_batches_tracked)``);
+    ``Program`` folds them into the cumulative average."""
+
+    def __init__(self, averages):
+        self.layers = averages.layers
+
+    def __enter__(self):
+        for m in self.layers:
+            m.momentum = 1.0
+
+    def __exit__(self, *exc):
+        for m in self.layers:
+            m.momentum = None
 
 
 def _to_numpy(t):
     t = t.detach()
+    if t.device.type != "cpu":    # target "cuda": the executable copies to the GPU itself
+        t = t.cpu()
     if not t.is_contiguous():
         t = t.contiguous()
     return t.numpy()
@@ -112,9 +178,10 @@ def _results(out):
     return out if isinstance(out, tuple) else (out,)
 
 
-def _from_numpy(a):
+def _from_numpy(a, device=None):
     a = np.asarray(a)     # (np.ascontiguousarray would make a 0-d array 1-d)
-    return torch.from_numpy(a if a.flags.c_contiguous else a.copy())
+    t = torch.from_numpy(a if a.flags.c_contiguous else a.copy())
+    return t if device is None or device.type == "cpu" else t.to(device)
 
 
 class GradirFunction(torch.autograd.Function):
@@ -122,14 +189,14 @@ class GradirFunction(torch.autograd.Function):
     numpy arrays on ``ctx`` until the backward has used them."""
 
     @staticmethod
-    def forward(ctx, variant, *tensors):
+    def forward(ctx, variant, device, *tensors):
         out = _results(variant.exe["main_fwd"](*map(_to_numpy, tensors)))
         n = len(out) - variant.n_saved
         ctx.variant = variant
         ctx.saved = out[n:]
-        ctx.n_inputs = len(tensors)
-        results = tuple(_from_numpy(a) for a in out[:n])
-        n_out = n - len(variant.mutated)   # the buffers' new values carry no gradient
+        ctx.devices = [t.device for t in tensors]
+        results = tuple(_from_numpy(a, device) for a in out[:n])
+        n_out = n - variant.n_extra   # the buffers' new values carry no gradient
         ctx.mark_non_differentiable(*[r for i, r in enumerate(results)
                                       if i >= n_out or not _is_float(r)])
         return results
@@ -149,10 +216,10 @@ class GradirFunction(torch.autograd.Function):
                 cts.append(_to_numpy(ct).astype(dtype, copy=False))
         grads = _results(variant.exe["main_bwd"](*ctx.saved, *cts))
         ctx.saved = None
-        out = [None] * ctx.n_inputs
+        out = [None] * len(ctx.devices)
         for i, g in zip(variant.wrt, grads):
-            out[i] = _from_numpy(g)
-        return (None, *out)
+            out[i] = _from_numpy(g, ctx.devices[i])
+        return (None, None, *out)
 
 
 class Program:
@@ -166,6 +233,10 @@ class Program:
     PyTorch does; otherwise they are constants of each variant."""
 
     def __init__(self, module_like, options, buffers=False):
+        if options.get("keep_resident"):
+            raise ValueError("gradir: keep_resident does not apply to a trained module: "
+                             "its parameters change at every optimizer step, so every call "
+                             "uploads them")
         self.module = module_like
         self.options = dict(options)
         self.buffers = buffers
@@ -197,41 +268,87 @@ class Program:
                                             self.buffers)
         return v
 
+    def input_names(self, n: int) -> list[str]:
+        """Names of the forward's first ``n`` inputs, for error messages:
+        its parameters' names where its signature tells them."""
+        import inspect
+        try:
+            params = [p.name for p in inspect.signature(self.module.forward).parameters.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        except (TypeError, ValueError):
+            params = []
+        return [f"'{params[i]}'" if i < len(params) else f"{i}" for i in range(n)]
+
+    def _check(self, named) -> "torch.device | None":
+        """Refuses a tensor the executable cannot take, naming it; returns
+        the CUDA device of the tensors (None: the CPU's)."""
+        cuda = self.options.get("target", "cpu") == "cuda"
+        device = None
+        for what, t in named:
+            if t.dtype == torch.bfloat16 or t.is_complex() or t.is_quantized:
+                raise TypeError(f"gradir: {what} is a {t.dtype} tensor; the compiled module "
+                                "takes tensors of numpy's dtypes (float16/32/64, integers, "
+                                "bool)")
+            if t.device.type == "cpu":
+                continue
+            if not cuda or t.device.type != "cuda":
+                raise TypeError(f"gradir: {what} is on {t.device}; the compiled module runs "
+                                "on CPU tensors (compile with target='cuda' for CUDA tensors)")
+            if device is not None and t.device != device:
+                raise TypeError(f"gradir: {what} is on {t.device}, others on {device}")
+            device = t.device
+        return device
+
     def flat_call(self, inputs):
         """The outputs, flattened (a tuple of tensors)."""
-        for t in inputs:
+        names = self.input_names(len(inputs))
+        for name, t in zip(names, inputs):
             if not isinstance(t, torch.Tensor):
-                raise TypeError(f"gradir: the compiled module takes tensors only, "
-                                f"got {type(t).__name__}")
-        params = self.params()
+                raise TypeError(f"gradir: input {name} is a {type(t).__name__}; the compiled "
+                                "module takes tensors only")
+        named_params = list(self.module.named_parameters())
+        params = [p for _, p in named_params]
         tensors = list(inputs) + params
-        for t in tensors:
-            if t.device.type != "cpu" or t.dtype == torch.bfloat16:
-                raise TypeError(f"gradir: the compiled module runs on CPU tensors of "
-                                f"numpy's dtypes, got a {t.dtype} tensor on {t.device}")
+        device = self._check([(f"input {n}", t) for n, t in zip(names, inputs)]
+                             + [(f"parameter '{n}'", p) for n, p in named_params])
         grad = torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
         v = self.variant(inputs, params, grad)
         bufs = [self.module.get_buffer(name) for name in v.buffers]
-        for b in bufs:
-            if b.device.type != "cpu":
-                raise TypeError(f"gradir: the compiled module runs on CPU tensors, got a "
-                                f"buffer on {b.device}")
+        device = self._check([(f"buffer '{n}'", b) for n, b in zip(v.buffers, bufs)]) or device
         tensors += bufs
         if v.wrt:
-            out = GradirFunction.apply(v, *tensors)
+            out = GradirFunction.apply(v, device, *tensors)
         else:
-            out = tuple(_from_numpy(a) for a in _results(v.exe["main"](*map(_to_numpy, tensors))))
-        return v, self._update_buffers(v, out)
+            out = tuple(_from_numpy(a, device)
+                        for a in _results(v.exe["main"](*map(_to_numpy, tensors))))
+        return v, self._update_buffers(v, inputs, out)
 
-    def _update_buffers(self, v, out):
-        """Copies the mutated buffers' new values (``out``'s tail) into the
-        buffers; returns the outputs."""
-        if not v.mutated:
+    def _update_buffers(self, v, inputs, out):
+        """Copies the new values of the mutated inputs and buffers
+        (``out``'s tail) into them, as PyTorch updates them in place; returns
+        the outputs.  The running statistics of a cumulative average
+        (BatchNorm with ``momentum=None``, imported with ``momentum=1.0``:
+        their new values are the batch statistics) become ``(1 - 1/n) *
+        running + 1/n * batch`` with ``n`` the new ``num_batches_tracked``,
+        as PyTorch computes them."""
+        if not v.n_extra:
             return out
-        n = len(out) - len(v.mutated)
+        n = len(out) - v.n_extra
+        new = out[n:]
+        averages = cumulative_averages(self.module) if v.mutated else {}
         with torch.no_grad():
-            for name, new in zip(v.mutated, out[n:]):
-                self.module.get_buffer(name).copy_(new)
+            for i, value in zip(v.mutated_inputs, new):
+                inputs[i].copy_(value)
+            later = []
+            for name, value in zip(v.mutated, new[len(v.mutated_inputs):]):
+                if name in averages:
+                    later.append((name, value))
+                else:
+                    self.module.get_buffer(name).copy_(value)
+            for name, batch in later:
+                factor = 1.0 / float(self.module.get_buffer(averages[name]))
+                buf = self.module.get_buffer(name)
+                buf.copy_(batch.double() * factor + buf.double() * (1.0 - factor))
         return out[:n]
 
     def __call__(self, *inputs):

@@ -165,6 +165,8 @@ def _running_update(cx, x, running, batch, momentum, correction, index):
     stat = cx.value(stat, dtype)
     if correction != 1.0:
         stat = rlx.multiply(stat, cx.scalar(correction, dtype))
+    if momentum == 1.0:   # the batch statistic itself (a cumulative average, see training.py)
+        return stat
     old = cx.value(running, dtype)
     return rlx.add(rlx.multiply(old, cx.scalar(1.0 - momentum, dtype)),
                    rlx.multiply(stat, cx.scalar(momentum, dtype)))
