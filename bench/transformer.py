@@ -20,7 +20,8 @@ made in 2 s after a warm-up call; wall time, and the process's CPU time,
 steadier on a shared machine); "first call" is gradir's import_module,
 rlx-gradient, compile (the compile cache off) and first run.  Ratios are
 torch time / gradir time (>1: gradir faster).  ``--ops``: also each rlx op
-of the gradient program compiled alone (bench/cnn.py's breakdown: the
+of the gradient program (weight gradients of batched matmuls folded as
+rlx-to-linalg folds them) compiled alone (bench/cnn.py's breakdown: the
 slowest 15, and the sum per op kind; CPU time), to see where gradir's time goes.
 Prints the CPU, its vector ISA and the load average.  ``--json PATH``: the
 tables also go to PATH with their provenance (bench/_results.py).
@@ -131,9 +132,15 @@ def run(threads: int, batch: int, seq: int, ops: bool, compiled: bool) -> dict:
         time.sleep(0.2)
         row["compile_ms"], row["compile_cpu_ms"] = (t * 1e3 for t in timeit(inductor))
     if ops:
+        # The program as rlx-to-linalg sees it: weight gradients of batched
+        # matmuls already one 2-D matmul each (conversion/linalg/matmul.py).
+        from gradir.conversion.linalg.matmul import fold_batch_sums
+        folded = gradir.parse(str(module))
+        with folded.context:
+            fold_batch_sums(folded.operation)
         saved, cnn.timeit = cnn.timeit, lambda fn, seconds: timeit(fn, seconds)[1]
         try:
-            row["ops"] = cnn.op_times(module, threads)
+            row["ops"] = cnn.op_times(folded, threads)
         finally:
             cnn.timeit = saved
     return row

@@ -5,7 +5,8 @@
 # (collapse_sum_to of a batched matmul: one 2-D matmul over batch and K),
 # with the activation's transpose composed away or materialized, and the
 # result computed transposed for an x @ W^T weight; a kernel matmul whose
-# result a bias add and a reshape read.
+# result a bias add and a reshape read; a batched lhs times a transposed
+# weight.
 
 import os
 import sys
@@ -55,8 +56,8 @@ def test_batch_sums():
 
 
 @run
-def test_reshaped_results():
-    s = Suite("reshaped results")
+def test_dense_layers():
+    s = Suite("dense layers")
     for dt in FLOATS:
         # attention's output projection: flatten, x @ W^T + b, unflatten
         s.case(f"out_proj_{short(dt)}",
@@ -64,6 +65,10 @@ def test_reshaped_results():
                    "rlx.matmul", op("rlx.reshape", x, result=((40, 32), dt)),
                    op("rlx.permute_dims", w)), b), result=((5, 8, 32), dt)),
                rand((5, 8, 4, 8), dt), rand((32, 32), dt), rand((32,), dt), atol=tol(32, dt))
+        # a dense layer on (B, S, E) activations: x @ W^T, W read in place
+        s.case(f"dense_{short(dt)}",
+               lambda x, w: op("rlx.matmul", x, op("rlx.permute_dims", w)),
+               rand((3, 7, 33), dt), rand((19, 33), dt), atol=tol(33, dt))
     s.run()
 
 
@@ -73,6 +78,7 @@ def test_reshaped_results():
 # CHECK: ok weight_t_f64
 # CHECK: ok shared_f64
 # CHECK: batch sums: all {{[0-9]+}} cases match the interpreter
-# CHECK-LABEL: TEST: test_reshaped_results
+# CHECK-LABEL: TEST: test_dense_layers
 # CHECK: ok out_proj_f32
-# CHECK: reshaped results: all {{[0-9]+}} cases match the interpreter
+# CHECK: ok dense_f64
+# CHECK: dense layers: all {{[0-9]+}} cases match the interpreter

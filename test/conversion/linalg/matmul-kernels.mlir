@@ -70,3 +70,15 @@ func.func @reshaped_after_bias(%x: tensor<6x3xf32>, %w: tensor<3x4xf32>, %b: ten
   %r = "rlx.reshape"(%a) : (tensor<6x4xf32>) -> tensor<3x2x4xf32>
   return %r : tensor<3x2x4xf32>
 }
+
+// A batched lhs against a transposed 2-D weight (x @ W^T of a dense layer on
+// (B, S, E) activations): the rows of x times W read in place, no transpose.
+// CHECK-LABEL: func.func @batched_transposed_weight(
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.contract indexing_maps = [#{{.*}}, #[[$NK:.*]], #{{.*}}] {gradir.kernel} ins({{.*}}, %arg1 : tensor<6x3xf32>, tensor<4x3xf32>)
+// CHECK: tensor.expand_shape
+func.func @batched_transposed_weight(%x: tensor<2x3x3xf32>, %w: tensor<4x3xf32>) -> tensor<2x3x4xf32> {
+  %wt = "rlx.permute_dims"(%w) : (tensor<4x3xf32>) -> tensor<3x4xf32>
+  %m = "rlx.matmul"(%x, %wt) : (tensor<2x3x3xf32>, tensor<3x4xf32>) -> tensor<2x3x4xf32>
+  return %m : tensor<2x3x4xf32>
+}

@@ -31,7 +31,8 @@ layer 129-139 us in padded strips (a parallel region), 26-27 us so;
 64x120x84 73-75 us (strips run one after the other), 15 us so.
 
 A batched lhs times a 2-D rhs is one ``linalg.matmul`` on the collapsed
-``(batch*M, K)`` lhs; otherwise the batch dims are broadcast to the common
+``(batch*M, K)`` lhs (a kernel matmul reads a transposed rhs in place, as
+in 2-D); otherwise the batch dims are broadcast to the common
 batch shape, collapsed to one, and multiplied by ``linalg.batch_matmul``.
 """
 
@@ -209,8 +210,10 @@ def lower_matmul(op):
         batch = sa[:-2]
         lhs = reshape(a, [numel(batch) * m, k])
         if _kernel_eligible(lhs, b, elt):
-            return [reshape(_kernel_matmul(lhs, b, False, False, [numel(batch) * m, n], elt),
-                            out_shape)]
+            # a transposed weight (x @ W^T, every dense layer) read in place, as in 2-D
+            bt = _transposed_2d(b)
+            return [reshape(_kernel_matmul(lhs, b if bt is None else bt, False, bt is not None,
+                                           [numel(batch) * m, n], elt), out_shape)]
         c = _mark_small(linalg.matmul(lhs, b, outs=[filled([numel(batch) * m, n], elt, 0)]),
                         numel(batch) * m, n, k)
         return [reshape(c, out_shape)]
