@@ -62,7 +62,9 @@ def compile(model, example_args, **options):  # noqa: A001 (gradir.compile's nam
     runs ``@main_bwd`` (``rlx-gradient{split=true}``), filling ``.grad``.  One
     compiled variant per input shapes/dtypes and training mode.  Options:
     ``remat``/``budget`` go to ``rlx-gradient``, the others to
-    ``gradir.compile`` (``threads``, ``opt_level``, ``cache``, ...)."""
+    ``gradir.compile`` (``threads``, ``opt_level``, ``cache``, ...;
+    ``target="cuda"``, ``chip``: a CUDA executable per variant, taking CPU
+    or CUDA tensors)."""
     from .training import compile as _compile
     return _compile(model, example_args, **options)
 
