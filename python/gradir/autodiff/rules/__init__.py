@@ -65,9 +65,10 @@ DIFFERENTIATED_BY_PASS = frozenset({
 # Differentiable ops without a rule, and why: the pass reports "no gradient
 # rule" when one lies on the path to the target (see rules/nn.py).
 WITHOUT_RULE = {
-    "rlx.max_pool2d_backward": "max-pool has no second derivative: the adjoint w.r.t. "
-                               "output_grad gathers each window's arg-max, which no rlx "
-                               "op expresses",
+    "rlx.max_pool2d_backward": "max-pool has no reverse-over-reverse second derivative: "
+                               "the adjoint w.r.t. output_grad gathers each window's "
+                               "arg-max, which no rlx op expresses (forward over reverse, "
+                               "mode=hvp or mode=hessian, has a JVP rule)",
 }
 
 

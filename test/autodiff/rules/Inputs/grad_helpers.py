@@ -111,12 +111,13 @@ func.func @main({sig}) -> {tr} {{
 def check_op_jvp(op_text_, args, result_shape, wrt=None, in_types=None, jacobian=True, **kw):
     """Checks the JVP rule of ``op_text_`` against directional differences
     (``mode=jvp``) and, batched, against the finite-difference Jacobian
-    (``mode=jacobian``, which pushes a batch of basis vectors through the
-    rule at once)."""
+    (``mode=jacobian`` from forward columns, which push a batch of basis
+    vectors through the rule at once; ``auto`` would take reverse rows when
+    the result is the smaller, leaving the batched rule unchecked)."""
     text = op_text(op_text_, args, result_shape, in_types)
     args = [np.asarray(a) for a in args]
     if wrt is None:
         wrt = [i for i, a in enumerate(args) if np.issubdtype(a.dtype, np.floating)]
     check_jvp(text, args, wrt=wrt, **kw)
     if jacobian:
-        check_jacobian(text, args, wrt=wrt, **kw)
+        check_jacobian(text, args, wrt=wrt, jacobian_mode="forward", **kw)
