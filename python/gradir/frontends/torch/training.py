@@ -36,6 +36,8 @@ import numpy as np
 import torch
 from torch.utils._pytree import tree_unflatten
 
+from .errors import TorchImportError, UnsupportedOpError
+
 __all__ = ["compile", "GradirModule", "Program", "GRADIENT_OPTIONS"]
 
 # options of rlx-gradient; the others go to gradir.compile
@@ -232,7 +234,7 @@ class Program:
     training mode) are updated in place from ``@main``'s extra results, as
     PyTorch does; otherwise they are constants of each variant."""
 
-    def __init__(self, module_like, options, buffers=False):
+    def __init__(self, module_like, options, buffers=False, name_inputs=False):
         if options.get("keep_resident"):
             raise ValueError("gradir: keep_resident does not apply to a trained module: "
                              "its parameters change at every optimizer step, so every call "
@@ -241,6 +243,8 @@ class Program:
         self.options = dict(options)
         self.buffers = buffers
         self.variants: dict = {}
+        self.name_inputs = name_inputs   # errors name the inputs (not a Dynamo graph's)
+        self.example = None              # the first variant's input shapes and dtypes
 
     def params(self):
         return list(self.module.parameters())
@@ -264,9 +268,40 @@ class Program:
             tensors = list(inputs) + list(params)
             wrt = [i for i, t in enumerate(tensors)
                    if grad and t.requires_grad and _is_float(t)]
-            v = self.variants[key] = _build(self.module, list(inputs), wrt, self.options,
-                                            self.buffers)
+            try:
+                v = _build(self.module, list(inputs), wrt, self.options, self.buffers)
+            except TorchImportError as err:
+                if isinstance(err, UnsupportedOpError) or not self.name_inputs:
+                    raise
+                raise self._input_error(inputs, err) from err
+            self.variants[key] = v
+            if self.example is None:
+                self.example = [(tuple(t.shape), t.dtype) for t in inputs]
         return v
+
+    def _input_error(self, inputs, err) -> Exception:
+        """``err`` (the model could not be imported for ``inputs``) naming
+        the inputs that differ from the first compiled variant's (all of
+        them before one is compiled)."""
+        names = self.input_names(len(inputs))
+
+        def spell(shape, dtype):
+            return f"{str(dtype).removeprefix('torch.')}[{', '.join(map(str, shape))}]"
+
+        seen = self.example or []
+        parts = []
+        for i, t in enumerate(inputs):
+            mine = (tuple(t.shape), t.dtype)
+            if i >= len(seen):
+                parts.append(f"input {names[i]} {spell(*mine)}")
+            elif mine != seen[i]:
+                parts.append(f"input {names[i]} {spell(*mine)} (compiled before for "
+                             f"{spell(*seen[i])})")
+        reason = str(err).removeprefix("torch.export failed: ")
+        new = TorchImportError(f"gradir: cannot compile the model for "
+                               f"{', '.join(parts) or 'these inputs'}: {reason}")
+        new._gradir_build = True
+        return new
 
     def input_names(self, n: int) -> list[str]:
         """Names of the forward's first ``n`` inputs, for error messages:
@@ -299,8 +334,10 @@ class Program:
             device = t.device
         return device
 
-    def flat_call(self, inputs):
-        """The outputs, flattened (a tuple of tensors)."""
+    def prepare(self, inputs):
+        """Checks ``inputs`` and the parameters (an error names the
+        argument) and returns the variant for them (compiled now if new),
+        the parameters and the CUDA device of the tensors (or None)."""
         names = self.input_names(len(inputs))
         for name, t in zip(names, inputs):
             if not isinstance(t, torch.Tensor):
@@ -308,11 +345,34 @@ class Program:
                                 "module takes tensors only")
         named_params = list(self.module.named_parameters())
         params = [p for _, p in named_params]
-        tensors = list(inputs) + params
         device = self._check([(f"input {n}", t) for n, t in zip(names, inputs)]
                              + [(f"parameter '{n}'", p) for n, p in named_params])
-        grad = torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
-        v = self.variant(inputs, params, grad)
+        self._check_float_dtypes(names, inputs, params)
+        grad = torch.is_grad_enabled() and any(t.requires_grad for t in list(inputs) + params)
+        return self.variant(inputs, params, grad), params, device
+
+    def _check_float_dtypes(self, names, inputs, params):
+        """Refuses a floating-point input whose dtype is neither the one it
+        had when first compiled nor the parameters' (a float64 batch for a
+        float32 model: PyTorch's matmuls refuse the mix, torch.export's
+        trace does not)."""
+        dtypes = {p.dtype for p in params if p.is_floating_point()}
+        if self.example is None or len(dtypes) != 1:
+            return
+        (want,) = dtypes
+        for name, t, (_, first) in zip(names, inputs, self.example):
+            if (t.is_floating_point() and first.is_floating_point and t.dtype != first
+                    and t.dtype != want):
+                spell = str(t.dtype).removeprefix("torch.")
+                raise TypeError(f"gradir: input {name} is a {spell} tensor; the module was "
+                                f"compiled for {str(first).removeprefix('torch.')} and the "
+                                f"model's parameters are {str(want).removeprefix('torch.')} "
+                                f"(convert the input, or the model)")
+
+    def flat_call(self, inputs):
+        """The outputs, flattened (a tuple of tensors)."""
+        v, params, device = self.prepare(inputs)
+        tensors = list(inputs) + params
         bufs = [self.module.get_buffer(name) for name in v.buffers]
         device = self._check([(f"buffer '{n}'", b) for n, b in zip(v.buffers, bufs)]) or device
         tensors += bufs
@@ -364,7 +424,7 @@ class GradirModule(torch.nn.Module):
     def __init__(self, model, options):
         super().__init__()
         self.module = model
-        self._program = Program(model, options, buffers=True)
+        self._program = Program(model, options, buffers=True, name_inputs=True)
 
     @property
     def variants(self) -> dict:
@@ -387,8 +447,5 @@ def compile(model, example_args, **options):  # noqa: A001 (gradir.compile's nam
     if isinstance(example_args, torch.Tensor):
         example_args = (example_args,)
     compiled = GradirModule(model, options)
-    params = compiled._program.params()
-    inputs = tuple(example_args)
-    grad = torch.is_grad_enabled() and any(t.requires_grad for t in list(inputs) + params)
-    compiled._program.variant(inputs, params, grad)
+    compiled._program.prepare(tuple(example_args))
     return compiled
