@@ -1,4 +1,5 @@
 # RUN: %PYTHON %s | FileCheck %s
+# RUN: %PYTHON %s tf32 | FileCheck %s --check-prefix=TF32
 # Every whole model of test/frontends/models.py (MLP, LeNet, a ResNet basic
 # block in training and in eval mode, the CNN zoo: CifarNet, a depthwise
 # MobileNet block, a tiny UNet; Transformer encoder layers post- and
@@ -11,7 +12,11 @@
 # threads, race, barrier, bounds and use-after-free checks) runs the forward
 # and the adjoint against the reference interpreter, in float64 (to
 # rounding) and float32.  Each line gives the number of kernels one call
-# launched (Emulator.last_launches).
+# launched (Emulator.last_launches).  With argument tf32: float32 only,
+# compiled with precision="tf32" (every GEMM and convolution a tensor-core
+# kernel), emulated with exact_tf32 (MMAs on whole f32 operands), so the
+# tensor-core kernels' data flow is checked to fp32 tolerance (their TF32
+# rounding is emulate_tensor_cores.py's).
 
 import os
 import sys
@@ -53,10 +58,14 @@ def mismatch(got, want, dtype, fn):
     return None
 
 
+TF32 = sys.argv[1:] == ["tf32"]
+OPTIONS = {"precision": "tf32"} if TF32 else {}
+
+
 def check(name, make, args, own_loss=False):
     """``make()`` builds the model (in the default dtype); ``own_loss``: its first output
     is the loss (models.TakeLoss), else Weighted's random weighting."""
-    for dtype in (torch.float64, torch.float32):
+    for dtype in (torch.float32,) if TF32 else (torch.float64, torch.float32):
         torch.set_default_dtype(dtype)      # also the models' own tensors (Recurrent's zeros)
         torch.manual_seed(0)
         model = make()
@@ -67,8 +76,10 @@ def check(name, make, args, own_loss=False):
         arrays = torch_helpers.np_args(loss, inputs)
         launches, problem = [], None
         try:
-            gradir.compile(module, target="cuda")          # the kernels compile (PTX)
-            exe = Emulated(module)
+            gradir.compile(module, target="cuda", **OPTIONS)   # the kernels compile (PTX)
+            exe = Emulated(module, **OPTIONS)
+            exe.emulator.exact_tf32 = TF32
+            mma = "nvvm.mma.sync" in str(exe.lowered)
             for fn in ("main", "main_adjoint"):
                 want = gradir.interpret(module, fn, *arrays)
                 got = exe[fn](*arrays)
@@ -80,7 +91,8 @@ def check(name, make, args, own_loss=False):
         torch.set_default_dtype(torch.float64)
         print(f"{name} {str(dtype)[6:]}: " + (problem or
               f"loss and {len(want) - 1} gradients match the interpreter; launches: "
-              f"forward {launches[0]}, adjoint {launches[1]}"))
+              f"forward {launches[0]}, adjoint {launches[1]}")
+              + (f"; tensor cores: {mma}" if TF32 else ""))
 
 
 def resnet_block_eval():
@@ -103,36 +115,48 @@ ids = torch.randint(0, 11, (2, 6))
 check("mlp", models.MLP, (torch.randn(8, 10), torch.randint(0, 4, (8,))), own_loss=True)
 # CHECK: mlp float64: loss and 7 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}
 # CHECK-NEXT: mlp float32: loss and 7 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}
+# TF32: mlp float32: loss and 7 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}; tensor cores: True
 check("lenet", models.LeNet, (torch.randn(2, 1, 16, 16),))
 # CHECK-NEXT: lenet float64: loss and 9 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}
 # CHECK-NEXT: lenet float32: loss and 9 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}
+# TF32-NEXT: lenet float32: loss and 9 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}; tensor cores: True
 check("resnet block train", lambda: models.BasicBlock(4, 6, 2).train(), (torch.randn(3, 4, 6, 6),))
 # CHECK-NEXT: resnet block train float64: loss and 10 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}
 # CHECK-NEXT: resnet block train float32: loss and 10 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}
+# TF32-NEXT: resnet block train float32: loss and 10 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}; tensor cores: False
 check("resnet block eval", resnet_block_eval, (torch.randn(3, 4, 6, 6),))
 # CHECK-NEXT: resnet block eval float64: loss and 10 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}
 # CHECK-NEXT: resnet block eval float32: loss and 10 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}
+# TF32-NEXT: resnet block eval float32: loss and 10 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}; tensor cores: False
 check("cifarnet", lambda: models.CifarNet().train(), (torch.randn(2, 3, 12, 12),))
 # CHECK-NEXT: cifarnet float64: loss and 14 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}
 # CHECK-NEXT: cifarnet float32: loss and 14 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}
+# TF32-NEXT: cifarnet float32: loss and 14 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}; tensor cores: True
 check("depthwise block", models.MobileBlock, (torch.randn(2, 8, 9, 9),))
 # CHECK-NEXT: depthwise block float64: loss and 4 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}
 # CHECK-NEXT: depthwise block float32: loss and 4 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}
+# TF32-NEXT: depthwise block float32: loss and 4 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}; tensor cores: True
 check("unet", models.TinyUNet, (torch.randn(2, 2, 8, 8),))
 # CHECK-NEXT: unet float64: loss and 9 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}
 # CHECK-NEXT: unet float32: loss and 9 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}
+# TF32-NEXT: unet float32: loss and 9 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}; tensor cores: True
 check("transformer post-norm", encoder(False), (torch.randn(2, 5, 8),))
 # CHECK-NEXT: transformer post-norm float64: loss and 13 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}
 # CHECK-NEXT: transformer post-norm float32: loss and 13 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}
+# TF32-NEXT: transformer post-norm float32: loss and 13 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}; tensor cores: True
 check("transformer pre-norm", encoder(True), (torch.randn(2, 5, 8),))
 # CHECK-NEXT: transformer pre-norm float64: loss and 13 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}
 # CHECK-NEXT: transformer pre-norm float32: loss and 13 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}
+# TF32-NEXT: transformer pre-norm float32: loss and 13 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}; tensor cores: True
 check("gpt", models.GPT, (ids, torch.roll(ids, -1, 1)), own_loss=True)
 # CHECK-NEXT: gpt float64: loss and 28 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}
 # CHECK-NEXT: gpt float32: loss and 28 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}
+# TF32-NEXT: gpt float32: loss and 28 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}; tensor cores: True
 check("gru", lambda: models.Recurrent("gru"), (torch.randn(4, 2, 3),))
 # CHECK-NEXT: gru float64: loss and 7 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}
 # CHECK-NEXT: gru float32: loss and 7 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}
+# TF32-NEXT: gru float32: loss and 7 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}; tensor cores: False
 check("lstm", lambda: models.Recurrent("lstm"), (torch.randn(4, 2, 3),))
 # CHECK-NEXT: lstm float64: loss and 7 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}
 # CHECK-NEXT: lstm float32: loss and 7 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}
+# TF32-NEXT: lstm float32: loss and 7 gradients match the interpreter; launches: forward {{[1-9][0-9]*}}, adjoint {{[1-9][0-9]*}}; tensor cores: False

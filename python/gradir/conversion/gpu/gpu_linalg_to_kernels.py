@@ -18,7 +18,8 @@ from .kernels import (COMBINERS, Generic, GenericError, KernelContext, KernelOpt
                       build_elementwise, build_gemm, build_reduction, gemm_worthwhile,
                       match_gemm, match_reduction)
 from .kernels.common import outputs_of, reads_device_scalar
-from .kernels.mma import chip_has_tensor_cores
+from .kernels.mma import build_mma, chip_has_tensor_cores, mma_kind, tensor_core_problem
+from .nvvm import chip_problem
 
 __all__ = ["GpuLinalgToKernels", "Generic", "COMBINERS", "KERNEL_ATTRIBUTES"]
 
@@ -87,10 +88,12 @@ class GpuLinalgToKernels(ModulePass):
             raise self.bad_option("sm-count", "be at least 1", self.sm_count)
         if self.gemm_min_blocks < 0:
             raise self.bad_option("gemm-min-blocks", "not be negative", self.gemm_min_blocks)
+        problem = chip_problem(self.chip)
+        if problem:
+            raise PassOptionError(f"option 'chip' of pass '{self.name}': {problem}")
         problem = tensor_core_problem(self.chip, self.precision, self.compute_dtype)
         if problem:
-            which = ("chip" if "architecture" in problem else
-                     "precision" if self.precision != "fp32" else "compute-dtype")
+            which = "precision" if self.precision != "fp32" else "compute-dtype"
             raise PassOptionError(f"option '{which}' of pass '{self.name}': {problem}")
 
     def apply(self, module: ir.Operation) -> None:
@@ -142,24 +145,6 @@ class GpuLinalgToKernels(ModulePass):
             return None
 
 
-def tensor_core_problem(chip: str, precision: str, compute_dtype: str) -> str | None:
-    """Why ``precision``/``compute_dtype`` cannot apply to ``chip`` (or an
-    invalid chip), or None."""
-    from .nvvm import chip_problem
-    problem = chip_problem(chip)
-    if problem:
-        return problem
-    if chip_has_tensor_cores(chip):
-        return None
-    if precision != "fp32":
-        return (f"precision '{precision}' runs f32 contractions on TF32 tensor cores, "
-                f"which need chip sm_80 or later, not {chip}")
-    if compute_dtype not in ("none", None):
-        return (f"compute_dtype '{compute_dtype}' runs contractions on bf16 tensor cores, "
-                f"which need chip sm_80 or later, not {chip}")
-    return None
-
-
 def _lower(ctx: KernelContext, gen: Generic) -> None:
     """The strategy for one generic: tiled GEMM, block reduction, else one
     thread per output."""
@@ -168,6 +153,9 @@ def _lower(ctx: KernelContext, gen: Generic) -> None:
     if ctx.options.tiled:
         gemm = match_gemm(gen)
         if gemm is not None and gemm_worthwhile(gen, gemm):
+            kind = mma_kind(ctx, gen, gemm)     # tensor cores, when asked and able
+            if kind is not None:
+                return build_mma(ctx, gen, gemm, kind)
             return build_gemm(ctx, gen, gemm)
         combiners = match_reduction(gen)
         if combiners is not None:

@@ -197,7 +197,10 @@ def precision_problem(chip: str | None, precision, compute_dtype) -> str | None:
         return f"compute_dtype must be None or 'bf16', not {compute_dtype!r}"
     if chip is None:
         return None
-    from .gpu_linalg_to_kernels import tensor_core_problem
+    problem = chip_problem(chip)
+    if problem:
+        return problem
+    from .kernels.mma import tensor_core_problem
     return tensor_core_problem(chip, PRECISIONS[precision], compute_dtype or "none")
 
 

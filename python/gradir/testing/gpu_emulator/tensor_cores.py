@@ -21,7 +21,12 @@ is an error.  TF32 operands use the upper 19 bits of their f32 registers
 must round with ``cvt.rna.tf32.f32`` first, as ``convert.float.to.tf32``
 does here); products are exact and summed with C in float64, rounded to
 f32 once (the tensor cores' internal order and precision of the sum is
-not specified; the emulated sum is at least as accurate)."""
+not specified; the emulated sum is at least as accurate).
+
+``Emulator.exact_tf32 = True`` (tests) makes TF32 conversions and MMAs
+keep all 23 mantissa bits: a TF32 kernel then computes what an exact fp32
+one does, so its data flow (fragment indices, edges, epilogues) can be
+checked against the interpreter to fp32 tolerance, apart from rounding."""
 
 from __future__ import annotations
 
@@ -80,11 +85,12 @@ def _words(value, n: int) -> np.ndarray:
     return np.broadcast_to(a.astype(np.int64) & 0xFFFFFFFF, (n,)).astype(np.uint32)
 
 
-def _elements(words: np.ndarray, kind: str, half: int) -> np.ndarray:
+def _elements(words: np.ndarray, kind: str, half: int, exact: bool = False) -> np.ndarray:
     """The operand values (float64) a register holds (``half``: which of
-    two 16-bit elements)."""
+    two 16-bit elements; ``exact``: TF32 registers read whole)."""
     if kind == "tf32":
-        return (words & 0xFFFFE000).view(np.float32).astype(np.float64)
+        return (words & (0xFFFFFFFF if exact else 0xFFFFE000)).view(np.float32).astype(
+            np.float64)
     bits16 = ((words >> (16 * half)) & 0xFFFF).astype(np.uint16)
     if kind == "f16":
         return bits16.view(np.float16).astype(np.float64)
@@ -93,6 +99,8 @@ def _elements(words: np.ndarray, kind: str, half: int) -> np.ndarray:
 
 class TensorCoreOps:
     """Tensor-core op rules (a mixin of ``Emulator``)."""
+
+    exact_tf32 = False      # TF32 conversions and MMAs keep every f32 bit (tests)
 
     def _op_nvvm_mma_sync(self, op, env, mask):
         k = self.kernel
@@ -129,11 +137,11 @@ class TensorCoreOps:
         for r, reg in enumerate(regs_a):
             w = _words(reg, n).reshape(nw, 32)
             for h, (row, col) in enumerate(acoord[r]):
-                A[:, row, col] = _elements(w, kind, h)
+                A[:, row, col] = _elements(w, kind, h, self.exact_tf32)
         for r, reg in enumerate(regs_b):
             w = _words(reg, n).reshape(nw, 32)
             for h, (row, col) in enumerate(bcoord[r]):
-                B[:, row, col] = _elements(w, kind, h)
+                B[:, row, col] = _elements(w, kind, h, self.exact_tf32)
         for r, reg in enumerate(regs_c):
             vals = np.broadcast_to(np.asarray(reg, np.float32), (n,)).reshape(nw, 32)
             C[:, ccoord[r][0], ccoord[r][1]] = vals
@@ -167,4 +175,7 @@ class TensorCoreOps:
         if "none" not in sat or relu != "false":
             raise EmulationError(f"{op.location}: saturating or relu tf32 conversions are "
                                  "not supported")
-        return [tf32_round(env[op.operands[0]]).view(np.int32)]
+        x = env[op.operands[0]]
+        if self.exact_tf32:
+            return [np.asarray(x, np.float32).view(np.int32)]
+        return [tf32_round(x).view(np.int32)]

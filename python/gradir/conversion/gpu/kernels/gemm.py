@@ -330,12 +330,8 @@ class _TileLoad:
 def build_gemm(ctx: KernelContext, gen: Generic, g: GemmMatch) -> None:
     """A tiled GEMM ``gpu.launch`` (after a zero-fill kernel when split),
     with the elementwise generic after it as its epilogue when it can be
-    (``match_epilogue``).  On tensor cores (``mma.build_mma``) when the
-    options and the operand types ask for them (``mma.mma_kind``)."""
-    from .mma import build_mma, mma_kind
-    kind = mma_kind(ctx, gen, g)
-    if kind is not None:
-        return build_mma(ctx, gen, g, kind)
+    (``match_epilogue``).  The tensor-core variant is ``mma.build_mma``
+    (gpu-linalg-to-kernels picks it by ``mma.mma_kind``)."""
     t = GemmTiling.plan(ctx, gen, g)
     wg = t.workgroup_types(gen, g)
     c = gen.outputs[0]

@@ -44,7 +44,7 @@ from __future__ import annotations
 import math
 
 from mlir import ir
-from mlir.dialects import arith, gpu, llvm, nvvm, scf
+from mlir.dialects import arith, gpu, llvm, memref, nvvm, scf
 
 from ..common import index
 from .common import Generic, KernelContext, const, if_, launch, ult, workgroup_type
@@ -52,7 +52,8 @@ from .gemm import (THREADS, GemmMatch, GemmTiling, Epilogue, _block, _extent, _k
                    _place, _retire, _store_one, _TileLoad, _RELEASES, match_epilogue)
 from .reduction import atomic_type
 
-__all__ = ["MMA_CONFIGS", "MMA_BK", "mma_kind", "build_mma", "chip_has_tensor_cores"]
+__all__ = ["MMA_CONFIGS", "MMA_BK", "mma_kind", "build_mma", "chip_has_tensor_cores",
+           "tensor_core_problem"]
 
 # Block tiles (BM, BN); the first whose grid fills the GPU wins.
 MMA_CONFIGS = ((128, 128), (64, 64), (32, 32))
@@ -67,6 +68,20 @@ def chip_has_tensor_cores(chip: str) -> bool:
     """Whether ``chip`` (sm_<N>) has the mma.sync shapes used here (sm_80+)."""
     digits = "".join(ch for ch in chip[3:] if ch.isdigit())
     return bool(digits) and int(digits) >= 80
+
+
+def tensor_core_problem(chip: str, precision: str, compute_dtype) -> str | None:
+    """Why ``precision`` ("fp32", "tf32") or ``compute_dtype`` ("none" or
+    None, "bf16") cannot apply to ``chip`` (a valid chip name), or None."""
+    if chip_has_tensor_cores(chip):
+        return None
+    if precision != "fp32":
+        return (f"precision '{precision}' runs f32 contractions on TF32 tensor cores, "
+                f"which need chip sm_80 or later, not {chip}")
+    if compute_dtype not in ("none", None):
+        return (f"compute_dtype '{compute_dtype}' runs contractions on bf16 tensor cores, "
+                f"which need chip sm_80 or later, not {chip}")
+    return None
 
 
 def _operand_kind(gen: Generic, k: int, cast) -> str | None:
@@ -172,7 +187,6 @@ def _pack(lo: ir.Value, hi: ir.Value, kind: str) -> ir.Value:
 def _fragment(smem, kind: str, k0: int, mn0: ir.Value, w: _Warp, rows: int) -> list:
     """The registers of an A (``rows`` = 16) or B (8) fragment read from a
     ``[k][mn]`` workgroup tile at K offset ``k0`` and M (or N) offset ``mn0``."""
-    from mlir.dialects import memref
     words = 4 if rows == 16 else 2
     out = []
     for r in range(words):
@@ -222,7 +236,10 @@ def build_mma(ctx: KernelContext, gen: Generic, g: GemmMatch, kind: str) -> None
         ctx.zero_fill(c)
     name = ctx.namer("mma_splitk" if t.splits > 1 else "mma")
     if ctx.options.gemm_min_blocks > 0:
-        ctx.namer.attrs[name[1]] = {"nvvm.minctasm": ctx.options.gemm_min_blocks}
+        # 128x128 tiles hold 64 accumulators and 24 fragment registers per
+        # thread: two blocks per multiprocessor (128 registers) would spill
+        blocks = 1 if t.bm == 128 else ctx.options.gemm_min_blocks
+        ctx.namer.attrs[name[1]] = {"nvvm.minctasm": blocks}
     wm, wn = t.bm // WARPS_M, t.bn // WARPS_N
     mt, nt = wm // 16, wn // 8
     _, body, ids, (As, Bs) = launch(t.grid, [THREADS, THREADS], wg, name=name)
