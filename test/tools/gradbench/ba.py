@@ -13,6 +13,14 @@ import sys
 
 import numpy as np
 
+
+def run(f):
+    """Runs a test (not with --regenerate), printing ``TEST: name`` first."""
+    if "--regenerate" not in sys.argv:
+        print(f"TEST: {f.__name__}")
+        f()
+    return f
+
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs", "ba.json")
 INPUT = {"n": 3, "m": 5, "p": 16,
          "cam": [-0.758453, -1.109613, -0.845551, 34.556073, 39.676747, 53.881673,
@@ -93,7 +101,8 @@ def compare(got, want, path=""):
         assert abs(got - want) / max(abs(got) + abs(want), 1.0) < 1e-7, (path, got, want)
 
 
-def main():
+@run
+def test_ba():
     from gradir.tools.gradbench.evals import ba
     from gradir.tools.gradbench.protocol import jsonable
     with open(FIXTURE) as f:
@@ -113,13 +122,11 @@ def main():
     print("vals", len(vals), vals[28:32].tolist())
 
 
-if __name__ == "__main__":
-    if "--regenerate" in sys.argv:
-        regenerate()
-    else:
-        main()
+if "--regenerate" in sys.argv:
+    regenerate()
 
-# CHECK: functions: objective, jacobian
+# CHECK-LABEL: TEST: test_ba
+# CHECK-NEXT: functions: objective, jacobian
 # CHECK-NEXT: ba objective ok
 # CHECK-NEXT: ba jacobian ok
 # 2p + p + 1 row offsets; 15 nonzeros per reprojection row, 1 per weight row

@@ -12,6 +12,14 @@ import sys
 
 import numpy as np
 
+
+def run(f):
+    """Runs a test (not with --regenerate), printing ``TEST: name`` first."""
+    if "--regenerate" not in sys.argv:
+        print(f"TEST: {f.__name__}")
+        f()
+    return f
+
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs")
 PARENTS = [-1, 0, 1, 2, 3, 0, 5, 6, 7, 0, 9, 10, 11, 0, 13, 14, 15, 0, 17, 18, 19, 0]
 
@@ -139,7 +147,8 @@ def regenerate():
             json.dump({"input": inp, "outputs": out}, f)
 
 
-def main():
+@run
+def test_ht():
     from gradir.tools.gradbench.evals import ht
     from gradir.tools.gradbench.protocol import jsonable
     print("functions:", ", ".join(ht.FUNCTIONS))
@@ -156,13 +165,11 @@ def main():
             print(f"ht {variant} {name} {list(want.shape)} ok")
 
 
-if __name__ == "__main__":
-    if "--regenerate" in sys.argv:
-        regenerate()
-    else:
-        main()
+if "--regenerate" in sys.argv:
+    regenerate()
 
-# CHECK: functions: objective, jacobian
+# CHECK-LABEL: TEST: test_ht
+# CHECK-NEXT: functions: objective, jacobian
 # CHECK-NEXT: ht simple objective [15] ok
 # CHECK-NEXT: ht simple jacobian [15, 26] ok
 # CHECK-NEXT: ht complicated objective [15] ok

@@ -10,6 +10,14 @@ import sys
 
 import numpy as np
 
+
+def run(f):
+    """Runs a test (not with --regenerate), printing ``TEST: name`` first."""
+    if "--regenerate" not in sys.argv:
+        print(f"TEST: {f.__name__}")
+        f()
+    return f
+
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs", "kmeans.json")
 
 
@@ -49,7 +57,8 @@ def difference(x, y):
     return np.abs(x - y) / np.maximum(np.abs(x) + np.abs(y), 1.0)
 
 
-def main():
+@run
+def test_kmeans():
     from gradir.tools.gradbench.evals import kmeans
     from gradir.tools.gradbench.protocol import jsonable
     with open(FIXTURE) as f:
@@ -69,13 +78,11 @@ def main():
     print("cost of another shape:", run())
 
 
-if __name__ == "__main__":
-    if "--regenerate" in sys.argv:
-        regenerate()
-    else:
-        main()
+if "--regenerate" in sys.argv:
+    regenerate()
 
-# CHECK: functions: cost, dir
+# CHECK-LABEL: TEST: test_kmeans
+# CHECK-NEXT: functions: cost, dir
 # CHECK-NEXT: kmeans cost ok
 # CHECK-NEXT: kmeans dir ok
 # CHECK-NEXT: cost of another shape: 2.0

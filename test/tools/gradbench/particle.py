@@ -13,6 +13,14 @@ import sys
 
 import numpy as np
 
+
+def run(f):
+    """Runs a test (not with --regenerate), printing ``TEST: name`` first."""
+    if "--regenerate" not in sys.argv:
+        print(f"TEST: {f.__name__}")
+        f()
+    return f
+
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs", "particle.json")
 
 
@@ -61,7 +69,8 @@ def regenerate():
         json.dump({"input": {"w": 0.0}, "output": solve(0.0)}, fh)
 
 
-def main():
+@run
+def test_particle():
     from gradir.tools.gradbench.evals import particle
     with open(FIXTURE) as fh:
         fixture = json.load(fh)
@@ -75,13 +84,11 @@ def main():
         print(f"particle {name}: {got:.10f}")
 
 
-if __name__ == "__main__":
-    if "--regenerate" in sys.argv:
-        regenerate()
-    else:
-        main()
+if "--regenerate" in sys.argv:
+    regenerate()
 
-# CHECK: functions: rr, ff, fr, rf
+# CHECK-LABEL: TEST: test_particle
+# CHECK-NEXT: functions: rr, ff, fr, rf
 # CHECK-NEXT: particle rr: 0.2071918746
 # CHECK-NEXT: particle ff: 0.2071918746
 # CHECK-NEXT: particle fr: 0.2071918746

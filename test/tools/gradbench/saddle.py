@@ -13,6 +13,14 @@ import sys
 
 import numpy as np
 
+
+def run(f):
+    """Runs a test (not with --regenerate), printing ``TEST: name`` first."""
+    if "--regenerate" not in sys.argv:
+        print(f"TEST: {f.__name__}")
+        f()
+    return f
+
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs", "saddle.json")
 
 
@@ -65,7 +73,8 @@ def regenerate():
         json.dump({"input": {"start": [1.0, 1.0]}, "output": solve([1.0, 1.0])}, fh)
 
 
-def main():
+@run
+def test_saddle():
     from gradir.tools.gradbench.evals import saddle
     from gradir.tools.gradbench.protocol import jsonable
     with open(FIXTURE) as fh:
@@ -81,13 +90,11 @@ def main():
         print(f"saddle {name}: " + " ".join(f"{v:.6e}" for v in got))
 
 
-if __name__ == "__main__":
-    if "--regenerate" in sys.argv:
-        regenerate()
-    else:
-        main()
+if "--regenerate" in sys.argv:
+    regenerate()
 
-# CHECK: functions: rr, ff, fr, rf
+# CHECK-LABEL: TEST: test_saddle
+# CHECK-NEXT: functions: rr, ff, fr, rf
 # CHECK-NEXT: saddle rr: 8.246325e-06 8.246325e-06 8.246325e-06 8.246325e-06
 # CHECK-NEXT: saddle ff: 8.246325e-06 8.246325e-06 8.246325e-06 8.246325e-06
 # CHECK-NEXT: saddle fr: 8.246325e-06 8.246325e-06 8.246325e-06 8.246325e-06
