@@ -43,6 +43,7 @@ SECTIONS = {
     "cpu": "CPU: gradir against numpy, PyTorch and JAX",
     "cpu-avx2": "CPU held to AVX2 (`--isa avx2`)",
     "cnn": "CPU: a ResNet gradient step imported from PyTorch",
+    "transformer": "CPU: a Transformer encoder layer gradient step imported from PyTorch",
     "compile_time": "Compile time: the first call against JAX",
     "compile_time-breakdown": "Compile time: gradir's first call stage by stage",
     "compile_time-timeline": "Compile time: one compile per thread",
@@ -284,6 +285,21 @@ def _cnn_rows(data: dict) -> list[tuple[str, str]]:
              "PyTorch / gradir: " + ", ".join(parts))] if rows else []
 
 
+def _transformer_rows(data: dict) -> list[tuple[str, str]]:
+    table = _table(data, "Transformer")
+    if table is None:
+        return []
+    # One thread, CPU time: on a shared machine the wall time of a call of
+    # tens of ms, and the peers' spinning thread pools, follow the load.
+    rows = [r for r in _rows(table) if r.get("clock") == "cpu" and r["threads"] == 1]
+    parts = [f"eager **{r['eager/gradir']:.2f}**"
+             + (f", torch.compile **{r['compile/gradir']:.2f}**"
+                if r.get("compile/gradir") is not None else "") for r in rows]
+    return [(f"Transformer encoder layer step, imported, {rows[0]['workload']}",
+             "PyTorch / gradir at 1 thread, CPU time: " + "; ".join(parts)
+             + " (2 threads and wall times: the section)")] if rows else []
+
+
 def _compile_rows(data: dict) -> list[tuple[str, str]]:
     table = _table(data, "first call")
     if table is None:
@@ -386,7 +402,8 @@ def _gradient_pass_rows(data: dict) -> list[tuple[str, str]]:
     return [("gradient pass speed (`rlx-gradient`, default pipeline)", "; ".join(parts))]
 
 
-HEADLINES = (("cpu", _cpu_rows), ("cnn", _cnn_rows), ("compile_time", _compile_rows),
+HEADLINES = (("cpu", _cpu_rows), ("cnn", _cnn_rows), ("transformer", _transformer_rows),
+             ("compile_time", _compile_rows),
              ("lstm_gradient", _lstm_rows), ("remat", _remat_rows),
              ("simplify", _simplify_rows), ("gradient_pass", _gradient_pass_rows),
              ("gpu", _gpu_rows))

@@ -35,8 +35,8 @@ def test_batch_sums():
     for dt in FLOATS:
         # sum_b dy_b^T @ x_b: the transpose of dy composes away
         s.case(f"weight_{short(dt)}",
-               lambda x, dy, dt=dt: collapse(op("rlx.matmul", op("rlx.permute_dims", dy, axes=[0, 2, 1]),
-                                         x), (9, 7), dt),
+               lambda x, dy, dt=dt: collapse(
+                   op("rlx.matmul", op("rlx.permute_dims", dy, axes=[0, 2, 1]), x), (9, 7), dt),
                rand((3, 5, 7), dt), rand((3, 5, 9), dt), atol=tol(15, dt))
         # an activation (B, S, E) read as (S, E, B): one transpose, and the
         # result read by a 2-D transpose only: computed transposed

@@ -34,6 +34,8 @@ A batched lhs times a 2-D rhs is one ``linalg.matmul`` on the collapsed
 ``(batch*M, K)`` lhs (a kernel matmul reads a transposed rhs in place, as
 in 2-D); otherwise the batch dims are broadcast to the common
 batch shape, collapsed to one, and multiplied by ``linalg.batch_matmul``.
+Before the patterns run, ``fold_batch_sums`` turns the sum over its batch
+of a batched matmul (a shared weight's gradient) into one 2-D matmul.
 """
 
 from __future__ import annotations
