@@ -179,7 +179,7 @@ def _rodrigues(xp, rot, pt, cross, where):
 
 def _ba_arrays(inp):
     from gradir.tools.gradbench.evals import ba
-    return ba.arrays(inp)
+    return ba.arrays(inp)  # ba's duplication of the input (n, m, p, arrays)
 
 
 def _ba_output(n, m, p, ci, pi, blocks, w_d):
@@ -397,13 +397,12 @@ def _jax_descent(jax, jnp, f, grad, x0, maximize=False):
         return lax.cond(norm(gx) <= 1e-5, lambda _: (x, fx, gx, eta, i, True),
                         lambda _: lax.cond(i == 10, lambda _: (x, fx, gx, eta * 2, 0, False),
                                            descend, None), None)
-    init = (x0, sign * f(x0), sign * grad(x0), jnp.asarray(1e-5), 0, False)
-    init = jax.tree.map(jnp.asarray, init)
+    init = jax.tree.map(jnp.asarray, (x0, sign * f(x0), sign * grad(x0), 1e-5, 0, False))
     return lax.while_loop(lambda s: jnp.logical_not(s[5]), body, init)[0]
 
 
 def _jax_forward_only(function):
-    if function[0] == "r":
+    if function[0] == "r":  # the bench's "-"
         raise NotImplementedError("JAX cannot reverse-differentiate lax.while_loop")
 
 
@@ -416,8 +415,7 @@ def jax_particle(function, inp):
     grad_of = _jax_grad_of(jax, jnp)
 
     def accel(w, x):
-        charges = jnp.stack([jnp.stack([10.0, 10.0 - w]), jnp.array([10.0, 0.0])])
-        d = x - charges
+        d = x - jnp.stack([jnp.stack([10.0, 10.0 - w]), jnp.array([10.0, 0.0])])
         return (1 / jnp.sqrt((d * d).sum(1))).sum()
 
     def euler(wv):
@@ -428,8 +426,7 @@ def jax_particle(function, inp):
                                   (jnp.array([0.0, 8.0]), jnp.array([0.75, 0.0])))
         return (x[0] - x[1] / v[1] * v[0]) ** 2
     solve = jax.jit(lambda w0: _jax_descent(jax, jnp, euler, grad_of("f", euler), w0))
-    w0 = jnp.asarray([float(inp["w"])])
-    return lambda: float(solve(w0)[0])
+    return lambda: float(solve(jnp.asarray([float(inp["w"])]))[0])
 
 
 def jax_saddle(function, inp):
