@@ -53,6 +53,8 @@ SECTIONS = {
     "lstm_gradient": "Loops: ADBench's LSTM gradient",
     "remat": "Checkpointing: memory and FLOPs of recomputation",
     "simplify": "Simplifying gradients: ops and FLOPs",
+    "gradbench": "GradBench evals: gradir against JAX and PyTorch",
+    "train_step": "Training from PyTorch: one optimizer step against eager and torch.compile",
 }
 GPU_TITLE = "NVIDIA GPU: gradir against PyTorch CUDA"
 
