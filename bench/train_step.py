@@ -288,13 +288,13 @@ def main(argv: list[str]) -> int:
                           f"{c['gradir_params'][0]:.1e} relative (> {RTOL:g})")
         checks.append([MODELS[r["model"]], r["threads"], c["gradir_params"][0],
                        c["gradir_updates"][0], c["inductor_params"][0],
-                       c["inductor_updates"][0], "OK" if ok else "FAILED"])
+                       c["inductor_updates"][0], c["gradir_updates"][1], "OK" if ok else "FAILED"])
     print(f"\n# after {CHECK_STEPS} steps, max |x - eager| / max |eager| over the parameters and "
           f"floating buffers (gradir must be <= {RTOL:g}); 'updates': of (after - initial)")
     print(f"{'model':<16}{'thr':>4}{'gradir params':>15}{'gradir updates':>16}"
-          f"{'inductor params':>17}{'inductor updates':>18}  check")
+          f"{'inductor params':>17}{'inductor updates':>18}  check  (worst gradir update)")
     for c in checks:
-        print(f"{c[0]:<16}{c[1]:>4}{c[2]:>15.1e}{c[3]:>16.1e}{c[4]:>17.1e}{c[5]:>18.1e}  {c[6]}")
+        print(f"{c[0]:<16}{c[1]:>4}{c[2]:>15.1e}{c[3]:>16.1e}{c[4]:>17.1e}{c[5]:>18.1e}  {c[7]:<6} ({c[6]})")
     path = _results.json_option(argv)
     if path and not failed:
         tables = [
@@ -308,8 +308,9 @@ def main(argv: list[str]) -> int:
             {"title": f"Parameters after {CHECK_STEPS} steps against eager's "
                       "(max |x - eager| / max |eager|, worst tensor)",
              "columns": ["model", "threads", "gradir params", "gradir updates",
-                         "inductor params", "inductor updates", "check"],
-             "formats": [None, None, ".1e", ".1e", ".1e", ".1e", None],
+                         "inductor params", "inductor updates", "worst gradir update",
+                         "check"],
+             "formats": [None, None, ".1e", ".1e", ".1e", ".1e", None, None],
              "rows": checks}]
         notes = [f"gradir's host detection: {machine}.",
                  "torch.optim.SGD(lr=0.01, momentum=0.9) for all three, float32, the same "
@@ -326,6 +327,11 @@ def main(argv: list[str]) -> int:
                  "torch.compile's Dynamo + AOTAutograd + inductor (forward and backward) "
                  "with TORCHINDUCTOR_FORCE_DISABLE_CACHES=1.",
                  "The machine is shared: see the load average in the provenance."]
+        import gradir
+        package = os.path.dirname(os.path.abspath(gradir.__file__))
+        if package != os.path.join(os.path.dirname(HERE), "python", "gradir"):
+            notes.append(f"gradir imported from {package} (PYTHONPATH), not from this "
+                         "checkout's python/gradir.")
         if quick:
             notes.append("--quick: 1 warm-up and 3 timed steps (a smoke run, not a measurement).")
         _results.save_results(path, "train_step", tables, notes)
