@@ -216,6 +216,10 @@ def measure(ev, flags, rows):
         if proc.wait() == 0:
             break
         at = start + done
+        if at >= total:                 # died after its last row
+            failures.append(f"{ev}: the measuring process exited {proc.returncode} at the end")
+            print(f"# {failures[-1]}", flush=True)
+            break
         _, fn, size, _, _ = workloads((ev,), "--quick" in flags)[at]
         who = "gradir" if at != skip else "a peer"
         failures.append(f"{ev} {fn} {size}: the measuring process died (exit {proc.returncode}) "

@@ -10,24 +10,24 @@
 # eval whose compilation aborts shows "-" for gradir and is left to
 # test/tools/gradbench/.)
 # CHECK: # {{.*}} cores, vector ISA {{.*}}; one thread; {{.*}}load average
-# CHECK-NEXT: eval {{ +}}function {{ +}}size {{ +}}gradir ms {{ +}}jax ms {{ +}}torch ms {{ +}}jax/gradir {{ +}}torch/gradir {{ +}}max diff
+# CHECK-NEXT: eval{{ +}}function{{ +}}size{{ +}}gradir ms{{ +}}jax ms{{ +}}torch ms{{ +}}jax/gradir{{ +}}torch/gradir{{ +}}max diff
 # CHECK-NOT: failed:
-# CHECK: hello {{ +}}square {{ +}}x=1.5
-# CHECK: hello {{ +}}double
-# CHECK: lse {{ +}}primal {{ +}}n=2500
-# CHECK: lse {{ +}}gradient
-# CHECK: llsq {{ +}}gradient {{ +}}n=16,m=128
-# CHECK: gmm {{ +}}jacobian {{ +}}d=2,k=5,n=1000
-# CHECK: det {{ +}}gradient {{ +}}ell=5
-# CHECK: lstm {{ +}}jacobian {{ +}}l=2,c=1024
-# CHECK: ode {{ +}}gradient {{ +}}n=1000,s=10
-# CHECK: kmeans {{ +}}dir {{ +}}k=100,n=1000,d=16
-# CHECK: ba {{ +}}jacobian {{ +}}ba1 n=49,m=7776,p=31843
-# CHECK: ht {{ +}}jacobian {{ +}}c=100
-# CHECK: particle {{ +}}rr {{ +}}w=0 {{.*}} - {{ +}}- {{ +}}- {{ +}}- {{ +}}-{{$}}
-# CHECK: particle {{ +}}fr
-# CHECK: saddle {{ +}}ff {{ +}}start=(1,1)
-# CHECK: saddle {{ +}}rf
+# CHECK: hello{{ +}}square{{ +}}x=1.5
+# CHECK: hello{{ +}}double
+# CHECK: lse{{ +}}primal{{ +}}n=2500
+# CHECK: lse{{ +}}gradient
+# CHECK: llsq{{ +}}gradient{{ +}}n=16,m=128
+# CHECK: gmm{{ +}}jacobian{{ +}}d=2,k=5,n=1000
+# CHECK: det{{ +}}gradient{{ +}}ell=5
+# CHECK: lstm{{ +}}jacobian{{ +}}l=2,c=1024
+# CHECK: ode{{ +}}gradient{{ +}}n=1000,s=10
+# CHECK: kmeans{{ +}}dir{{ +}}k=100,n=1000,d=16
+# CHECK: ba{{ +}}jacobian{{ +}}ba1 n=49,m=7776,p=31843
+# CHECK: ht{{ +}}jacobian{{ +}}c=100
+# CHECK: particle{{ +}}rr{{ +}}w=0 {{.*}} -{{ +}}-{{ +}}-{{ +}}-{{ +}}-{{$}}
+# CHECK: particle{{ +}}fr
+# CHECK: saddle{{ +}}ff{{ +}}start=(1,1)
+# CHECK: saddle{{ +}}rf
 # CHECK-NOT: failed:
 # CHECK: # load average {{.*}} at the end
 # BAD: --evals: nope not among hello, lse, llsq, gmm, det, lstm, ode, kmeans, ba, ht, particle, saddle
