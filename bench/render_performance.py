@@ -404,7 +404,48 @@ def _gradient_pass_rows(data: dict) -> list[tuple[str, str]]:
     return [("gradient pass speed (`rlx-gradient`, default pipeline)", "; ".join(parts))]
 
 
+def _train_step_rows(data: dict) -> list[tuple[str, str]]:
+    table = _table(data, "One training step")
+    if table is None:
+        return []
+    # One thread: at 2 threads on a loaded machine the peers' pools spin.
+    rows = [r for r in _rows(table) if r["threads"] == 1]
+    parts = [f"{r['model']} eager **{r['eager/gradir']:.2f}**, torch.compile "
+             f"**{r['inductor/gradir']:.2f}** (first step {r['gradir first step s']:.1f} s "
+             f"against inductor's {r['inductor first step s']:.1f} s)" for r in rows]
+    return [("training step through the drop-in module (SGD), imported",
+             "PyTorch / gradir at 1 thread: " + "; ".join(parts))] if rows else []
+
+
+def _gradbench_rows(data: dict) -> list[tuple[str, str]]:
+    table = _table(data, "GradBench evals")
+    if table is None:
+        return []
+    rows = _rows(table)
+    evals = []
+    for r in rows:
+        if r["eval"] not in evals:
+            evals.append(r["eval"])
+    ahead = {"jax": 0, "torch": 0}
+    counted = {"jax": 0, "torch": 0}
+    worst = {"jax": (None, None), "torch": (None, None)}
+    for r in rows:
+        for peer in ("jax", "torch"):
+            ratio = r.get(f"{peer}/gradir")
+            if not isinstance(ratio, (int, float)):
+                continue
+            counted[peer] += 1
+            ahead[peer] += ratio >= 1.0
+            if worst[peer][0] is None or ratio < worst[peer][0]:
+                worst[peer] = (ratio, f"{r['eval']} {r['function']} {r['size']}")
+    parts = [f"{name} / gradir >= 1 in **{ahead[peer]} of {counted[peer]}** rows (lowest "
+             f"{worst[peer][0]:.2f}, {worst[peer][1]})"
+             for peer, name in (("jax", "JAX"), ("torch", "PyTorch")) if counted[peer]]
+    return [(f"GradBench's {len(evals)} evals, one thread, float64", "; ".join(parts))]
+
+
 HEADLINES = (("cpu", _cpu_rows), ("cnn", _cnn_rows), ("transformer", _transformer_rows),
+             ("train_step", _train_step_rows), ("gradbench", _gradbench_rows),
              ("compile_time", _compile_rows),
              ("lstm_gradient", _lstm_rows), ("remat", _remat_rows),
              ("simplify", _simplify_rows), ("gradient_pass", _gradient_pass_rows),
