@@ -132,6 +132,11 @@ def _rlx_pool_kernels():
     return RlxPoolKernels
 
 
+def _rlx_scalarize():
+    from .conversion.cpu.rlx_scalarize import RlxScalarize
+    return RlxScalarize
+
+
 def _rlx_simplify_gradient():
     from .transforms.rlx_simplify_gradient import RlxSimplifyGradient
     return RlxSimplifyGradient
@@ -181,6 +186,7 @@ PASSES = {
     "rlx-memory-report": _rlx_memory_report,
     "rlx-parallel-loops": _rlx_parallel_loops,
     "rlx-pool-kernels": _rlx_pool_kernels,
+    "rlx-scalarize": _rlx_scalarize,
     "rlx-simplify-gradient": _rlx_simplify_gradient,
     "rlx-strided-copies": _rlx_strided_copies,
     "rlx-to-linalg": _rlx_to_linalg,

@@ -9,21 +9,21 @@
 // have internal linkage: the parts of a split function, lowered apart, link
 // into one library.
 
-func.func @main(%x: tensor<3xf32>, %n: tensor<i64>) -> tensor<f32> {
+func.func @main(%x: tensor<5xf32>, %n: tensor<i64>) -> tensor<f32> {
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
   %c9 = arith.constant 9 : index
   %e = tensor.extract %n[] : tensor<i64>
   %s = arith.index_cast %e : i64 to index
-  %r = scf.for %i = %c1 to %c9 step %s iter_args(%h = %x) -> (tensor<3xf32>) {
-    %m = "rlx.sin"(%h) : (tensor<3xf32>) -> tensor<3xf32>
-    scf.yield %m : tensor<3xf32>
+  %r = scf.for %i = %c1 to %c9 step %s iter_args(%h = %x) -> (tensor<5xf32>) {
+    %m = "rlx.sin"(%h) : (tensor<5xf32>) -> tensor<5xf32>
+    scf.yield %m : tensor<5xf32>
   }
-  %q = scf.for %i = %c1 to %c9 step %c2 iter_args(%h = %r) -> (tensor<3xf32>) {
-    %m = "rlx.exp"(%h) : (tensor<3xf32>) -> tensor<3xf32>
-    scf.yield %m : tensor<3xf32>
+  %q = scf.for %i = %c1 to %c9 step %c2 iter_args(%h = %r) -> (tensor<5xf32>) {
+    %m = "rlx.exp"(%h) : (tensor<5xf32>) -> tensor<5xf32>
+    scf.yield %m : tensor<5xf32>
   }
-  %t = "rlx.sum"(%q) : (tensor<3xf32>) -> tensor<f32>
+  %t = "rlx.sum"(%q) : (tensor<5xf32>) -> tensor<f32>
   return %t : tensor<f32>
 }
 

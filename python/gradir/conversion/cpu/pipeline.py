@@ -177,6 +177,10 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
     # Tensors -> buffers: every public function gets identity-layout memref
     # arguments, its results become out-params written in place (static
     # allocations hoisted to the caller), intermediates are freed.
+    if early_dealloc:
+        # tiny tensors (0-d, 2-element) as scalars: no buffer per op and
+        # loop iteration (rlx_scalarize.py; GradBench's particle and saddle)
+        steps += ["rlx-scalarize", "canonicalize"]
     steps += ["eliminate-empty-tensors", "empty-tensor-to-alloc-tensor", *(["rlx-distinct-results"] if early_dealloc else []),
               _BUFFERIZE,
               # loops that yield their buffer unchanged return the allocation
