@@ -8,7 +8,7 @@ from mlir import ir
 from ..dialects.util import is_pure
 from ..ir import blocks_of, has_uses, walk
 
-__all__ = ["cse", "cse_block", "erase_dead_ops", "dce", "drop_dead_carries"]
+__all__ = ["cse", "cse_block", "erase_dead_ops", "dce", "drop_dead_carries", "copy_attributes"]
 
 # Ops whose regions cannot see values defined outside them.
 _ISOLATED = frozenset({"builtin.module", "func.func", "gpu.module", "gpu.func", "llvm.func"})
@@ -78,6 +78,16 @@ def dce(op: ir.Operation) -> None:
 _FREE = ("rlx.", "grad.", "arith.", "tensor.", "scf.", "func.call")
 
 
+def copy_attributes(old: ir.Operation, new: ir.Operation) -> None:
+    """The attributes of ``old`` on its rebuilt ``new`` (a loop's
+    ``grad.checkpoint`` policy, ``unsignedCmp``), segment sizes aside."""
+    attrs = old.attributes
+    for i in range(len(attrs)):
+        a = attrs[i]
+        if not a.name.endswith("SegmentSizes"):
+            new.attributes[a.name] = a.attr
+
+
 def drop_dead_carries(fn: ir.Operation) -> int:
     """Removes the iter_args of ``scf.for`` loops under ``fn`` that nothing
     needs: a result no one uses whose value, through the body, feeds only
@@ -134,6 +144,7 @@ def _drop_carries(loop: ir.Operation, region_inputs) -> int:
         return n
     with ir.InsertionPoint(loop), loop.location:
         new = scf.ForOp(lb, ub, step, [inits[i] for i in keep])
+    copy_attributes(loop, new.operation)
     inner = list(new.inner_iter_args)
     mapping = {args[0]: new.induction_variable}
     for j, i in enumerate(keep):

@@ -37,10 +37,12 @@ from .rules import is_float_type
 __all__ = ["jvp", "jacobian", "hvp", "hessian", "unique_name"]
 
 
-def unique_name(module: ir.Operation, base: str) -> str:
+def unique_name(module: ir.Operation, base: str, suffixes=("",)) -> str:
+    """``base`` (or ``base1``, ``base2``...) such that no function is named
+    it followed by any of ``suffixes``."""
     from ..ir import find_function
     name, k = base, 0
-    while find_function(module, name) is not None:
+    while any(find_function(module, name + s) is not None for s in suffixes):
         k += 1
         name = f"{base}{k}"
     return name
@@ -145,11 +147,13 @@ def _rows(t, offset: int, result_t, arg_t) -> ir.Value:
     rshape, ashape = _shape(result_t), _shape(arg_t)
     size = _size(result_t)
     if t is None:
-        return rlx.zeros(rshape + ashape, _elt(arg_t))
+        return rlx.zeros(rshape + ashape, _elt(result_t))
     m = ir.RankedTensorType(t.type).shape[0]
     if offset != 0 or size != m:
         t = rlx.strided_slice(t, [0], [offset], [offset + size])
-    return rlx.reshape(t, rshape + ashape)
+    t = rlx.reshape(t, rshape + ashape)
+    # a block has the result's element type, whichever way it was built
+    return t if _elt(arg_t) == _elt(result_t) else rlx.astype(t, _elt(result_t))
 
 
 def _refuse_tuples(fn, types, what: str) -> None:

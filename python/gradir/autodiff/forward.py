@@ -34,6 +34,7 @@ from mlir.dialects import arith, func, scf
 from ..dialects import rlx
 from .gradient import (GradientError, body_of, clone_function, inline_calls,
                        insertion_point_after, set_function_type, terminator)
+from .cleanup import copy_attributes
 from .regions import region_inputs
 from .rules import NON_DIFFERENTIABLE, get_jvp_rule, is_float_type
 
@@ -130,7 +131,10 @@ def prepared_clone(module: ir.Operation, fn: ir.Operation, name: str) -> ir.Oper
         if "grad.vjp" in op.attributes:
             del op.attributes["grad.vjp"]
     _check_forward(clone)
-    inline_calls(module, clone, keep="grad.jvp")
+    inline_calls(module, clone, keep="grad.jvp", check=_check_forward)
+    for op in walk_nested(clone):      # (also those the callees brought in)
+        if op.name == "func.call" and "grad.jvp" in op.attributes:
+            _check_custom_jvp(module, op)
     return clone
 
 
@@ -213,7 +217,7 @@ class _Sweep:
             if op.regions:
                 self._region(op, mapping)
                 continue
-            if op.name == "func.call" and not self.batch and any(v in self.t for v in op.operands):
+            if op.name == "func.call" and any(v in self.t for v in op.operands):
                 with op.location:       # (a call kept: it has a grad.jvp)
                     self._custom_call(op, mapping)
                 continue
@@ -243,12 +247,7 @@ class _Sweep:
         if name == "rlx.tuple_get_item":
             self.set(op.results[0], _field(ts[0], rlx.attributes_of(op)["index"]))
             return
-        if name == "func.call":     # with a grad.jvp, in a batch: once per basis vector
-            def rule(new_op, tk, batch):
-                return self._jvp_call(new_op, list(new_op.operands), tk)[len(new_op.results):]
-            found = (rule, False)
-        else:
-            found = get_jvp_rule(name)
+        found = get_jvp_rule(name)
         if found is None:
             raise GradientError(op, f"no forward-mode (JVP) rule for '{name}' on a path from "
                                     "the differentiated arguments (mark it with grad.no_grad)")
@@ -265,13 +264,36 @@ class _Sweep:
 
     def _custom_call(self, op: ir.Operation, mapping: dict) -> None:
         """One call of the ``grad.jvp`` function gives the results and their
-        tangents."""
-        results = self._jvp_call(op, [mapping[v] for v in op.operands],
-                                 [self.t.get(v) for v in op.operands])
+        tangents; in a batch, one call per basis vector (the first one's
+        results are the results)."""
+        operands = [mapping[v] for v in op.operands]
+        ts = [self.t.get(v) for v in op.operands]
         n = len(op.results)
-        for old, nv, t in zip(op.results, results[:n], results[n:]):
-            mapping[old] = nv
-            self.set(old, t)
+        if not self.batch:
+            results = self._jvp_call(op, operands, ts)
+            for old, nv, t in zip(op.results, results[:n], results[n:]):
+                mapping[old] = nv
+                self.set(old, t)
+            return
+        if any(isinstance(v.type, ir.TupleType) for v in list(op.operands) + list(op.results)):
+            raise GradientError(op, "a grad.jvp call with tuple operands or results cannot "
+                                    "be batched (mode=jacobian, mode=hessian): pass the "
+                                    "tuple's fields")
+        (nb,) = self.batch
+        pieces = []
+        for k in range(nb):
+            tk = [None if t is None else rlx.reshape(
+                rlx.strided_slice(t, [0], [k], [k + 1]),
+                list(ir.RankedTensorType(t.type).shape)[1:]) for t in ts]
+            out = self._jvp_call(op, operands, tk)
+            if k == 0:
+                for old, nv in zip(op.results, out[:n]):
+                    mapping[old] = nv
+            pieces.append(out[n:])
+        for i, old in enumerate(op.results):
+            shape = list(ir.RankedTensorType(old.type).shape)
+            rows = [rlx.reshape(p[i], [1] + shape) for p in pieces]
+            self.set(old, rlx.concat(rows, axis=0) if len(rows) > 1 else rows[0])
 
     def _jvp_call(self, op: ir.Operation, operands: list, ts: list) -> list:
         name = _custom_jvp_name(op)
@@ -348,6 +370,7 @@ class _Sweep:
         fp = self._float_positions(inits)
         new_inits = [mapping[v] for v in inits] + self._tangents_of(inits, fp, mapping)
         loop = scf.ForOp(mapping[lb], mapping[ub], mapping[step], new_inits)
+        copy_attributes(op, loop.operation)
         body = op.regions[0].blocks[0]
         n = len(inits)
         with ir.InsertionPoint(loop.body):
@@ -370,6 +393,7 @@ class _Sweep:
             self._clone_whole(op, mapping)
             return
         new = scf.IfOp(mapping[op.operands[0]], types, has_else=True)
+        copy_attributes(op, new.operation)
         for region, block in ((op.regions[0], new.then_block), (op.regions[1], new.else_block)):
             with ir.InsertionPoint(block):
                 ops = [o.operation for o in region.blocks[0].operations]
@@ -389,6 +413,7 @@ class _Sweep:
         out_types = [v.type for v in res] + [tangent_type(res[i].type, b) for i in fres]
         new = scf.WhileOp(out_types, [mapping[v] for v in inits]
                           + self._tangents_of(inits, fin, mapping))
+        copy_attributes(op, new.operation)
         nb = new.regions[0].blocks.append(*in_types)
         na = new.regions[1].blocks.append(*out_types)
         n, m = len(inits), len(res)
@@ -424,6 +449,16 @@ def build_forward(module: ir.Operation, src: ir.Operation, name: str, arg_types:
     with loc, insertion_point_after(src):
         fop = func.FuncOp(name, ir.FunctionType.get(list(arg_types), []))
         fop.add_entry_block()
+    try:
+        return _fill(fop.operation, src, arg_types, bind, outputs, batch)
+    except BaseException:
+        fop.operation.erase()          # no half-built function stays behind
+        raise
+
+
+def _fill(fop: ir.Operation, src: ir.Operation, arg_types: list, bind: Callable,
+          outputs: Callable, batch) -> ir.Operation:
+    loc = src.location
     block = body_of(fop)
     sweep = _Sweep(batch)
     src_block = body_of(src)
@@ -441,4 +476,4 @@ def build_forward(module: ir.Operation, src: ir.Operation, name: str, arg_types:
         values = outputs(results, tangents, tuple(batch))
         func.ReturnOp(values)
     set_function_type(fop, list(arg_types), [v.type for v in values])
-    return fop.operation
+    return fop

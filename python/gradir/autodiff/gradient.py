@@ -111,10 +111,13 @@ def _calls_itself(module: ir.Operation, name: str) -> bool:
 
 
 def inline_calls(module: ir.Operation, fn: ir.Operation, depth: int = 0,
-                 keep: str = "grad.vjp") -> None:
+                 keep: str = "grad.vjp", check=None) -> None:
     """Inlines every ``func.call`` in ``fn`` (also in loop and branch bodies)
     that has no ``keep`` attribute (a ``grad.vjp``; forward mode keeps the
-    calls with a ``grad.jvp``), so the callee is differentiated through."""
+    calls with a ``grad.jvp``), so the callee is differentiated through.
+    ``check``: what refuses a callee (default ``check_supported``; forward
+    mode's takes more)."""
+    check = check or check_supported
     block = body_of(fn)
     inlined = False
     for op in list(walk_nested(fn)):
@@ -132,7 +135,7 @@ def inline_calls(module: ir.Operation, fn: ir.Operation, depth: int = 0,
             raise GradientError(op, f"cannot differentiate through '@{callee_name}': calls "
                                     f"nest more than {_MAX_INLINE_DEPTH} deep (give a call "
                                     "a grad.vjp function to stop inlining there)")
-        check_supported(callee)
+        check(callee)
         mapping: dict = {}
         cblock = body_of(callee)
         for arg, operand in zip(cblock.arguments, op.operands):
@@ -152,7 +155,7 @@ def inline_calls(module: ir.Operation, fn: ir.Operation, depth: int = 0,
     # Calls brought in by inlining are inlined in turn.
     if inlined and any(o.name == "func.call" and keep not in o.attributes
                        for o in walk_nested(fn)):
-        inline_calls(module, fn, depth + 1, keep)
+        inline_calls(module, fn, depth + 1, keep, check)
 
 
 _ALLOWED_OPS = ("rlx.", "grad.")

@@ -248,22 +248,31 @@ class RlxGradient(ModulePass):
         def reverse(src: ir.Operation, mode: str, wrt_: list[int]) -> ir.Operation:
             """``@src``'s adjoint or VJP under a private name (erased by the caller)."""
             from ..ir import symbol_name
-            tmp = compose.unique_name(module, f"{symbol_name(src)}__rev")
+            tmp = compose.unique_name(module, f"{symbol_name(src)}__rev", ("", f"_{mode}"))
             clone = clone_function(src, tmp)
-            RlxGradient(func=tmp, target_index=self.target_index, wrt=tuple(wrt_), mode=mode,
-                        simplify=self.simplify)._apply(module)
-            made = find_function(module, f"{tmp}_{mode}")
-            clone.erase()
-            return made
+            try:
+                RlxGradient(func=tmp, target_index=self.target_index, wrt=tuple(wrt_),
+                            mode=mode, simplify=self.simplify)._apply(module)
+            finally:
+                clone.erase()
+            return find_function(module, f"{tmp}_{mode}")
 
-        if self.mode == "jvp":
-            new = compose.jvp(module, fn, name, wrt)
-        elif self.mode == "jacobian":
-            new = compose.jacobian(module, fn, name, wrt, self.jacobian_mode, reverse)
-        elif self.mode == "hvp":
-            new = compose.hvp(module, fn, name, wrt, reverse)
-        else:
-            new = compose.hessian(module, fn, name, wrt, reverse)
+        from ..ir import functions, symbol_name
+        before = {symbol_name(f) for f in functions(module)}
+        try:
+            if self.mode == "jvp":
+                new = compose.jvp(module, fn, name, wrt)
+            elif self.mode == "jacobian":
+                new = compose.jacobian(module, fn, name, wrt, self.jacobian_mode, reverse)
+            elif self.mode == "hvp":
+                new = compose.hvp(module, fn, name, wrt, reverse)
+            else:
+                new = compose.hessian(module, fn, name, wrt, reverse)
+        except BaseException:
+            for f in functions(module):     # no scratch function stays behind
+                if symbol_name(f) not in before:
+                    f.erase()
+            raise
         new.attributes["sym_name"] = ir.StringAttr.get(name)
         erase_dead_ops(body_of(new))
         drop_dead_carries(new)
