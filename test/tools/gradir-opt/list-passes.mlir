@@ -31,7 +31,7 @@
 // CHECK-DAG: stage=<bufferized|llvm>  -  where to stop: bufferized (memrefs) or llvm (default: llvm)
 // VERSION: gradir-opt (gradir {{.*}}, MLIR 22.1.8)
 // Enumerated options list their choices; defaults read as IR does (no Python spellings).
-// CHECK-DAG: mode=<adjoint|vjp>  -  adjoint (scalar target) or vjp (cotangent per result) (default: adjoint)
+// CHECK-DAG: mode=<adjoint|vjp|jvp|jacobian|hvp|hessian>  -  adjoint (scalar target), vjp (cotangent per result), jvp (forward mode: tangent per wrt argument), jacobian, hvp (Hessian-vector product of the target) or hessian (default: adjoint)
 // CHECK-DAG: format=<isa|bin|fatbin>  -
 // CHECK-DAG: simplify=<bool>  -  {{.*}} (default: true)
 // CHECK-DAG: wrt=<list<int>>  -  argument indices to differentiate with respect to (default: every floating-point argument){{$}}

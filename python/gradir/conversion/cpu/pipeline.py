@@ -180,7 +180,7 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
     if early_dealloc:
         # tiny tensors (0-d, 2-element) as scalars: no buffer per op and
         # loop iteration (rlx_scalarize.py; GradBench's particle and saddle)
-        steps += ["rlx-scalarize", "canonicalize"]
+        pass  # rlx-scalarize: opt-in (its constants bufferize in a run-dependent order)
     steps += ["eliminate-empty-tensors", "empty-tensor-to-alloc-tensor", *(["rlx-distinct-results"] if early_dealloc else []),
               _BUFFERIZE,
               # loops that yield their buffer unchanged return the allocation
