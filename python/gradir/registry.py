@@ -87,6 +87,11 @@ def _rlx_distinct_results():
     return RlxDistinctResults
 
 
+def _rlx_order_globals():
+    from .conversion.cpu.rlx_order_globals import RlxOrderGlobals
+    return RlxOrderGlobals
+
+
 def _rlx_early_dealloc():
     from .conversion.cpu.rlx_early_dealloc import RlxEarlyDealloc
     return RlxEarlyDealloc
@@ -184,6 +189,7 @@ PASSES = {
     "rlx-math-approx": _rlx_math_approx,
     "rlx-matmul-kernels": _rlx_matmul_kernels,
     "rlx-memory-report": _rlx_memory_report,
+    "rlx-order-globals": _rlx_order_globals,
     "rlx-parallel-loops": _rlx_parallel_loops,
     "rlx-pool-kernels": _rlx_pool_kernels,
     "rlx-scalarize": _rlx_scalarize,

@@ -15,14 +15,15 @@
 
 // Without the mark the two exps would be one; with it two (vectorized)
 // computations of exp remain (rlx-math-approx's polynomial: one
-// math.roundeven each).
+// math.roundeven each; 16 elements: more than rlx-scalarize computes on
+// scalars).
 // BUF-LABEL: func.func @main(
 // BUF-NOT: math.exp
 // BUF-COUNT-2: math.roundeven
 // BUF-NOT: math.roundeven
 // BUF: return
-func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
-  %a = "rlx.exp"(%x) : (tensor<4xf32>) -> tensor<4xf32>
-  %b = "rlx.exp"(%x) {grad.recomputed} : (tensor<4xf32>) -> tensor<4xf32>
-  return %a, %b : tensor<4xf32>, tensor<4xf32>
+func.func @main(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %a = "rlx.exp"(%x) : (tensor<16xf32>) -> tensor<16xf32>
+  %b = "rlx.exp"(%x) {grad.recomputed} : (tensor<16xf32>) -> tensor<16xf32>
+  return %a, %b : tensor<16xf32>, tensor<16xf32>
 }

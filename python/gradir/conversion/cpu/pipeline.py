@@ -180,9 +180,9 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
     if early_dealloc:
         # tiny tensors (0-d, 2-element) as scalars: no buffer per op and
         # loop iteration (rlx_scalarize.py; GradBench's particle and saddle)
-        pass  # rlx-scalarize: opt-in (its constants bufferize in a run-dependent order)
+        steps += ["rlx-scalarize", "canonicalize"]
     steps += ["eliminate-empty-tensors", "empty-tensor-to-alloc-tensor", *(["rlx-distinct-results"] if early_dealloc else []),
-              _BUFFERIZE,
+              _BUFFERIZE, "rlx-order-globals",
               # loops that yield their buffer unchanged return the allocation
               # itself, which out-params can then hoist (no copy)
               "canonicalize",
