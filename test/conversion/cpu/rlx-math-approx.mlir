@@ -75,16 +75,47 @@ func.func @tanh_erf(%x: f32) -> f32 {
 
 // -----
 
-// f64 (and f16) are left to libm / LLVM.
+// f64 exp: its own polynomial on i64 exponent bits (the reduction's
+// rounding error r_lo carried into the sum), NaN kept; with ops=exp too.
+// CHECK-LABEL: func.func @exp_f64(
+// CHECK-SAME: %[[X:.*]]: vector<8xf64>)
+// CHECK-NOT: math.exp
+// CHECK: %[[LO:.*]] = arith.maximumf %[[X]], %{{.*}} : vector<8xf64>
+// CHECK: %[[C:.*]] = arith.minimumf %[[LO]], %{{.*}} : vector<8xf64>
+// CHECK: %[[N:.*]] = math.roundeven %{{.*}} : vector<8xf64>
+// CHECK: %[[T:.*]] = math.fma %[[N]], %{{.*}}, %[[C]] : vector<8xf64>
+// CHECK: %[[R:.*]] = math.fma %[[N]], %{{.*}}, %[[T]] : vector<8xf64>
+// CHECK: %[[D:.*]] = arith.subf %[[T]], %[[R]] : vector<8xf64>
+// CHECK: math.fma %[[N]], %{{.*}}, %[[D]] : vector<8xf64>
+// CHECK-COUNT-11: math.fma %{{.*}}, %[[R]], %{{.*}} : vector<8xf64>
+// CHECK: arith.fptosi %[[N]] : vector<8xf64> to vector<8xi64>
+// CHECK: arith.shli %{{.*}} : vector<8xi64>
+// CHECK: arith.bitcast %{{.*}} : vector<8xi64> to vector<8xf64>
+// CHECK: %[[NAN:.*]] = arith.cmpf uno, %[[X]], %[[X]] : vector<8xf64>
+// CHECK: %[[RES:.*]] = arith.select %[[NAN]], %[[X]], %{{.*}} : vector<8xi1>, vector<8xf64>
+// CHECK: return %[[RES]] : vector<8xf64>
+// EXP-LABEL: func.func @exp_f64(
+// EXP-NOT: math.exp
+// EXP: math.roundeven %{{.*}} : vector<8xf64>
+func.func @exp_f64(%x: vector<8xf64>) -> vector<8xf64> {
+  %0 = math.exp %x : vector<8xf64>
+  return %0 : vector<8xf64>
+}
+
+// -----
+
+// f64 log/tanh/erf and f16 are left to libm / LLVM.
 // CHECK-LABEL: func.func @f64_kept(
-// CHECK: math.exp %{{.*}} : f64
+// CHECK: math.log %{{.*}} : f64
 // CHECK: math.log %{{.*}} : vector<8xf64>
 // CHECK: math.tanh %{{.*}} : f16
-func.func @f64_kept(%x: f64, %v: vector<8xf64>, %h: f16) -> (f64, vector<8xf64>, f16) {
-  %0 = math.exp %x : f64
+// CHECK: math.erf %{{.*}} : f64
+func.func @f64_kept(%x: f64, %v: vector<8xf64>, %h: f16) -> (f64, vector<8xf64>, f16, f64) {
+  %0 = math.log %x : f64
   %1 = math.log %v : vector<8xf64>
   %2 = math.tanh %h : f16
-  return %0, %1, %2 : f64, vector<8xf64>, f16
+  %3 = math.erf %x : f64
+  return %0, %1, %2, %3 : f64, vector<8xf64>, f16, f64
 }
 
 // -----

@@ -211,3 +211,32 @@ func.func @reduce_empty_axis(%a: tensor<3x0xf32>) -> (tensor<3xf32>, tensor<3xf3
   %m = "rlx.mean"(%a) {axis = array<i64: 1>} : (tensor<3x0xf32>) -> tensor<3xf32>
   return %s, %p, %m : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
 }
+
+// -----
+
+// sum-block=256 (the CPU pipeline): max/min over an innermost axis of 128
+// elements or more run as 32 interleaved partial extrema over its first
+// multiple of 32, then the lanes, then the tail (any order gives the same
+// value; NaN propagates either way).
+// CHECK-LABEL: func.func @max_lanes(
+// CHECK: linalg.reduce ins(%{{.*}} : tensor<3x200xf64>) outs(%{{.*}} : tensor<3xf64>) dimensions = [1]
+// BLOCK-LABEL: func.func @max_lanes(
+// BLOCK: %[[H:.*]] = tensor.extract_slice %{{.*}}[0, 0] [3, 192] [1, 1] : tensor<3x200xf64> to tensor<3x192xf64>
+// BLOCK: %[[V:.*]] = tensor.expand_shape %[[H]] {{\[\[}}0], [1, 2]] output_shape [3, 6, 32] : tensor<3x192xf64> into tensor<3x6x32xf64>
+// BLOCK: %[[L:.*]] = linalg.reduce ins(%[[V]] : tensor<3x6x32xf64>) outs(%{{.*}} : tensor<3x32xf64>) dimensions = [1]
+// BLOCK: arith.maximumf
+// BLOCK: %[[M:.*]] = linalg.reduce ins(%[[L]] : tensor<3x32xf64>) outs(%{{.*}} : tensor<3xf64>) dimensions = [1]
+// BLOCK: %[[T:.*]] = tensor.extract_slice %{{.*}}[0, 192] [3, 8] [1, 1] : tensor<3x200xf64> to tensor<3x8xf64>
+// BLOCK: linalg.reduce ins(%[[T]] : tensor<3x8xf64>) outs(%{{.*}} : tensor<3xf64>) dimensions = [1]
+// BLOCK: arith.maximumf
+// BLOCK-LABEL: func.func @min_lanes_short(
+// BLOCK: linalg.reduce ins(%{{.*}} : tensor<100xf32>) outs(%{{.*}} : tensor<f32>) dimensions = [0]
+// BLOCK-NOT: linalg.reduce
+func.func @max_lanes(%x: tensor<3x200xf64>) -> tensor<3xf64> {
+  %0 = "rlx.max"(%x) {axis = array<i64: 1>} : (tensor<3x200xf64>) -> tensor<3xf64>
+  return %0 : tensor<3xf64>
+}
+func.func @min_lanes_short(%x: tensor<100xf32>) -> tensor<f32> {
+  %0 = "rlx.min"(%x) : (tensor<100xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}

@@ -9,8 +9,8 @@
 // CHECK-DAG: --rlx-strided-copies  -  Makes each copy between non-contiguous buffers a linalg.copy (loops, not memrefCopy).
 // CHECK-DAG: --rlx-verify  -
 // CHECK-DAG: --rlx-memory-report  -  Reports the peak bytes of live tensors of each function (a remark).
-// CHECK-DAG: --rlx-math-approx  -  Rewrites f32 math.exp/log/tanh/erf as polynomial code that vectorizes (no libm calls).
-// CHECK-DAG: ops=<list<exp|log|tanh|erf>>  -  the math ops to approximate (f32 only) (default: exp,log,tanh,erf)
+// CHECK-DAG: --rlx-math-approx  -  Rewrites f32 math.exp/log/tanh/erf and f64 math.exp as vectorizing polynomials (no libm).
+// CHECK-DAG: ops=<list<exp|log|tanh|erf>>  -  the math ops to approximate (f32; exp also f64) (default: exp,log,tanh,erf)
 // CHECK-DAG: fma=<bool>  -  use math.fma (false: mulf + addf, for a CPU without FMA instructions) (default: true)
 // CHECK-DAG: forward-results=<int>  -  how many leading results the forward part computes
 // CHECK-DAG: remat=<none|auto>  -  none: keep what the grad checkpoint markers keep

@@ -13,8 +13,9 @@ elements; so the rounding error grows with the log of
 the length, not the length (2e7 x 0.1f sums to 2e6, not 2,097,152), and the
 order is fixed (deterministic).  There, a summed innermost axis of at
 least SUM_LANES_MIN elements is summed as SUM_LANES interleaved partial
-sums, then those (``_lane_sum``: vectorizable loops).  max/min propagate
-NaN, as numpy.
+sums, then those (``_lane_sum``: vectorizable loops); float max/min over
+an innermost axis likewise (``_lane_extremum``).  max/min propagate NaN,
+as numpy.
 
     %0 = "rlx.sum"(%x) {axis = array<i64: 1>} : (tensor<4x3xf32>) -> tensor<4xf32>
 becomes
@@ -143,6 +144,34 @@ def _lane_sum(x: ir.Value, dims) -> ir.Value:
     return reduce(lanes, [len(shape_of(lanes)) - 1], "sum")
 
 
+# max/min over a long innermost axis (CPU pipeline): MINMAX_LANES
+# interleaved partial extrema, then those, for the same reason (one chain of
+# dependent maximumf ran 8 lanes per ~10 cycles: GradBench lse's max of 80000
+# f64 took a quarter of the call); any order gives the same result.
+MINMAX_LANES = 32
+
+
+def _lane_extremum(x: ir.Value, dims, kind: str) -> ir.Value:
+    """``reduce(x, dims, kind)``; when the innermost axis is reduced and
+    holds at least 4 MINMAX_LANES elements, its first multiple of
+    MINMAX_LANES as that many interleaved partial extrema, then the lanes
+    and the tail."""
+    shape = shape_of(x)
+    last = len(shape) - 1
+    n = shape[-1] if shape else 0
+    if last not in dims or n < 4 * MINMAX_LANES:
+        return reduce(x, dims, kind)
+    q, r = divmod(n, MINMAX_LANES)
+    head = x if not r else extract_slice(x, [0] * len(shape), shape[:-1] + [q * MINMAX_LANES])
+    split = reshape(head, shape[:-1] + [q, MINMAX_LANES])
+    lanes = reduce(split, list(dims), kind)           # dims: last is now the row count
+    out = reduce(lanes, [len(shape_of(lanes)) - 1], kind)
+    if not r:
+        return out
+    tail = reduce(extract_slice(x, [0] * last + [q * MINMAX_LANES], shape[:-1] + [r]), dims, kind)
+    return elementwise([out, tail], shape_of(out), elt_of(x), KINDS[kind][1])
+
+
 def _blocked_sum(x: ir.Value, d: int) -> ir.Value:
     """Sum over axis ``d``: blocks of ``SUM_BLOCK`` summed first, their
     partial sums summed recursively, plus the tail."""
@@ -194,6 +223,8 @@ def _simple(kind):
         dims, _ = _reduction_spec(op, x)
         if kind == "sum":
             return [_finish(op, reduce_sum(x, dims))]
+        if kind in ("max", "min") and sum_block() and is_float(elt_of(x)):
+            return [_finish(op, _lane_extremum(x, dims, kind))]
         return [_finish(op, reduce(x, dims, kind))]
     return lower
 
