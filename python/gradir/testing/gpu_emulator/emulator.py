@@ -12,12 +12,13 @@ from .host import HostOps
 from .memory import MemoryOps
 from .scalar_ops import ELEMENTWISE
 from .tensor_cores import TensorCoreOps
+from .async_copies import AsyncCopyOps
 from .values import Alloc, Buf, EmulationError, Kernel, as_op, dtype_of, fresh
 
 __all__ = ["Emulator"]
 
 
-class Emulator(HostOps, MemoryOps, TensorCoreOps):
+class Emulator(AsyncCopyOps, HostOps, MemoryOps, TensorCoreOps):
     """Runs host functions and their kernels (see the package docstring)."""
 
     def __init__(self, module: ir.Operation):

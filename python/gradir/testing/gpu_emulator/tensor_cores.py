@@ -1,8 +1,18 @@
 """Warp-level tensor-core ops of the emulator: ``nvvm.mma.sync`` (the
 m16n8k8 TF32 and m16n8k16 bf16/f16 shapes with f32 accumulation, ``row.col``
-layouts), ``nvvm.convert.float.to.tf32`` and the LLVM glue around them
+layouts), ``nvvm.ldmatrix`` (m8n8 b16, x1/x2/x4, plain and ``.trans``),
+``nvvm.convert.float.to.tf32`` and the LLVM glue around them
 (``llvm.extractvalue`` of the result struct, ``llvm.bitcast`` of packed
 registers).
+
+``ldmatrix`` semantics, from the PTX ISA: each of the ``num`` 8x8 matrices
+of 16-bit elements is eight 16-byte rows in shared memory, row ``r`` of
+matrix ``q`` at the address lane ``8 q + r`` gives (16-byte aligned; the
+other lanes' addresses are not read).  Register ``q`` of lane ``l`` (``group
+= l / 4``, ``pair = l % 4``) holds elements (``group``, ``2 pair``) and
+(``group``, ``2 pair + 1``) of matrix ``q``, the first in the low half; with
+``.trans`` (``layout = col``) elements (``2 pair``, ``group``) and
+(``2 pair + 1``, ``group``).  The whole warp executes it (``.aligned``).
 
 ``mma.sync`` semantics, from the PTX ISA: the 32 lanes of a warp hold the
 fragments of A (16 x k), B (k x 8) and C (16 x 8) in fixed registers
@@ -33,6 +43,7 @@ from __future__ import annotations
 import numpy as np
 from mlir import ir
 
+from .async_copies import Ptr, alloc_bytes
 from .values import EmulationError
 
 __all__ = ["TensorCoreOps", "tf32_round", "fragment_coordinates"]
@@ -150,6 +161,60 @@ class TensorCoreOps:
         out = {}
         for r in range(4):
             out[(r,)] = D[:, ccoord[r][0], ccoord[r][1]].reshape(n)
+        return [out]
+
+    def _op_nvvm_ldmatrix(self, op, env, mask):
+        k = self.kernel
+        if k is None:
+            raise EmulationError(f"{op.location}: 'nvvm.ldmatrix' on the host")
+        num = int(ir.IntegerAttr(op.attributes["num"]).value)
+        trans = "col" in str(op.attributes["layout"])
+        if "m = 8, n = 8" not in str(op.attributes["shape"]) or \
+                "b16" not in str(op.attributes["eltType"]) or num not in (1, 2, 4):
+            raise EmulationError(f"{op.location}: only ldmatrix m8n8 x1/x2/x4 of b16 is "
+                                 "supported")
+        if k.tpb % 32:
+            raise EmulationError(f"{op.location}: ldmatrix in a block of {k.tpb} threads")
+        if mask is not None:
+            warps = mask.reshape(-1, 32)
+            if (warps.any(1) & ~warps.all(1)).any():
+                raise EmulationError(f"{op.location}: ldmatrix reached by only part of a "
+                                     "warp")
+        ptr = env[op.operands[0]]
+        if not isinstance(ptr, Ptr) or ptr.space != "shared" or not ptr.alloc.workgroup:
+            raise EmulationError(f"{op.location}: ldmatrix reads workgroup (shared) memory")
+        active = np.ones(k.n, bool) if mask is None else mask
+        byte = np.broadcast_to(np.asarray(ptr.byte, np.int64), (k.n,))
+        lane = k.lane % 32
+        reads = active & (lane < 8 * num)       # lanes whose row addresses are used
+        rows = byte[reads]
+        if ((ptr.base + rows) % 16).any():
+            raise EmulationError(f"{op.location}: ldmatrix row address not 16-byte aligned")
+        data = alloc_bytes(ptr.alloc)
+        if ((rows < 0) | (rows + 16 > data.shape[1])).any():
+            raise EmulationError(f"{op.location}: ldmatrix reads outside its workgroup buffer")
+        item = ptr.alloc.data.itemsize
+        blocks = k.block_of[reads]
+        per_block = data.shape[1] // item
+        ids = ((blocks * per_block + rows // item)[:, None] + np.arange(16 // item)).reshape(-1)
+        pending = getattr(ptr.alloc, "cp_pending", None)
+        if pending is not None and pending[ids].any():
+            raise EmulationError(f"{op.location}: ldmatrix reads bytes whose cp.async has "
+                                 "not completed (cp.async.wait.group)")
+        self._check_read(op, ptr.alloc, ids, np.repeat(k.lane[reads], 16 // item))
+        raw = data[blocks[:, None], rows[:, None] + np.arange(16)]
+        halves = raw.view(np.uint16).reshape(-1, num, 8, 8)   # warp, matrix, row, column
+        warps = np.unique(k.lane[reads] // 32)
+        group, pair = np.arange(32) // 4, np.arange(32) % 4
+        out = {}
+        for q in range(num):
+            m = halves[:, q]
+            lo, hi = (m[:, 2 * pair, group], m[:, 2 * pair + 1, group]) if trans else \
+                (m[:, group, 2 * pair], m[:, group, 2 * pair + 1])
+            words = lo.astype(np.uint32) | (hi.astype(np.uint32) << 16)
+            full = np.zeros((k.n // 32, 32), np.uint32)
+            full[warps] = words
+            out[(q,)] = full.reshape(k.n).view(np.int32)
         return [out]
 
     def _op_llvm_extractvalue(self, op, env, mask):

@@ -49,7 +49,8 @@ from mlir.dialects import arith, gpu, llvm, memref, nvvm, scf
 from ..common import index
 from .common import Generic, KernelContext, const, if_, launch, ult, workgroup_type
 from .gemm import (THREADS, GemmMatch, GemmTiling, Epilogue, _block, _extent, _k_inner, _k_loop,
-                   _place, _retire, _store_one, _TileLoad, _RELEASES, match_epilogue)
+                   _load_tile, _place, _retire, _store_one, _TileLoad, _RELEASES, match_epilogue)
+from . import mma_pipeline as pipe
 from .reduction import atomic_type
 
 __all__ = ["MMA_CONFIGS", "MMA_BK", "mma_kind", "build_mma", "chip_has_tensor_cores",
@@ -116,7 +117,7 @@ def mma_kind(ctx: KernelContext, gen: Generic, g: GemmMatch) -> str | None:
     return None
 
 
-def _plan(ctx: KernelContext, gen: Generic, g: GemmMatch) -> GemmTiling:
+def _plan(ctx: KernelContext, gen: Generic, g: GemmMatch, bk: int = MMA_BK) -> GemmTiling:
     M, N, K = _extent(gen, g.ms), _extent(gen, g.ns), _extent(gen, g.ks)
     brange = [gen.ranges[d] for d in g.batch]
     batch = math.prod(brange)
@@ -125,7 +126,6 @@ def _plan(ctx: KernelContext, gen: Generic, g: GemmMatch) -> GemmTiling:
         if -(-M // cfg[0]) * -(-N // cfg[1]) * batch >= ctx.options.sm_count:
             bm, bn = cfg
             break
-    bk = MMA_BK
     ktiles = -(-K // bk)
     blocks = -(-N // bn) * -(-M // bm) * batch
     acc_t = gen.outputs[0].type.element_type
@@ -162,6 +162,7 @@ class _Warp:
     def __init__(self, tid: ir.Value, wm: int, wn: int):
         warp = arith.divui(tid, index(32))
         lane = arith.remui(tid, index(32))
+        self.lane = lane
         self.group = arith.divui(lane, index(4))
         self.pair = arith.remui(lane, index(4))
         self.m0 = arith.muli(arith.divui(warp, index(WARPS_N)), index(wm))
@@ -217,15 +218,56 @@ def _mma(kind: str, a: list, b: list, c: list) -> list:
     return [llvm.extractvalue(f32, op.result, [i]) for i in range(4)]
 
 
+def _async_type(kind: str, operand_kind: str) -> str | None:
+    """The element type an operand is copied with cp.async as: its own,
+    when the MMA reads it so (TF32: f32, rounded in the fragment reads)."""
+    if kind == "tf32":
+        return "f32" if operand_kind == "f32" else None
+    return kind if operand_kind == kind else None
+
+
+def _pipeline(gen: Generic, g: GemmMatch, t: GemmTiling, kind: str, kinds) -> tuple | None:
+    """(BK, stages, the cp.async plans of A and B) of the pipelined kernel,
+    or None when no operand can be copied asynchronously."""
+    plans = [pipe.async_operand(gen, op, mn, g.ks, g.batch, _async_type(kind, k))
+             for op, mn, k in ((g.a, g.ms, kinds[0]), (g.b, g.ns, kinds[1]))]
+    if plans == [None, None]:
+        return None
+    for bk, stages in ((MMA_BK, 3), (MMA_BK, 2), (16, 3), (16, 2)):
+        total = 0
+        for plan, tile, k in zip(plans, (t.bm, t.bn), kinds):
+            if plan is not None:
+                total += pipe.Staging.of(plan, tile, bk, stages).bytes()
+            else:
+                esize = 2 if kind != "tf32" else 4
+                total += bk * (tile + PAD) * esize
+        if total <= pipe.SMEM_LIMIT:
+            return bk, stages, plans
+    return None
+
+
 def build_mma(ctx: KernelContext, gen: Generic, g: GemmMatch, kind: str) -> None:
     """The tensor-core GEMM ``gpu.launch`` of ``gen`` (see the module
     docstring), with its epilogue and split-K as ``gemm.build_gemm``."""
     t = _plan(ctx, gen, g)
     a_kind = _operand_kind(gen, g.a, g.a_cast)
     b_kind = _operand_kind(gen, g.b, g.b_cast)
+    piped = _pipeline(gen, g, t, kind, (a_kind, b_kind))
+    plans = [None, None]
+    if piped is not None:
+        bk, stages, plans = piped
+        t = _plan(ctx, gen, g, bk)
     a_t, a_cast, a_conv = _staged(kind, a_kind, g.a_cast)
     b_t, b_cast, b_conv = _staged(kind, b_kind, g.b_cast)
-    wg = [workgroup_type([t.bk, t.bm + PAD], a_t), workgroup_type([t.bk, t.bn + PAD], b_t)]
+    stagings, wg = [], []
+    for plan, tile, st_t, op in ((plans[0], t.bm, a_t, g.a), (plans[1], t.bn, b_t, g.b)):
+        if plan is None:
+            stagings.append(None)
+            wg.append(workgroup_type([t.bk, tile + PAD], st_t))
+        else:
+            st = pipe.Staging.of(plan, tile, t.bk, stages)
+            stagings.append(st)
+            wg.append(workgroup_type([st.elems], gen.inputs[op].type.element_type))
     c = gen.outputs[0]
     epi = match_epilogue(gen) if t.splits == 1 else None
     if epi is not None:
@@ -248,25 +290,137 @@ def build_mma(ctx: KernelContext, gen: Generic, g: GemmMatch, kind: str) -> None
         w = _Warp(blk.tid, wm, wn)
         loads = (_TileLoad(g.a, As, blk.m0, t.bm, t.M, t.a_kinner, g.ms, a_cast, a_conv),
                  _TileLoad(g.b, Bs, blk.n0, t.bn, t.N, t.b_kinner, g.ns, b_cast, b_conv))
-
-        def compute(As, Bs, accs):
-            accs = list(accs)
-            step = MMA_K[kind]
-            for k0 in range(0, t.bk, step):
-                afr = [_fragment(As, kind, k0, _add(w.m0, 16 * i), w, 16) for i in range(mt)]
-                bfr = [_fragment(Bs, kind, k0, _add(w.n0, 8 * j), w, 8) for j in range(nt)]
-                for i in range(mt):
-                    for j in range(nt):
-                        at = (i * nt + j) * 4
-                        accs[at:at + 4] = _mma(kind, afr[i], bfr[j], accs[at:at + 4])
-            return accs
-
-        accs = _k_loop(gen, g, t, blk, ids[2], zero, loads, compute=compute,
-                       n_acc=mt * nt * 4)
+        if piped is None:
+            def compute(As, Bs, accs):
+                return _mma_steps(kind, t, w, mt, nt, accs,
+                                  lambda k0, i: _fragment(As, kind, k0, _add(w.m0, 16 * i), w, 16),
+                                  lambda k0, j: [_fragment(Bs, kind, k0, _add(w.n0, 8 * j), w,
+                                                           8)])
+            accs = _k_loop(gen, g, t, blk, ids[2], zero, loads, compute=compute,
+                           n_acc=mt * nt * 4)
+        else:
+            accs = _pipelined_loop(gen, g, t, kind, blk, w, ids[2], zero, loads, plans,
+                                   stagings, stages, mt, nt)
         _store_fragments(gen, g, t, blk, w, accs, mt, nt, epi)
         gpu.TerminatorOp()
     if epi is not None:
         _retire(epi.gen.op)
+
+
+def _mma_steps(kind: str, t: GemmTiling, w: "_Warp", mt: int, nt: int, accs, a_frag,
+               b_frags) -> list:
+    """The MMAs of one staged K tile: ``a_frag(k0, i)`` gives A's fragment
+    ``i``, ``b_frags(k0, j)`` B's fragment ``j`` (and ``j + 1`` when it
+    reads two at once)."""
+    accs = list(accs)
+    for k0 in range(0, t.bk, MMA_K[kind]):
+        afr = [a_frag(k0, i) for i in range(mt)]
+        bfr: list = []
+        while len(bfr) < nt:
+            bfr += b_frags(k0, len(bfr))
+        for i in range(mt):
+            for j in range(nt):
+                at = (i * nt + j) * 4
+                accs[at:at + 4] = _mma(kind, afr[i], bfr[j], accs[at:at + 4])
+    return accs
+
+
+def _pipelined_loop(gen: Generic, g: GemmMatch, t: GemmTiling, kind: str, blk, w: "_Warp",
+                    bz: ir.Value, zero: ir.Value, loads, plans, stagings, stages: int,
+                    mt: int, nt: int) -> list:
+    """The K loop of ``mma_pipeline`` (its docstring): cp.async of the
+    operands with a plan ``stages - 1`` tiles ahead, cooperative loads of
+    the others; returns the accumulators."""
+    k_lo, k_hi = index(0), index(t.ktiles)
+    if t.splits > 1:
+        k_lo = arith.muli(arith.remui(bz, index(t.splits)), index(t.per))
+        k_hi = arith.minui(arith.addi(k_lo, index(t.per)), index(t.ktiles))
+    count = arith.subi(k_hi, k_lo)
+    sources = []
+    for plan, st, load in zip(plans, stagings, loads):
+        if plan is None:
+            sources.append(None)
+            continue
+        ptr, shift = pipe.shared_base(load.smem, st.esize)
+        sources.append((pipe.global_base(gen.inputs[plan.operand]), ptr, shift))
+
+    def issue(rel: ir.Value, stage: ir.Value) -> None:
+        k0 = arith.muli(arith.addi(k_lo, rel), index(t.bk))
+        for plan, st, load, src in zip(plans, stagings, loads, sources):
+            if plan is not None:
+                pipe.issue_tile(gen, plan, st, src[0], src[1], src[2], stage, load.base, k0,
+                                load.extent, t.K, blk.tid, blk.bvals, g.batch,
+                                THREADS * THREADS)
+
+    for s in range(stages - 1):
+        if t.splits == 1 and s < t.ktiles:
+            issue(index(s), index(s))
+        elif t.splits > 1:
+            guard = if_(ult(index(s), count))
+            with ir.InsertionPoint(guard.then_block):
+                issue(index(s), index(s))
+                scf.YieldOp([])
+        pipe.commit()
+    loop = scf.ForOp(index(0), count, index(1), [zero] * (mt * nt * 4))
+    with ir.InsertionPoint(loop.body):
+        i = loop.induction_variable
+        k0 = arith.muli(arith.addi(k_lo, i), index(t.bk))
+        for plan, load in zip(plans, loads):
+            if plan is None:
+                _load_tile(gen, g, t, blk, load, k0)
+        pipe.wait(stages - 2)
+        gpu.BarrierOp()
+        nxt = arith.addi(i, index(stages - 1))
+        guard = if_(ult(nxt, count))
+        with ir.InsertionPoint(guard.then_block):
+            issue(nxt, arith.remui(nxt, index(stages)))
+            scf.YieldOp([])
+        pipe.commit()
+        stage = arith.remui(i, index(stages))
+        frags = []
+        for plan, st, load, src, rows in zip(plans, stagings, loads, sources, (16, 8)):
+            frags.append(_fragment_reader(kind, plan, st, load, src, stage, w, rows, nt))
+        accs = _mma_steps(kind, t, w, mt, nt, list(loop.inner_iter_args), frags[0], frags[1])
+        if None in plans:
+            gpu.BarrierOp()
+        scf.YieldOp(accs)
+    return list(loop.results)
+
+
+def _fragment_reader(kind: str, plan, st, load, src, stage, w: "_Warp", rows: int, nt: int):
+    """``fn(k0, i)``: A's fragment ``i`` (``rows`` 16), or a list of B's
+    fragments from ``i`` (``rows`` 8), read from the staged tiles."""
+    base = w.m0 if rows == 16 else w.n0
+    if plan is None:
+        if rows == 16:
+            return lambda k0, i: _fragment(load.smem, kind, k0, _add(base, 16 * i), w, 16)
+        return lambda k0, j: [_fragment(load.smem, kind, k0, _add(base, 8 * j), w, 8)]
+    stage_off = arith.muli(stage, index(st.stage_elems))
+    _, ptr, shift = src
+    elt = load.smem.type.element_type
+    if kind == "tf32":
+        conv = _staged("tf32", "f32", None)[2]
+        if rows == 16:
+            return lambda k0, i: pipe.scalar_fragment(st, load.smem, shift, stage_off, w.group,
+                                                      w.pair, k0, _add(base, 16 * i), 16, conv)
+        return lambda k0, j: [pipe.scalar_fragment(st, load.smem, shift, stage_off, w.group,
+                                                   w.pair, k0, _add(base, 8 * j), 8, conv)]
+    def typed(regs):    # f16 operands: vector<2xf16> registers
+        if kind != "f16":
+            return regs
+        v2 = ir.VectorType.get([2], ir.F16Type.get())
+        return [llvm.bitcast(v2, r) for r in regs]
+
+    if rows == 16:
+        return lambda k0, i: typed(pipe.ldmatrix_a(st, ptr, shift, stage_off, elt, w.lane, k0,
+                                                   _add(base, 16 * i)))
+
+    def b_frags(k0, j):
+        pairs = j + 1 < nt
+        regs = typed(pipe.ldmatrix_b(st, ptr, shift, stage_off, elt, w.lane, k0,
+                                     _add(base, 8 * j), pairs))
+        return [regs[0:2], regs[2:4]] if pairs else [regs]
+    return b_frags
 
 
 def _store_fragments(gen: Generic, g: GemmMatch, t: GemmTiling, blk, w: _Warp, accs: list,
