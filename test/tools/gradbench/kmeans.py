@@ -78,6 +78,29 @@ def test_kmeans():
     print("cost of another shape:", run())
 
 
+@run
+def test_kmeans_blocks():
+    """The cost over blocks of points in a loop (what a large input runs):
+    numpy's value and the reference interpreter's, with and without a tail."""
+    import gradir
+    from gradir.tools.gradbench.build import function
+    from gradir.tools.gradbench.evals import kmeans
+    with open(FIXTURE) as f:
+        fixture = json.load(f)
+    points = np.asarray(fixture["input"]["points"])
+    centroids = np.asarray(fixture["input"]["centroids"])
+    for n, block in ((40, 16), (32, 16), (40, 0)):
+        p, (k, d) = points[:n], centroids.shape
+        text = kmeans.cost_text(n, k, d, block)
+        got = float(function(text)(p, centroids))
+        interp = float(gradir.interpret(gradir.parse(text), "main", p, centroids)[0])
+        assert difference(got, cost(p, centroids)) < 1e-14, (n, block, got)
+        assert difference(got, interp) < 1e-14, (n, block, got, interp)
+        print(f"n={n} block={block}: loop {'scf.for' in text}, matches numpy and the interpreter")
+    print("block of k=1000, n=10000:", kmeans.block_size(10000, 1000),
+          "k=100, n=1000:", kmeans.block_size(1000, 100))
+
+
 if "--regenerate" in sys.argv:
     regenerate()
 
@@ -86,3 +109,8 @@ if "--regenerate" in sys.argv:
 # CHECK-NEXT: kmeans cost ok
 # CHECK-NEXT: kmeans dir ok
 # CHECK-NEXT: cost of another shape: 2.0
+# CHECK-LABEL: TEST: test_kmeans_blocks
+# CHECK-NEXT: n=40 block=16: loop True, matches numpy and the interpreter
+# CHECK-NEXT: n=32 block=16: loop True, matches numpy and the interpreter
+# CHECK-NEXT: n=40 block=0: loop False, matches numpy and the interpreter
+# CHECK-NEXT: block of k=1000, n=10000: 128 k=100, n=1000: 0
