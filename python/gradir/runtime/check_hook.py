@@ -22,12 +22,18 @@ __all__ = ["HOOK_SYMBOL", "HOOK_ADDRESS", "install_library", "install_packed", "
 
 HOOK_SYMBOL = "gradir_check_hook"     # runtime_checks.HOOK
 
-_failed = threading.local()
+
+class _Failed(threading.local):
+    first = None        # the default as a class attribute: reading it is 0.1 us, where
+                        # getattr(local, "first", None) raising inside took 0.6 us a call
+
+
+_failed = _Failed()
 
 
 @ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_int64)
 def _report(message: bytes, value: int) -> None:
-    if getattr(_failed, "first", None) is None:
+    if _failed.first is None:
         _failed.first = (message or b"").decode("utf-8", "replace") + str(value)
 
 
@@ -37,7 +43,7 @@ HOOK_ADDRESS = ctypes.cast(_report, ctypes.c_void_p).value
 def take() -> str | None:
     """The first check that failed in this thread since the last ``take``
     (its message with the value), or None."""
-    first = getattr(_failed, "first", None)
+    first = _failed.first
     if first is not None:
         _failed.first = None
     return first
