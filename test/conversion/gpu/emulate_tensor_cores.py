@@ -18,6 +18,8 @@
 # * with the emulator's exact_tf32 (MMAs on whole f32 operands) the TF32
 #   kernels give fp32's result: their data flow is right apart from rounding.
 
+import re
+
 import numpy as np
 import ml_dtypes
 
@@ -32,6 +34,7 @@ from gradir.testing.gpu_emulator import Emulated, run
 from gradir.testing.gpu_emulator.tensor_cores import tf32_round
 
 gradir._compat.push_diagnostic_sink(lambda *a: None)   # leak warnings (see README)
+CHIP = "sm_80"      # mma.sync (sm_90 runs wgmma: emulate_wgmma.py)
 
 
 def matmul(a, b, c, ta=False, tb=False, t="f32"):
@@ -112,7 +115,7 @@ def first(x):
 
 def emulate(text, args, fn="main", exact=False, **options):
     module = gradient_module(text) if fn == "main_adjoint" else gradir.parse(text)
-    exe = Emulated(module, **options)
+    exe = Emulated(module, chip=CHIP, **options)
     exe.emulator.exact_tf32 = exact
     kinds = dict(launch_breakdown(exe.lowered.operation, fn)["kinds"])
     lowered = str(exe.lowered)
@@ -174,13 +177,22 @@ for name, (text, opts) in MATMULS.items():
 print(f"worst error vs float64: tf32 {worst['tf32']:.1e} < 1e-2, bf16 {worst['bf16']:.1e} < 3e-2")
 # CHECK-NEXT: worst error vs float64: tf32 {{.*}} < 1e-2, bf16 {{.*}} < 3e-2
 
-# Tile sizes: 128x128 and 64x64 block tiles (workgroup tiles 32 x (BM + 8)).
+# Tile sizes: 128x128 and 64x64 block tiles, their f32 tiles copied with
+# cp.async in two stages (three would pass 48 KiB): BK 16 for 128x128 (the
+# K-innermost operand in rows of 16 + 4, the other in rows of 128 + 8, and
+# 16 bytes of slack each), BK 32 for 64x64; under compute_dtype=bf16 the
+# operands are rounded as they are staged (cooperative loads, one [k][mn]
+# tile of BK x (BM + 8) each).
 for name in ("tile128", "tile64"):
-    _, _, lowered = emulate(MATMULS[name][0], inputs(gradir.parse(MATMULS[name][0]), rng),
-                            precision="tf32", **MATMULS[name][1])
-    print(name, "memref<32x136xi32" in lowered, "memref<32x72xi32" in lowered)
-# CHECK-NEXT: tile128 True False
-# CHECK-NEXT: tile64 False True
+    for opts in ({"precision": "tf32"}, {"compute_dtype": "bf16"}):
+        _, _, lowered = emulate(MATMULS[name][0], inputs(gradir.parse(MATMULS[name][0]), rng),
+                                **opts, **MATMULS[name][1])
+        wg = re.search(r"function\(@main_mma_0\) workgroup\((.*)\)", lowered).group(1)
+        print(name, next(iter(opts)), re.findall(r"memref<([0-9x]+\w+),", wg))
+# CHECK-NEXT: tile128 precision ['5124xf32', '4356xf32']
+# CHECK-NEXT: tile128 compute_dtype ['32x136xbf16', '32x136xbf16']
+# CHECK-NEXT: tile64 precision ['4612xf32', '4612xf32']
+# CHECK-NEXT: tile64 compute_dtype ['32x72xbf16', '32x72xbf16']
 
 worst_program = {}
 # Whole programs: the GEMM's epilogue (bias, tanh) in its stores, a dense
@@ -224,7 +236,7 @@ for t, dtype, bits, emin in (("bf16", ml_dtypes.bfloat16, 7, -126), ("f16", np.f
         args = inputs(gradir.parse(text), rng, dtype)
         interp_args = [a.astype(np.float32) if t == "bf16" else a for a in args]
         want = first(gradir.interpret(gradir.parse(text), "main", *interp_args))
-        for chip in ("sm_90", "sm_75"):
+        for chip in (CHIP, "sm_75"):
             module = gradir.parse(text)
             lower_to_nvvm(module.operation, stop_after="kernels", chip=chip)
             lowered = print_module(module)
@@ -233,11 +245,11 @@ for t, dtype, bits, emin in (("bf16", ml_dtypes.bfloat16, 7, -126), ("f16", np.f
             assert (diff <= ulp(want.astype(np.float64), bits, emin)).all(), \
                 (t, name, chip, diff.max())
             mma = lowered.count("nvvm.mma.sync") > 0
-            assert mma == (chip == "sm_90"), (t, name, chip)
+            assert mma == (chip == CHIP), (t, name, chip)
             assert lowered.count("gpu.launch ") == 1, (t, name, chip)   # no cast kernels
-    print(t, "programs: mma on sm_90, SIMT on sm_75, one launch each")
-# CHECK-NEXT: bf16 programs: mma on sm_90, SIMT on sm_75, one launch each
-# CHECK-NEXT: f16 programs: mma on sm_90, SIMT on sm_75, one launch each
+    print(t, "programs: mma on sm_80, SIMT on sm_75, one launch each")
+# CHECK-NEXT: bf16 programs: mma on sm_80, SIMT on sm_75, one launch each
+# CHECK-NEXT: f16 programs: mma on sm_80, SIMT on sm_75, one launch each
 
 # The default stays exact fp32 SIMT: no tensor cores, the SIMT kernel.
 text = MATMULS["ragged"][0]

@@ -2,8 +2,10 @@
 # RUN: %PYTHON %s %t | FileCheck %s
 # An exported CUDA library compiled with precision="tf32" (and one with
 # compute_dtype="bf16") run end to end on the fake libcuda.so.1
-# (fake_driver.py): its GEMMs are tensor-core kernels (mma.sync), which the
-# emulator runs from the launches the library makes.  An MLP training step
+# (fake_driver.py): its GEMMs are tensor-core kernels (mma.sync; under TF32
+# their f32 tiles copied with cp.async from the driver's buffers, at their
+# real addresses), which the emulator runs from the launches the library
+# makes.  An MLP training step
 # against numpy in float64, within TF32's (bf16's) error.
 
 import os
@@ -47,7 +49,8 @@ for name, opts, tol in (("tf32", {"precision": "tf32"}, 1e-2),
     lib = gradir.runtime.load(path)
     got = lib["main_adjoint"](x, labels, *params)
     errs = [float(np.abs(g - w).max() / np.abs(w).max()) for g, w in zip(got, want)]
-    print(name, "mma kernels:", text.count("nvvm.mma.sync") > 0, "within tolerance:",
+    print(name, "mma kernels:", text.count("nvvm.mma.sync") > 0, "cp.async:",
+          text.count("nvvm.cp.async.shared.global") > 0, "within tolerance:",
           max(errs) < tol, "launch errors:", driver.errors)
-# CHECK: tf32 mma kernels: True within tolerance: True launch errors: []
-# CHECK-NEXT: bf16 mma kernels: True within tolerance: True launch errors: []
+# CHECK: tf32 mma kernels: True cp.async: True within tolerance: True launch errors: []
+# CHECK-NEXT: bf16 mma kernels: True cp.async: False within tolerance: True launch errors: []
