@@ -116,3 +116,21 @@ func.func @main(%x: tensor<3xf32>) -> tensor<f32> {
   %s = "rlx.sum"(%r) : (tensor<3xf32>) -> tensor<f32>
   return %s : tensor<f32>
 }
+
+// -----
+
+// A tensor of run-time size carried by a loop (the stack of a while loop's
+// adjoint, differentiated in reverse again).
+func.func @main(%x: tensor<3xf32>, %n: index) -> tensor<f32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %e = tensor.empty(%n) : tensor<?x3xf32>
+  // expected-error @+1 {{loop-carried value #1 has a dynamic shape (tensor<?x3xf32>); reverse mode needs static shapes (a while loop's adjoint is differentiated forward: mode=jvp, hvp or hessian)}}
+  %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%h = %x, %s = %e) -> (tensor<3xf32>, tensor<?x3xf32>) {
+    %y = "rlx.sin"(%h) : (tensor<3xf32>) -> tensor<3xf32>
+    %s2 = tensor.insert_slice %y into %s[%i, 0] [1, 3] [1, 1] : tensor<3xf32> into tensor<?x3xf32>
+    scf.yield %y, %s2 : tensor<3xf32>, tensor<?x3xf32>
+  }
+  %l = "rlx.sum"(%r#0) : (tensor<3xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

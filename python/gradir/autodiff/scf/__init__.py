@@ -109,7 +109,11 @@ def _check_carried(op, inits) -> None:
             raise GradientError(op, f"loop-carried value #{j} is a tuple ({t}); carry its "
                                     "tensors separately")
         if isinstance(t, ir.RankedTensorType) and not t.has_static_shape:
-            raise GradientError(op, f"loop-carried value #{j} has a dynamic shape ({t})")
+            # (a while loop's adjoint stacks its states in such a tensor:
+            # reverse over it is refused, forward over it works)
+            raise GradientError(op, f"loop-carried value #{j} has a dynamic shape ({t}); "
+                                    "reverse mode needs static shapes (a while loop's adjoint "
+                                    "is differentiated forward: mode=jvp, hvp or hessian)")
 
 
 def prepare(block: ir.Block, ops: list, active: set) -> list:
