@@ -17,7 +17,8 @@
 #   1e-6 of float64 (the data flow is right apart from rounding);
 # * the emulator refuses a kernel whose pipeline is broken: no wait, a wait
 #   too shallow, no barrier after the wait, no alignment of the workgroup
-#   buffers, no zero-fill (src-size) at the edges.
+#   buffers; without zero-fill (src-size) at the edges the result is wrong;
+# * every workgroup buffer is a multiple of 16 bytes long.
 
 import re
 
@@ -118,6 +119,12 @@ def summary(module) -> str:
     """Which operands the kernel copies with cp.async (chunk sizes), its
     ldmatrix (plain/.trans) and its wait depth."""
     text = print_module(module)
+    # every workgroup buffer is a multiple of 16 bytes long (docs/gpu.md:
+    # then any placement keeps the tiles 16-byte aligned)
+    for dims, t in re.findall(r"memref<([0-9x]+)x(bf16|f16|f32|i32), #gpu.address_space<work",
+                              text):
+        size = int(np.prod([int(d) for d in dims.split("x")])) * (4 if "32" in t else 2)
+        assert size % 16 == 0, (dims, t)
     chunks = sorted(set(re.findall(r"nvvm.cp.async.shared.global .*?, (\d+), cache", text)))
     plain = len(re.findall(r"nvvm.ldmatrix .*layout = #nvvm.mma_layout<row>", text))
     trans = len(re.findall(r"nvvm.ldmatrix .*layout = #nvvm.mma_layout<col>", text))
@@ -253,3 +260,20 @@ for mutate in (None, no_wait, shallow_wait, no_barrier_after_wait, unaligned, no
 # CHECK-NEXT: no_barrier_after_wait refused: data race: a thread reads an element another thread wrote without a barrier in between
 # CHECK-NEXT: unaligned refused: cp.async destination address not aligned to 8 bytes
 # CHECK-NEXT: no_zero_fill ran, right: False
+
+# TF32 reads its f32 tiles with loads: a load before the wait is refused too.
+TF32 = matmul(37, 36, 48)
+T_ARGS = inputs(TF32, rng, "f32")
+for mutate in (None, no_wait):
+    module = lowered(TF32, precision="tf32")
+    with module.context:
+        if mutate is not None:
+            mutate(module)
+        try:
+            (got,) = run(module.operation, "main", *T_ARGS)
+            print("tf32", getattr(mutate, "__name__", "pipeline"), "ran, right:",
+                  rel(got, first(reference(TF32, "f32", T_ARGS))) < 1e-2)
+        except EmulationError as err:
+            print("tf32", mutate.__name__, "refused:", str(err).split(": ", 1)[1])
+# CHECK-NEXT: tf32 pipeline ran, right: True
+# CHECK-NEXT: tf32 no_wait refused: a load of an element whose cp.async has not completed (cp.async.wait.group)

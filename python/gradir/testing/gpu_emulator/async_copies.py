@@ -21,8 +21,8 @@ destination when the wait completes its group, so reading it earlier sees
 the old contents; the destination counts as written by the issuing thread
 both at the issue (overwriting what others read in the same barrier
 interval is a race) and at the completion (others must pass a barrier
-after the wait before they read it); an ``ldmatrix`` of bytes whose copy
-has not completed is an error."""
+after the wait before they read it); a load or an ``ldmatrix`` of bytes
+whose copy has not completed is an error."""
 
 from __future__ import annotations
 
@@ -135,6 +135,19 @@ class AsyncCopyOps:
     def _op_llvm_ptrtoint(self, op, env, mask):
         ptr = env[op.operands[0]]
         return [np.int64(ptr.base) + np.asarray(ptr.byte, np.int64)]
+
+    def _op_memref_load(self, op, env, mask):
+        """A load of workgroup memory a cp.async has not completed is an
+        error (the memory rules do the rest)."""
+        buf = env[op.operands[0]]
+        pending = getattr(buf.alloc, "cp_pending", None) if isinstance(buf, Buf) else None
+        if pending is not None and self.kernel is not None and pending.any():
+            idx = [env[v] for v in list(op.operands)[1:]]
+            _, flat, _ = self._addresses(op, buf, idx, mask)
+            if pending[flat].any():
+                raise EmulationError(f"{op.location}: a load of an element whose cp.async "
+                                     "has not completed (cp.async.wait.group)")
+        return super()._op_memref_load(op, env, mask)
 
     # -- cp.async -------------------------------------------------------------------------
     def _async(self):

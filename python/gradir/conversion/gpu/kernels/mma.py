@@ -9,7 +9,8 @@ multiplies whose operands are
   operands;
 * f32 with ``precision=tf32``: ``mma.m16n8k8`` on TF32 operands, each
   rounded from f32 to nearest (ties away from zero, ``cvt.rna.tf32.f32``:
-  10 mantissa bits kept) as the tile is staged;
+  10 mantissa bits kept) as the tile is staged (as its fragments are read,
+  when it is copied with cp.async);
 * f32 (or bf16) with ``compute-dtype=bf16``: each operand rounded to bf16
   (``arith.truncf``: to nearest even) as the tile is staged, then
   ``m16n8k16`` on bf16.
@@ -19,13 +20,18 @@ kernel of ``gemm.py``.
 
 The kernel: 256 threads (8 warps, 2 x 4) compute a BMxBN tile of C
 (128x128, 64x64 or 32x32: the largest whose grid fills the GPU), staging
-BKxBM and BKxBN (BK = 32) tiles of A and B in workgroup memory with the
-SIMT kernel's cooperative loads (``gemm._load_tile``: any operand layout,
-batches, implicit GEMMs, converted to the MMA operand format on the way).
-Loads past the edges of A and B read zeros and stores past the edges of C
-are skipped, so any M, N and K work without padded copies.  Each warp
-owns a (BM/2)x(BN/4) tile of C as 16x8 MMA tiles, reading its A and B
-fragments from workgroup memory in the ``mma.sync`` register layouts
+BKxBM and BKxBN tiles of A and B in workgroup memory.  An operand whose
+tiles are aligned rows of memory is copied with ``cp.async`` two or three
+K tiles ahead, its bf16/f16 fragments read with ``ldmatrix`` (TF32: f32
+copied as is, rounded in the fragment reads; ``mma_pipeline.py``); any
+other keeps the SIMT kernel's cooperative loads (``gemm._load_tile``: any
+operand layout, batches, implicit GEMMs, converted to the MMA operand
+format on the way) into one ``BK x (BM + 8)`` tile; when neither operand
+is copied the loop has one stage (BK = 32).  Loads past the edges of A
+and B read zeros (copies past them are zero-filled) and stores past the
+edges of C are skipped, so any M, N and K work without padded copies.
+Each warp owns a (BM/2)x(BN/4) tile of C as 16x8 MMA tiles, reading its A
+and B fragments from workgroup memory in the ``mma.sync`` register layouts
 (``row.col``: per lane, ``group = lane / 4``, ``pair = lane % 4``):
 
 * A (16 x k): word ``r`` holds row ``group + 8 * (r % 2)`` and K
@@ -235,7 +241,7 @@ def _pipeline(gen: Generic, g: GemmMatch, t: GemmTiling, kind: str, kinds) -> tu
         return None
     for bk, stages in ((MMA_BK, 3), (MMA_BK, 2), (16, 3), (16, 2)):
         total = 0
-        for plan, tile, k in zip(plans, (t.bm, t.bn), kinds):
+        for plan, tile in zip(plans, (t.bm, t.bn)):
             if plan is not None:
                 total += pipe.Staging.of(plan, tile, bk, stages).bytes()
             else:
