@@ -277,3 +277,148 @@ for mutate in (None, no_wait):
             print("tf32", mutate.__name__, "refused:", str(err).split(": ", 1)[1])
 # CHECK-NEXT: tf32 pipeline ran, right: True
 # CHECK-NEXT: tf32 no_wait refused: a load of an element whose cp.async has not completed (cp.async.wait.group)
+
+# ldmatrix on its own: a warp fills four 8x8 matrices of 16-bit values with
+# their element numbers (matrix q, row r, column c: 64 q + 8 r + c; lane
+# 8 q + r points at its row, the buffer's address rounded up to 16 bytes),
+# and every lane's registers must hold what the PTX ISA says: register q,
+# lane (g, p) = lane / 4, lane % 4: elements (g, 2p) and (g, 2p + 1) of
+# matrix q, the first in the low half; .trans: (2p, g) and (2p + 1, g).
+LDMATRIX = """
+!ws = !llvm.struct<(ptr<3>, ptr<3>, i64, array<1 x i64>, array<1 x i64>)>
+func.func @main(%out: memref<8x32xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %d = gpu.alloc () : memref<8x32xi32>
+  gpu.launch blocks(%bx, %by, %bz) in (%x = %c1, %y = %c1, %z = %c1) threads(%tx, %ty, %tz) in (%a = %c32, %b = %c1, %cc = %c1) workgroup(%s : memref<264xi16, #gpu.address_space<workgroup>>) {
+    %desc = builtin.unrealized_conversion_cast %s : memref<264xi16, #gpu.address_space<workgroup>> to !ws
+    %base = llvm.extractvalue %desc[1] : !ws
+    %addr = llvm.ptrtoint %base : !llvm.ptr<3> to i64
+    %m15 = arith.constant 15 : i64
+    %b16 = arith.constant 16 : i64
+    %two = arith.constant 2 : i64
+    %mis = arith.andi %addr, %m15 : i64
+    %gap = arith.subi %b16, %mis : i64
+    %gap2 = arith.andi %gap, %m15 : i64
+    %sh64 = arith.divui %gap2, %two : i64
+    %sh = arith.index_cast %sh64 : i64 to index
+    %row = arith.muli %tx, %c8 : index
+    scf.for %j = %c0 to %c8 step %c1 {
+      %i = arith.addi %row, %j : index
+      %v = arith.index_cast %i : index to i16
+      %at = arith.addi %sh, %i : index
+      memref.store %v, %s[%at] : memref<264xi16, #gpu.address_space<workgroup>>
+    }
+    gpu.barrier
+    %first = arith.addi %sh, %row : index
+    %f64 = arith.index_cast %first : index to i64
+    %p = llvm.getelementptr %base[%f64] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i16
+    %r = nvvm.ldmatrix %p {num = 4 : i32, layout = #nvvm.mma_layout<row>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>, eltType = #nvvm.ld_st_matrix_elt_type<b16>} : (!llvm.ptr<3>) -> !llvm.struct<(i32, i32, i32, i32)>
+    %t = nvvm.ldmatrix %p {num = 4 : i32, layout = #nvvm.mma_layout<col>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>, eltType = #nvvm.ld_st_matrix_elt_type<b16>} : (!llvm.ptr<3>) -> !llvm.struct<(i32, i32, i32, i32)>
+    %r0 = llvm.extractvalue %r[0] : !llvm.struct<(i32, i32, i32, i32)>
+    %r1 = llvm.extractvalue %r[1] : !llvm.struct<(i32, i32, i32, i32)>
+    %r2 = llvm.extractvalue %r[2] : !llvm.struct<(i32, i32, i32, i32)>
+    %r3 = llvm.extractvalue %r[3] : !llvm.struct<(i32, i32, i32, i32)>
+    %t0 = llvm.extractvalue %t[0] : !llvm.struct<(i32, i32, i32, i32)>
+    %t1 = llvm.extractvalue %t[1] : !llvm.struct<(i32, i32, i32, i32)>
+    %t2 = llvm.extractvalue %t[2] : !llvm.struct<(i32, i32, i32, i32)>
+    %t3 = llvm.extractvalue %t[3] : !llvm.struct<(i32, i32, i32, i32)>
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %c4 = arith.constant 4 : index
+    %c5 = arith.constant 5 : index
+    %c6 = arith.constant 6 : index
+    %c7 = arith.constant 7 : index
+    memref.store %r0, %d[%c0, %tx] : memref<8x32xi32>
+    memref.store %r1, %d[%c1, %tx] : memref<8x32xi32>
+    memref.store %r2, %d[%c2, %tx] : memref<8x32xi32>
+    memref.store %r3, %d[%c3, %tx] : memref<8x32xi32>
+    memref.store %t0, %d[%c4, %tx] : memref<8x32xi32>
+    memref.store %t1, %d[%c5, %tx] : memref<8x32xi32>
+    memref.store %t2, %d[%c6, %tx] : memref<8x32xi32>
+    memref.store %t3, %d[%c7, %tx] : memref<8x32xi32>
+    gpu.terminator
+  }
+  gpu.memcpy %out, %d : memref<8x32xi32>, memref<8x32xi32>
+  gpu.dealloc %d : memref<8x32xi32>
+  return
+}"""
+module = gradir.parse(LDMATRIX)
+with module.context:
+    (got,) = run(module.operation, "main")
+lane = np.arange(32)
+g, p = lane // 4, lane % 4
+want = np.zeros((8, 32), np.int64)
+for q in range(4):
+    lo = 64 * q + 8 * g + 2 * p                      # matrix q, row g, columns 2p, 2p + 1
+    want[q] = lo | (lo + 1) << 16
+    lo_t = 64 * q + 8 * (2 * p) + g                  # .trans: rows 2p, 2p + 1, column g
+    want[4 + q] = lo_t | (lo_t + 8) << 16
+print("ldmatrix x4 and x4.trans registers as the PTX ISA lays them out:",
+      np.array_equal(got.astype(np.int64) & 0xFFFFFFFF, want))
+# CHECK-NEXT: ldmatrix x4 and x4.trans registers as the PTX ISA lays them out: True
+
+# cp.async on its own: thread t copies a 16-byte chunk reading 4 t bytes
+# (src-size) of it; after the wait and a barrier the chunks hold the source
+# there and zeros in the rest.
+CP_ASYNC = """
+!ws = !llvm.struct<(ptr<3>, ptr<3>, i64, array<1 x i64>, array<1 x i64>)>
+!gs = !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
+func.func @main(%src: memref<32xi16>, %out: memref<32xi16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %g = gpu.alloc () : memref<32xi16>
+  %d = gpu.alloc () : memref<32xi16>
+  gpu.memcpy %g, %src : memref<32xi16>, memref<32xi16>
+  gpu.launch blocks(%bx, %by, %bz) in (%x = %c1, %y = %c1, %z = %c1) threads(%tx, %ty, %tz) in (%a = %c4, %b = %c1, %cc = %c1) workgroup(%s : memref<40xi16, #gpu.address_space<workgroup>>) {
+    %desc = builtin.unrealized_conversion_cast %s : memref<40xi16, #gpu.address_space<workgroup>> to !ws
+    %base = llvm.extractvalue %desc[1] : !ws
+    %addr = llvm.ptrtoint %base : !llvm.ptr<3> to i64
+    %m15 = arith.constant 15 : i64
+    %b16 = arith.constant 16 : i64
+    %two = arith.constant 2 : i64
+    %mis = arith.andi %addr, %m15 : i64
+    %gap = arith.subi %b16, %mis : i64
+    %gap2 = arith.andi %gap, %m15 : i64
+    %sh64 = arith.divui %gap2, %two : i64
+    %sh = arith.index_cast %sh64 : i64 to index
+    %gd = builtin.unrealized_conversion_cast %g : memref<32xi16> to !gs
+    %gp = llvm.extractvalue %gd[1] : !gs
+    %gg = llvm.addrspacecast %gp : !llvm.ptr to !llvm.ptr<1>
+    %row = arith.muli %tx, %c8 : index
+    %r64 = arith.index_cast %row : index to i64
+    %at = arith.addi %sh64, %r64 : i64
+    %dst = llvm.getelementptr %base[%at] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i16
+    %from = llvm.getelementptr %gg[%r64] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i16
+    %n = arith.index_cast %tx : index to i32
+    %four = arith.constant 4 : i32
+    %bytes = arith.muli %n, %four : i32
+    nvvm.cp.async.shared.global %dst, %from, 16, cache = cg, %bytes : !llvm.ptr<3>, !llvm.ptr<1>, i32
+    nvvm.cp.async.commit.group
+    nvvm.cp.async.wait.group 0
+    gpu.barrier
+    scf.for %j = %c0 to %c8 step %c1 {
+      %o = arith.muli %j, %c4 : index
+      %i = arith.addi %o, %tx : index
+      %k = arith.addi %sh, %i : index
+      %v = memref.load %s[%k] : memref<40xi16, #gpu.address_space<workgroup>>
+      memref.store %v, %d[%i] : memref<32xi16>
+    }
+    gpu.terminator
+  }
+  gpu.memcpy %out, %d : memref<32xi16>, memref<32xi16>
+  gpu.dealloc %g : memref<32xi16>
+  gpu.dealloc %d : memref<32xi16>
+  return
+}"""
+module = gradir.parse(CP_ASYNC)
+SRC = np.arange(1, 33, dtype=np.int16)
+with module.context:
+    (got,) = run(module.operation, "main", SRC)
+want = np.where(np.arange(32) % 8 < 2 * (np.arange(32) // 8), SRC, 0)
+print("cp.async src-size 0, 4, 8, 12 of 16 bytes, the rest zeros:", np.array_equal(got, want))
+# CHECK-NEXT: cp.async src-size 0, 4, 8, 12 of 16 bytes, the rest zeros: True
