@@ -210,13 +210,10 @@ def issue_tile(gen: Generic, plan: AsyncOperand, st: Staging, src: ir.Value, sme
     ragged_rows = row_ext % st.rows != 0
     ragged_cols = col_ext % st.cols != 0
     stage_off = arith.muli(stage, index(st.stage_elems))
-    for step in range(-(-total // threads)):
-        e = arith.addi(tid, index(threads * step)) if step else tid
-        guard = None
-        if (step + 1) * threads > total:
-            guard = if_(ult(e, total))
-            ip = ir.InsertionPoint(guard.then_block)
-            ip.__enter__()
+    cache = ir.Attribute.parse(f"#nvvm<load_cache_modifier {'cg' if plan.chunk == 16 else 'ca'}>")
+
+    def chunk(e: ir.Value) -> None:
+        """Chunk ``e`` of the tile: row ``e / per_row``, its ``e % per_row``-th."""
         row = arith.divui(e, index(per_row))
         col = arith.muli(arith.remui(e, index(per_row)), index(ce))
         grow = arith.addi(row_base, row)
@@ -228,6 +225,7 @@ def issue_tile(gen: Generic, plan: AsyncOperand, st: Staging, src: ir.Value, sme
             if ragged_rows:
                 n = arith.select(ult(grow, row_ext), n, index(0))
             size = arith.index_cast(_i(32), arith.muli(n, index(plan.esize)))
+            # a valid, aligned address for the chunks that copy nothing
             grow = arith.minui(grow, index(row_ext - 1))
             gcol = arith.minui(gcol, index((col_ext - 1) // ce * ce))
         coords = {plan.k_dim: grow if st.k_rows else gcol,
@@ -241,14 +239,18 @@ def issue_tile(gen: Generic, plan: AsyncOperand, st: Staging, src: ir.Value, sme
             flat = arith.addi(flat, index(plan.offset))
         s = arith.addi(arith.addi(shift, stage_off),
                        arith.addi(arith.muli(row, index(st.stride)), col))
-        dst = gep(smem, s, elt)
-        cache = "cg" if plan.chunk == 16 else "ca"
-        nvvm.CpAsyncOp(dst, gep(src, flat, elt), ir.IntegerAttr.get(_i(32), plan.chunk),
-                       ir.Attribute.parse(f"#nvvm<load_cache_modifier {cache}>"),
-                       cpSize=size)
-        if guard is not None:
+        nvvm.CpAsyncOp(gep(smem, s, elt), gep(src, flat, elt),
+                       ir.IntegerAttr.get(_i(32), plan.chunk), cache, cpSize=size)
+
+    for step in range(-(-total // threads)):
+        e = arith.addi(tid, index(threads * step)) if step else tid
+        if (step + 1) * threads <= total:
+            chunk(e)
+            continue
+        guard = if_(ult(e, total))
+        with ir.InsertionPoint(guard.then_block):
+            chunk(e)
             scf.YieldOp([])
-            ip.__exit__(None, None, None)
 
 
 def commit() -> None:
