@@ -100,9 +100,7 @@ class AsyncCopyOps:
             raise EmulationError(f"{op.location}: descriptor of a freed buffer")
         alloc = buf.alloc
         data, ids = (buf.data[0], buf.ids[0]) if alloc.workgroup else (buf.data, buf.ids)
-        first = int(ids.reshape(-1)[0]) if ids.size else 0
-        if alloc.workgroup:
-            first -= int(buf.ids.reshape(-1)[0])
+        first = int(ids.reshape(-1)[0]) if ids.size else 0     # block 0's ids start at 0
         offset = first * alloc.data.itemsize // max(data.itemsize, 1)
         space = "shared" if alloc.workgroup else "generic"
         ptr = Ptr(alloc, np.int64(0), self._ptr_base(alloc), space)
@@ -112,10 +110,20 @@ class AsyncCopyOps:
             out[(4, i)] = np.int64(stride // data.itemsize)
         return [out]
 
+    def _other(self, op, env, mask):
+        """The rule of the next mixin for an op on something not a Ptr."""
+        rule = getattr(super(), "_op_" + op.name.replace(".", "_"), None)
+        if rule is None:
+            raise EmulationError(f"{op.location}: '{op.name}' of something not a pointer "
+                                 "into a buffer")
+        return rule(op, env, mask)
+
     def _op_llvm_getelementptr(self, op, env, mask):
         base = env[op.operands[0]]
+        if not isinstance(base, Ptr):
+            return self._other(op, env, mask)
         raw = list(ir.DenseI32ArrayAttr(op.attributes["rawConstantIndices"]))
-        if not isinstance(base, Ptr) or len(raw) != 1:
+        if len(raw) != 1:
             raise EmulationError(f"{op.location}: only one-index getelementptr on a pointer "
                                  "is supported")
         elt = ir.TypeAttr(op.attributes["elem_type"]).value
@@ -125,6 +133,8 @@ class AsyncCopyOps:
 
     def _op_llvm_addrspacecast(self, op, env, mask):
         ptr = env[op.operands[0]]
+        if not isinstance(ptr, Ptr):
+            return self._other(op, env, mask)
         space = _space(op.results[0].type)
         if space == "global" and ptr.alloc.workgroup or space == "shared" and \
                 not ptr.alloc.workgroup:
@@ -134,6 +144,8 @@ class AsyncCopyOps:
 
     def _op_llvm_ptrtoint(self, op, env, mask):
         ptr = env[op.operands[0]]
+        if not isinstance(ptr, Ptr):
+            return self._other(op, env, mask)
         return [np.int64(ptr.base) + np.asarray(ptr.byte, np.int64)]
 
     def _op_memref_load(self, op, env, mask):
