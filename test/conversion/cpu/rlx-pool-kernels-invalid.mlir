@@ -5,9 +5,18 @@
 // THREADS: option 'threads' of pass 'rlx-pool-kernels' must be at least 1, got 0
 
 // A marked pool the kernels do not take is refused at the op.
-func.func @window(%x: memref<1x1x9x9xf32>, %y: memref<1x1x3x3xf32>, %w: memref<3x3xf32>) {
-  // expected-error @below {{a gradir.kernel max pool must have a 2x2 window}}
-  linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, gradir.kernel, strides = dense<3> : tensor<2xi64>} ins(%x, %w : memref<1x1x9x9xf32>, memref<3x3xf32>) outs(%y : memref<1x1x3x3xf32>)
+func.func @window(%x: memref<1x1x8x8xf32>, %y: memref<1x1x2x2xf32>, %w: memref<4x4xf32>) {
+  // expected-error @below {{a gradir.kernel max pool must have a 2x2 or 3x3 window}}
+  linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, gradir.kernel, strides = dense<4> : tensor<2xi64>} ins(%x, %w : memref<1x1x8x8xf32>, memref<4x4xf32>) outs(%y : memref<1x1x2x2xf32>)
+  return
+}
+
+// -----
+
+// A 3x3 pool of stride 2 reads the 2 * Wo + 2 columns of its padded input.
+func.func @window3_columns(%x: memref<1x1x10x9xf32>, %y: memref<1x1x4x4xf32>, %w: memref<3x3xf32>) {
+  // expected-error @below {{must pool [1, 1, 10, 9] into its 3x3 windows of stride 2, with 2 * Wo + 2 columns ([1, 1, 4, 4] is not that shape)}}
+  linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, gradir.kernel, strides = dense<2> : tensor<2xi64>} ins(%x, %w : memref<1x1x10x9xf32>, memref<3x3xf32>) outs(%y : memref<1x1x4x4xf32>)
   return
 }
 
@@ -52,7 +61,7 @@ func.func @on_tensors(%x: tensor<1x1x8x8xf32>, %y: tensor<1x1x4x4xf32>, %w: tens
 #x11 = affine_map<(d0, d1, d2, d3) -> (d0, d1, (d2 floordiv 2) * 2 + 1, (d3 floordiv 2) * 2 + 1)>
 #id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 func.func @unknown_kernel(%dy: memref<1x1x2x2xf32>, %x: memref<1x1x4x4xf32>, %dx: memref<1x1x4x4xf32>) {
-  // expected-error @below {{unknown gradir.kernel "min_pool2x2_backward" (expected one of "max_pool2x2_backward", "avg_pool2x2_backward")}}
+  // expected-error @below {{unknown gradir.kernel "min_pool2x2_backward" (expected one of "max_pool2x2_backward", "avg_pool2x2_backward", "max_pool3x3s2_backward")}}
   linalg.generic {indexing_maps = [#g, #x00, #x01, #x10, #x11, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%dy, %x, %x, %x, %x : memref<1x1x2x2xf32>, memref<1x1x4x4xf32>, memref<1x1x4x4xf32>, memref<1x1x4x4xf32>, memref<1x1x4x4xf32>) outs(%dx : memref<1x1x4x4xf32>) attrs = {gradir.kernel = "min_pool2x2_backward"} {
   ^bb0(%a: f32, %b: f32, %b1: f32, %b2: f32, %b3: f32, %o: f32):
     linalg.yield %a : f32

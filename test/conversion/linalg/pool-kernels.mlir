@@ -106,3 +106,33 @@ func.func @half(%h: tensor<1x2x8x8xf16>) -> tensor<1x2x4x4xf16> {
   %0 = "rlx.max_pool2d"(%h) {pool_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x8x8xf16>) -> tensor<1x2x4x4xf16>
   return %0 : tensor<1x2x4x4xf16>
 }
+
+// -----
+
+// A max pool with 3x3 windows of stride 2 and padding 1 over an even number
+// of rows and columns (ResNet's stem pool): the input padded with -inf, the
+// marked linalg.pooling_nchw_max (3x3 window); its backward, in an
+// scf.execute_region, the generic marked "max_pool3x3s2_backward" reading
+// the gradient zero-padded by a row and a column through 4 maps and the
+// same padded input (one tensor.pad after CSE) through 36, writing the
+// input gradient.  Odd rows or columns: the generic lowering.
+// CHECK-LABEL: func.func @pool3(
+// CHECK: tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: linalg.pooling_nchw_max {{.*}}gradir.kernel{{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x3x10x8xf32>, tensor<3x3xf32>) outs(%{{.*}} : tensor<2x3x4x3xf32>)
+// CHECK: %[[G:.*]] = tensor.pad %{{.*}} low[0, 0, 0, 0] high[0, 0, 1, 1]
+// CHECK: scf.execute_region
+// CHECK: linalg.generic {{.*}}ins(%[[G]], %[[G]], %[[G]], %[[G]], %{{.*}} : tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<2x3x10x8xf32>,
+// CHECK-SAME: outs(%{{.*}} : tensor<2x3x8x6xf32>) attrs = {gradir.kernel = "max_pool3x3s2_backward"}
+// CHECK-LABEL: func.func @pool3_odd(
+// CHECK-NOT: gradir.kernel
+// CHECK: return
+func.func @pool3(%x: tensor<2x3x8x6xf32>, %g: tensor<2x3x4x3xf32>) -> (tensor<2x3x4x3xf32>, tensor<2x3x8x6xf32>) {
+  %y = "rlx.max_pool2d"(%x) {pool_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<2x3x8x6xf32>) -> tensor<2x3x4x3xf32>
+  %d = "rlx.max_pool2d_backward"(%g, %x) {pool_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<2x3x4x3xf32>, tensor<2x3x8x6xf32>) -> tensor<2x3x8x6xf32>
+  return %y, %d : tensor<2x3x4x3xf32>, tensor<2x3x8x6xf32>
+}
+func.func @pool3_odd(%x: tensor<2x3x7x6xf32>, %g: tensor<2x3x4x3xf32>) -> (tensor<2x3x4x3xf32>, tensor<2x3x7x6xf32>) {
+  %y = "rlx.max_pool2d"(%x) {pool_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<2x3x7x6xf32>) -> tensor<2x3x4x3xf32>
+  %d = "rlx.max_pool2d_backward"(%g, %x) {pool_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<2x3x4x3xf32>, tensor<2x3x7x6xf32>) -> tensor<2x3x7x6xf32>
+  return %y, %d : tensor<2x3x4x3xf32>, tensor<2x3x7x6xf32>
+}

@@ -1,4 +1,4 @@
-"""issue 14: 2x2 pooling kernels in gradir's kernel library.
+"""issue 14: 2x2 (and 3x3 of stride 2) pooling kernels in gradir's kernel library.
 
 A 2x2 window with stride 2 (LeNet's, VGG's, most CNNs') reads its input
 rows in pairs of columns: the output row ``j`` takes columns ``2j`` and
@@ -19,6 +19,24 @@ columns with two shuffles (what BLAS-style code does for pooling).
         maximum of the window in row-major order (``a * 2 + b``), else 0
     void gradir_kernel_<variant>_avg_pool2x2_backward_<elt>(g, dx)
         dx[n, c, 2i + a, 2j + b] = g[n, c, i, j] / 4
+    void gradir_kernel_<variant>_max_pool3x3s2_<elt>(xp, y)
+        y[n, c, i, j] = max(xp[n, c, 2i + a, 2j + b] for a, b in 0..2)
+    void gradir_kernel_<variant>_max_pool3x3s2_backward_<elt>(g, xp, dx)
+        the input gradient of 3x3 windows of stride 2 and padding 1 (ResNet's
+        stem pool) over dx (2 Ho, 2 Wo): xp is the input padded with -inf
+        (2 Ho + 2 columns: each step loads two columns past its last
+        window's start)
+
+The 3x3 kernels (``_forward3_step``, ``_backward3_kernel``) replace the
+generic lowering's de-interleaved copy, arg-max pass and per-phase gathers
+(``nn._gather_backward``) with one pass over each image's channel: the
+arg-max positions and gradients of a row of windows go to scratch rows
+(zero past the last window), then each input row's even and odd columns sum
+their windows' gradients in the gather's order (the same bits).  bench/cnn.py's
+stem pool, 32x32x32x32 f32, one thread, AMD EPYC Zen 5 AVX-512, min of 300
+(load 3-8), generic -> kernels: forward 0.42 -> 0.27 ms (with the pad),
+backward 1.25 -> 0.65 ms (with both pads; in the step the input's pad is
+the forward's).
 
 Arguments are 4-D memrefs (NCHW) of any strides but a unit innermost one.
 ``x`` may have an odd row or column more than ``2 * y``'s (floor mode: it is
@@ -39,7 +57,7 @@ where a kernel of the sums and the division after it took 0.088.)
 from __future__ import annotations
 
 __all__ = ["POOL_ELEMENT_TYPES", "pool_memref_type", "max_pool_name",
-           "max_pool_backward_name", "avg_pool_backward_name",
+           "max_pool3x3_name", "max_pool3x3_backward_name", "max_pool_backward_name", "avg_pool_backward_name",
            "pool_type", "pool_text"]
 
 KERNEL_PREFIX = "gradir_kernel_"
@@ -54,6 +72,10 @@ def pool_memref_type(elt: str) -> str:
 
 def max_pool_name(elt: str, var: str) -> str:
     return f"{KERNEL_PREFIX}{var}_max_pool2x2_{elt}"
+
+
+def max_pool3x3_name(elt: str, var: str) -> str:
+    return f"{KERNEL_PREFIX}{var}_max_pool3x3s2_{elt}"
 
 
 def max_pool_backward_name(elt: str, var: str) -> str:
@@ -98,6 +120,50 @@ def _forward_step(elt: str, w: int, j: str, s: str) -> list[str]:
             f"%o{s} = " + _shuffle(f"%m{s}", f"%m{s}", list(range(1, 2 * w, 2)), 2 * w, elt),
             f"%r{s} = arith.maximumf %e{s}, %o{s} : {V}",
             f"vector.store %r{s}, %y[%i, %ch, %oh, {j}] : {T}, {V}"]
+
+
+def _forward3_step(elt: str, w: int, j: str, s: str) -> list[str]:
+    """``w`` output columns of a 3x3 window of stride 2 from column ``j``
+    of output row ``%oh``: the three input rows' maxima over columns ``2j``
+    .. ``2j + 2w - 1`` and, two columns on, ``2j + 2`` ..; the window of
+    output ``j + t`` is the even and odd columns ``t`` of the first and the
+    even column ``t`` of the second."""
+    T = pool_memref_type(elt)
+    V2, V = f"vector<{2 * w}x{elt}>", f"vector<{w}x{elt}>"
+    even, odd = list(range(0, 2 * w, 2)), list(range(1, 2 * w, 2))
+    lines = [f"%col{s} = arith.muli {j}, %c2 : index",
+             f"%cob{s} = arith.addi %col{s}, %c2 : index"]
+    for r in range(3):
+        lines += [f"%a{r}{s} = vector.load %x[%i, %ch, %h{r}, %col{s}] : {T}, {V2}",
+                  f"%b{r}{s} = vector.load %x[%i, %ch, %h{r}, %cob{s}] : {T}, {V2}"]
+    return lines + [
+        f"%ma{s} = arith.maximumf %a0{s}, %a1{s} : {V2}",
+        f"%va{s} = arith.maximumf %ma{s}, %a2{s} : {V2}",
+        f"%mb{s} = arith.maximumf %b0{s}, %b1{s} : {V2}",
+        f"%vb{s} = arith.maximumf %mb{s}, %b2{s} : {V2}",
+        f"%e{s} = " + _shuffle(f"%va{s}", f"%va{s}", even, 2 * w, elt),
+        f"%o{s} = " + _shuffle(f"%va{s}", f"%va{s}", odd, 2 * w, elt),
+        f"%f{s} = " + _shuffle(f"%vb{s}", f"%vb{s}", even, 2 * w, elt),
+        f"%eo{s} = arith.maximumf %e{s}, %o{s} : {V}",
+        f"%r{s} = arith.maximumf %eo{s}, %f{s} : {V}",
+        f"vector.store %r{s}, %y[%i, %ch, %oh, {j}] : {T}, {V}"]
+
+
+def _forward3_scalar(elt: str, j: str) -> list[str]:
+    T = pool_memref_type(elt)
+    lines = ["%col = arith.muli " + j + ", %c2 : index",
+             "%col1 = arith.addi %col, %c1 : index",
+             "%col2 = arith.addi %col, %c2 : index"]
+    m = None
+    for r in range(3):
+        for k, col in enumerate(("%col", "%col1", "%col2")):
+            v = f"%v{r}{k}"
+            lines.append(f"{v} = memref.load %x[%i, %ch, %h{r}, {col}] : {T}")
+            if m is not None:
+                lines.append(f"%m{r}{k} = arith.maximumf {m}, {v} : {elt}")
+                v = f"%m{r}{k}"
+            m = v
+    return lines + [f"memref.store {m}, %y[%i, %ch, %oh, {j}] : {T}"]
 
 
 def _scalar_window(elt: str, j: str) -> list[str]:
@@ -248,6 +314,7 @@ def _kernel(name: str, args: str, out: str, elt: str, lanes: int, step, scalar) 
          "        scf.for %oh = %c0 to %ho step %c1 {",
          f"{ind}%h0 = arith.muli %oh, %c2 : index",
          f"{ind}%h1 = arith.addi %h0, %c1 : index",
+         f"{ind}%h2 = arith.addi %h0, %c2 : index",
          f"{ind}scf.for %j = %c0 to %wfull step %cL {{"]
     w += [ind + "  " + line for line in step(elt, L, "%j", "v")]
     w += [ind + "}"]
@@ -277,8 +344,234 @@ def pool_text(var: str, lanes: dict[str, int]) -> list[str]:
         T = pool_memref_type(elt)
         lines += _kernel(max_pool_name(elt, var), f"%x: {T}, %y: {T}", "%y", elt, lanes[elt],
                          _forward_step, _forward_scalar)
+        lines += _kernel(max_pool3x3_name(elt, var), f"%x: {T}, %y: {T}", "%y", elt,
+                         lanes[elt], _forward3_step, _forward3_scalar)
+        lines += _backward3_kernel(max_pool3x3_backward_name(elt, var), elt, lanes[elt])
         lines += _kernel(max_pool_backward_name(elt, var), f"%g: {T}, %x: {T}, %dx: {T}", "%g",
                          elt, lanes[elt], _backward_step, _backward_scalar)
         lines += _kernel(avg_pool_backward_name(elt, var), f"%g: {T}, %dx: {T}", "%g",
                          elt, lanes[elt], _avg_backward_step, _avg_backward_scalar)
     return lines
+
+
+# --- 3x3 windows of stride 2, padding 1 (ResNet's stem pool) ---------------------------
+
+
+def max_pool3x3_backward_name(elt: str, var: str) -> str:
+    return f"{KERNEL_PREFIX}{var}_max_pool3x3s2_backward_{elt}"
+
+
+def _columns(elt: str, lanes: int, total: str, tag: str, step, scalar, ind: str) -> list[str]:
+    """Columns ``0 .. total`` in vector steps (``step(elt, width, j, sfx)``,
+    widths ``_widths``), the rest one at a time (``scalar(elt, j, sfx)``);
+    ``tag`` keeps the names apart."""
+    widths = _widths(lanes, elt)
+    L = widths[0]
+    w = [f"{ind}%cL{tag} = arith.constant {L} : index",
+         f"{ind}%q{tag} = arith.divui {total}, %cL{tag} : index",
+         f"{ind}%wfull{tag} = arith.muli %q{tag}, %cL{tag} : index",
+         f"{ind}scf.for %j{tag} = %c0 to %wfull{tag} step %cL{tag} {{"]
+    w += [ind + "  " + line for line in step(elt, L, f"%j{tag}", f"{tag}v")]
+    w += [ind + "}"]
+    pos = f"%wfull{tag}"
+    for n, width in enumerate(widths[1:]):
+        s = f"{tag}w{n}"
+        w += [f"{ind}%rem{s} = arith.subi {total}, {pos} : index",
+              f"{ind}%cw{s} = arith.constant {width} : index",
+              f"{ind}%ok{s} = arith.cmpi uge, %rem{s}, %cw{s} : index",
+              f"{ind}scf.if %ok{s} {{"]
+        w += [ind + "  " + line for line in step(elt, width, pos, s)]
+        w += [ind + "}",
+              f"{ind}%adv{s} = arith.select %ok{s}, %cw{s}, %c0 : index",
+              f"{ind}%pos{s} = arith.addi {pos}, %adv{s} : index"]
+        pos = f"%pos{s}"
+    w += [f"{ind}scf.for %js{tag} = {pos} to {total} step %c1 {{"]
+    w += [ind + "  " + line for line in scalar(elt, f"%js{tag}", f"{tag}s")]
+    return w + [ind + "}"]
+
+
+def _argmax3_step(elt: str, w: int, j: str, s: str) -> list[str]:
+    """Phase 1 of the 3x3 backward, ``w`` windows of output row ``%oy`` from
+    column ``j``: the position of each window's first maximum (row-major,
+    ``_first_max``) into the scratch ``%A``, the output gradient into
+    ``%G``."""
+    T = pool_memref_type(elt)
+    V2, V = f"vector<{2 * w}x{elt}>", f"vector<{w}x{elt}>"
+    even, odd = list(range(0, 2 * w, 2)), list(range(1, 2 * w, 2))
+    lines = [f"%col{s} = arith.muli {j}, %c2 : index",
+             f"%cob{s} = arith.addi %col{s}, %c2 : index"]
+    values = []
+    for r in range(3):
+        lines += [f"%a{r}{s} = vector.load %x[%i, %ch, %h{r}, %col{s}] : {T}, {V2}",
+                  f"%b{r}{s} = vector.load %x[%i, %ch, %h{r}, %cob{s}] : {T}, {V2}",
+                  f"%t{r}0{s} = " + _shuffle(f"%a{r}{s}", f"%a{r}{s}", even, 2 * w, elt),
+                  f"%t{r}1{s} = " + _shuffle(f"%a{r}{s}", f"%a{r}{s}", odd, 2 * w, elt),
+                  f"%t{r}2{s} = " + _shuffle(f"%b{r}{s}", f"%b{r}{s}", even, 2 * w, elt)]
+        values += [f"%t{r}{k}{s}" for k in range(3)]
+    found, k = _first_max(values, elt, str(w), s)
+    S = f"memref<?x?x{elt}>"
+    return lines + found + [
+        f"vector.store {k}, %A[%oy, {j}] : memref<?x?xi32>, vector<{w}xi32>",
+        f"%gv{s} = vector.load %g[%i, %ch, %oy, {j}] : {T}, {V}",
+        f"vector.store %gv{s}, %G[%oy, {j}] : {S}, {V}"]
+
+
+def _argmax3_scalar(elt: str, j: str, s: str) -> list[str]:
+    T = pool_memref_type(elt)
+    lines = [f"%col{s} = arith.muli {j}, %c2 : index",
+             f"%col1{s} = arith.addi %col{s}, %c1 : index",
+             f"%col2{s} = arith.addi %col{s}, %c2 : index"]
+    values = []
+    for r in range(3):
+        for k, col in enumerate((f"%col{s}", f"%col1{s}", f"%col2{s}")):
+            lines.append(f"%t{r}{k}{s} = memref.load %x[%i, %ch, %h{r}, {col}] : {T}")
+            values.append(f"%t{r}{k}{s}")
+    found, k = _first_max(values, elt, "", s)
+    return lines + found + [
+        f"memref.store {k}, %A[%oy, {j}] : memref<?x?xi32>",
+        f"%gv{s} = memref.load %g[%i, %ch, %oy, {j}] : {T}",
+        f"memref.store %gv{s}, %G[%oy, {j}] : memref<?x?x{elt}>"]
+
+
+# Phase 2: input row 2q + py, column 2t + px takes, in this order, the
+# output gradients of the windows (row, column, position in the window):
+# the taps of nn._gather_backward for padding 1 (the kernel offsets in
+# row-major order; window ho or wo is the zero padding past the last).
+_TAPS = {(0, 0): [("lo", "t", 4)],
+         (0, 1): [("lo", "t1", 3), ("lo", "t", 5)],
+         (1, 0): [("hi", "t", 1), ("lo", "t", 7)],
+         (1, 1): [("hi", "t1", 0), ("hi", "t", 2), ("lo", "t1", 6), ("lo", "t", 8)]}
+
+
+def _gather3(elt: str, shape: str, py: int, loads, s: str) -> tuple[list[str], list[str]]:
+    """The even and odd columns' sums (``_TAPS``) of an input row of phase
+    ``py``; ``loads(kind, row, col)`` names the scratch value there."""
+    ft = f"vector<{shape}x{elt}>" if shape else elt
+    it = f"vector<{shape}xi32>" if shape else "i32"
+    mt = f"vector<{shape}xi1>, " if shape else ""
+    dense = (lambda v: f"dense<{v}>") if shape else (lambda v: v)
+    lines = [f"%z{s} = arith.constant {dense('0.0')} : {ft}"]
+    sums = []
+    for px in range(2):
+        acc = None
+        for n, (row, col, pos) in enumerate(_TAPS[(py, px)]):
+            name = f"{px}{n}{s}"
+            lines += [f"%p{name} = arith.constant {dense(pos)} : {it}",
+                      f"%h{name} = arith.cmpi eq, {loads('A', row, col)}, %p{name} : {it}",
+                      f"%d{name} = arith.select %h{name}, {loads('G', row, col)}, %z{s} : "
+                      f"{mt}{ft}"]
+            if acc is None:
+                acc = f"%d{name}"
+            else:
+                lines.append(f"%s{name} = arith.addf {acc}, %d{name} : {ft}")
+                acc = f"%s{name}"
+        sums.append(acc)
+    return lines, sums
+
+
+def _spread3_step(py: int):
+    def step(elt: str, w: int, j: str, s: str) -> list[str]:
+        T = pool_memref_type(elt)
+        V = f"vector<{w}x{elt}>"
+        lines = [f"%t1{s} = arith.addi {j}, %c1 : index",
+                 f"%col{s} = arith.muli {j}, %c2 : index"]
+        names = {}
+
+        def loads(kind, row, col):
+            key = (kind, row, col)
+            if key not in names:
+                typ = f"memref<?x?x{'i32' if kind == 'A' else elt}>"
+                vt = f"vector<{w}x{'i32' if kind == 'A' else elt}>"
+                c = j if col == "t" else f"%t1{s}"
+                names[key] = f"%{kind}{row}{col}{s}"
+                lines.append(f"{names[key]} = vector.load %{kind}[%{row}, {c}] : {typ}, {vt}")
+            return names[key]
+
+        body, (ev, od) = _gather3(elt, str(w), py, loads, s)
+        interleave = [i // 2 + (w if i % 2 else 0) for i in range(2 * w)]
+        return lines + body + [
+            f"%iv{s} = " + _shuffle(ev, od, interleave, w, elt),
+            f"vector.store %iv{s}, %dx[%i, %ch, %r{py}, %col{s}] : {T}, vector<{2 * w}x{elt}>"]
+    return step
+
+
+def _spread3_scalar(py: int):
+    def scalar(elt: str, j: str, s: str) -> list[str]:
+        T = pool_memref_type(elt)
+        lines = [f"%t1{s} = arith.addi {j}, %c1 : index",
+                 f"%col{s} = arith.muli {j}, %c2 : index",
+                 f"%col1{s} = arith.addi %col{s}, %c1 : index"]
+        names = {}
+
+        def loads(kind, row, col):
+            key = (kind, row, col)
+            if key not in names:
+                typ = f"memref<?x?x{'i32' if kind == 'A' else elt}>"
+                c = j if col == "t" else f"%t1{s}"
+                names[key] = f"%{kind}{row}{col}{s}"
+                lines.append(f"{names[key]} = memref.load %{kind}[%{row}, {c}] : {typ}")
+            return names[key]
+
+        body, (ev, od) = _gather3(elt, "", py, loads, s)
+        return lines + body + [f"memref.store {ev}, %dx[%i, %ch, %r{py}, %col{s}] : {T}",
+                               f"memref.store {od}, %dx[%i, %ch, %r{py}, %col1{s}] : {T}"]
+    return scalar
+
+
+def _backward3_kernel(name: str, elt: str, lanes: int) -> list[str]:
+    """``(g, xp, dx)``: ``dx`` (2 * Ho, 2 * Wo), ``g`` its windows' gradient
+    (Ho x Wo read; the lowering's is zero-padded by one), ``xp`` the input
+    padded with -inf (2 * Ho + 2 rows and columns read).  Per image and channel:
+    phase 1 (``_argmax3_step``) writes each window's first-maximum position
+    and gradient into scratch rows zero-padded past the last window, phase 2
+    (``_spread3_step``) each input row's elements, the sums of
+    ``nn._gather_backward`` in its order (the same bits)."""
+    T = pool_memref_type(elt)
+    L = _widths(lanes, elt)[0]
+    ind = "        "
+    w = [f"  func.func @{name}(%g: {T}, %x: {T}, %dx: {T}) attributes {{llvm.emit_c_interface}} {{",
+         "    %c0 = arith.constant 0 : index",
+         "    %c1 = arith.constant 1 : index",
+         "    %c2 = arith.constant 2 : index",
+         "    %c3 = arith.constant 3 : index",
+         f"    %n = memref.dim %g, %c0 : {T}",
+         f"    %c = memref.dim %g, %c1 : {T}",
+         f"    %hx = memref.dim %dx, %c2 : {T}",
+         f"    %wx = memref.dim %dx, %c3 : {T}",
+         "    %ho = arith.divui %hx, %c2 : index",
+         "    %wo = arith.divui %wx, %c2 : index",
+         "    %rows = arith.addi %ho, %c1 : index",
+         f"    %cols0 = arith.addi %wo, %c1 : index",
+         f"    %cLs = arith.constant {L} : index",
+         "    %cols = arith.addi %cols0, %cLs : index",
+         f"    %A = memref.alloc(%rows, %cols) : memref<?x?xi32>",
+         f"    %G = memref.alloc(%rows, %cols) : memref<?x?x{elt}>",
+         "    %zi = arith.constant 0 : i32",
+         f"    %zf = arith.constant 0.0 : {elt}",
+         "    scf.for %zr = %c0 to %rows step %c1 {",
+         "      scf.for %zc = %c0 to %cols step %c1 {",
+         "        memref.store %zi, %A[%zr, %zc] : memref<?x?xi32>",
+         f"        memref.store %zf, %G[%zr, %zc] : memref<?x?x{elt}>",
+         "      }",
+         "    }",
+         "    scf.for %i = %c0 to %n step %c1 {",
+         "      scf.for %ch = %c0 to %c step %c1 {",
+         "        scf.for %oy = %c0 to %ho step %c1 {",
+         f"{ind}  %h0 = arith.muli %oy, %c2 : index",
+         f"{ind}  %h1 = arith.addi %h0, %c1 : index",
+         f"{ind}  %h2 = arith.addi %h0, %c2 : index"]
+    w += _columns(elt, lanes, "%wo", "a", _argmax3_step,
+                  lambda e, j, s: _argmax3_scalar(e, j, s), ind + "  ")
+    w += [f"{ind}}}",
+          f"{ind}scf.for %lo = %c0 to %ho step %c1 {{",
+          f"{ind}  %hi = arith.addi %lo, %c1 : index",
+          f"{ind}  %r0 = arith.muli %lo, %c2 : index",
+          f"{ind}  %r1 = arith.addi %r0, %c1 : index"]
+    for py in range(2):
+        w += _columns(elt, lanes, "%wo", f"p{py}", _spread3_step(py), _spread3_scalar(py),
+                      ind + "  ")
+    w += [f"{ind}}}", "      }", "    }",
+          "    memref.dealloc %A : memref<?x?xi32>",
+          f"    memref.dealloc %G : memref<?x?x{elt}>",
+          "    return", "  }"]
+    return w

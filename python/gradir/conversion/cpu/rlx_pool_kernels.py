@@ -9,15 +9,22 @@ from mlir import ir
 from ... import _compat
 from ...passes.base import ModulePass, option
 from .pool_kernels import (POOL_ELEMENT_TYPES, avg_pool_backward_name, max_pool_backward_name,
-                           max_pool_name, pool_memref_type, pool_type)
+                           max_pool3x3_backward_name, max_pool3x3_name, max_pool_name,
+                           pool_memref_type, pool_type)
 from .rlx_matmul_kernels import _const, _declare, kernel_target
 
 # The marked ops: forward pools (named ops) -> kernel name; backward
 # generics (kernel attribute) -> (kernel name, how many times they read
 # the input).
 _FORWARD = {"linalg.pooling_nchw_max": max_pool_name}
+# forward pools' kernels by window (rows, columns), all of stride 2
+_FORWARD_WINDOWS = {(2, 2): max_pool_name, (3, 3): max_pool3x3_name}
 _BACKWARD = {"max_pool2x2_backward": (max_pool_backward_name, 4),
-             "avg_pool2x2_backward": (avg_pool_backward_name, 0)}
+             "avg_pool2x2_backward": (avg_pool_backward_name, 0),
+             "max_pool3x3s2_backward": (max_pool3x3_backward_name, 36)}
+# the 3x3 backward's generic (nn._kernel_max_pool3_backward): the padded
+# gradient through 4 maps, the padded input through 36, the input gradient
+_POOL3_OPERANDS = 41
 
 
 @dataclass(frozen=True)
@@ -48,7 +55,11 @@ class RlxPoolKernels(ModulePass):
     four times; see ``nn._kernel_backward``), becomes a call of
     ``..._max_pool2x2_backward_<elt>(g, x, dx)`` reading the copy's source
     (the copy is left out); ``"avg_pool2x2_backward"`` (the gradient only)
-    a call of ``..._avg_pool2x2_backward_<elt>(g, dx)``.
+    a call of ``..._avg_pool2x2_backward_<elt>(g, dx)``.  A 3x3 forward pool
+    of stride 2 (on the input padded by one, ``nn._kernel_pool3``) becomes a
+    call of ``..._max_pool3x3s2_<elt>``, and its backward's generic
+    (``"max_pool3x3s2_backward"``: the padded gradient 4 times, the padded
+    input 36 times) one of ``..._max_pool3x3s2_backward_<elt>(g, xp, dx)``.
 
     With ``threads`` > 1 a pool of enough work runs as an ``scf.parallel``
     over blocks of images, one kernel call each on views
@@ -98,13 +109,17 @@ class RlxPoolKernels(ModulePass):
             if not _kernel_layout(op):
                 continue
             elt = str(ir.MemRefType(op.operands[-1].type).element_type)
-            if backward:
-                naming, reads = _BACKWARD[ir.StringAttr(op.attributes["gradir.kernel"]).value]
+            if backward and _BACKWARD[_kind(op)][1] == 36:
+                naming = _BACKWARD[_kind(op)][0]
+                args = [op.operands[0], op.operands[4], op.operands[-1]]
+                unread = op.operands[0]     # (read by the call)
+            elif backward:
+                naming, reads = _BACKWARD[_kind(op)]
                 g = _copy_source(op, op.operands[0])
                 args = [g] + ([op.operands[1]] if reads else []) + [op.operands[-1]]
                 unread = op.operands[0]     # the copy's buffer, when the copy is gone
             else:
-                naming = _FORWARD[op.name]
+                naming = _FORWARD_WINDOWS[tuple(_memref(op.operands[1]).shape)]
                 _drop_fill(op)
                 args = [op.operands[0], op.operands[2]]
                 unread = op.operands[1]     # the window
@@ -125,6 +140,8 @@ def _gradient_folded(op) -> bool:
     if ir.StringAttr(kind).value not in _BACKWARD:
         return False
     reads = _BACKWARD[ir.StringAttr(kind).value][1]
+    if reads == 36:
+        return len(op.operands) != _POOL3_OPERANDS
     if len(op.operands) != 1 + reads:
         return False
     return all(op.operands[i] == op.operands[0] for i in range(reads))
@@ -180,11 +197,19 @@ def _forward_problem(op) -> str | None:
     if problem:
         return problem
     wt = _memref(window)
-    if wt is None or list(wt.shape) != [2, 2]:
-        return f"{what} must have a 2x2 window"
+    if wt is None or tuple(wt.shape) not in _FORWARD_WINDOWS:
+        return f"{what} must have a 2x2 or 3x3 window"
     if _dense_pair(op, "strides") != [2, 2] or _dense_pair(op, "dilations") != [1, 1]:
         return f"{what} must have strides 2 and no dilation"
     xs, ys = _memref(x).shape, _memref(y).shape
+    if list(wt.shape) == [3, 3]:
+        # the 3x3 kernel reads two columns past each step's last window
+        # start, so the padded input has the columns of 2 * Wo + 2
+        if (list(xs[:2]) != list(ys[:2]) or not 2 * ys[2] + 1 <= xs[2] <= 2 * ys[2] + 2
+                or xs[3] != 2 * ys[3] + 2):
+            return (f"{what} must pool {xs} into its 3x3 windows of stride 2, with "
+                    f"2 * Wo + 2 columns ({ys} is not that shape)")
+        return None
     if (list(xs[:2]) != list(ys[:2])
             or not all(2 * o <= i <= 2 * o + 1 for i, o in zip(xs[2:], ys[2:]))):
         return f"{what} must pool {xs} into its 2x2 windows ({ys} is not that shape)"
@@ -197,6 +222,8 @@ def _backward_problem(op) -> str | None:
         return (f"unknown gradir.kernel {op.attributes['gradir.kernel']} (expected one of "
                 + ", ".join(f'"{k}"' for k in _BACKWARD) + ")")
     reads = _BACKWARD[kind][1]
+    if reads == 36:
+        return _pool3_backward_problem(op)
     what = f"a gradir.kernel {'max' if reads else 'average'}-pool backward"
     if len(op.operands) != 2 + reads or op.results:
         return (f"{what} must read the gradient{' and the input four times' if reads else ''}, "
@@ -219,6 +246,32 @@ def _backward_problem(op) -> str | None:
         "(d0, d1, d2, d3)"]
     if [m.split("->")[-1].strip() for m in maps] != want:
         return f"{what} must read each window through its indexing maps ({', '.join(want)})"
+    return None
+
+
+def _kind(op) -> str:
+    return ir.StringAttr(op.attributes["gradir.kernel"]).value
+
+
+def _pool3_backward_problem(op) -> str | None:
+    """The 3x3 backward's generic: the padded gradient (Ho + 1, Wo + 1) four
+    times, the padded input (at least 2 * Ho + 2 rows, 2 * Wo + 2 columns)
+    36 times, the input gradient (2 * Ho, 2 * Wo)."""
+    what = "a gradir.kernel 3x3 max-pool backward"
+    ops = list(op.operands)
+    if len(ops) != _POOL3_OPERANDS or op.results:
+        return f"{what} must read the gradient 4 times and the input 36, and write one buffer"
+    if any(v != ops[0] for v in ops[1:4]) or any(v != ops[4] for v in ops[5:40]):
+        return f"{what} must read one gradient and one input"
+    problem = _operand_problem([ops[0], ops[4], ops[-1]], what)
+    if problem:
+        return problem
+    gs, xs, ds = (_memref(v).shape for v in (ops[0], ops[4], ops[-1]))
+    ho, wo = ds[2] // 2, ds[3] // 2
+    if (ds[2] % 2 or ds[3] % 2 or list(gs) != [ds[0], ds[1], ho + 1, wo + 1]
+            or list(xs[:2]) != list(ds[:2]) or xs[2] < 2 * ho + 2 or xs[3] < 2 * wo + 2):
+        return (f"{what} must have an even output, a gradient of its windows plus one and "
+                f"an input padded by one ({ds}, {gs}, {xs})")
     return None
 
 

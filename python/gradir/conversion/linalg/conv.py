@@ -350,6 +350,13 @@ def _conv_channel_blocks(xp, wm, out_shape, kernel, strides, dilation, transpose
     _, _, oh, ow = out_shape
     kh, kw = kernel
     nb = _largest_divisor(n, lambda d: 2 * d <= n) if n >= 2 else n
+    if nb * oh * ow < PACK_COLUMNS // 2:
+        # Blocks narrower than half a register tile waste most of its
+        # columns: all the images in one block.  bench/cnn.py's stem weight gradient
+        # (3 "images" of 3x3 "pixels": N = 9 per block, 27 together), one
+        # thread, AMD EPYC Zen 5 AVX-512, min of 300, load 3-5: 0.78 -> 0.44 ms
+        # (2 threads 0.79 -> 0.56).
+        nb = n
     cb = _largest_divisor(cg, lambda d: d * kh * kw * nb * oh * ow * _bytes(elt)
                           <= COL_BLOCK_BYTES)
     if cb >= cg:

@@ -18,7 +18,8 @@
   in-place strided update of the padded gradient; avg_pool2d_backward ->
   the same forms with ``grad / count``;
 - with ``pool_kernels`` (``rlx-to-linalg{pool-kernels=true}``), 2x2 pools of
-  stride 2 in the forms the pooling kernels take.
+  stride 2, and 3x3 max pools of stride 2 and padding 1 over even rows and
+  columns (``_kernel_pool3``), in the forms the pooling kernels take.
 """
 
 from __future__ import annotations
@@ -176,6 +177,8 @@ def lower_max_pool2d(op):
     elt = elt_of(x)
     if _kernel_pool(p, elt):
         return [_kernel_max_pool(x, p, out_shape, elt)]
+    if _kernel_pool3(p, elt):
+        return [_kernel_max_pool(p.padded(x, float("-inf")), p, out_shape, elt)]
     xp = p.padded(x, float("-inf"))
     if _unrolled(p):
         views = _window_views(xp, p, float("-inf"))
@@ -404,6 +407,8 @@ def lower_max_pool2d_backward(op):
     elt = elt_of(x)
     if _exact(p) and _kernel_pool(p, elt):
         return [_kernel_max_pool_backward(grad, x, p, elt)]
+    if _kernel_pool3(p, elt):
+        return [_kernel_max_pool3_backward(grad, x, p, elt)]
     if _exact(p) and _unrolled(p):
         def pick(g, vals, own):
             # The first maximum in row-major window order, as _argmax.
@@ -492,10 +497,22 @@ def _kernel_pool(p, elt) -> bool:
             and not any(p.pad) and not any(p.extra))
 
 
+def _kernel_pool3(p, elt) -> bool:
+    """A pool the 3x3 kernels take: ResNet's stem pool, 3x3 windows of
+    stride 2 and padding 1 over an even number of rows and columns (the
+    padded input then has the 2 * Wo + 2 columns the kernel reads), f32 or
+    f64."""
+    return (pool_kernels_enabled() and str(elt) in POOL_KERNEL_ELEMENT_TYPES
+            and p.kernel == [3, 3] and p.strides == [2, 2] and p.dilation == [1, 1]
+            and p.pad == [1, 1, 1, 1] and not any(p.extra)
+            and p.shape[2] % 2 == 0 and p.shape[3] % 2 == 0)
+
+
 def _kernel_max_pool(x, p, out_shape, elt):
-    """``linalg.pooling_nchw_max {gradir.kernel}``: a named op, which
-    elementwise fusion leaves alone; lowered as any pooling op when no
-    ``rlx-pool-kernels`` replaces it."""
+    """``linalg.pooling_nchw_max {gradir.kernel}`` (of the input padded with
+    -inf for the 3x3 kernel): a named op, which elementwise fusion leaves
+    alone; lowered as any pooling op when no ``rlx-pool-kernels`` replaces
+    it."""
     init = filled(out_shape, elt, float("-inf"))
     y = linalg.pooling_nchw_max(x, p.window(elt), outs=[init], strides=[2, 2],
                                 dilations=[1, 1])
@@ -550,5 +567,83 @@ def _kernel_backward(grad, xs, p, elt, kind, value):
                         [g_map] + x_maps + [identity_map(4)], [PARALLEL] * 4,
                         lambda gv, *rest: [value(gv, *rest[:len(xs)])])
         _compat.defining_op(dx).attributes["gradir.kernel"] = ir.StringAttr.get(kind)
+        ir.Operation.create("scf.yield", operands=[dx])
+    return region.results[0]
+
+
+# Input row 2q + py, column 2t + px of a 3x3 pool of stride 2 and padding 1
+# takes, in this order, the gradients of the windows (row, column: "hi" the
+# window q + 1 or t + 1, "lo" q or t) whose first maximum is at that
+# position: the taps of _gather_backward (its kernel offsets in row-major
+# order), the same sums in the same order.
+_TAPS3 = {(0, 0): [("lo", "lo", 4)],
+          (0, 1): [("lo", "hi", 3), ("lo", "lo", 5)],
+          (1, 0): [("hi", "lo", 1), ("lo", "lo", 7)],
+          (1, 1): [("hi", "hi", 0), ("hi", "lo", 2), ("lo", "hi", 6), ("lo", "lo", 8)]}
+_WINDOWS3 = [("hi", "hi"), ("hi", "lo"), ("lo", "hi"), ("lo", "lo")]
+
+
+def _kernel_max_pool3_backward(grad, x, p, elt):
+    """The backward of a 3x3 max pool of stride 2 and padding 1 for the
+    kernel (``_kernel_pool3``): one ``linalg.generic {gradir.kernel =
+    "max_pool3x3s2_backward"}`` over the input gradient reading the output
+    gradient zero-padded by a row and a column (the window past the last)
+    through four maps (the windows "hi"/"lo" of ``_TAPS3``) and the input
+    padded with -inf (the forward's buffer) through nine maps per window
+    (a window past the last reads window 0: its gradient is 0), each
+    element the sum of ``_TAPS3`` for its parity.  In an ``scf.execute_region``
+    (as ``_kernel_backward``: fusion leaves it alone); ``rlx-pool-kernels``
+    calls ``..._max_pool3x3s2_backward_<elt>(g, xp, dx)``, else its loops
+    compute it (correct, scalar)."""
+    ho, wo = p.out
+    xp = p.padded(x, float("-inf"))
+    gp = pad(grad, [0, 0, 0, 0], [0, 0, 1, 1], 0)
+    d = [ir.AffineDimExpr.get(i) for i in range(4)]
+    two = ir.AffineConstantExpr.get(2)
+    one = ir.AffineConstantExpr.get(1)
+    wy = {"lo": ir.AffineFloorDivExpr.get(d[2], two),
+          "hi": ir.AffineFloorDivExpr.get(d[2] + one, two)}
+    wx = {"lo": ir.AffineFloorDivExpr.get(d[3], two),
+          "hi": ir.AffineFloorDivExpr.get(d[3] + one, two)}
+    g_maps = [ir.AffineMap.get(4, 0, [d[0], d[1], wy[a], wx[b]]) for a, b in _WINDOWS3]
+    x_maps = [ir.AffineMap.get(4, 0, [d[0], d[1], (wy[a] % ho) * 2 + ky, (wx[b] % wo) * 2 + kx])
+              for a, b in _WINDOWS3 for ky in range(3) for kx in range(3)]
+    i32 = ir.IntegerType.get_signless(32)
+    two_i = index_value(2)
+
+    def body(*vals):
+        gs, xs = vals[:4], vals[4:40]
+        window = {}
+        for w_i, key in enumerate(_WINDOWS3):
+            m, arg = scalar_const(elt, float("-inf")), arith.constant(i32, 0)
+            for pos, v in enumerate(xs[9 * w_i: 9 * w_i + 9]):
+                greater = _beats(v, m)
+                m = arith.select(greater, v, m)
+                arg = arith.select(greater, arith.constant(i32, pos), arg)
+            window[key] = (gs[w_i], arg)
+        sums = {}
+        for parity, taps in _TAPS3.items():
+            acc = None
+            for row, col, pos in taps:
+                g, a = window[(row, col)]
+                hit = arith.cmpi(arith.CmpIPredicate.eq, a, arith.constant(i32, pos))
+                v = arith.select(hit, g, zero(elt))
+                acc = v if acc is None else arith.addf(acc, v)
+            sums[parity] = acc
+        py = arith.cmpi(arith.CmpIPredicate.ne, arith.remui(linalg.IndexOp(2).result, two_i),
+                        index_value(0))
+        px = arith.cmpi(arith.CmpIPredicate.ne, arith.remui(linalg.IndexOp(3).result, two_i),
+                        index_value(0))
+        return arith.select(py, arith.select(px, sums[(1, 1)], sums[(1, 0)]),
+                            arith.select(px, sums[(0, 1)], sums[(0, 0)]))
+
+    shape = p.shape
+    region, block = _execute_region(ir.RankedTensorType.get(shape, elt))
+    with ir.InsertionPoint(block):
+        (dx,) = generic([gp] * 4 + [xp] * 36, [empty(shape, elt)],
+                        g_maps + x_maps + [identity_map(4)], [PARALLEL] * 4,
+                        lambda *v: [body(*v[:40])])
+        _compat.defining_op(dx).attributes["gradir.kernel"] = ir.StringAttr.get(
+            "max_pool3x3s2_backward")
         ir.Operation.create("scf.yield", operands=[dx])
     return region.results[0]

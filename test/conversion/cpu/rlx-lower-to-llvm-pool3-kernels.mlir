@@ -1,0 +1,25 @@
+// RUN: gradir-opt %s --rlx-lower-to-llvm='kernels=true threads=1' | FileCheck %s
+// RUN: gradir-opt %s --rlx-lower-to-llvm='kernels=true threads=1 cpu=x86-64-v3' | FileCheck %s
+// RUN: gradir-opt %s --rlx-lower-to-llvm='threads=1' | FileCheck %s --check-prefix=OFF
+
+// rlx-lower-to-llvm{kernels=true}: a 3x3 max pool of stride 2 and padding 1
+// (ResNet's stem) and its backward are calls of the kernel library's 3x3
+// pooling kernels (rlx-pool-kernels), both reading the one -inf padded
+// input.  Without kernels everything is compiled in place.
+// CHECK-DAG: llvm.func private @gradir_kernel_{{[0-9a-f]+}}_max_pool3x3s2_f32(
+// CHECK-DAG: llvm.func private @gradir_kernel_{{[0-9a-f]+}}_max_pool3x3s2_backward_f32(
+// CHECK-LABEL: llvm.func @main(
+// CHECK: llvm.call @gradir_kernel_{{[0-9a-f]+}}_max_pool3x3s2_f32(%[[XP:[0-9]+]], %[[XA:[0-9]+]],
+// CHECK: llvm.call @gradir_kernel_{{[0-9a-f]+}}_max_pool3x3s2_backward_f32(%{{[0-9]+}}, %{{[0-9]+}}, {{.*}}, %[[XP]], %[[XA]],
+// CHECK: llvm.return
+// OFF-NOT: gradir_kernel
+// OFF: llvm.func @main(
+func.func @main(%x: tensor<4x8x8x8xf32>, %g: tensor<4x8x4x4xf32>)
+    -> (tensor<4x8x4x4xf32>, tensor<4x8x8x8xf32>) {
+  %r = "rlx.relu"(%x) : (tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32>
+  %p = "rlx.max_pool2d"(%r) {pool_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<4x8x8x8xf32>) -> tensor<4x8x4x4xf32>
+  %gs = "rlx.sigmoid"(%g) : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32>
+  %d = "rlx.max_pool2d_backward"(%gs, %r) {pool_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<4x8x4x4xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32>
+  %e = "rlx.exp"(%d) : (tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32>
+  return %p, %e : tensor<4x8x4x4xf32>, tensor<4x8x8x8xf32>
+}
