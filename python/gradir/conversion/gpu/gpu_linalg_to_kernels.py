@@ -19,6 +19,7 @@ from .kernels import (COMBINERS, Generic, GenericError, KernelContext, KernelOpt
                       match_gemm, match_reduction)
 from .kernels.common import outputs_of, reads_device_scalar
 from .kernels.mma import build_mma, chip_has_tensor_cores, mma_kind, tensor_core_problem
+from .kernels.wgmma import build_wgmma, chip_has_wgmma
 from .nvvm import chip_problem
 
 __all__ = ["GpuLinalgToKernels", "Generic", "COMBINERS", "KERNEL_ATTRIBUTES"]
@@ -48,8 +49,10 @@ class GpuLinalgToKernels(ModulePass):
     (correct, slower); ``tiled=false`` forces that form everywhere.
     On ``chip`` sm_80 and later, contractions with f32 accumulation whose
     operands are bf16 or f16, or f32 under ``precision=tf32`` or
-    ``compute-dtype=bf16``, run on tensor cores (``mma.sync``, kernels/mma.py);
-    f32 contractions stay exact fp32 SIMT FMAs by default.
+    ``compute-dtype=bf16``, run on tensor cores: ``wgmma.mma_async`` on sm_90
+    and sm_90a (kernels/wgmma.py, compiled for sm_90a), ``mma.sync``
+    elsewhere (kernels/mma.py); f32 contractions stay exact fp32 SIMT FMAs
+    by default.
 
         linalg.generic {iterator_types = ["parallel"]} ins(%a) outs(%b) {...}
     becomes
@@ -72,7 +75,7 @@ class GpuLinalgToKernels(ModulePass):
                                      "compiled for (nvvm.minctasm; 0: no limit)")
     chip: str = option("sm_90", "the GPU architecture: from sm_80, bf16/f16 contractions "
                                 "(and f32 ones under precision or compute-dtype) run on "
-                                "tensor cores (mma.sync)")
+                                "tensor cores (wgmma on sm_90 and sm_90a, else mma.sync)")
     precision: Literal["fp32", "tf32"] = option(
         "fp32", "f32 contractions: fp32 (exact SIMT FMAs) or tf32 (TF32 tensor cores, "
                 "operands rounded to 10 mantissa bits, f32 accumulation; sm_80+)")
@@ -106,6 +109,7 @@ class GpuLinalgToKernels(ModulePass):
         taken = {symbol_name(o) for o in module.regions[0].blocks[0].operations
                  if "sym_name" in o.attributes}
         attrs = {}
+        wgmma = chip_has_wgmma(self.chip)
         for fn in host_functions(module):
             ctx = KernelContext(options, Namer(symbol_name(fn), taken))
             for op in list(walk(fn, into_kernels=False)):
@@ -117,7 +121,7 @@ class GpuLinalgToKernels(ModulePass):
                     failed = True
                     continue
                 with ir.InsertionPoint(op), op.location:
-                    _lower(ctx, gen)
+                    _lower(ctx, gen, wgmma)
                 op.erase()
             attrs.update(ctx.namer.attrs)
         if failed:
@@ -125,7 +129,8 @@ class GpuLinalgToKernels(ModulePass):
         if attrs:
             i32 = ir.IntegerType.get_signless(32)
             module.attributes[KERNEL_ATTRIBUTES] = ir.DictAttr.get(
-                {k: ir.DictAttr.get({a: ir.IntegerAttr.get(i32, v) for a, v in d.items()})
+                {k: ir.DictAttr.get({a: v if isinstance(v, ir.Attribute) else
+                                     ir.IntegerAttr.get(i32, v) for a, v in d.items()})
                  for k, d in attrs.items()})
         _erase_dead_host_scalars(module)
 
@@ -145,15 +150,18 @@ class GpuLinalgToKernels(ModulePass):
             return None
 
 
-def _lower(ctx: KernelContext, gen: Generic) -> None:
-    """The strategy for one generic: tiled GEMM, block reduction, else one
-    thread per output."""
+def _lower(ctx: KernelContext, gen: Generic, wgmma: bool = False) -> None:
+    """The strategy for one generic: tiled GEMM (on tensor cores: wgmma
+    when ``wgmma``, else mma.sync), block reduction, else one thread per
+    output."""
     if not gen.reduction:
         return build_elementwise(ctx, gen)
     if ctx.options.tiled:
         gemm = match_gemm(gen)
         if gemm is not None and gemm_worthwhile(gen, gemm):
             kind = mma_kind(ctx, gen, gemm)     # tensor cores, when asked and able
+            if kind is not None and wgmma:
+                return build_wgmma(ctx, gen, gemm, kind)
             if kind is not None:
                 return build_mma(ctx, gen, gemm, kind)
             return build_gemm(ctx, gen, gemm)

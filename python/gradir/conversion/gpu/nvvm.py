@@ -125,8 +125,7 @@ def _steps_to_nvvm(chip: str, opt_level: int, fmt: str) -> list[str]:
               "convert-scf-to-cf"]
     nvvm_opt = max(0, min(3, opt_level))
     return ["gpu-launch-sink-index-computations", "gpu-kernel-outlining",
-            "gpu-kernel-attributes", "gpu-check-host",
-            f"nvvm-attach-target{{chip={chip} O={nvvm_opt}}}",
+            "gpu-kernel-attributes", "gpu-check-host"] + _attach_targets(chip, nvvm_opt) + [
             "gpu.module(" + ",".join(device + ["convert-gpu-to-nvvm", "canonicalize", "cse",
                                                "reconcile-unrealized-casts"]) + ")",
             "func.func(llvm-request-c-wrappers)", "func.func(gpu-async-region)",
@@ -134,6 +133,25 @@ def _steps_to_nvvm(chip: str, opt_level: int, fmt: str) -> list[str]:
             "convert-scf-to-cf", "gpu-to-llvm", "convert-to-llvm",
             "reconcile-unrealized-casts", f"gpu-module-to-binary{{format={fmt}}}",
             "canonicalize", "cse"]
+
+
+# The gpu.modules of wgmma kernels (kernels/wgmma.py: names ending in
+# "_sm90a") and the others: LLVM's regular expressions have no negation, so
+# "not ending in _sm90a" is spelled out (at most 5 characters, or a last
+# character that differs, or ...).
+_SM90A_MODULES = "_sm90a$"
+_OTHER_MODULES = "^(.?.?.?.?.?|.*([^a]|[^0]a|[^9]0a|[^m]90a|[^s]m90a|[^_]sm90a))$"
+
+
+def _attach_targets(chip: str, nvvm_opt: int) -> list[str]:
+    """``nvvm-attach-target`` for ``chip``; on sm_90 the modules holding
+    wgmma kernels get sm_90a (wgmma is an sm_90a feature: ptxas refuses it
+    for sm_90), every other module sm_90 (so their PTX also runs on later
+    chips)."""
+    if chip != "sm_90":
+        return [f"nvvm-attach-target{{chip={chip} O={nvvm_opt}}}"]
+    return [f"nvvm-attach-target{{module={_SM90A_MODULES} chip=sm_90a O={nvvm_opt}}}",
+            f"nvvm-attach-target{{module={_OTHER_MODULES} chip=sm_90 O={nvvm_opt}}}"]
 
 
 def nvvm_pipeline(chip: str = "sm_90", opt_level: int = 3, format: str = "isa",  # noqa: A002

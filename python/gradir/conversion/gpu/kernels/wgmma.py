@@ -1,0 +1,419 @@
+"""Hopper tensor-core GEMMs: the contractions ``mma.py`` takes, on
+``wgmma.mma_async`` (sm_90; PTX target sm_90a), with f32 accumulation.
+
+Which contractions and operand formats: those of ``mma.mma_kind`` (bf16/f16
+operands, f32 under ``precision=tf32`` or ``compute-dtype=bf16``); each
+operand is converted as its tile is staged (TF32 bit patterns rounded to
+nearest, ties away, or bf16 rounded to nearest even), as ``mma.py`` does.
+
+The kernel: one warpgroup (128 threads, 4 warps) per 64 rows of the block
+tile, BMxBN = 128x128 (two warpgroups), 64x64 or 64x32 (the largest whose
+grid fills the GPU), K in slabs of BK = 32.  Per slab, every thread of the
+block stages A's and B's tiles into workgroup memory with cooperative loads
+(any operand layout, batches, implicit GEMMs: the loads of ``gemm.py``;
+loads past the edges of A and B read zeros) in a K-major layout that
+wgmma's matrix descriptors describe (``_Layout``): by default swizzled
+(rows of BK elements, the 128-byte swizzle for TF32's 128-byte rows, the
+64-byte one for bf16/f16's 64-byte rows), else (``SWIZZLE = False``) the
+interleaved layout of 8x16-byte core matrices.
+
+Then each thread makes its writes visible to the async proxy
+(``fence.proxy.async.shared::cta``), the block synchronizes, and each
+warpgroup issues ``wgmma.fence``, one ``wgmma.mma_async.m64nBNk{16,8}``
+per K step (BK/16 for bf16/f16, BK/8 for TF32; the descriptors' start
+addresses advanced by 32 bytes of K per step), ``wgmma.commit_group`` and
+``wgmma.wait_group 0``, and the block synchronizes again before the next
+slab overwrites the tiles.  The accumulators live in the f32 struct that
+wgmma reads and writes (BN/2 per thread); between slabs they are plain f32
+loop values.  Their layout (accumulator ``i`` of a thread with
+``warp = tid % 128 / 32``, ``group = lane / 4``, ``pair = lane % 4``):
+row ``16 warp + group + 8 (i / 2 % 2)``, column ``8 (i / 4) + 2 pair + i % 2``.
+Stores past the edges of C are skipped (any M, N and K, no padded copies);
+split-K (atomics) and the epilogue of the next elementwise generic work as
+in the SIMT kernel (``gemm._store_one``).
+
+What it does not do yet: TMA (``cp.async.bulk.tensor`` needs a tensor map
+per operand that the host encodes with ``cuTensorMapEncodeTiled``, and
+mbarriers), multi-stage pipelines (each slab waits for its MMAs before the
+next is loaded)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import arith, gpu, llvm, memref, nvvm, scf
+
+from ..common import index
+from .common import (Generic, KernelContext, apply_map, clone_unary, const, delinearize, if_,
+                     launch, ult, workgroup_type)
+from .gemm import (GemmMatch, GemmTiling, Epilogue, _extent, _k_inner, _place, _retire,
+                   _store_one, _RELEASES, match_epilogue)
+from .mma import _operand_kind
+from .reduction import atomic_type
+
+__all__ = ["WGMMA_CONFIGS", "WGMMA_BK", "WGMMA_SUFFIX", "chip_has_wgmma", "build_wgmma",
+           "descriptor_bits"]
+
+# Block tiles (BM, BN): BM / 64 warpgroups; the first whose grid fills the GPU wins.
+WGMMA_CONFIGS = ((128, 128), (64, 64), (64, 32))
+WGMMA_BK = 32
+WARPGROUP = 128
+WGMMA_K = {"tf32": 8, "bf16": 16, "f16": 16}
+BYTES = {"tf32": 4, "bf16": 2, "f16": 2}
+CORE = 128                 # bytes of one core matrix (8 rows of 16 bytes)
+# Swizzled staging (the 128-byte swizzle for TF32's 128-byte rows, 64-byte
+# for bf16/f16's): read by wgmma without bank conflicts.  False: the
+# interleaved layout (tests run both).
+SWIZZLE = True
+SWIZZLE_MODE = {128: 1, 64: 2, 32: 3}      # row bytes -> descriptor mode
+# The gpu.module of the wgmma kernels of host function @f is @f_kernels_sm90a:
+# the NVVM stage gives it the sm_90a target that wgmma needs (nvvm.py).
+WGMMA_SUFFIX = "_sm90a"
+
+
+def chip_has_wgmma(chip: str) -> bool:
+    """Whether ``chip`` runs wgmma: sm_90 and sm_90a (compiled for sm_90a).
+    wgmma is an sm_90a feature, absent from later architectures, which keep
+    mma.sync."""
+    return chip in ("sm_90", "sm_90a")
+
+
+def descriptor_bits(lbo: int, sbo: int, swizzle: int = 0) -> int:
+    """The constant fields of a wgmma matrix descriptor: leading- and
+    stride-dimension byte offsets (bits 16-29, 32-45, in 16-byte units),
+    swizzle mode (bits 62-63: 0 none, 1 128B, 2 64B, 3 32B); the start
+    address (bits 0-13: ``(address & 0x3FFFF) >> 4``) is added to them."""
+    bits = ((lbo >> 4) << 16) | ((sbo >> 4) << 32) | (swizzle << 62)
+    return bits - (1 << 64) if bits >> 63 else bits        # as a signed i64
+
+
+@dataclass(frozen=True)
+class _Block:
+    tid: ir.Value
+    m0: ir.Value
+    n0: ir.Value
+    bvals: list
+
+
+def _plan(ctx: KernelContext, gen: Generic, g: GemmMatch) -> GemmTiling:
+    M, N, K = _extent(gen, g.ms), _extent(gen, g.ns), _extent(gen, g.ks)
+    brange = [gen.ranges[d] for d in g.batch]
+    batch = math.prod(brange)
+    bm, bn = WGMMA_CONFIGS[-1]
+    for cfg in WGMMA_CONFIGS:
+        if -(-M // cfg[0]) * -(-N // cfg[1]) * batch >= ctx.options.sm_count:
+            bm, bn = cfg
+            break
+    bk = WGMMA_BK
+    ktiles = -(-K // bk)
+    blocks = -(-N // bn) * -(-M // bm) * batch
+    acc_t = gen.outputs[0].type.element_type
+    splits = ctx.split_count(blocks, ktiles, 4) if atomic_type(acc_t) else 1
+    per = -(-ktiles // splits)
+    splits = -(-ktiles // per)
+    return GemmTiling(M=M, N=N, K=K, brange=brange, bm=bm, bn=bn, bk=bk, tm=0, tn=0,
+                      a_kinner=_k_inner(gen, gen.maps[g.a], g.ks, g.ms),
+                      b_kinner=_k_inner(gen, gen.maps[g.b], g.ks, g.ns),
+                      ktiles=ktiles, splits=splits, per=per,
+                      grid=[-(-N // bn), -(-M // bm), batch * splits])
+
+
+def _element_type(kind: str) -> ir.Type:
+    return {"tf32": ir.IntegerType.get_signless(32), "bf16": ir.BF16Type.get(),
+            "f16": ir.F16Type.get()}[kind]
+
+
+def _convert(kind: str, operand_kind: str):
+    """The conversion of a loaded (f32, bf16 or f16) value to the staged
+    format, or None."""
+    if kind == "tf32":
+        def to_tf32(v):
+            rna = ir.Attribute.parse("#nvvm.fp_rnd_mode<rna>")
+            return nvvm.ConvertFloatToTF32Op(_element_type("tf32"), v, rnd=rna).result
+        return to_tf32
+    if operand_kind == "f32":
+        return lambda v: arith.truncf(_element_type(kind), v)
+    return None
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """How a (rows x BK) K-major tile lies in workgroup memory, and its
+    descriptor fields.
+
+    * interleaved (mode 0): 8x16-byte core matrices of 128 contiguous
+      bytes, ``[row / 8][k / ke][row % 8][k % ke]`` (``ke`` elements per 16
+      bytes): LBO (between core matrices along K) 128 bytes, SBO (between
+      8-row groups) ``BK / ke * 128``;
+    * swizzled (mode 1, 2, 3 for rows of 128, 64, 32 bytes): rows of BK
+      elements, ``[row / 8][row % 8][chunk ^ f(row % 8)][k % ke]`` where
+      ``chunk = k / ke`` is the row's 16-byte chunk and ``f(r)`` the
+      address bits from 7 of row ``r`` (``r``, ``r / 2``, ``r / 4``): the
+      XOR wgmma applies to addresses; SBO ``8 * row bytes``, LBO unused
+      (16); the tile aligned to 1024 bytes (the swizzle's repeat)."""
+    kind: str
+    bk: int
+    mode: int
+
+    @classmethod
+    def of(cls, kind: str, bk: int) -> "_Layout":
+        mode = SWIZZLE_MODE.get(bk * BYTES[kind], 0) if SWIZZLE else 0
+        return cls(kind, bk, mode)
+
+    @property
+    def ke(self) -> int:
+        return 16 // BYTES[self.kind]
+
+    @property
+    def row_bytes(self) -> int:
+        return self.bk * BYTES[self.kind]
+
+    @property
+    def sbo(self) -> int:
+        return 8 * self.row_bytes if self.mode else self.bk // self.ke * CORE
+
+    @property
+    def bits(self) -> int:
+        return descriptor_bits(16 if self.mode else CORE, self.sbo, self.mode)
+
+    @property
+    def step_bytes(self) -> int:
+        """Start-address advance per K step (32 bytes of K)."""
+        return 32 if self.mode else 2 * CORE
+
+    @property
+    def align(self) -> int:
+        return 1024 if self.mode else 128
+
+    def tile_type(self, rows: int) -> ir.Type:
+        elt = _element_type(self.kind)
+        if self.mode:
+            return workgroup_type([rows // 8, 8, self.bk], elt)
+        return workgroup_type([rows // 8, self.bk // self.ke, 8, self.ke], elt)
+
+    def index(self, mn: ir.Value, kk: ir.Value) -> list:
+        """The tile's indices of element (``mn``, ``kk``)."""
+        ke = self.ke
+        r8, r = arith.divui(mn, index(8)), arith.remui(mn, index(8))
+        if not self.mode:
+            return [r8, arith.divui(kk, index(ke)), r, arith.remui(kk, index(ke))]
+        shift = {1: 0, 2: 1, 3: 2}[self.mode]
+        f = arith.shrui(r, index(shift)) if shift else r
+        chunk = arith.xori(arith.divui(kk, index(ke)), f)
+        return [r8, r, arith.addi(arith.muli(chunk, index(ke)), arith.remui(kk, index(ke)))]
+
+
+@dataclass(frozen=True)
+class _Stage:
+    """The cooperative load of one operand's (tile x BK) slab into ``smem``
+    in the core-matrix layout."""
+    operand: int
+    smem: ir.Value
+    base: ir.Value            # first M (or N) index of the tile
+    tile: int
+    extent: int
+    k_inner: bool
+    mn_dims: list
+    cast: ir.Operation | None
+    convert: object
+
+
+def _stage(gen: Generic, g: GemmMatch, t: GemmTiling, blk: _Block, s: _Stage, k0: ir.Value,
+           threads: int, lay: _Layout) -> None:
+    """Every thread loads ``tile * BK / threads`` elements (consecutive
+    threads at consecutive addresses along K or along M/N, whichever is the
+    operand's innermost dim), zero past the edges, and stores them where
+    ``lay`` puts them."""
+    operand = gen.inputs[s.operand]
+    bk = t.bk
+    for step in range(s.tile * bk // threads):
+        e = arith.addi(blk.tid, index(threads * step)) if step else blk.tid
+        if s.k_inner:
+            kk, mn = arith.remui(e, index(bk)), arith.divui(e, index(bk))
+        else:
+            mn, kk = arith.remui(e, index(s.tile)), arith.divui(e, index(s.tile))
+        gk, gmn = arith.addi(k0, kk), arith.addi(s.base, mn)
+        conds = []
+        if t.K % bk:
+            conds.append(ult(gk, t.K))
+            gk = arith.minui(gk, index(t.K - 1))
+        if s.extent % s.tile:
+            conds.append(ult(gmn, s.extent))
+            gmn = arith.minui(gmn, index(s.extent - 1))
+        dims: list = [index(0)] * len(gen.ranges)
+        _place(gen, dims, g.ks, gk)
+        _place(gen, dims, s.mn_dims, gmn)
+        for d, v in zip(g.batch, blk.bvals):
+            dims[d] = v
+        v = memref.LoadOp(operand, apply_map(gen.maps[s.operand], dims)).result
+        if s.cast is not None:
+            v = clone_unary(s.cast, v)
+        if conds:
+            ok = conds[0] if len(conds) == 1 else arith.andi(conds[0], conds[1])
+            v = arith.select(ok, v, const(v.type, 0))
+        if s.convert is not None:
+            v = s.convert(v)
+        memref.StoreOp(v, s.smem, lay.index(mn, kk))
+
+
+def _encoded_address(smem: ir.Value, offset: ir.Value | None) -> ir.Value:
+    """``((address of smem + offset) & 0x3FFFF) >> 4`` as i64: a
+    descriptor's start-address field."""
+    i64 = ir.IntegerType.get_signless(64)
+    addr = memref.ExtractAlignedPointerAsIndexOp(smem).result
+    if offset is not None:
+        addr = arith.addi(addr, offset)
+    addr = arith.index_cast(i64, addr)
+    return arith.shrui(arith.andi(addr, const(i64, 0x3FFFF)), const(i64, 4))
+
+
+def _mma_async(kind: str, bn: int, acc: ir.Value, desc_a: ir.Value,
+               desc_b: ir.Value) -> ir.Value:
+    """``wgmma.mma_async.sync.aligned.m64n<bn>k<k>.f32.<kind>.<kind>``, A
+    and B K-major from workgroup memory, D += A * B."""
+    p = ir.Attribute.parse
+    return nvvm.WgmmaMmaAsyncOp(
+        acc.type, acc, desc_a, desc_b,
+        p(f"#nvvm.shape<m = 64, n = {bn}, k = {WGMMA_K[kind]}>"),
+        p(f"#nvvm.wgmma_type<{kind}>"), p(f"#nvvm.wgmma_type<{kind}>"),
+        p("#nvvm.wgmma_type<f32>"), p("#nvvm.wgmma_scale_out<one>"),
+        p("#nvvm.wgmma_scale_in<one>"), p("#nvvm.wgmma_scale_in<one>"),
+        p("#nvvm.mma_layout<row>"), p("#nvvm.mma_layout<col>")).result
+
+
+def build_wgmma(ctx: KernelContext, gen: Generic, g: GemmMatch, kind: str) -> None:
+    """The wgmma GEMM ``gpu.launch`` of ``gen`` (see the module docstring),
+    with its epilogue and split-K as ``gemm.build_gemm``."""
+    t = _plan(ctx, gen, g)
+    a_kind = _operand_kind(gen, g.a, g.a_cast)
+    b_kind = _operand_kind(gen, g.b, g.b_cast)
+    threads = WARPGROUP * (t.bm // 64)
+    lay = _Layout.of(kind, t.bk)
+    wg = [lay.tile_type(t.bm), lay.tile_type(t.bn)]
+    c = gen.outputs[0]
+    epi = match_epilogue(gen) if t.splits == 1 else None
+    if epi is not None:
+        for op in epi.between:
+            if op.name not in _RELEASES:
+                op.move_before(gen.op)
+    if t.splits > 1 and gen.zero_init:
+        ctx.zero_fill(c)
+    module, fn = ctx.namer("wgmma_splitk" if t.splits > 1 else "wgmma")
+    # the tiles' start addresses: descriptors need 16-byte alignment, the
+    # swizzles their repeat (the lowering aligns a workgroup buffer to its
+    # element type by default)
+    align = ir.DictAttr.get({"llvm.align": ir.IntegerAttr.get(
+        ir.IntegerType.get_signless(64), lay.align)})
+    ctx.namer.attrs[fn] = {"workgroup_attrib_attrs": ir.ArrayAttr.get([align, align])}
+    if ctx.options.gemm_min_blocks > 0:
+        ctx.namer.attrs[fn]["nvvm.minctasm"] = 1 if t.bm == 128 else \
+            ctx.options.gemm_min_blocks
+    _, body, ids, (As, Bs) = launch(t.grid, [threads], wg, name=(module + WGMMA_SUFFIX, fn))
+    with ir.InsertionPoint(body):
+        tid = ids[3]
+        batch_id = ids[2] if t.splits == 1 else arith.divui(ids[2], index(t.splits))
+        blk = _Block(tid=tid, m0=arith.muli(ids[1], index(t.bm)),
+                     n0=arith.muli(ids[0], index(t.bn)),
+                     bvals=delinearize(batch_id, t.brange) if t.brange else [])
+        # bf16/f16 operands are staged as read (their extf to f32 dropped)
+        a_cast, b_cast = (g.a_cast, g.b_cast) if kind == "tf32" else (None, None)
+        stages = (_Stage(g.a, As, blk.m0, t.bm, t.M, t.a_kinner, g.ms, a_cast,
+                         _convert(kind, a_kind)),
+                  _Stage(g.b, Bs, blk.n0, t.bn, t.N, t.b_kinner, g.ns, b_cast,
+                         _convert(kind, b_kind)))
+        accs = _k_loop(t, kind, gen, g, blk, ids[2], stages, threads, lay)
+        _store_accumulators(gen, g, t, blk, accs, epi)
+        gpu.TerminatorOp()
+    if epi is not None:
+        _retire(epi.gen.op)
+
+
+def _k_loop(t: GemmTiling, kind: str, gen: Generic, g: GemmMatch, blk: _Block, bz: ir.Value,
+            stages, threads: int, lay: _Layout) -> list:
+    """The loop over the block's K slabs (see the module docstring); returns
+    each thread's BN/2 accumulators."""
+    i64 = ir.IntegerType.get_signless(64)
+    f32 = ir.F32Type.get()
+    n_acc = t.bn // 2
+    bits = lay.bits
+    wg_rows = arith.muli(arith.divui(blk.tid, index(WARPGROUP)), index(64 // 8 * lay.sbo))
+    enc_a = _encoded_address(stages[0].smem, wg_rows)
+    enc_b = _encoded_address(stages[1].smem, None)
+    acc_t = ir.Type.parse("!llvm.struct<(" + ", ".join(["f32"] * n_acc) + ")>")
+    k_lo, k_hi = index(0), index(t.ktiles)
+    if t.splits > 1:
+        k_lo = arith.muli(arith.remui(bz, index(t.splits)), index(t.per))
+        k_hi = arith.minui(arith.addi(k_lo, index(t.per)), index(t.ktiles))
+    zero = const(f32, 0)
+    loop = scf.ForOp(k_lo, k_hi, index(1), [zero] * n_acc)
+    with ir.InsertionPoint(loop.body):
+        k0 = arith.muli(loop.induction_variable, index(t.bk))
+        for s in stages:
+            _stage(gen, g, t, blk, s, k0, threads, lay)
+        nvvm.FenceProxyOp(ir.Attribute.parse("#nvvm.proxy_kind<async.shared>"),
+                          space=ir.Attribute.parse("#nvvm.shared_space<cta>"))
+        gpu.BarrierOp()
+        acc = llvm.UndefOp(acc_t).result
+        for i, v in enumerate(loop.inner_iter_args):
+            acc = llvm.insertvalue(acc, v, [i])
+        nvvm.WgmmaFenceAlignedOp()
+        for s in range(t.bk // WGMMA_K[kind]):
+            off = s * lay.step_bytes >> 4
+            desc_a = arith.addi(enc_a, const(i64, bits + off))
+            desc_b = arith.addi(enc_b, const(i64, bits + off))
+            acc = _mma_async(kind, t.bn, acc, desc_a, desc_b)
+        nvvm.WgmmaGroupSyncAlignedOp()
+        nvvm.WgmmaWaitGroupSyncOp(0)
+        out = [llvm.extractvalue(f32, acc, [i]) for i in range(n_acc)]
+        gpu.BarrierOp()
+        scf.YieldOp(out)
+    return list(loop.results)
+
+
+def _store_accumulators(gen: Generic, g: GemmMatch, t: GemmTiling, blk: _Block, accs: list,
+                        epi: Epilogue | None) -> None:
+    """Each thread's accumulators into C (the layout of the module
+    docstring; bounds checked at ragged edges)."""
+    c = gen.outputs[0]
+    lane = arith.remui(blk.tid, index(32))
+    warp = arith.divui(blk.tid, index(32))          # 16 rows per warp, 4 per warpgroup
+    base_m = arith.addi(arith.addi(blk.m0, arith.muli(warp, index(16))),
+                        arith.divui(lane, index(4)))
+    base_n = arith.addi(blk.n0, arith.muli(arith.remui(lane, index(4)), index(2)))
+    rows, cols = {}, {}
+    for h in range(2):
+        gm = arith.addi(base_m, index(8)) if h else base_m
+        dims: list = [None] * len(gen.ranges)
+        _place(gen, dims, g.ms, gm)
+        rows[h] = (gm, dims)
+    for j in range(t.bn // 8):
+        for e in range(2):
+            gn = arith.addi(base_n, index(8 * j + e)) if 8 * j + e else base_n
+            dims = [None] * len(gen.ranges)
+            _place(gen, dims, g.ns, gn)
+            cols[j, e] = (gn, dims)
+    for i, value in enumerate(accs):
+        gm, rdims = rows[i // 2 % 2]
+        gn, cdims = cols[i // 4, i % 2]
+        dims: list = [index(0)] * len(gen.ranges)
+        for d in g.ms:
+            dims[d] = rdims[d]
+        for d in g.ns:
+            dims[d] = cdims[d]
+        for d, v in zip(g.batch, blk.bvals):
+            dims[d] = v
+        conds = []
+        if t.M % t.bm:
+            conds.append(ult(gm, t.M))
+        if t.N % t.bn:
+            conds.append(ult(gn, t.N))
+        if conds:
+            cond = conds[0] if len(conds) == 1 else arith.andi(conds[0], conds[1])
+            guard = if_(cond)
+            with ir.InsertionPoint(guard.then_block):
+                _store_one(gen, g, t, c, dims, value, epi)
+                scf.YieldOp([])
+        else:
+            _store_one(gen, g, t, c, dims, value, epi)

@@ -1,0 +1,263 @@
+# RUN: %PYTHON %s | FileCheck %s
+# Hopper GEMMs (kernels/wgmma.py: wgmma.mma_async on sm_90) in the emulator,
+# which decodes wgmma's shared-memory matrix descriptors and accumulator
+# layout as the PTX ISA specifies them (gpu_emulator/wgmma.py):
+#
+# * bf16 and f16 programs: within one ulp of the interpreter's result;
+# * precision="tf32": within 2e-6 of a float64 product of the operands
+#   rounded to TF32 (to nearest), and with the emulator's exact_tf32 (whole
+#   f32 operands) fp32's result: the data flow is right apart from rounding;
+# * compute_dtype="bf16": within 2e-6 of a product of bf16-rounded operands;
+# * ragged shapes, transposed operands, batches, both tile sizes, split-K,
+#   a fused epilogue, a dense layer's and a convolution's adjoints; tiles
+#   staged with the 128-byte (TF32) and 64-byte (bf16) swizzles, and a few
+#   cases in the interleaved (unswizzled) layout;
+# * sm_80 keeps mma.sync; sm_90 launches no mma.sync kernel;
+# * the emulator refuses a kernel that drops the async-proxy fence, the
+#   wgmma.fence, the wait or the barrier after it.
+
+import numpy as np
+import ml_dtypes
+
+import gradir
+import gradir._compat
+from gradir.conversion.gpu.kernels import wgmma as wgmma_kernels
+from gradir.conversion.gpu.launches import launch_breakdown
+from gradir.conversion.gpu.nvvm import lower_to_nvvm
+from gradir.ir import print_module
+from gradir.testing import gradient_module
+from gradir.testing.gpu_emulator import Emulated, run
+from gradir.testing.gpu_emulator.tensor_cores import tf32_round
+from gradir.testing.gpu_emulator.values import EmulationError
+
+gradir._compat.push_diagnostic_sink(lambda *a: None)   # leak warnings (see README)
+
+
+def matmul(a, b, c, ta=False, tb=False, t="f32"):
+    """``A @ B`` for A (a x b) and B (b x c), read transposed when asked;
+    leading batch dims in ``a`` (a tuple) are a batched matmul."""
+    *batch, m = a if isinstance(a, tuple) else (a,)
+    pre = "".join(f"{d}x" for d in batch)
+    xa = f"tensor<{pre}{b}x{m}x{t}>" if ta else f"tensor<{pre}{m}x{b}x{t}>"
+    xb = f"tensor<{pre}{c}x{b}x{t}>" if tb else f"tensor<{pre}{b}x{c}x{t}>"
+    perm = ", ".join(str(i) for i in range(len(batch))) + (", " if batch else "")
+    perm += f"{len(batch) + 1}, {len(batch)}"
+    lines, x, w = [], "%x", "%w"
+    if ta:
+        lines.append(f'%xt = "rlx.permute_dims"(%x) {{axes = array<i64: {perm}>}} : ({xa}) -> '
+                     f"tensor<{pre}{m}x{b}x{t}>")
+        x = "%xt"
+    if tb:
+        lines.append(f'%wt = "rlx.permute_dims"(%w) {{axes = array<i64: {perm}>}} : ({xb}) -> '
+                     f"tensor<{pre}{b}x{c}x{t}>")
+        w = "%wt"
+    out = f"tensor<{pre}{m}x{c}x{t}>"
+    lines.append(f'%y = "rlx.matmul"({x}, {w}) : (tensor<{pre}{m}x{b}x{t}>, '
+                 f"tensor<{pre}{b}x{c}x{t}>) -> {out}")
+    body = "\n  ".join(lines)
+    return (f"func.func @main(%x: {xa}, %w: {xb}) -> {out} {{\n  {body}\n"
+            f"  return %y : {out}\n}}")
+
+
+DENSE = """
+func.func @main(%x: tensor<40x72xf32>, %w: tensor<72x36xf32>, %b: tensor<36xf32>) -> tensor<f32> {
+  %y = "rlx.matmul"(%x, %w) : (tensor<40x72xf32>, tensor<72x36xf32>) -> tensor<40x36xf32>
+  %z = "rlx.add"(%y, %b) : (tensor<40x36xf32>, tensor<36xf32>) -> tensor<40x36xf32>
+  %r = "rlx.tanh"(%z) : (tensor<40x36xf32>) -> tensor<40x36xf32>
+  %s = "rlx.sum"(%r) : (tensor<40x36xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}"""
+
+CONV = """
+func.func @main(%x: tensor<2x16x6x6xf32>, %w: tensor<32x16x3x3xf32>) -> tensor<f32> {
+  %y = "rlx.conv2d"(%x, %w) {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<2x16x6x6xf32>, tensor<32x16x3x3xf32>) -> tensor<2x32x6x6xf32>
+  %r = "rlx.tanh"(%y) : (tensor<2x32x6x6xf32>) -> tensor<2x32x6x6xf32>
+  %s = "rlx.sum"(%r) : (tensor<2x32x6x6xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}"""
+
+MATMULS = {
+    "square": (matmul(64, 64, 64), {}),
+    "ragged": (matmul(37, 29, 45), {}),
+    "a_transposed": (matmul(40, 24, 56, ta=True), {}),
+    "b_transposed": (matmul(33, 40, 24, tb=True), {}),
+    "both_transposed": (matmul(24, 40, 40, ta=True, tb=True), {}),
+    "batched": (matmul((3, 20), 36, 28), {}),
+    "batched_transposed": (matmul((2, 24), 20, 16, tb=True), {}),
+    "tile128": (matmul(136, 140, 72), {"sm_count": 1}),
+    "split_k": (matmul(16, 1024, 24), {}),
+}
+
+
+def inputs(module, rng, dtype=np.float32):
+    fn_type = module.body.operations[0].type
+    return [rng.standard_normal(t.shape).astype(dtype) for t in fn_type.inputs]
+
+
+def rel(got, want) -> float:
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    return float(np.abs(got - want).max() / np.abs(want).max())
+
+
+def first(x):
+    return x[0] if isinstance(x, tuple) else x
+
+
+def f64(text: str) -> str:
+    return text.replace("xf32>", "xf64>").replace("<f32>", "<f64>")
+
+
+def reference(text, args, fn="main"):
+    module = gradient_module(f64(text)) if fn == "main_adjoint" else gradir.parse(f64(text))
+    return gradir.interpret(module, fn, *[np.asarray(a, np.float64) for a in args])
+
+
+def emulate(text, args, fn="main", exact=False, chip="sm_90", **options):
+    module = gradient_module(text) if fn == "main_adjoint" else gradir.parse(text)
+    exe = Emulated(module, chip=chip, **options)
+    exe.emulator.exact_tf32 = exact
+    kinds = dict(launch_breakdown(exe.lowered.operation, fn)["kinds"])
+    return exe[fn](*args), kinds, str(exe.lowered)
+
+
+def bf16_round(a):
+    return a.astype(ml_dtypes.bfloat16).astype(np.float64)
+
+
+rng = np.random.default_rng(0)
+for name, (text, opts) in MATMULS.items():
+    module = gradir.parse(text)
+    args = inputs(module, rng)
+    exact = first(reference(text, args))
+    got, kinds, lowered = emulate(text, args, precision="tf32", **opts)
+    assert "nvvm.wgmma.mma_async" in lowered and "nvvm.mma.sync" not in lowered, name
+    rounded = rel(got, first(reference(text, [tf32_round(a).view(np.float32) for a in args])))
+    err = rel(got, exact)
+    assert rounded < 2e-6 and err > 20 * rounded, (name, rounded, err)
+    got, _, _ = emulate(text, args, exact=True, precision="tf32", **opts)
+    assert rel(got, exact) < 1e-6, (name, rel(got, exact))
+    got, _, lowered = emulate(text, args, compute_dtype="bf16", **opts)
+    rounded = rel(got, first(reference(text, [bf16_round(a) for a in args])))
+    assert "nvvm.wgmma.mma_async" in lowered and rounded < 2e-6, (name, rounded)
+    print(name, " ".join(sorted(kinds)))
+# CHECK: square wgmma
+# CHECK-NEXT: ragged wgmma
+# CHECK-NEXT: a_transposed wgmma
+# CHECK-NEXT: b_transposed wgmma
+# CHECK-NEXT: both_transposed wgmma
+# CHECK-NEXT: batched wgmma
+# CHECK-NEXT: batched_transposed wgmma
+# CHECK-NEXT: tile128 wgmma
+# CHECK-NEXT: split_k map wgmma_splitk
+
+# Tiles: 128x128 (two warpgroups, 256 threads) and 64x32 (one warpgroup),
+# staged swizzled: [rows / 8][8][BK] (TF32 rows of 128 bytes: the 128-byte
+# swizzle, descriptor mode 1; bf16 rows of 64 bytes: mode 2).
+for name, want in (("tile128", "memref<16x8x32xi32"), ("square", "memref<8x8x32xi32")):
+    text, opts = MATMULS[name]
+    _, _, lowered = emulate(text, inputs(gradir.parse(text), rng), precision="tf32", **opts)
+    threads = "in (%arg12 = %c256" in lowered.replace("%c256_", "%c256")
+    print(name, want in lowered, "256 threads" if threads else "128 threads")
+# CHECK-NEXT: tile128 True 256 threads
+# CHECK-NEXT: square True 128 threads
+
+# The interleaved layout (no swizzle: core matrices [rows / 8][BK / ke][8][ke],
+# descriptor mode 0), as the kernel builds it with SWIZZLE off.
+wgmma_kernels.SWIZZLE = False
+for name in ("ragged", "tile128", "split_k", "both_transposed"):
+    text, opts = MATMULS[name]
+    args = inputs(gradir.parse(text), rng)
+    got, _, lowered = emulate(text, args, exact=True, precision="tf32", **opts)
+    assert "memref<8x8x8x4xi32" in lowered or "memref<16x8x8x4xi32" in lowered, name
+    assert rel(got, first(reference(text, args))) < 1e-6, name
+    got, _, lowered = emulate(text, args, compute_dtype="bf16", **opts)
+    assert "x4x8x8xbf16" in lowered, name
+    assert rel(got, first(reference(text, [bf16_round(a) for a in args]))) < 2e-6, name
+wgmma_kernels.SWIZZLE = True
+print("interleaved: tf32 and bf16 agree")
+# CHECK-NEXT: interleaved: tf32 and bf16 agree
+
+
+# Whole programs with exact_tf32 (fp32's result): the epilogue (bias, tanh)
+# in the GEMM's stores, transposed GEMMs of the adjoints, implicit GEMMs.
+for name, text in (("dense", DENSE), ("conv", CONV)):
+    module = gradir.parse(text)
+    args = [a * np.float32(0.25) for a in inputs(module, rng)]
+    for fn in ("main", "main_adjoint"):
+        want = reference(text, args, fn)
+        got, kinds, _ = emulate(text, args, fn, exact=True, precision="tf32")
+        got, want = (x if isinstance(x, tuple) else (x,) for x in (got, want))
+        errs = [rel(g, w) for g, w in zip(got, want)]
+        assert max(errs) < 1e-5, (name, fn, errs)
+        assert not any(k.startswith(("gemm", "mma")) for k in kinds), (name, fn, kinds)
+        print(name, fn, "wgmma kernels:", sum(n for k, n in kinds.items()
+                                              if k.startswith("wgmma")))
+# CHECK-NEXT: dense main wgmma kernels: 1
+# CHECK-NEXT: dense main_adjoint wgmma kernels: 3
+# CHECK-NEXT: conv main wgmma kernels: 1
+# CHECK-NEXT: conv main_adjoint wgmma kernels: 3
+
+
+# bf16 and f16 programs: wgmma on sm_90, mma.sync on sm_80, within one ulp.
+def ulp(x, bits: int, emin: int):
+    e = np.floor(np.log2(np.maximum(np.abs(x), 2.0 ** emin)))
+    return 2.0 ** (np.maximum(e, emin) - bits)
+
+
+for t, dtype, bits, emin in (("bf16", ml_dtypes.bfloat16, 7, -126), ("f16", np.float16, 10, -14)):
+    for name in ("ragged", "b_transposed", "batched", "square"):
+        text = MATMULS[name][0].replace("xf32>", f"x{t}>")
+        args = inputs(gradir.parse(text), rng, dtype)
+        interp_args = [a.astype(np.float32) if t == "bf16" else a for a in args]
+        want = first(gradir.interpret(gradir.parse(text), "main", *interp_args))
+        for chip in ("sm_90", "sm_80"):
+            module = gradir.parse(text)
+            lower_to_nvvm(module.operation, stop_after="kernels", chip=chip,
+                          **MATMULS[name][1])
+            lowered = print_module(module)
+            (got,) = run(module.operation, "main", *args)
+            diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
+            assert (diff <= ulp(want.astype(np.float64), bits, emin)).all(), \
+                (t, name, chip, diff.max())
+            assert ("nvvm.wgmma.mma_async" in lowered) == (chip == "sm_90"), (t, name, chip)
+            assert ("nvvm.mma.sync" in lowered) == (chip == "sm_80"), (t, name, chip)
+    print(t, "programs: wgmma on sm_90, mma.sync on sm_80")
+# CHECK-NEXT: bf16 programs: wgmma on sm_90, mma.sync on sm_80
+# CHECK-NEXT: f16 programs: wgmma on sm_90, mma.sync on sm_80
+
+
+# The emulator's checks: a kernel without the async-proxy fence after its
+# stores, without wgmma.fence before the MMAs, without the wait before its
+# accumulators are read, or without the barrier before the next tiles
+# overwrite what the MMAs read, is an error.
+def mutated(drop: str, which: int = 0):
+    text = matmul(37, 72, 45, t="bf16")          # three K slabs
+    module = gradir.parse(text)
+    lower_to_nvvm(module.operation, stop_after="kernels", chip="sm_90")
+    found = []
+
+    def walk(op):
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    if inner.operation.name == drop:
+                        found.append(inner.operation)
+                    walk(inner.operation)
+    walk(module.operation)
+    found[which].erase()
+    args = inputs(gradir.parse(text), np.random.default_rng(1), ml_dtypes.bfloat16)
+    try:
+        run(module.operation, "main", *args)
+    except EmulationError as err:
+        return str(err).split(": ", 1)[1]
+    return "no error"
+
+
+print(mutated("nvvm.fence.proxy"))
+# CHECK-NEXT: wgmma.mma_async reads shared memory written without a fence.proxy.async after it
+print(mutated("nvvm.wgmma.fence.aligned"))
+# CHECK-NEXT: wgmma.mma_async takes accumulators from registers without a wgmma.fence before it
+print(mutated("nvvm.wgmma.wait.group.sync.aligned"))
+# CHECK-NEXT: an accumulator of wgmma.mma_async is read before a wgmma.wait_group completed it
+print(mutated("gpu.barrier", 1))
+# CHECK-NEXT: data race: a thread overwrites an element another thread read without a barrier in between

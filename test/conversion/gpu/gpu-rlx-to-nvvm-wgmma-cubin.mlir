@@ -1,0 +1,26 @@
+// REQUIRES: ptxas
+// The wgmma kernels assemble with ptxas (format=bin) for sm_90a, the
+// target chip=sm_90 gives their gpu.module; the other kernels stay sm_90.
+// RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_90 format=bin precision=tf32' | FileCheck %s
+// RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_90 format=bin compute-dtype=bf16' | FileCheck %s
+// The 128x128 tiles (two warpgroups, m64n128):
+// RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_90 format=bin precision=tf32 sm-count=1' | FileCheck %s
+
+// CHECK: gpu.binary @f32_matmul_kernels_sm90a  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a">, {{.*}}bin = "\7FELF
+// CHECK: gpu.binary @f16_matmul_kernels_sm90a  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a">, {{.*}}bin = "\7FELF
+// CHECK: gpu.binary @sum_kernels  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90">, {{.*}}bin = "\7FELF
+
+func.func @f32_matmul(%x: tensor<136x72xf32>, %w: tensor<72x140xf32>) -> tensor<136x140xf32> {
+  %y = "rlx.matmul"(%x, %w) : (tensor<136x72xf32>, tensor<72x140xf32>) -> tensor<136x140xf32>
+  return %y : tensor<136x140xf32>
+}
+
+func.func @f16_matmul(%x: tensor<40x64xf16>, %w: tensor<64x48xf16>) -> tensor<40x48xf16> {
+  %y = "rlx.matmul"(%x, %w) : (tensor<40x64xf16>, tensor<64x48xf16>) -> tensor<40x48xf16>
+  return %y : tensor<40x48xf16>
+}
+
+func.func @sum(%x: tensor<1000xf32>) -> tensor<f32> {
+  %s = "rlx.sum"(%x) : (tensor<1000xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}
