@@ -1089,6 +1089,178 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  transform.named_sequence @match_lane_reduction_r2_32(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %rank = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %r = transform.param.constant 2 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %rank, %r : !transform.param<i64>
+      transform.match.structured.dim %s[1] {parallel} : !transform.any_op
+      %z = transform.param.constant 0 : i64 -> !transform.param<i64>
+      %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d0, %z : !transform.param<i64>
+      %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d1, %z : !transform.param<i64>
+      %lanes = transform.param.constant 32 : i64 -> !transform.param<i64>
+      %inner = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi ge %inner, %lanes : !transform.param<i64>
+      %ins = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %ins, %z : !transform.param<i64>
+      %one = transform.param.constant 1 : i64 -> !transform.param<i64>
+      %inits = transform.match.structured.num_inits %s : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi eq %inits, %one : !transform.param<i64>
+      transform.match.structured.input %s[all] {projected_permutation} : !transform.any_op
+      transform.match.structured.init %s[all] {projected_permutation} : !transform.any_op
+      %init = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
+      %bw = transform.match.structured.elemental_bitwidth %init : (!transform.any_value) -> !transform.param<i64>
+      %b = transform.param.constant 32 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %bw, %b : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @schedule_lane_reduction_r2_32(%op: !transform.any_op {transform.consumed}) {
+    transform.sequence %op : !transform.any_op failures(suppress) {
+    ^bb0(%g: !transform.any_op):
+      %t, %l:2 = transform.structured.tile_using_for %g tile_sizes [1, 32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t vector_sizes [1, 32] : !transform.any_op
+      transform.annotate %l#0 "gradir.lanes" : !transform.any_op
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @match_lane_reduction_r3_32(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %rank = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %r = transform.param.constant 3 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %rank, %r : !transform.param<i64>
+      transform.match.structured.dim %s[2] {parallel} : !transform.any_op
+      %z = transform.param.constant 0 : i64 -> !transform.param<i64>
+      %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d0, %z : !transform.param<i64>
+      %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d1, %z : !transform.param<i64>
+      %d2 = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d2, %z : !transform.param<i64>
+      %lanes = transform.param.constant 32 : i64 -> !transform.param<i64>
+      %inner = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi ge %inner, %lanes : !transform.param<i64>
+      %ins = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %ins, %z : !transform.param<i64>
+      %one = transform.param.constant 1 : i64 -> !transform.param<i64>
+      %inits = transform.match.structured.num_inits %s : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi eq %inits, %one : !transform.param<i64>
+      transform.match.structured.input %s[all] {projected_permutation} : !transform.any_op
+      transform.match.structured.init %s[all] {projected_permutation} : !transform.any_op
+      %init = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
+      %bw = transform.match.structured.elemental_bitwidth %init : (!transform.any_value) -> !transform.param<i64>
+      %b = transform.param.constant 32 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %bw, %b : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @schedule_lane_reduction_r3_32(%op: !transform.any_op {transform.consumed}) {
+    transform.sequence %op : !transform.any_op failures(suppress) {
+    ^bb0(%g: !transform.any_op):
+      %t, %l:3 = transform.structured.tile_using_for %g tile_sizes [1, 1, 32] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t vector_sizes [1, 1, 32] : !transform.any_op
+      transform.annotate %l#0 "gradir.lanes" : !transform.any_op
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @match_lane_reduction_r2_64(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %rank = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %r = transform.param.constant 2 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %rank, %r : !transform.param<i64>
+      transform.match.structured.dim %s[1] {parallel} : !transform.any_op
+      %z = transform.param.constant 0 : i64 -> !transform.param<i64>
+      %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d0, %z : !transform.param<i64>
+      %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d1, %z : !transform.param<i64>
+      %lanes = transform.param.constant 16 : i64 -> !transform.param<i64>
+      %inner = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi ge %inner, %lanes : !transform.param<i64>
+      %ins = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %ins, %z : !transform.param<i64>
+      %one = transform.param.constant 1 : i64 -> !transform.param<i64>
+      %inits = transform.match.structured.num_inits %s : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi eq %inits, %one : !transform.param<i64>
+      transform.match.structured.input %s[all] {projected_permutation} : !transform.any_op
+      transform.match.structured.init %s[all] {projected_permutation} : !transform.any_op
+      %init = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
+      %bw = transform.match.structured.elemental_bitwidth %init : (!transform.any_value) -> !transform.param<i64>
+      %b = transform.param.constant 64 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %bw, %b : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @schedule_lane_reduction_r2_64(%op: !transform.any_op {transform.consumed}) {
+    transform.sequence %op : !transform.any_op failures(suppress) {
+    ^bb0(%g: !transform.any_op):
+      %t, %l:2 = transform.structured.tile_using_for %g tile_sizes [1, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t vector_sizes [1, 16] : !transform.any_op
+      transform.annotate %l#0 "gradir.lanes" : !transform.any_op
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @match_lane_reduction_r3_64(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    %0 = transform.match.structured failures(propagate) %op : (!transform.any_op) -> !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %rank = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %r = transform.param.constant 3 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %rank, %r : !transform.param<i64>
+      transform.match.structured.dim %s[2] {parallel} : !transform.any_op
+      %z = transform.param.constant 0 : i64 -> !transform.param<i64>
+      %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d0, %z : !transform.param<i64>
+      %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d1, %z : !transform.param<i64>
+      %d2 = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %d2, %z : !transform.param<i64>
+      %lanes = transform.param.constant 16 : i64 -> !transform.param<i64>
+      %inner = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi ge %inner, %lanes : !transform.param<i64>
+      %ins = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi gt %ins, %z : !transform.param<i64>
+      %one = transform.param.constant 1 : i64 -> !transform.param<i64>
+      %inits = transform.match.structured.num_inits %s : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi eq %inits, %one : !transform.param<i64>
+      transform.match.structured.input %s[all] {projected_permutation} : !transform.any_op
+      transform.match.structured.init %s[all] {projected_permutation} : !transform.any_op
+      %init = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
+      %bw = transform.match.structured.elemental_bitwidth %init : (!transform.any_value) -> !transform.param<i64>
+      %b = transform.param.constant 64 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %bw, %b : !transform.param<i64>
+      transform.match.structured.yield %s : !transform.any_op
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @schedule_lane_reduction_r3_64(%op: !transform.any_op {transform.consumed}) {
+    transform.sequence %op : !transform.any_op failures(suppress) {
+    ^bb0(%g: !transform.any_op):
+      %t, %l:3 = transform.structured.tile_using_for %g tile_sizes [1, 1, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t vector_sizes [1, 1, 16] : !transform.any_op
+      transform.annotate %l#0 "gradir.lanes" : !transform.any_op
+    }
+    transform.yield
+  }
+
   // ----- entry point -----
 
   transform.named_sequence @gradir_cpu_tensor(%root: !transform.any_op {transform.readonly}) {
@@ -1560,7 +1732,11 @@ module attributes {transform.with_named_sequence} {
         @match_elementwise_r1_64 -> @schedule_elementwise_r1_64,
         @match_elementwise_r2_64 -> @schedule_elementwise_r2_64,
         @match_elementwise_r3_64 -> @schedule_elementwise_r3_64,
-        @match_elementwise_r4_64 -> @schedule_elementwise_r4_64
+        @match_elementwise_r4_64 -> @schedule_elementwise_r4_64,
+        @match_lane_reduction_r2_32 -> @schedule_lane_reduction_r2_32,
+        @match_lane_reduction_r3_32 -> @schedule_lane_reduction_r3_32,
+        @match_lane_reduction_r2_64 -> @schedule_lane_reduction_r2_64,
+        @match_lane_reduction_r3_64 -> @schedule_lane_reduction_r3_64
         : (!transform.any_op) -> !transform.any_op
     }
     %f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
@@ -1576,6 +1752,17 @@ module attributes {transform.with_named_sequence} {
       transform.apply_patterns.vector.transfer_permutation_patterns
       transform.apply_patterns.canonicalization
     } : !transform.any_op
+    // reductions scheduled as lanes (schedule.py, _lane_reduction_matchers):
+    // their accumulator rows leave the reduction loops
+    %lane_nests = transform.structured.match ops{["scf.for"]} attributes {gradir.lanes} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %lane_nests : !transform.any_op {
+    ^bb0(%nest: !transform.any_op):
+      %loops = transform.structured.match ops{["scf.for"]} in %nest : (!transform.any_op) -> !transform.any_op
+      transform.foreach %loops : !transform.any_op {
+      ^bb0(%loop: !transform.any_op):
+        transform.loop.hoist_loop_invariant_subsets %loop : !transform.any_op
+      }
+    }
     transform.yield
   }
 }
