@@ -14,10 +14,13 @@
 #   cases in the interleaved (unswizzled) layout;
 # * sm_80 keeps mma.sync; sm_90 launches no mma.sync kernel;
 # * the emulator refuses a kernel that drops the async-proxy fence, the
-#   wgmma.fence, the wait or the barrier after it.
+#   wgmma.fence, the wait or the barrier after it, or that changes what its
+#   MMAs read before their wait.
 
 import numpy as np
 import ml_dtypes
+from mlir import ir
+from mlir.dialects import arith, gpu, memref
 
 import gradir
 import gradir._compat
@@ -230,21 +233,40 @@ for t, dtype, bits, emin in (("bf16", ml_dtypes.bfloat16, 7, -126), ("f16", np.f
 # stores, without wgmma.fence before the MMAs, without the wait before its
 # accumulators are read, or without the barrier before the next tiles
 # overwrite what the MMAs read, is an error.
-def mutated(drop: str, which: int = 0):
-    text = matmul(37, 72, 45, t="bf16")          # three K slabs
-    module = gradir.parse(text)
-    lower_to_nvvm(module.operation, stop_after="kernels", chip="sm_90")
+def find(module, name: str) -> list:
     found = []
 
     def walk(op):
         for region in op.regions:
             for block in region.blocks:
                 for inner in block.operations:
-                    if inner.operation.name == drop:
+                    if inner.operation.name == name:
                         found.append(inner.operation)
                     walk(inner.operation)
     walk(module.operation)
-    found[which].erase()
+    return found
+
+
+def overwrite(module):
+    """A barrier and a store of 3 into the A tile between the MMAs and their
+    wait: no race, but what the MMAs read changes before they complete."""
+    wait = find(module, "nvvm.wgmma.wait.group.sync.aligned")[0]
+    store = next(o for o in find(module, "memref.store")
+                 if "workgroup" in str(o.operands[1].type))
+    with ir.InsertionPoint(wait), wait.location:
+        gpu.BarrierOp()
+        three = arith.ConstantOp(ir.BF16Type.get(), 3.0).result
+        memref.StoreOp(three, store.operands[1], list(store.operands)[2:])
+
+
+def mutated(drop: str, which: int = 0):
+    text = matmul(37, 72, 45, t="bf16")          # three K slabs
+    module = gradir.parse(text)
+    lower_to_nvvm(module.operation, stop_after="kernels", chip="sm_90")
+    if drop == "overwrite":
+        overwrite(module)
+    else:
+        find(module, drop)[which].erase()
     args = inputs(gradir.parse(text), np.random.default_rng(1), ml_dtypes.bfloat16)
     try:
         run(module.operation, "main", *args)
@@ -261,3 +283,5 @@ print(mutated("nvvm.wgmma.wait.group.sync.aligned"))
 # CHECK-NEXT: an accumulator of wgmma.mma_async is read before a wgmma.wait_group completed it
 print(mutated("gpu.barrier", 1))
 # CHECK-NEXT: data race: a thread overwrites an element another thread read without a barrier in between
+print(mutated("overwrite"))
+# CHECK-NEXT: shared memory read by wgmma.mma_async changed before its wgmma.wait_group

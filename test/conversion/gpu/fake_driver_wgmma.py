@@ -1,0 +1,56 @@
+# RUN: rm -rf %t && mkdir -p %t
+# RUN: %PYTHON %s %t | FileCheck %s
+# An exported CUDA library compiled for chip="sm_90" with precision="tf32"
+# (and one with compute_dtype="bf16") run end to end on the fake
+# libcuda.so.1 (fake_driver.py): its GEMMs are wgmma kernels in a module of
+# their own (compiled for sm_90a), which the emulator runs, outlined, from
+# the launches the library makes.  An MLP training step against numpy in
+# float64, within TF32's (bf16's) error.
+
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "Inputs"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "examples"))
+
+from fake_driver import FakeDriver, build  # noqa: E402
+from mlp import build_mlp, differentiate, init_params, numpy_step  # noqa: E402
+
+import gradir  # noqa: E402
+from gradir.conversion.gpu.nvvm import lower_to_nvvm, run_pipeline  # noqa: E402
+from gradir.ir import print_module  # noqa: E402
+
+out = sys.argv[1]
+batch, sizes = 24, [40, 32, 16]
+module = differentiate(build_mlp(batch, sizes))
+driver = FakeDriver(build(out))
+rng = np.random.default_rng(0)
+x = rng.standard_normal((batch, sizes[0])).astype(np.float32)
+labels = rng.integers(0, sizes[-1], batch)
+params = init_params(sizes, seed=1)
+want = numpy_step(x.astype(np.float64), labels, *[p.astype(np.float64) for p in params])
+
+for name, opts, tol in (("tf32", {"precision": "tf32"}, 1e-2),
+                        ("bf16", {"compute_dtype": "bf16"}, 3e-2)):
+    exe = gradir.compile(module, target="cuda", chip="sm_90", **opts)
+    path = str(exe.export_library(os.path.join(out, name, "mlp.so")))
+    # the kernels as the library's pipeline outlined them
+    kernels = gradir.parse(print_module(module))
+    with kernels.context:
+        lower_to_nvvm(kernels.operation, stop_after="kernels", chip="sm_90", **opts)
+        text = print_module(kernels)
+        run_pipeline("builtin.module(gpu-launch-sink-index-computations,gpu-kernel-outlining,"
+                     "gpu-kernel-attributes)", kernels.operation)
+    driver.emulate(kernels.operation)
+    lib = gradir.runtime.load(path)
+    got = lib["main_adjoint"](x, labels, *params)
+    errs = [float(np.abs(g - w).max() / np.abs(w).max()) for g, w in zip(got, want)]
+    print(name, "wgmma kernels:", text.count("nvvm.wgmma.mma_async") > 0, "mma.sync:",
+          text.count("nvvm.mma.sync") > 0, "sm_90a module:",
+          "@main_adjoint_kernels_sm90a" in print_module(kernels),
+          "within tolerance:", max(errs) < tol, "launch errors:", driver.errors)
+# CHECK: tf32 wgmma kernels: True mma.sync: False sm_90a module: True within tolerance: True launch errors: []
+# CHECK-NEXT: bf16 wgmma kernels: True mma.sync: False sm_90a module: True within tolerance: True launch errors: []
