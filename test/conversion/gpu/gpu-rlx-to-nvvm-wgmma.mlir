@@ -11,6 +11,8 @@
 // RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_90 format=isa' | FileCheck %s --check-prefix=DEFAULT
 // RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_80 format=isa precision=tf32' | FileCheck %s --check-prefix=SM80
 // RUN: gradir-opt %s --gpu-rlx-to-nvvm='precision=tf32' | FileCheck %s --check-prefix=KERNELS
+// chip=sm_90a: wgmma too, and every module compiled for sm_90a.
+// RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_90a format=isa precision=tf32' | FileCheck %s --check-prefix=SM90A
 
 // TF32: gpu.binary @f32_matmul_kernels_sm90a  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a">
 // TF32-SAME: .target sm_90a
@@ -38,6 +40,10 @@
 // DEFAULT-SAME: fma.rn.f32
 // DEFAULT: gpu.binary @bf16_matmul_kernels_sm90a  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a">
 // DEFAULT-SAME: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
+
+// SM90A: gpu.binary @f32_matmul_kernels_sm90a  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a">
+// SM90A-SAME: wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32
+// SM90A: gpu.binary @sum_kernels  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a">
 
 // SM80-NOT: wgmma
 // SM80: gpu.binary @f32_matmul_kernels  [#gpu.object<#nvvm.target<O = 3, chip = "sm_80">
