@@ -277,6 +277,14 @@ def _conv(xp, w, out_shape, strides, dilation, groups):
         col = _im2col(xp, g, cg, kh, kw, oh, ow, strides, dilation)
         return _unpack(_gemm(wm, col, elt), out_shape, g, og)
     nb = _largest_divisor(n, lambda d: d * per_image <= max(COL_BLOCK_BYTES, per_image))
+    if nb * oh * ow < 2 * IMAGE_BLOCK_MIN_PIXELS:
+        # A GEMM under 128 columns wide runs few register tiles per packed
+        # lhs block: up to twice the budget for 128.  bench/cnn.py's 64
+        # channels of 8x8 (147 KB per image), one thread, AMD EPYC Zen 5
+        # (load 6), min of 60 paired: 1 -> 2 images per block, conv 0.883 ->
+        # 0.842 ms, its input gradient 0.873 -> 0.837.
+        nb = _largest_divisor(n, lambda d: d * per_image <= max(2 * COL_BLOCK_BYTES, per_image)
+                              and d * oh * ow <= 2 * IMAGE_BLOCK_MIN_PIXELS)
     # (with the kernels, a block's GEMM at least IMAGE_BLOCK_MIN_PIXELS wide:
     # a weight gradient's form, 2 images of 3x3 "pixels" per block, ran
     # 64x32x8x8 at 2.24 ms against 1.33 per block of channels)
