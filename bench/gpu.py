@@ -25,7 +25,8 @@ Two halves, because MLIR does not travel to the GPU machine:
         bench/results/gpu.json and docs/performance.md.
 
 Parts (--parts, comma-separated; default all, in this order): info, ops,
-mlp, gemm, resnet, transformer.  Workloads (float32):
+mlp, gemm, resnet, transformer.  Workloads (float32; gemm, resnet and
+transformer also in TF32 and bf16, below):
   * ops: every case of the numeric conversion suites (test/conversion/cpu/
     numeric_*.py: each rlx op in several shapes and dtypes, and the gradients
     of every op) against the reference interpreter's results computed at
@@ -41,6 +42,17 @@ mlp, gemm, resnet, transformer.  Workloads (float32):
     function is sum(A @ B) with A and B resident, so one call is the GEMM
     kernel plus a 64 MiB reduction and a 4-byte copy (torch: (a @ b).sum()
     and a @ b alone); the full product is checked once against torch;
+    then in every precision (bench/gpu_precision.py): gradir's library
+    built with precision="fp32", "tf32" and compute_dtype="bf16" against
+    torch.matmul with allow_tf32 off, on, and on bf16 operands (cuBLAS
+    bf16; torch.autocast on the f32 operands too), and a "bf16 program"
+    (the operands cast to bf16 by rlx.astype in the program, a bf16
+    matmul; bf16 arrays cannot cross the numpy calling convention)
+    against a.bfloat16() @ b.bfloat16(), both timing the casts; each
+    side's error is max |x - float64| / max |float64| against a float64
+    product on the GPU, and the printed ratio is gradir's throughput over
+    torch's with the targets beside (>= 0.9 fp32, 0.8 TF32, 0.7
+    bf16; errors within 1e-2 TF32, 3e-2 bf16);
   * resnet: the CIFAR ResNet training step of bench/cnn.py (build_model:
     conv stem, BatchNorm in training mode, max pool, two residual blocks,
     average pool, dense, cross_entropy), batch 128 of 3x32x32;
@@ -61,8 +73,15 @@ mlp, gemm, resnet, transformer.  Workloads (float32):
   TF32 off and with TF32 on (matmuls and cuDNN convolutions), and
   torch.compile(mode="reduce-overhead") (TF32 off; its compile time is
   recorded; if it fails there, the error is recorded and the rest goes
-  on).  JAX is not timed: the GPU machine was not meant to have it (the
-  info part records whether it imports there and which devices it sees).
+  on).  The build half also exports the step with precision="tf32" and
+  with compute_dtype="bf16" (resnet_tf32.so, resnet_bf16.so, ...;
+  parameters resident), and the run half times and checks them against
+  PyTorch eager with TF32 on and under torch.autocast("cuda",
+  dtype=torch.bfloat16), each side's loss and gradients against the
+  float64 reference (a row per precision; bf16's target: no slower than
+  autocast).  JAX is not timed: the GPU machine was not meant to have it
+  (the info part records whether it imports there and which devices it
+  sees).
   A kernel-time profile of one step of gradir and one of PyTorch eager
   comes from torch.profiler (CUPTI also records the kernels gradir's
   library launches through the driver in the same process): kernels per
@@ -77,12 +96,13 @@ benches.
 
 On a GPU machine reached through the device tool (build/ is git-ignored):
     build/venv/bin/python bench/gpu.py --build build/gpu-bench
-        # here: 4 min on a quiet machine (11 on a loaded one), ~30 MiB
+        # here: 4 min on a quiet machine (6 to 11 on a loaded one), ~31 MiB
     run(command="python3 bench/gpu.py --run build/gpu-bench --out $OUT/gpu-raw.json "
                 "--json $OUT/gpu.json", carry=["build/gpu-bench"], timeout_s=420)
-    (3 to 5 minutes on an H200, torch.compile's compilations included, at
-    most --time-limit 340 s; --parts info,resnet,transformer for the two
-    training steps alone; the --quick build runs in 75 s there), then copy
+    (3 to 5 minutes on an H200 before the TF32 and bf16 rows were added,
+    torch.compile's compilations included, at most --time-limit 340 s;
+    --parts info,resnet,transformer for the two training steps alone; the
+    --quick build ran in 75 s there), then copy
     $OUT's gpu.json to bench/results/gpu.json and run
     bench/render_performance.py.
 If the cubins do not load there (driver older than ptxas), rebuild with
@@ -106,6 +126,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import _results  # noqa: E402  bench/_results.py: --json (standard library only)
+import gpu_precision  # noqa: E402  the fp32/TF32/bf16 rows (standard library at import)
 
 SIZES = [784, 512, 512, 10]
 MLP_PARAMS = (2, 3, 4, 5, 6, 7)      # argument indices of the weights and biases
@@ -213,23 +234,29 @@ def _runtime_kind(out: str) -> str:
 
 
 def _export(out, name, module, chip, fmt, keep_resident=(), functions=None, meta=None,
-            count=()):
-    """Compiles ``module`` for the GPU, exports DIR/name.so and records the
-    launches per call of the functions ``count`` in meta["launches"][name]."""
+            count=(), precision="fp32", compute_dtype=None):
+    """Compiles ``module`` for the GPU (``precision`` and ``compute_dtype``
+    as gradir.compile's), exports DIR/name.so and records the launches per
+    call of the functions ``count`` in meta["launches"][name]."""
     from gradir.conversion.gpu.launches import count_lowered
     from gradir.runtime.cuda import compile_cuda
     from gradir.runtime.jit import CompileOptions
 
     t0 = time.perf_counter()
-    exe = compile_cuda(module, CompileOptions("cuda", 3, chip, tuple(keep_resident)),
-                       format=fmt, functions=functions)
+    options = CompileOptions("cuda", 3, chip, tuple(keep_resident), precision=precision,
+                             compute_dtype=compute_dtype)
+    exe = compile_cuda(module, options, format=fmt, functions=functions)
     path = exe.export_library(os.path.join(out, name + ".so"))
     if count and meta is not None:
-        meta["launches"][name] = count_lowered(module, list(count),
-                                               keep_resident=tuple(keep_resident))
+        meta["launches"][name] = count_lowered(module, list(count), chip=chip,
+                                               keep_resident=tuple(keep_resident),
+                                               precision=precision,
+                                               compute_dtype=compute_dtype)
     launches = ", ".join(f"@{f} {d['launches']} launches" for f, d in
                          (meta or {}).get("launches", {}).get(name, {}).items())
-    print(f"  {name}.so: {os.path.getsize(path) / 1e6:.2f} MB, {exe.format}, "
+    arithmetic = (f"compute_dtype={compute_dtype}, " if compute_dtype else
+                  f"precision={precision}, " if precision != "fp32" else "")
+    print(f"  {name}.so: {os.path.getsize(path) / 1e6:.2f} MB, {arithmetic}{exe.format}, "
           f"{time.perf_counter() - t0:.1f} s" + (f"; {launches}" if launches else ""),
           flush=True)
     return exe
@@ -263,6 +290,7 @@ func.func @gemm_sum(%a: {t}, %b: {t}) -> tensor<f32> {{
     _export(out, f"gemm{n}", gemm, chip, fmt, keep_resident=(0, 1), meta=meta,
             count=["gemm", "gemm_sum"])
     meta["gemm"] = n
+    gpu_precision.build_gemm(out, meta, gemm, n, chip, fmt, _export)
 
 
 def _build_ops(out, meta, quick, chip, fmt, part):
@@ -323,6 +351,7 @@ def _build_model(out, meta, quick, chip, fmt, part):
     meta["models"][part] = {"config": cfg, "parameters": names, "library": part + ".so",
                             "library_inputs_resident": part + "_inputs_resident.so",
                             "weights": sum(p.numel() for p in model.parameters())}
+    gpu_precision.build_model(out, meta, part, module, resident, chip, fmt, _export)
 
 
 def _collect_suites(suite: str):
@@ -573,6 +602,19 @@ def run_gemm(d: str, meta: dict, repeat: int, device: str, save) -> dict:
     print(f"  gemm{n}: " + ", ".join(f"{k} {v * 1e3:.3f} ms ({flops / v / 1e12:.1f} TFLOP/s)"
                                      for k, v in times.items())
           + f"; max error gradir {err:.2g}, torch {err_t:.2g}", flush=True)
+    del ref, c
+    save(row)
+
+    # fp32, TF32 and bf16 side by side (bench/gpu_precision.py); the fp32
+    # row reuses the timings above.
+    def save_precision(value):
+        row["precision"] = value
+        save(row)
+    fp32 = {"lib": lib, "ms": {"gradir": times["gradir sum(a@b) (resident)"] * 1e3,
+                               "torch": times["torch (a@b).sum()"] * 1e3,
+                               "torch a@b": times["torch a@b"] * 1e3}}
+    gpu_precision.run_gemm(sys.modules[__name__], torch, d, meta, n, a, b, ta, tb, repeat,
+                           fp32, save_precision)
     return row
 
 
@@ -712,6 +754,9 @@ def run_model(d: str, meta: dict, repeat: int, device: str, save, name: str,
           f"torch eager fp32 {row['ms']['torch eager fp32']:.3f} ms, tf32 "
           f"{row['ms']['torch eager tf32']:.3f} ms", flush=True)
     save(row)
+    # TF32 and bf16 side by side (bench/gpu_precision.py).
+    gpu_precision.run_model(sys.modules[__name__], torch, row, d, meta, info, model, params,
+                            names, xd, yd, args, want, got, repeat, save)
     if row["launch_breakdown"]:
         b = row["launch_breakdown"]
         print(f"  {name}: gradir per call (static count): {b['launches']} launches "
@@ -956,6 +1001,7 @@ def tables(results: dict) -> list[dict]:
                     "formats": [None, None, None, ".3f", ".3f", ".3f", ".3f", ".3f", ".2f",
                                 ".2f", ".2g", ".2g"],
                     "rows": steps})
+    out += gpu_precision.tables(results, _model_rows(results))
     prof, top = [], []
     for m in _model_rows(results):
         for label, p in m.get("profile", {}).items():
@@ -1006,6 +1052,7 @@ def save_tables(path: str, results: dict, repeat: int | None) -> None:
              "(gradir.conversion.gpu.launches; an upper bound where it counts both branches "
              "of a condition, e.g. the first call's upload of the resident parameters).",
              f"JAX: {info.get('jax', 'not installed on the GPU machine')}."]
+    notes += gpu_precision.notes()
     failed = [part for part in PARTS
               if isinstance(results.get(part), dict) and "error" in results[part]]
     if failed:
@@ -1073,6 +1120,7 @@ def summary(results: dict) -> str:
                          f"fp32 {err.get('torch fp32', 0):.2g} "
                          f"({'ok' if m.get('ok') else 'FAILED'}) "
                          "| | | | |")
+    lines += gpu_precision.summary_lines(results, _model_rows(results))
     for part in PARTS:
         v = results.get(part)
         if isinstance(v, dict) and ("error" in v or v.get("errors")):
