@@ -1,5 +1,6 @@
 # RUN: %PYTHON %s | FileCheck %s
 # RUN: %PYTHON %s tf32 | FileCheck %s
+# RUN: %PYTHON %s tf32 sm_80 | FileCheck %s
 # Convolutions on the GPU pipeline (rlx-to-linalg{direct-convolutions=true}:
 # one generic over the whole batch, an implicit-GEMM kernel): conv2d and its
 # adjoint (rlx-gradient: the data gradient a conv2d_transpose, the weight
@@ -9,8 +10,9 @@
 # against the reference interpreter.  Each convolution is one kernel: no
 # gpu.launch inside an scf.for (no loop over images), and as many GEMM
 # kernels as convolutions where the GEMM pays off (8x8 outputs).  With
-# argument tf32, the same on TF32 tensor cores (mma kernels, within 1e-2 of
-# the interpreter's largest magnitude).
+# argument tf32, the same on TF32 tensor cores (within 1e-2 of the
+# interpreter's largest magnitude): wgmma kernels at the default chip
+# (sm_90), mma.sync kernels with sm_80.
 
 import sys
 
@@ -85,9 +87,12 @@ def launches(module, fn):
     return names, looped
 
 
-# "tf32": every convolution GEMM on TF32 tensor cores (kernels/mma.py)
-OPTIONS = {"precision": "tf32"} if sys.argv[1:] == ["tf32"] else {}
-GEMM = "_mma" if OPTIONS else "_gemm"
+# "tf32": every convolution GEMM on TF32 tensor cores (kernels/wgmma.py at
+# sm_90, kernels/mma.py with "sm_80")
+OPTIONS = {"precision": "tf32"} if sys.argv[1:2] == ["tf32"] else {}
+if sys.argv[2:] == ["sm_80"]:
+    OPTIONS["chip"] = "sm_80"
+GEMM = ("_mma" if "chip" in OPTIONS else "_wgmma") if OPTIONS else "_gemm"
 rng = np.random.default_rng(0)
 for name, (xs, ws, strides, padding, dilation, groups) in CASES.items():
     text, ys = program(xs, ws, strides, padding, dilation, groups)

@@ -79,7 +79,8 @@ def check(name, make, args, own_loss=False):
             gradir.compile(module, target="cuda", **OPTIONS)   # the kernels compile (PTX)
             exe = Emulated(module, **OPTIONS)
             exe.emulator.exact_tf32 = TF32
-            mma = "nvvm.mma.sync" in str(exe.lowered)
+            lowered = str(exe.lowered)    # mma.sync (sm_80) or wgmma (sm_90, the default)
+            mma = "nvvm.mma.sync" in lowered or "nvvm.wgmma.mma_async" in lowered
             for fn in ("main", "main_adjoint"):
                 want = gradir.interpret(module, fn, *arrays)
                 got = exe[fn](*arrays)
