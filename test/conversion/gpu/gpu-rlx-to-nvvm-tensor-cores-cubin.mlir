@@ -24,6 +24,9 @@
 // A ragged f16 GEMM: A's rows of 36 halves copied in 8-byte chunks (.ca),
 // B's in 16-byte chunks (.cg), both short past the edges (src-size).
 // PTX: .target sm_80
+// Both tiles 16-byte aligned (cp.async's chunks, ldmatrix's rows).
+// PTX: .shared .align 16 .b8 __wg_f16_ragged_mma_0_0
+// PTX: .shared .align 16 .b8 __wg_f16_ragged_mma_0_1
 // PTX: cp.async.ca.shared.global [%{{[a-z0-9+]+}}], [%{{[a-z0-9+]+}}], 8, %r{{[0-9]+}};
 // PTX: cp.async.cg.shared.global [%{{[a-z0-9+]+}}], [%{{[a-z0-9+]+}}], 16, %r{{[0-9]+}};
 // PTX: cp.async.commit_group;

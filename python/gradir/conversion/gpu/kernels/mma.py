@@ -283,11 +283,16 @@ def build_mma(ctx: KernelContext, gen: Generic, g: GemmMatch, kind: str) -> None
     if t.splits > 1 and gen.zero_init:
         ctx.zero_fill(c)
     name = ctx.namer("mma_splitk" if t.splits > 1 else "mma")
+    # both tiles 16-byte aligned (cp.async's 16-byte chunks, ldmatrix's rows):
+    # the lowering aligns a workgroup buffer only to its element type
+    align = ir.DictAttr.get({"llvm.align": ir.IntegerAttr.get(
+        ir.IntegerType.get_signless(64), 16)})
+    ctx.namer.attrs[name[1]] = {"workgroup_attrib_attrs": ir.ArrayAttr.get([align, align])}
     if ctx.options.gemm_min_blocks > 0:
         # 128x128 tiles hold 64 accumulators and 24 fragment registers per
         # thread: two blocks per multiprocessor (128 registers) would spill
         blocks = 1 if t.bm == 128 else ctx.options.gemm_min_blocks
-        ctx.namer.attrs[name[1]] = {"nvvm.minctasm": blocks}
+        ctx.namer.attrs[name[1]]["nvvm.minctasm"] = blocks
     wm, wn = t.bm // WARPS_M, t.bn // WARPS_N
     mt, nt = wm // 16, wn // 8
     _, body, ids, (As, Bs) = launch(t.grid, [THREADS, THREADS], wg, name=name)
