@@ -122,6 +122,32 @@ def test_ba():
     print("vals", len(vals), vals[28:32].tolist())
 
 
+@run
+def test_ba_objective_blocks():
+    """The objective over blocks of observations in a loop (what a large
+    input runs), with and without a tail: numpy's errors, the reference
+    interpreter's, and all observations at once (bitwise)."""
+    import gradir
+    from gradir.tools.gradbench.build import function
+    from gradir.tools.gradbench.evals import ba
+    n, m, p, args = ba.arrays(INPUT)
+    want = np.asarray([residual(*(np.asarray(INPUT[k], np.float64) for k in ("cam", "x", "w",
+                                                                           "feat")))] * p)
+    whole = function(ba.objective_text(n, m, p, 0))(*args)
+    for block in (5, 8, 0):
+        text = ba.objective_text(n, m, p, block)
+        got = function(text)(*args)
+        interp = gradir.interpret(gradir.parse(text), "main", *args)
+        # GradBench's measure (the errors cancel features of ~800: 1e-13 apart)
+        assert (abs(got[0] - want) / np.maximum(abs(got[0]) + abs(want), 1)).max() < 1e-10, \
+            (block, got[0] - want)
+        for g, i, w in zip(got, interp, whole):
+            assert np.allclose(g, np.asarray(i), rtol=1e-13, atol=1e-13), (block, g, i)
+            assert np.array_equal(g, w), (block, g, w)
+        print(f"p={p} block={block}: loop {'scf.for' in text}, tail {'residual_tail' in text}, "
+              "matches numpy, the interpreter and one block")
+
+
 if "--regenerate" in sys.argv:
     regenerate()
 
@@ -134,3 +160,8 @@ if "--regenerate" in sys.argv:
 # observation 0: camera 0's 11 columns, then point 0 (33, 34, 35), then weight 0 (48)
 # CHECK-NEXT: cols 496 [33, 34, 35, 48, 0] [62, 63]
 # CHECK-NEXT: vals 496 [28.0, 29.0, 30.0, 31.0]
+
+# CHECK-LABEL: TEST: test_ba_objective_blocks
+# CHECK-NEXT: p=16 block=5: loop True, tail True, matches numpy, the interpreter and one block
+# CHECK-NEXT: p=16 block=8: loop True, tail False, matches numpy, the interpreter and one block
+# CHECK-NEXT: p=16 block=0: loop False, tail False, matches numpy, the interpreter and one block
