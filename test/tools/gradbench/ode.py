@@ -38,6 +38,24 @@ def regenerate():
 def main():
     from gradir.tools.gradbench.evals import ode as module
     gb_check.check("ode", module, 1e-8)
+    padded()
+
+
+def padded():
+    """The primal's padded program (y behind four ones) against numpy, the
+    reference interpreter, and ``program``'s steps (bitwise)."""
+    import gradir
+    from gradir.tools.gradbench.build import function
+    from gradir.tools.gradbench.evals import ode
+    for n, s in ((6, 4), (1, 3), (37, 5)):
+        x = np.random.default_rng(n).random(n)
+        text = ode.primal_program(n, s)
+        got = function(text)(x)
+        interp = np.asarray(gradir.interpret(gradir.parse(text), "main", x)[0])
+        assert np.allclose(got, solve(x, s), rtol=1e-14, atol=1e-15), (n, s, got)
+        assert np.allclose(got, interp, rtol=1e-15, atol=0), (n, s, got, interp)
+        assert np.array_equal(got, function(ode.program(n, s, False))(x)), (n, s)
+        print(f"padded primal n={n} s={s}: matches numpy, the interpreter and program")
 
 
 if __name__ == "__main__":
@@ -46,3 +64,6 @@ if __name__ == "__main__":
 # CHECK: functions: primal, gradient
 # CHECK-NEXT: ode primal ok
 # CHECK-NEXT: ode gradient ok
+# CHECK-NEXT: padded primal n=6 s=4: matches numpy, the interpreter and program
+# CHECK-NEXT: padded primal n=1 s=3: matches numpy, the interpreter and program
+# CHECK-NEXT: padded primal n=37 s=5: matches numpy, the interpreter and program
