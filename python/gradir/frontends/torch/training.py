@@ -51,8 +51,11 @@ def _split_options(options: dict) -> tuple[dict, dict]:
     return grad, comp
 
 
+_FLOAT_DTYPES = frozenset(getattr(torch, name) for name in _FLOATS)
+
+
 def _is_float(t) -> bool:
-    return str(t.dtype).removeprefix("torch.") in _FLOATS
+    return t.dtype in _FLOAT_DTYPES
 
 
 class _Variant:
@@ -72,6 +75,9 @@ class _Variant:
         self.n_saved = n_saved
         self.buffers = list(buffers)
         self.mutated = list(mutated)
+        # buffer name -> num_batches_tracked's: the cumulative averages among
+        # ``mutated``, traced with momentum 1.0 (``_build_variant``)
+        self.averages: dict = {}
         if wrt:
             sig = exe.signatures["main_bwd"]
             self.cotangent_types = [(tuple(a.shape), np.dtype(a.dtype))
@@ -100,7 +106,8 @@ def _build_variant(module_like, args, wrt, options, buffers=False) -> _Variant:
     from .importer import buffer_arguments, import_program, mutated_buffers, mutated_inputs
 
     grad_opts, comp_opts = _split_options(options)
-    with _momentum_one(cumulative_averages(module_like)):
+    averages = cumulative_averages(module_like)
+    with _momentum_one(averages):
         module, exported = import_program(module_like, tuple(args), buffers=buffers,
                                           input_mutations=True)
     bufs = buffer_arguments(module_like, exported) if buffers else []
@@ -120,6 +127,8 @@ def _build_variant(module_like, args, wrt, options, buffers=False) -> _Variant:
     v = _Variant(exe, list(wrt), exported.call_spec.out_spec, n_saved, bufs, mutated,
                  mutated_inputs(exported))
     v.module = module          # what was compiled (@main, @main_fwd, @main_bwd)
+    # the cumulative averages this variant was traced with (momentum 1.0)
+    v.averages = dict(averages) if mutated else {}
     return v
 
 
@@ -169,7 +178,7 @@ class _momentum_one:
 
 def _to_numpy(t):
     t = t.detach()
-    if t.device.type != "cpu":    # target "cuda": the executable copies to the GPU itself
+    if not t.is_cpu:              # target "cuda": the executable copies to the GPU itself
         t = t.cpu()
     if not t.is_contiguous():
         t = t.contiguous()
@@ -186,6 +195,10 @@ def _from_numpy(a, device=None):
     return t if device is None or device.type == "cpu" else t.to(device)
 
 
+# dtype -> whether ``Program._check`` refuses tensors of it (filled on first sight)
+_REFUSED_DTYPES: dict = {}
+
+
 class GradirFunction(torch.autograd.Function):
     """``@main_fwd`` forward, ``@main_bwd`` backward.  The saved values stay
     numpy arrays on ``ctx`` until the backward has used them."""
@@ -194,6 +207,9 @@ class GradirFunction(torch.autograd.Function):
     def forward(ctx, variant, device, *tensors):
         out = _results(variant.exe["main_fwd"](*map(_to_numpy, tensors)))
         n = len(out) - variant.n_saved
+        # no zero tensors for the results without a gradient (the buffers'
+        # new values): the backward makes its numpy zeros for a None
+        ctx.set_materialize_grads(False)
         ctx.variant = variant
         ctx.saved = out[n:]
         ctx.devices = [t.device for t in tensors]
@@ -245,18 +261,21 @@ class Program:
         self.variants: dict = {}
         self.name_inputs = name_inputs   # errors name the inputs (not a Dynamo graph's)
         self.example = None              # the first variant's input shapes and dtypes
+        self._signature = (None, [])     # (forward function, its positional parameters)
 
     def params(self):
         return list(self.module.parameters())
 
-    def key(self, inputs, grad):
-        bufs = tuple((tuple(b.shape), b.dtype) for b in self.module.buffers()) \
-            if self.buffers else ()
+    def key(self, inputs, grad, buffers=None):
+        """``buffers``: ``self.module.buffers()`` when the caller has them."""
+        if buffers is None and self.buffers:
+            buffers = self.module.buffers()
+        bufs = tuple((tuple(b.shape), b.dtype) for b in buffers) if self.buffers else ()
         return (self.module.training, grad,
                 tuple((tuple(t.shape), t.dtype, grad and t.requires_grad) for t in inputs), bufs)
 
-    def variant(self, inputs, params, grad):
-        key = self.key(list(inputs) + list(params), grad)
+    def variant(self, inputs, params, grad, buffers=None):
+        key = self.key(list(inputs) + list(params), grad, buffers)
         v = self.variants.get(key)
         if v is None and not grad:
             # a variant compiled for training has the same @main
@@ -307,11 +326,16 @@ class Program:
         """Names of the forward's first ``n`` inputs, for error messages:
         its parameters' names where its signature tells them."""
         import inspect
-        try:
-            params = [p.name for p in inspect.signature(self.module.forward).parameters.values()
-                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        except (TypeError, ValueError):
-            params = []
+        forward = self.module.forward
+        function = getattr(forward, "__func__", forward)
+        if self._signature[0] is not function:
+            try:
+                params = [p.name for p in inspect.signature(forward).parameters.values()
+                          if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+            except (TypeError, ValueError):
+                params = []
+            self._signature = (function, params)
+        params = self._signature[1]
         return [f"'{params[i]}'" if i < len(params) else f"{i}" for i in range(n)]
 
     def _check(self, named) -> "torch.device | None":
@@ -319,12 +343,17 @@ class Program:
         the CUDA device of the tensors (None: the CPU's)."""
         cuda = self.options.get("target", "cpu") == "cuda"
         device = None
+        refused = _REFUSED_DTYPES
         for what, t in named:
-            if t.dtype == torch.bfloat16 or t.is_complex() or t.is_quantized:
+            bad = refused.get(t.dtype)
+            if bad is None:     # complex and quantized tensors are so by their dtype
+                bad = refused[t.dtype] = bool(t.dtype == torch.bfloat16 or t.is_complex()
+                                              or t.is_quantized)
+            if bad:
                 raise TypeError(f"gradir: {what} is a {t.dtype} tensor; the compiled module "
                                 "takes tensors of numpy's dtypes (float16/32/64, integers, "
                                 "bool)")
-            if t.device.type == "cpu":
+            if t.is_cpu:
                 continue
             if not cuda or t.device.type != "cuda":
                 raise TypeError(f"gradir: {what} is on {t.device}; the compiled module runs "
@@ -334,7 +363,7 @@ class Program:
             device = t.device
         return device
 
-    def prepare(self, inputs):
+    def prepare(self, inputs, buffers=None):
         """Checks ``inputs`` and the parameters (an error names the
         argument) and returns the variant for them (compiled now if new),
         the parameters and the CUDA device of the tensors (or None)."""
@@ -349,7 +378,7 @@ class Program:
                              + [(f"parameter '{n}'", p) for n, p in named_params])
         self._check_float_dtypes(names, inputs, params)
         grad = torch.is_grad_enabled() and any(t.requires_grad for t in list(inputs) + params)
-        return self.variant(inputs, params, grad), params, device
+        return self.variant(inputs, params, grad, buffers), params, device
 
     def _check_float_dtypes(self, names, inputs, params):
         """Refuses a floating-point input whose dtype is neither the one it
@@ -371,9 +400,11 @@ class Program:
 
     def flat_call(self, inputs):
         """The outputs, flattened (a tuple of tensors)."""
-        v, params, device = self.prepare(inputs)
+        # the buffers looked up once a call (named_buffers() walks the modules)
+        named = dict(self.module.named_buffers()) if self.buffers else {}
+        v, params, device = self.prepare(inputs, named.values() if self.buffers else None)
         tensors = list(inputs) + params
-        bufs = [self.module.get_buffer(name) for name in v.buffers]
+        bufs = [self._buffer(named, name) for name in v.buffers]
         device = self._check([(f"buffer '{n}'", b) for n, b in zip(v.buffers, bufs)]) or device
         tensors += bufs
         if v.wrt:
@@ -381,9 +412,15 @@ class Program:
         else:
             out = tuple(_from_numpy(a, device)
                         for a in _results(v.exe["main"](*map(_to_numpy, tensors))))
-        return v, self._update_buffers(v, inputs, out)
+        return v, self._update_buffers(v, inputs, out, named)
 
-    def _update_buffers(self, v, inputs, out):
+    def _buffer(self, named, name):
+        """The buffer ``name``: from ``named`` (``named_buffers()``), else
+        (a buffer shared under another name) ``get_buffer``."""
+        buf = named.get(name)
+        return buf if buf is not None else self.module.get_buffer(name)
+
+    def _update_buffers(self, v, inputs, out, named=None):
         """Copies the new values of the mutated inputs and buffers
         (``out``'s tail) into them, as PyTorch updates them in place; returns
         the outputs.  The running statistics of a cumulative average
@@ -395,7 +432,8 @@ class Program:
             return out
         n = len(out) - v.n_extra
         new = out[n:]
-        averages = cumulative_averages(self.module) if v.mutated else {}
+        named = {} if named is None else named
+        averages = v.averages
         with torch.no_grad():
             for i, value in zip(v.mutated_inputs, new):
                 inputs[i].copy_(value)
@@ -404,10 +442,10 @@ class Program:
                 if name in averages:
                     later.append((name, value))
                 else:
-                    self.module.get_buffer(name).copy_(value)
+                    self._buffer(named, name).copy_(value)
             for name, batch in later:
-                factor = 1.0 / float(self.module.get_buffer(averages[name]))
-                buf = self.module.get_buffer(name)
+                factor = 1.0 / float(self._buffer(named, averages[name]))
+                buf = self._buffer(named, name)
                 buf.copy_(batch.double() * factor + buf.double() * (1.0 - factor))
         return out[:n]
 
