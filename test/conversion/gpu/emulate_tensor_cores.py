@@ -18,7 +18,9 @@
 # * with the emulator's exact_tf32 (MMAs on whole f32 operands) the TF32
 #   kernels give fp32's result: their data flow is right apart from rounding.
 
+import os
 import re
+import sys
 
 import numpy as np
 import ml_dtypes
@@ -33,34 +35,12 @@ from gradir.testing import gradient_module
 from gradir.testing.gpu_emulator import Emulated, run
 from gradir.testing.gpu_emulator.tensor_cores import tf32_round
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "Inputs"))
+from emulate_helpers import matmul  # noqa: E402
+
 gradir._compat.push_diagnostic_sink(lambda *a: None)   # leak warnings (see README)
 CHIP = "sm_80"      # mma.sync (sm_90 runs wgmma: emulate_wgmma.py)
-
-
-def matmul(a, b, c, ta=False, tb=False, t="f32"):
-    """``A @ B`` for A (a x b) and B (b x c), read transposed when asked;
-    leading batch dims in ``a`` (a tuple) are a batched matmul."""
-    *batch, m = a if isinstance(a, tuple) else (a,)
-    pre = "".join(f"{d}x" for d in batch)
-    xa = f"tensor<{pre}{b}x{m}x{t}>" if ta else f"tensor<{pre}{m}x{b}x{t}>"
-    xb = f"tensor<{pre}{c}x{b}x{t}>" if tb else f"tensor<{pre}{b}x{c}x{t}>"
-    perm = ", ".join(str(i) for i in range(len(batch))) + (", " if batch else "")
-    perm += f"{len(batch) + 1}, {len(batch)}"
-    lines, x, w = [], "%x", "%w"
-    if ta:
-        lines.append(f'%xt = "rlx.permute_dims"(%x) {{axes = array<i64: {perm}>}} : ({xa}) -> '
-                     f"tensor<{pre}{m}x{b}x{t}>")
-        x = "%xt"
-    if tb:
-        lines.append(f'%wt = "rlx.permute_dims"(%w) {{axes = array<i64: {perm}>}} : ({xb}) -> '
-                     f"tensor<{pre}{b}x{c}x{t}>")
-        w = "%wt"
-    out = f"tensor<{pre}{m}x{c}x{t}>"
-    lines.append(f'%y = "rlx.matmul"({x}, {w}) : (tensor<{pre}{m}x{b}x{t}>, '
-                 f"tensor<{pre}{b}x{c}x{t}>) -> {out}")
-    body = "\n  ".join(lines)
-    return (f"func.func @main(%x: {xa}, %w: {xb}) -> {out} {{\n  {body}\n"
-            f"  return %y : {out}\n}}")
 
 
 DENSE = """

@@ -96,3 +96,29 @@ def check(name: str, module, fn: str, args, rtol=1e-12, atol=1e-14, relative=Fal
         problem = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
     print(f"{name}: " + (f"FAIL {problem}" if problem else f"ok, {launches} launches"),
           flush=True)
+
+
+def matmul(a, b, c, ta=False, tb=False, t="f32"):
+    """The rlx program of ``A @ B`` for A (a x b) and B (b x c), read transposed when asked;
+    leading batch dims in ``a`` (a tuple) are a batched matmul."""
+    *batch, m = a if isinstance(a, tuple) else (a,)
+    pre = "".join(f"{d}x" for d in batch)
+    xa = f"tensor<{pre}{b}x{m}x{t}>" if ta else f"tensor<{pre}{m}x{b}x{t}>"
+    xb = f"tensor<{pre}{c}x{b}x{t}>" if tb else f"tensor<{pre}{b}x{c}x{t}>"
+    perm = ", ".join(str(i) for i in range(len(batch))) + (", " if batch else "")
+    perm += f"{len(batch) + 1}, {len(batch)}"
+    lines, x, w = [], "%x", "%w"
+    if ta:
+        lines.append(f'%xt = "rlx.permute_dims"(%x) {{axes = array<i64: {perm}>}} : ({xa}) -> '
+                     f"tensor<{pre}{m}x{b}x{t}>")
+        x = "%xt"
+    if tb:
+        lines.append(f'%wt = "rlx.permute_dims"(%w) {{axes = array<i64: {perm}>}} : ({xb}) -> '
+                     f"tensor<{pre}{b}x{c}x{t}>")
+        w = "%wt"
+    out = f"tensor<{pre}{m}x{c}x{t}>"
+    lines.append(f'%y = "rlx.matmul"({x}, {w}) : (tensor<{pre}{m}x{b}x{t}>, '
+                 f"tensor<{pre}{b}x{c}x{t}>) -> {out}")
+    body = "\n  ".join(lines)
+    return (f"func.func @main(%x: {xa}, %w: {xb}) -> {out} {{\n  {body}\n"
+            f"  return %y : {out}\n}}")
