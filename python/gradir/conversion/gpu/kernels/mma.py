@@ -457,26 +457,33 @@ def _store_fragments(gen: Generic, g: GemmMatch, t: GemmTiling, blk, w: _Warp, a
     for i in range(mt):
         for j in range(nt):
             for r in range(4):
-                gm, rdims = rows[i, r // 2]
-                gn, cdims = cols[j, r % 2]
-                dims: list = [index(0)] * len(gen.ranges)
-                for d in g.ms:
-                    dims[d] = rdims[d]
-                for d in g.ns:
-                    dims[d] = cdims[d]
-                for d, v in zip(g.batch, blk.bvals):
-                    dims[d] = v
-                conds = []
-                if t.M % t.bm:
-                    conds.append(ult(gm, t.M))
-                if t.N % t.bn:
-                    conds.append(ult(gn, t.N))
-                value = accs[(i * nt + j) * 4 + r]
-                if conds:
-                    cond = conds[0] if len(conds) == 1 else arith.andi(conds[0], conds[1])
-                    guard = if_(cond)
-                    with ir.InsertionPoint(guard.then_block):
-                        _store_one(gen, g, t, c, dims, value, epi)
-                        scf.YieldOp([])
-                else:
-                    _store_one(gen, g, t, c, dims, value, epi)
+                store_element(gen, g, t, blk, c, rows[i, r // 2], cols[j, r % 2],
+                              accs[(i * nt + j) * 4 + r], epi)
+
+
+def store_element(gen, g, t, blk, c, row, col, value, epi) -> None:
+    """Stores one accumulator ``value`` at C's (row, col) (each a pair of
+    the global index and the generic's dims it sets, from ``_place``),
+    guarded where the tile may pass C's edges (also the wgmma kernels')."""
+    gm, rdims = row
+    gn, cdims = col
+    dims: list = [index(0)] * len(gen.ranges)
+    for d in g.ms:
+        dims[d] = rdims[d]
+    for d in g.ns:
+        dims[d] = cdims[d]
+    for d, v in zip(g.batch, blk.bvals):
+        dims[d] = v
+    conds = []
+    if t.M % t.bm:
+        conds.append(ult(gm, t.M))
+    if t.N % t.bn:
+        conds.append(ult(gn, t.N))
+    if conds:
+        cond = conds[0] if len(conds) == 1 else arith.andi(conds[0], conds[1])
+        guard = if_(cond)
+        with ir.InsertionPoint(guard.then_block):
+            _store_one(gen, g, t, c, dims, value, epi)
+            scf.YieldOp([])
+    else:
+        _store_one(gen, g, t, c, dims, value, epi)

@@ -46,11 +46,11 @@ from mlir import ir
 from mlir.dialects import arith, gpu, llvm, memref, nvvm, scf
 
 from ..common import index
-from .common import (Generic, KernelContext, apply_map, clone_unary, const, delinearize, if_,
+from .common import (Generic, KernelContext, apply_map, clone_unary, const, delinearize,
                      launch, ult, workgroup_type)
 from .gemm import (GemmMatch, GemmTiling, Epilogue, _extent, _k_inner, _place, _retire,
-                   _store_one, _RELEASES, match_epilogue)
-from .mma import _operand_kind
+                   _RELEASES, match_epilogue)
+from .mma import _operand_kind, store_element
 from .reduction import atomic_type
 
 __all__ = ["WGMMA_CONFIGS", "WGMMA_BK", "WGMMA_SUFFIX", "chip_has_wgmma", "build_wgmma",
@@ -395,25 +395,4 @@ def _store_accumulators(gen: Generic, g: GemmMatch, t: GemmTiling, blk: _Block, 
             _place(gen, dims, g.ns, gn)
             cols[j, e] = (gn, dims)
     for i, value in enumerate(accs):
-        gm, rdims = rows[i // 2 % 2]
-        gn, cdims = cols[i // 4, i % 2]
-        dims: list = [index(0)] * len(gen.ranges)
-        for d in g.ms:
-            dims[d] = rdims[d]
-        for d in g.ns:
-            dims[d] = cdims[d]
-        for d, v in zip(g.batch, blk.bvals):
-            dims[d] = v
-        conds = []
-        if t.M % t.bm:
-            conds.append(ult(gm, t.M))
-        if t.N % t.bn:
-            conds.append(ult(gn, t.N))
-        if conds:
-            cond = conds[0] if len(conds) == 1 else arith.andi(conds[0], conds[1])
-            guard = if_(cond)
-            with ir.InsertionPoint(guard.then_block):
-                _store_one(gen, g, t, c, dims, value, epi)
-                scf.YieldOp([])
-        else:
-            _store_one(gen, g, t, c, dims, value, epi)
+        store_element(gen, g, t, blk, c, rows[i // 2 % 2], cols[i // 4, i % 2], value, epi)
