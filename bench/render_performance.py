@@ -280,11 +280,18 @@ def _cnn_rows(data: dict) -> list[tuple[str, str]]:
     table = _table(data, "ResNet")
     if table is None:
         return []
-    rows = _rows(table)
-    parts = [f"**{r['torch/gradir']:.2f}** at {r['threads']} thread{'s' if r['threads'] > 1 else ''}"
-             for r in rows]
+    rows = [r for r in _rows(table) if r.get("clock", "wall") == "wall"]
+    if rows and "torch/gradir" in rows[0]:  # the records before torch.compile's column
+        parts = [f"**{r['torch/gradir']:.2f}** at {r['threads']} "
+                 f"thread{'s' if r['threads'] > 1 else ''}" for r in rows]
+        return [(f"ResNet (CIFAR-sized) step, imported, {rows[0]['workload']}",
+                 "PyTorch / gradir: " + ", ".join(parts))]
+    parts = [f"eager **{r['eager/gradir']:.2f}**"
+             + (f", torch.compile **{r['compile/gradir']:.2f}**"
+                if r.get("compile/gradir") is not None else "")
+             + f" at {r['threads']} thread{'s' if r['threads'] > 1 else ''}" for r in rows]
     return [(f"ResNet (CIFAR-sized) step, imported, {rows[0]['workload']}",
-             "PyTorch / gradir: " + ", ".join(parts))] if rows else []
+             "PyTorch / gradir, wall time: " + "; ".join(parts))] if rows else []
 
 
 def _transformer_rows(data: dict) -> list[tuple[str, str]]:
