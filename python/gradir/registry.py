@@ -97,6 +97,11 @@ def _rlx_early_dealloc():
     return RlxEarlyDealloc
 
 
+def _rlx_fuse_attention():
+    from .transforms.rlx_fuse_attention import RlxFuseAttention
+    return RlxFuseAttention
+
+
 def _rlx_gradient():
     from .transforms.rlx_gradient import RlxGradient
     return RlxGradient
@@ -183,6 +188,7 @@ PASSES = {
     "rlx-dce": _rlx_dce,
     "rlx-distinct-results": _rlx_distinct_results,
     "rlx-early-dealloc": _rlx_early_dealloc,
+    "rlx-fuse-attention": _rlx_fuse_attention,
     "rlx-gradient": _rlx_gradient,
     "rlx-loop-hints": _rlx_loop_hints,
     "rlx-lower-to-llvm": _rlx_lower_to_llvm,
