@@ -4,7 +4,9 @@
 # (and one with compute_dtype="bf16") run end to end on the fake
 # libcuda.so.1 (fake_driver.py): its GEMMs are wgmma kernels in a module of
 # their own (compiled for sm_90a), which the emulator runs, outlined, from
-# the launches the library makes.  An MLP training step against numpy in
+# the launches the library makes; under TF32 the operands with K innermost
+# (16-byte rows) are copied with cp.async into a multi-stage pipeline
+# (compute_dtype=bf16 converts its f32 operands: cooperative loads).  An MLP training step against numpy in
 # float64, within TF32's (bf16's) error.
 
 import os
@@ -49,8 +51,9 @@ for name, opts, tol in (("tf32", {"precision": "tf32"}, 1e-2),
     got = lib["main_adjoint"](x, labels, *params)
     errs = [float(np.abs(g - w).max() / np.abs(w).max()) for g, w in zip(got, want)]
     print(name, "wgmma kernels:", text.count("nvvm.wgmma.mma_async") > 0, "mma.sync:",
-          text.count("nvvm.mma.sync") > 0, "sm_90a module:",
+          text.count("nvvm.mma.sync") > 0, "cp.async:", "nvvm.cp.async.shared.global" in text,
+          "sm_90a module:",
           "@main_adjoint_kernels_sm90a" in print_module(kernels),
           "within tolerance:", max(errs) < tol, "launch errors:", driver.errors)
-# CHECK: tf32 wgmma kernels: True mma.sync: False sm_90a module: True within tolerance: True launch errors: []
-# CHECK-NEXT: bf16 wgmma kernels: True mma.sync: False sm_90a module: True within tolerance: True launch errors: []
+# CHECK: tf32 wgmma kernels: True mma.sync: False cp.async: True sm_90a module: True within tolerance: True launch errors: []
+# CHECK-NEXT: bf16 wgmma kernels: True mma.sync: False cp.async: False sm_90a module: True within tolerance: True launch errors: []

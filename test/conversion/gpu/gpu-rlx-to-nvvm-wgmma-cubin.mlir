@@ -1,18 +1,27 @@
 // REQUIRES: ptxas
 // The wgmma kernels assemble with ptxas (format=bin) for sm_90a, the
 // target chip=sm_90 gives their gpu.module; the other kernels stay sm_90.
+// x and f32_nt's w have K innermost in 16-byte rows: copied with cp.async
+// into a multi-stage pipeline (f32_nt: both operands).
 // RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_90 format=bin precision=tf32' | FileCheck %s
 // RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_90 format=bin compute-dtype=bf16' | FileCheck %s
 // The 128x128 tiles (two warpgroups, m64n128):
 // RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_90 format=bin precision=tf32 sm-count=1' | FileCheck %s
 
 // CHECK: gpu.binary @f32_matmul_kernels_sm90a  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a">, {{.*}}bin = "\7FELF
+// CHECK: gpu.binary @f32_nt_kernels_sm90a  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a">, {{.*}}bin = "\7FELF
 // CHECK: gpu.binary @f16_matmul_kernels_sm90a  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a">, {{.*}}bin = "\7FELF
 // CHECK: gpu.binary @sum_kernels  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90">, {{.*}}bin = "\7FELF
 
 func.func @f32_matmul(%x: tensor<136x72xf32>, %w: tensor<72x140xf32>) -> tensor<136x140xf32> {
   %y = "rlx.matmul"(%x, %w) : (tensor<136x72xf32>, tensor<72x140xf32>) -> tensor<136x140xf32>
   return %y : tensor<136x140xf32>
+}
+
+func.func @f32_nt(%x: tensor<40x256xf32>, %w: tensor<48x256xf32>) -> tensor<40x48xf32> {
+  %wt = "rlx.permute_dims"(%w) {axes = array<i64: 1, 0>} : (tensor<48x256xf32>) -> tensor<256x48xf32>
+  %y = "rlx.matmul"(%x, %wt) : (tensor<40x256xf32>, tensor<256x48xf32>) -> tensor<40x48xf32>
+  return %y : tensor<40x48xf32>
 }
 
 func.func @f16_matmul(%x: tensor<40x64xf16>, %w: tensor<64x48xf16>) -> tensor<40x48xf16> {

@@ -2,10 +2,12 @@
 // matmul, and a f32 one under precision=tf32 or compute-dtype=bf16, is
 // wgmma.mma_async (m64nNk16 on bf16, m64nNk8 on TF32, f32 accumulation)
 // after the stores' fence.proxy.async, between wgmma.fence and
-// commit_group/wait_group 0, in a gpu.module of its own compiled for
+// commit_group/wait_group, in a gpu.module of its own compiled for
 // sm_90a (wgmma is an sm_90a feature), its tiles swizzled and aligned to
 // 1024 bytes (the swizzle's repeat); the other kernels keep sm_90.  On
-// sm_80 the same matmuls are mma.sync and nothing is wgmma.
+// sm_80 the same matmuls are mma.sync and nothing is wgmma.  x (K
+// innermost, rows of 96 bytes) is copied with cp.async into four stages
+// of tiles (gpu-rlx-to-nvvm-wgmma-pipeline.mlir checks the pipeline).
 // RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_90 format=isa precision=tf32' | FileCheck %s --check-prefix=TF32
 // RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_90 format=isa compute-dtype=bf16' | FileCheck %s --check-prefix=BF16
 // RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_90 format=isa' | FileCheck %s --check-prefix=DEFAULT
@@ -16,8 +18,9 @@
 
 // TF32: gpu.binary @f32_matmul_kernels_sm90a  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a">
 // TF32-SAME: .target sm_90a
-// TF32-SAME: .shared .align 1024 .b8 __wg_f32_matmul_wgmma_0_0[8192]
-// TF32-SAME: .shared .align 1024 .b8 __wg_f32_matmul_wgmma_0_1[4096]
+// TF32-SAME: .shared .align 1024 .b8 __wg_f32_matmul_wgmma_0_0[32768]
+// TF32-SAME: .shared .align 1024 .b8 __wg_f32_matmul_wgmma_0_1[16384]
+// TF32-SAME: cp.async.cg.shared.global
 // TF32-SAME: cvt.rna.tf32.f32
 // TF32-SAME: fence.proxy.async.shared::cta
 // TF32-SAME: bar.sync
@@ -50,20 +53,20 @@
 // SM80-SAME: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 // SM80-NOT: wgmma
 
-// The kernels stage: the tiles staged as 8-row groups of 128-byte rows
-// (TF32, the 128-byte swizzle), the descriptors (mode 1 in bits 62-63:
+// The kernels stage: the tiles staged as four stages of 8-row groups of
+// 128-byte rows (TF32, the 128-byte swizzle), the descriptors (mode 1 in bits 62-63:
 // 4611686018427387904 = 1 << 62; SBO 1024 bytes = 64 << 32; LBO 16 = 1 << 16),
 // the MMAs on the accumulator struct.
 // KERNELS-LABEL: func.func @f32_matmul
 // KERNELS: arith.constant 4611686293305360384 : i64
-// KERNELS: gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c128{{.*}}) module(@f32_matmul_kernels_sm90a) function(@f32_matmul_wgmma_0) workgroup({{.*}} : memref<8x8x32xi32, #gpu.address_space<workgroup>>, {{.*}} : memref<4x8x32xi32, #gpu.address_space<workgroup>>)
+// KERNELS: gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c128{{.*}}) module(@f32_matmul_kernels_sm90a) function(@f32_matmul_wgmma_0) workgroup({{.*}} : memref<4x8x8x32xi32, #gpu.address_space<workgroup>>, {{.*}} : memref<4x4x8x32xi32, #gpu.address_space<workgroup>>)
 // KERNELS: memref.extract_aligned_pointer_as_index
 // KERNELS: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // KERNELS-NEXT: gpu.barrier
 // KERNELS: nvvm.wgmma.fence.aligned
 // KERNELS-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 8>, D[<f32>, <one>], A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
 // KERNELS-NEXT: nvvm.wgmma.commit.group.sync.aligned
-// KERNELS-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// KERNELS-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
 
 func.func @f32_matmul(%x: tensor<40x24xf32>, %w: tensor<24x48xf32>) -> tensor<40x48xf32> {
   %y = "rlx.matmul"(%x, %w) : (tensor<40x24xf32>, tensor<24x48xf32>) -> tensor<40x48xf32>

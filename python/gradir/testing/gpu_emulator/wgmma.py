@@ -29,10 +29,16 @@ What the PTX ISA specifies and is checked here:
   an element written in this launch without one is an error, as is one
   written by another thread without a barrier in between (the race
   detector of ``memory.py``);
+* shared memory written by ``cp.async`` is readable by wgmma once the
+  copy completed (``cp.async.wait.group``, ``async_copies.py``) and the
+  copying thread fenced it (``fence.proxy.async``): an ``mma_async`` reading
+  a copy still in flight is an error;
 * ``mma_async`` is asynchronous: its accumulators may be read (or
   rewritten) only after a ``wait_group`` that covers the ``commit_group``
   holding it, and its shared-memory operands must not change until then
-  (checked by comparing them at issue and at completion); the accumulators
+  (checked by comparing them at issue and at completion; the read counts
+  as the warpgroup's at both, so another thread's write into them needs a
+  barrier after the ``wait_group``, as a plain read would); the accumulators
   must be fenced (``wgmma.fence``) before an ``mma_async`` that takes them
   from ordinary registers (chaining one ``mma_async``'s result into the
   next needs no fence).
@@ -41,7 +47,9 @@ Products are exact and summed with the accumulator in float64, rounded to
 f32 once (as ``tensor_cores.py`` does for ``mma.sync``); TF32 operands use
 the upper 19 bits of their 32 (all of them under ``exact_tf32``).  Emulated
 shared addresses: each workgroup buffer whose address is taken gets a
-1024-byte aligned range from 0, in the order the kernel asks."""
+1024-byte aligned range from 0, in the order the kernel asks; an
+``llvm.inttoptr`` of such an address to a shared pointer (``!llvm.ptr<3>``)
+points into that buffer (the destinations of ``cp.async``)."""
 
 from __future__ import annotations
 
@@ -50,6 +58,7 @@ import re
 import numpy as np
 from mlir import ir
 
+from .async_copies import Ptr
 from .values import EmulationError
 
 __all__ = ["WgmmaOps", "accumulator_coordinates"]
@@ -158,6 +167,24 @@ class WgmmaOps:
         first = int(np.asarray(buf.ids).reshape(-1)[0]) % per_block
         return [np.int64(base + first * alloc.data.itemsize)]
 
+    def _op_llvm_inttoptr(self, op, env, mask):
+        """A shared pointer from an address of ``extract_aligned_pointer``."""
+        k = self.kernel
+        if k is None or not str(op.results[0].type).endswith("<3>"):
+            return super()._op_llvm_inttoptr(op, env, mask)
+        st = self._wgmma(op)
+        addr = np.broadcast_to(np.asarray(env[op.operands[0]], np.int64), (k.n,))
+        live = addr if mask is None else addr[np.asarray(mask, bool)]
+        if not live.size:
+            return [Ptr(st.shared[0][1], np.zeros(k.n, np.int64), st.shared[0][0], "shared")
+                    if st.shared else np.int64(0)]
+        lo, hi = int(live.min()), int(live.max())
+        for base, alloc in st.shared:
+            if base <= lo and hi < base + alloc.data.nbytes // k.nblocks:
+                return [Ptr(alloc, addr - base, base, "shared")]
+        raise EmulationError(f"{op.location}: a shared pointer to [{lo:#x}, {hi:#x}] "
+                             "outside any workgroup buffer")
+
     def _op_nvvm_fence_proxy(self, op, env, mask):
         kind = _attr(op, "kind")
         if kind not in ("async", "async.shared"):
@@ -210,11 +237,12 @@ class WgmmaOps:
         finish = set(groups[:max(0, len(groups) - keep)])
         for rec in mine:
             if rec.group in finish:
-                for alloc, key, before in rec.reads:
+                for alloc, key, before, flat, first in rec.reads:
                     if not np.array_equal(_bytes(alloc, self.kernel)[key], before):
                         raise EmulationError(f"{rec.location}: shared memory read by "
                                              "wgmma.mma_async changed before its "
                                              "wgmma.wait_group")
+                    self._check_read(op, alloc, flat, first)        # read until now
                 rec.done = True
         st.pending = [r for r in st.pending if not r.done]
         st.fenced &= ~wgs
@@ -309,17 +337,20 @@ class WgmmaOps:
             bits = {128: 7, 64: 3, 32: 1}[width]
             addr = addr ^ (((addr >> 7) & bits) << 4)
         base, alloc = self._locate(op, st, addr)
+        pending = getattr(alloc, "cp_pending", None)
         off = addr - base                                   # (wgs, rows, 2)
         blocks = (idx * WARPGROUP) // k.tpb
         byte = off[..., None] + np.arange(16)               # (wgs, rows, 2, 16)
         key = (blocks[:, None, None, None], byte)
         chunk = _bytes(alloc, k)[key]
-        reads.append((alloc, key, chunk.copy()))
         # which elements: the race detector and the async-proxy fence
         isz = alloc.data.itemsize
         per_block = alloc.ids.size // k.nblocks
         flat = (blocks[:, None, None, None] * per_block
                 + (off[..., None] + np.arange(0, 16, isz)) // isz).reshape(-1)
+        if pending is not None and pending[flat].any():
+            raise EmulationError(f"{op.location}: wgmma.mma_async reads shared memory whose "
+                                 "cp.async has not completed (cp.async.wait.group)")
         epochs, lanes = st.proxy[id(alloc)]
         written = alloc.w_launch[flat] == k.launch
         seen = (epochs[flat] == alloc.w_epoch[flat]) & (lanes[flat] == alloc.w_lane[flat])
@@ -329,6 +360,7 @@ class WgmmaOps:
         first = np.broadcast_to((idx * WARPGROUP)[:, None, None, None],
                                 (len(idx), rows, 2, 16 // isz)).reshape(-1)
         self._check_read(op, alloc, flat, first)
+        reads.append((alloc, key, chunk.copy(), flat, first))
         return _values(chunk, kind, self.exact_tf32).reshape(len(idx), rows, _K[kind])
 
 

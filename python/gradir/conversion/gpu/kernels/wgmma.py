@@ -32,10 +32,21 @@ Stores past the edges of C are skipped (any M, N and K, no padded copies);
 split-K (atomics) and the epilogue of the next elementwise generic work as
 in the SIMT kernel (``gemm._store_one``).
 
+Multi-stage pipeline: when A or B is rows of 16-byte aligned K in memory
+(``wgmma_pipeline.wgmma_async_operand``), its slabs are copied with
+``cp.async`` into 2 to 4 stages of tiles, S-1 slabs ahead of the MMAs,
+each thread writing its 16-byte chunks at their swizzled addresses, and
+the loop keeps one group of MMAs in flight (``wgmma.wait_group 1``); the
+other operand, if any, keeps the cooperative loads into the same stages
+(``wgmma_pipeline.py`` has the loop).  Without such an operand the loop
+above has one stage.
+
 What it does not do yet: TMA (``cp.async.bulk.tensor`` needs a tensor map
-per operand that the host encodes with ``cuTensorMapEncodeTiled``, and
-mbarriers), multi-stage pipelines (each slab waits for its MMAs before the
-next is loaded)."""
+per operand that the host encodes with ``cuTensorMapEncodeTiled``, passed
+to the kernel, and mbarriers), MN-major operands of bf16/f16 (wgmma's
+transposed layouts: such operands are transposed by the cooperative
+loads), dynamic workgroup memory (the stages fit in the 48 KiB of static
+workgroup memory; sm_90 allows 227 KiB)."""
 
 from __future__ import annotations
 
@@ -47,11 +58,13 @@ from mlir.dialects import arith, gpu, llvm, memref, nvvm, scf
 
 from ..common import index
 from .common import (Generic, KernelContext, apply_map, clone_unary, const, delinearize,
-                     launch, ult, workgroup_type)
+                     if_, launch, ult, workgroup_type)
 from .gemm import (GemmMatch, GemmTiling, Epilogue, _extent, _k_inner, _place, _retire,
                    _RELEASES, match_epilogue)
 from .mma import _operand_kind, store_element
+from .mma_pipeline import SMEM_LIMIT, commit, global_base, wait
 from .reduction import atomic_type
+from . import wgmma_pipeline as wpipe
 
 __all__ = ["WGMMA_CONFIGS", "WGMMA_BK", "WGMMA_SUFFIX", "chip_has_wgmma", "build_wgmma",
            "descriptor_bits"]
@@ -67,6 +80,9 @@ CORE = 128                 # bytes of one core matrix (8 rows of 16 bytes)
 # for bf16/f16's): read by wgmma without bank conflicts.  False: the
 # interleaved layout (tests run both).
 SWIZZLE = True
+# Operands copied with cp.async into a multi-stage pipeline where they can
+# be (wgmma_pipeline.py); False: cooperative loads, one stage (tests).
+ASYNC = True
 SWIZZLE_MODE = {128: 1, 64: 2, 32: 3}      # row bytes -> descriptor mode
 # The gpu.module of the wgmma kernels of host function @f is @f_kernels_sm90a:
 # the NVVM stage gives it the sm_90a target that wgmma needs (nvvm.py).
@@ -97,7 +113,16 @@ class _Block:
     bvals: list
 
 
-def _plan(ctx: KernelContext, gen: Generic, g: GemmMatch) -> GemmTiling:
+def _stages(kind: str, bm: int, bn: int, bk: int) -> int:
+    """The pipeline stages of (BM + BN) x BK tiles that fit in a block's
+    static workgroup memory (at most ``MAX_STAGES``)."""
+    return min(wpipe.MAX_STAGES, SMEM_LIMIT // ((bm + bn) * bk * BYTES[kind]))
+
+
+def _plan(ctx: KernelContext, gen: Generic, g: GemmMatch, kind: str,
+          pipelined: bool) -> tuple:
+    """(the tiling, the stages: 1 without cp.async; else 2 to 4, BK 16
+    where two stages of BK = 32 do not fit)."""
     M, N, K = _extent(gen, g.ms), _extent(gen, g.ns), _extent(gen, g.ks)
     brange = [gen.ranges[d] for d in g.batch]
     batch = math.prod(brange)
@@ -106,7 +131,12 @@ def _plan(ctx: KernelContext, gen: Generic, g: GemmMatch) -> GemmTiling:
         if -(-M // cfg[0]) * -(-N // cfg[1]) * batch >= ctx.options.sm_count:
             bm, bn = cfg
             break
-    bk = WGMMA_BK
+    bk, stages = WGMMA_BK, 1
+    if pipelined:
+        stages = _stages(kind, bm, bn, bk)
+        if stages < 2:
+            bk = WGMMA_BK // 2
+            stages = _stages(kind, bm, bn, bk)
     ktiles = -(-K // bk)
     blocks = -(-N // bn) * -(-M // bm) * batch
     acc_t = gen.outputs[0].type.element_type
@@ -117,7 +147,7 @@ def _plan(ctx: KernelContext, gen: Generic, g: GemmMatch) -> GemmTiling:
                       a_kinner=_k_inner(gen, gen.maps[g.a], g.ks, g.ms),
                       b_kinner=_k_inner(gen, gen.maps[g.b], g.ks, g.ns),
                       ktiles=ktiles, splits=splits, per=per,
-                      grid=[-(-N // bn), -(-M // bm), batch * splits])
+                      grid=[-(-N // bn), -(-M // bm), batch * splits]), stages
 
 
 def _element_type(kind: str) -> ir.Type:
@@ -187,11 +217,28 @@ class _Layout:
     def align(self) -> int:
         return 1024 if self.mode else 128
 
-    def tile_type(self, rows: int) -> ir.Type:
+    def tile_type(self, rows: int, stages: int = 1) -> ir.Type:
+        """One tile, or (``stages`` > 1) ``stages`` of them, the stage first."""
         elt = _element_type(self.kind)
+        lead = [stages] if stages > 1 else []
         if self.mode:
-            return workgroup_type([rows // 8, 8, self.bk], elt)
-        return workgroup_type([rows // 8, self.bk // self.ke, 8, self.ke], elt)
+            return workgroup_type(lead + [rows // 8, 8, self.bk], elt)
+        return workgroup_type(lead + [rows // 8, self.bk // self.ke, 8, self.ke], elt)
+
+    def tile_bytes(self, rows: int) -> int:
+        return rows * self.row_bytes
+
+    def chunk_offset(self, row: ir.Value, c: ir.Value) -> ir.Value:
+        """The byte offset in a tile of 16-byte K chunk ``c`` of ``row``
+        (what ``index`` gives its first element, in bytes)."""
+        r8, r = arith.divui(row, index(8)), arith.remui(row, index(8))
+        if not self.mode:
+            return arith.addi(arith.addi(arith.muli(r8, index(self.sbo)),
+                                         arith.muli(c, index(CORE))), arith.muli(r, index(16)))
+        shift = {1: 0, 2: 1, 3: 2}[self.mode]
+        f = arith.shrui(r, index(shift)) if shift else r
+        return arith.addi(arith.muli(row, index(self.row_bytes)),
+                          arith.muli(arith.xori(c, f), index(16)))
 
     def index(self, mn: ir.Value, kk: ir.Value) -> list:
         """The tile's indices of element (``mn``, ``kk``)."""
@@ -221,11 +268,15 @@ class _Stage:
 
 
 def _stage(gen: Generic, g: GemmMatch, t: GemmTiling, blk: _Block, s: _Stage, k0: ir.Value,
-           threads: int, lay: _Layout) -> None:
+           threads: int, lay: _Layout, stage: ir.Value | None = None,
+           ragged_k: bool | None = None) -> None:
     """Every thread loads ``tile * BK / threads`` elements (consecutive
     threads at consecutive addresses along K or along M/N, whichever is the
     operand's innermost dim), zero past the edges, and stores them where
-    ``lay`` puts them."""
+    ``lay`` puts them (in stage ``stage`` of a pipelined kernel's tiles)."""
+    lead = [stage] if stage is not None else []
+    if ragged_k is None:
+        ragged_k = t.K % t.bk != 0
     operand = gen.inputs[s.operand]
     bk = t.bk
     for step in range(s.tile * bk // threads):
@@ -236,7 +287,7 @@ def _stage(gen: Generic, g: GemmMatch, t: GemmTiling, blk: _Block, s: _Stage, k0
             mn, kk = arith.remui(e, index(s.tile)), arith.divui(e, index(s.tile))
         gk, gmn = arith.addi(k0, kk), arith.addi(s.base, mn)
         conds = []
-        if t.K % bk:
+        if ragged_k:
             conds.append(ult(gk, t.K))
             gk = arith.minui(gk, index(t.K - 1))
         if s.extent % s.tile:
@@ -255,7 +306,7 @@ def _stage(gen: Generic, g: GemmMatch, t: GemmTiling, blk: _Block, s: _Stage, k0
             v = arith.select(ok, v, const(v.type, 0))
         if s.convert is not None:
             v = s.convert(v)
-        memref.StoreOp(v, s.smem, lay.index(mn, kk))
+        memref.StoreOp(v, s.smem, lead + lay.index(mn, kk))
 
 
 def _encoded_address(smem: ir.Value, offset: ir.Value | None) -> ir.Value:
@@ -286,12 +337,14 @@ def _mma_async(kind: str, bn: int, acc: ir.Value, desc_a: ir.Value,
 def build_wgmma(ctx: KernelContext, gen: Generic, g: GemmMatch, kind: str) -> None:
     """The wgmma GEMM ``gpu.launch`` of ``gen`` (see the module docstring),
     with its epilogue and split-K as ``gemm.build_gemm``."""
-    t = _plan(ctx, gen, g)
     a_kind = _operand_kind(gen, g.a, g.a_cast)
     b_kind = _operand_kind(gen, g.b, g.b_cast)
+    plans = [wpipe.wgmma_async_operand(gen, op, mn, g.ks, g.batch, kind, k) if ASYNC else None
+             for op, mn, k in ((g.a, g.ms, a_kind), (g.b, g.ns, b_kind))]
+    t, nstages = _plan(ctx, gen, g, kind, plans != [None, None])
     threads = WARPGROUP * (t.bm // 64)
     lay = _Layout.of(kind, t.bk)
-    wg = [lay.tile_type(t.bm), lay.tile_type(t.bn)]
+    wg = [lay.tile_type(t.bm, nstages), lay.tile_type(t.bn, nstages)]
     c = gen.outputs[0]
     epi = match_epilogue(gen) if t.splits == 1 else None
     if epi is not None:
@@ -323,7 +376,11 @@ def build_wgmma(ctx: KernelContext, gen: Generic, g: GemmMatch, kind: str) -> No
                          _convert(kind, a_kind)),
                   _Stage(g.b, Bs, blk.n0, t.bn, t.N, t.b_kinner, g.ns, b_cast,
                          _convert(kind, b_kind)))
-        accs = _k_loop(t, kind, gen, g, blk, ids[2], stages, threads, lay)
+        if nstages > 1:
+            accs = _pipelined_k_loop(t, kind, gen, g, blk, ids[2], stages, threads, lay,
+                                     plans, nstages)
+        else:
+            accs = _k_loop(t, kind, gen, g, blk, ids[2], stages, threads, lay)
         _store_accumulators(gen, g, t, blk, accs, epi)
         gpu.TerminatorOp()
     if epi is not None:
@@ -370,6 +427,90 @@ def _k_loop(t: GemmTiling, kind: str, gen: Generic, g: GemmMatch, blk: _Block, b
         gpu.BarrierOp()
         scf.YieldOp(out)
     return list(loop.results)
+
+
+def _pipelined_k_loop(t: GemmTiling, kind: str, gen: Generic, g: GemmMatch, blk: _Block,
+                      bz: ir.Value, stages, threads: int, lay: _Layout, plans: list,
+                      nstages: int) -> list:
+    """The K loop of ``wgmma_pipeline`` (its docstring): ``nstages`` stages,
+    the operands with a plan in ``plans`` copied with cp.async, the others
+    loaded cooperatively; returns each thread's BN/2 accumulators."""
+    i64 = ir.IntegerType.get_signless(64)
+    f32 = ir.F32Type.get()
+    n_acc = t.bn // 2
+    bits = lay.bits
+    tiles = (t.bm, t.bn)
+    extents = (t.M, t.N)
+    wg_rows = arith.muli(arith.divui(blk.tid, index(WARPGROUP)), index(64 // 8 * lay.sbo))
+    enc = (_encoded_address(stages[0].smem, wg_rows), _encoded_address(stages[1].smem, None))
+    bases = [memref.ExtractAlignedPointerAsIndexOp(s.smem).result for s in stages]
+    srcs = [global_base(gen.inputs[p.operand]) if p is not None else None for p in plans]
+    # every block runs t.per slabs (the same loop in every block); the last
+    # split's slabs past K read zeros
+    k_lo = arith.muli(arith.remui(bz, index(t.splits)), index(t.per)) if t.splits > 1 \
+        else None
+    ragged_k = t.splits * t.per * t.bk != t.K
+    to_tf32 = _convert("tf32", "f32") if kind == "tf32" else None
+
+    def k_start(j: ir.Value) -> ir.Value:
+        slab = arith.addi(k_lo, j) if k_lo is not None else j
+        return arith.muli(slab, index(t.bk))
+
+    def issue(j: ir.Value, stage: ir.Value) -> None:
+        """cp.async of the block's slab ``j`` into ``stage``; commit."""
+        with ir.InsertionPoint(if_(ult(j, t.per)).then_block):
+            k0 = k_start(j)
+            for s, plan, src, base, tile, ext in zip(stages, plans, srcs, bases, tiles,
+                                                     extents):
+                if plan is None:
+                    continue
+                addr = arith.addi(base, arith.muli(stage, index(lay.tile_bytes(tile))))
+                wpipe.issue_slab(gen, plan, lay, src, addr, tile, s.base, k0, ext, t.K,
+                                 ragged_k, blk.tid, blk.bvals, g.batch, threads)
+            scf.YieldOp([])
+        commit()
+
+    for j in range(nstages - 1):            # a group each, empty past the block's slabs
+        issue(index(j), index(j))
+    acc_t = ir.Type.parse("!llvm.struct<(" + ", ".join(["f32"] * n_acc) + ")>")
+    acc0 = llvm.UndefOp(acc_t).result
+    zero = const(f32, 0)
+    for i in range(n_acc):
+        acc0 = llvm.insertvalue(acc0, zero, [i])
+    loop = scf.ForOp(index(0), index(t.per), index(1), [acc0])
+    with ir.InsertionPoint(loop.body):
+        j = loop.induction_variable
+        stage = arith.remui(j, index(nstages))
+        k0 = k_start(j)
+        for s, plan in zip(stages, plans):
+            if plan is None:
+                _stage(gen, g, t, blk, s, k0, threads, lay, stage, ragged_k)
+        wait(nstages - 2)
+        if to_tf32 is not None:
+            for s, plan, tile in zip(stages, plans, tiles):
+                if plan is not None:
+                    wpipe.round_slab(s.smem, stage, lay, tile, blk.tid, threads, to_tf32)
+        nvvm.FenceProxyOp(ir.Attribute.parse("#nvvm.proxy_kind<async.shared>"),
+                          space=ir.Attribute.parse("#nvvm.shared_space<cta>"))
+        gpu.BarrierOp()
+        acc = loop.inner_iter_args[0]
+        nvvm.WgmmaFenceAlignedOp()
+        stage64 = arith.index_cast(i64, stage)
+        starts = [arith.addi(e, arith.muli(stage64, const(i64, lay.tile_bytes(tile) >> 4)))
+                  for e, tile in zip(enc, tiles)]
+        for s in range(t.bk // WGMMA_K[kind]):
+            off = s * lay.step_bytes >> 4
+            desc_a = arith.addi(starts[0], const(i64, bits + off))
+            desc_b = arith.addi(starts[1], const(i64, bits + off))
+            acc = _mma_async(kind, t.bn, acc, desc_a, desc_b)
+        nvvm.WgmmaGroupSyncAlignedOp()
+        nvvm.WgmmaWaitGroupSyncOp(1)
+        gpu.BarrierOp()
+        ahead = arith.addi(j, index(nstages - 1))
+        issue(ahead, arith.remui(ahead, index(nstages)))
+        scf.YieldOp([acc])
+    nvvm.WgmmaWaitGroupSyncOp(0)
+    return [llvm.extractvalue(f32, loop.results[0], [i]) for i in range(n_acc)]
 
 
 def _store_accumulators(gen: Generic, g: GemmMatch, t: GemmTiling, blk: _Block, accs: list,
