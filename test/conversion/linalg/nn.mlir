@@ -12,8 +12,8 @@
 // CHECK-DAG: #[[$UNPACK:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, (d0 * 3 + d2) * 5 + d3)>
 // CHECK-LABEL: func.func @conv2d(
 // CHECK-SAME: %[[X:.*]]: tensor<1x2x5x5xf32>, %[[W:.*]]: tensor<3x2x3x3xf32>)
-// CHECK: %[[P:.*]] = tensor.pad %[[X]] low[0, 0, 1, 1] high[0, 0, 1, 1]
 // CHECK: %[[WM:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[$WPACK]]], {{.*}} ins(%[[W]] : tensor<3x2x3x3xf32>) outs(%{{.*}} : tensor<3x18xf32>)
+// CHECK: %[[P:.*]] = tensor.pad %[[X]] low[0, 0, 1, 1] high[0, 0, 1, 1]
 // CHECK: %[[ZCOLS:.*]] = linalg.fill {{.*}} -> tensor<18x17xf32>
 // CHECK: %[[PADDED:.*]] = tensor.insert_slice %[[ZCOLS]] into %{{.*}}[0, 15] [18, 17] [1, 1] : tensor<18x17xf32> into tensor<18x32xf32>
 // CHECK: %[[COL:.*]] = linalg.generic {indexing_maps = [#[[$COLX]], #{{.*}}, #{{.*}}, #[[$COLO]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[P]], %{{.*}}, %{{.*}} : tensor<1x2x7x7xf32>, tensor<1x2x3x3xf32>, tensor<1x3x5xf32>) outs(%{{.*}} : tensor<18x15xf32>)
@@ -68,6 +68,29 @@ func.func @conv2d_groups(%x: tensor<1x4x5x5xf32>, %w: tensor<6x2x3x3xf32>) -> te
 func.func @conv2d_blocked(%x: tensor<16x1x28x28xf32>, %w: tensor<6x1x5x5xf32>) -> tensor<16x6x24x24xf32> {
   %0 = "rlx.conv2d"(%x, %w) : (tensor<16x1x28x28xf32>, tensor<6x1x5x5xf32>) -> tensor<16x6x24x24xf32>
   return %0 : tensor<16x6x24x24xf32>
+}
+
+// -----
+
+// Blocks of images with padding: each block pads its own images in the
+// loop (PAD_PER_BLOCK: no padded copy of the whole input before it), here
+// asymmetrically (top 1, left 2, bottom 3, right 0), 2 images of 28x26
+// output pixels a block (25 x 1456 f32 = 142 KiB).
+
+// CHECK-LABEL: func.func @conv2d_blocked_padded(
+// CHECK-SAME: %[[X:.*]]: tensor<16x1x28x28xf32>
+// CHECK-NOT: tensor.pad
+// CHECK: scf.for %[[N0:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<16x6x28x26xf32>)
+// CHECK: %[[XS:.*]] = tensor.extract_slice %[[X]][%[[N0]], 0, 0, 0] [2, 1, 28, 28] [1, 1, 1, 1]
+// CHECK: %[[XP:.*]] = tensor.pad %[[XS]] low[0, 0, 1, 2] high[0, 0, 3, 0]
+// CHECK: } : tensor<2x1x28x28xf32> to tensor<2x1x32x30xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[XP]], {{.*}} outs(%{{.*}} : tensor<25x1456xf32>)
+// CHECK: linalg.matmul
+// CHECK: tensor.insert_slice %{{.*}} into %[[ACC]][%[[N0]], 0, 0, 0] [2, 6, 28, 26] [1, 1, 1, 1]
+// CHECK: } {gradir.independent_iterations}
+func.func @conv2d_blocked_padded(%x: tensor<16x1x28x28xf32>, %w: tensor<6x1x5x5xf32>) -> tensor<16x6x28x26xf32> {
+  %0 = "rlx.conv2d"(%x, %w) {padding = array<i64: 1, 2, 3, 0>} : (tensor<16x1x28x28xf32>, tensor<6x1x5x5xf32>) -> tensor<16x6x28x26xf32>
+  return %0 : tensor<16x6x28x26xf32>
 }
 
 // -----

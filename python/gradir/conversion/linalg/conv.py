@@ -206,6 +206,18 @@ def _unpack(y, out_shape, g, og):
     return maps_generic([y], [ymap], out_shape, elt_of(y), lambda v: v)
 
 
+# A convolution run per block of images pads each block's images in its
+# iteration (a buffer the block's im2col reads while it is in the L1/L2
+# cache), not the whole input before the loop (a fill and a copy of the
+# padded input, 1.3 MB for bench/cnn.py's 32x32x16x16, written out of the
+# caches and read back by every block).  bench/cnn.py's convs, one thread,
+# AMD EPYC Zen 5 (load 3.2), thread CPU time, min of 30 paired, ms, whole ->
+# per block: stem 32x3x32x32 (3->32) 0.430 -> 0.388, 32x32x16x16 0.709 ->
+# 0.696, its input gradient (the flipped conv2d) 0.709 -> 0.695, the
+# stride-2 32->64 0.422 -> 0.415, 32x64x8x8 0.790 -> 0.782; the same bits.
+PAD_PER_BLOCK = True
+
+
 # Marks a loop over blocks of images whose iterations are independent: each
 # writes only its own images' slice of the loop's result, from values
 # computed in the iteration (no other loop-carried value).  The CPU pipeline
@@ -247,9 +259,16 @@ def _iteration_local(loop: ir.Operation) -> None:
         op.attributes[ITERATION_LOCAL] = ir.UnitAttr.get()
 
 
-def _conv(xp, w, out_shape, strides, dilation, groups):
-    """NCHW x OIHW convolution of the padded input ``xp`` (no padding left),
-    as a GEMM per group over the im2col matrix:
+def _padded(x, padding):
+    """``x`` with zeros around its images: ``padding`` (top, left, bottom, right)."""
+    pt, pl, pb, pr = padding
+    return pad(x, [0, 0, pt, pl], [0, 0, pb, pr], 0)
+
+
+def _conv(x, w, out_shape, strides, dilation, groups, padding=(0, 0, 0, 0)):
+    """NCHW x OIHW convolution of the input ``x`` padded by ``padding`` (top,
+    left, bottom, right; ``xp`` below), as a GEMM per group over the im2col
+    matrix:
 
         col[g, (c, ky, kx), (n, oy, ox)] = xp[n, g*Cg + c, oy*sh + ky*dh, ox*sw + kx*dw]
         y[g, o, (n, oy, ox)] = sum_k w[g*Og + o, k] * col[g, k, (n, oy, ox)]
@@ -257,9 +276,11 @@ def _conv(xp, w, out_shape, strides, dilation, groups):
     (G dims dropped for one group), then ``y`` read back as NCHW (a copy that
     elementwise consumers fuse into).  With one group, an im2col matrix over
     COL_BLOCK_BYTES is built and multiplied per block of images (an scf.for
-    writing the output's slices) when a block of at least two images fits."""
-    elt = elt_of(xp)
-    n, _, hp, wp = shape_of(xp)
+    writing the output's slices) when a block of at least two images fits;
+    each block then pads its own images (PAD_PER_BLOCK); the other forms pad
+    the whole input first."""
+    elt = elt_of(x)
+    n = shape_of(x)[0]
     o, cg, kh, kw = shape_of(w)
     g = groups
     og = o // g
@@ -274,7 +295,7 @@ def _conv(xp, w, out_shape, strides, dilation, groups):
     eb = _bytes(elt)
     per_image = kk * oh * ow * eb
     if g > 1 or kk * _round_up(npix, PACK_COLUMNS) * eb <= COL_BLOCK_BYTES:
-        col = _im2col(xp, g, cg, kh, kw, oh, ow, strides, dilation)
+        col = _im2col(_padded(x, padding), g, cg, kh, kw, oh, ow, strides, dilation)
         return _unpack(_gemm(wm, col, elt), out_shape, g, og)
     nb = _largest_divisor(n, lambda d: d * per_image <= max(COL_BLOCK_BYTES, per_image))
     if nb * oh * ow < 2 * IMAGE_BLOCK_MIN_PIXELS:
@@ -292,12 +313,14 @@ def _conv(xp, w, out_shape, strides, dilation, groups):
     if wide and (per_image * min(n, 2) <= COL_BLOCK_BYTES or (
             n >= 2 and oh * ow >= IMAGE_BLOCK_MIN_PIXELS
             and per_image <= IMAGE_BLOCK_MAX_BYTES)):
-        # Blocks of nb images: out[n0:n0+nb] = unpack(wm @ col(xp[n0:n0+nb])).
+        # Blocks of nb images: out[n0:n0+nb] = unpack(wm @ col(xp[n0:n0+nb])),
+        # each block's images padded in the block (PAD_PER_BLOCK).
 
         def block(xs):
+            xs = _padded(xs, padding) if PAD_PER_BLOCK else xs
             col = _im2col(xs, 1, cg, kh, kw, oh, ow, strides, dilation)
             return _unpack(_gemm(wm, col, elt), [nb, o, oh, ow], 1, o)
-        return _image_blocks(xp, nb, out_shape, block)
+        return _image_blocks(x if PAD_PER_BLOCK else _padded(x, padding), nb, out_shape, block)
     # One image's matrix over the budget (the weight gradient's form: few
     # large "images").  Without the kernels in one piece: blocks of input
     # channels accumulating the schedule's GEMM were measured slower there
@@ -315,8 +338,8 @@ def _conv(xp, w, out_shape, strides, dilation, groups):
         # bench/conv_ops.py: 1 thread 0.42 -> 0.32, but 2 threads 0.35 ->
         # 0.40, the piece's packing generic no longer run on both).
         if n >= 2:
-            blocked = _conv_channel_blocks(xp, wm, out_shape, (kh, kw), strides, dilation,
-                                           transposed=True)
+            blocked = _conv_channel_blocks(x, wm, out_shape, (kh, kw), strides, dilation,
+                                           padding, transposed=True)
             if blocked is not None:
                 return blocked
         # With the kernels and long kernel rows: the matrix transposed,
@@ -324,18 +347,19 @@ def _conv(xp, w, out_shape, strides, dilation, groups):
         # elements (the other layout's rows are runs of OW, 5 in LeNet's
         # weight gradients), read by the kernel as a transposed rhs in
         # place (the same FMA chains, the same bits).
-        colt = _im2col_t(xp, cg, kh, kw, oh, ow, strides, dilation)
+        colt = _im2col_t(_padded(x, padding), cg, kh, kw, oh, ow, strides, dilation)
         npix = shape_of(colt)[0]
         return _unpack(_kernel_matmul(wm, colt, False, True, [o, npix], elt), out_shape, 1, o)
     if _kernel_eligible(wm, wm, elt):
-        blocked = _conv_channel_blocks(xp, wm, out_shape, (kh, kw), strides, dilation)
+        blocked = _conv_channel_blocks(x, wm, out_shape, (kh, kw), strides, dilation, padding)
         if blocked is not None:
             return blocked
-    col = _im2col(xp, 1, cg, kh, kw, oh, ow, strides, dilation)
+    col = _im2col(_padded(x, padding), 1, cg, kh, kw, oh, ow, strides, dilation)
     return _unpack(_gemm(wm, col, elt), out_shape, 1, o)
 
 
-def _conv_channel_blocks(xp, wm, out_shape, kernel, strides, dilation, transposed=False):
+def _conv_channel_blocks(x, wm, out_shape, kernel, strides, dilation, padding,
+                         transposed=False):
     """The weight gradient's form with the kernels: the im2col matrix built
     and multiplied per block of ``cb`` input channels (rows of the matrix,
     K of the GEMM), each block's product added to the last by the kernel (C
@@ -351,9 +375,12 @@ def _conv_channel_blocks(xp, wm, out_shape, kernel, strides, dilation, transpose
     ``transposed``: each block's matrix built transposed (``_im2col_t``:
     rows of KW contiguous input elements, where the usual layout's are runs
     of OW) and read by the kernel as a transposed rhs (the same K order,
-    the same bits).  None when one block of channels would hold them all."""
-    elt = elt_of(xp)
-    n, cg, hp, wp = shape_of(xp)
+    the same bits).  The input ``x`` is padded by ``padding`` as a whole
+    (per block of channels, PAD_PER_BLOCK's way, measured no faster:
+    bench/cnn.py's weight gradients 0.987-1.011x, AMD EPYC Zen 5, load 3.4).
+    None when one block of channels would hold them all."""
+    elt = elt_of(x)
+    n, cg, h, wd = shape_of(x)
     o = shape_of(wm)[0]
     _, _, oh, ow = out_shape
     kh, kw = kernel
@@ -369,6 +396,8 @@ def _conv_channel_blocks(xp, wm, out_shape, kernel, strides, dilation, transpose
                           <= COL_BLOCK_BYTES)
     if cb >= cg:
         return None
+    x = _padded(x, padding)
+    h, wd = shape_of(x)[2:]
 
     def product(xs):
         npix = nb * oh * ow
@@ -376,7 +405,7 @@ def _conv_channel_blocks(xp, wm, out_shape, kernel, strides, dilation, transpose
                          [filled([o, npix], elt, 0)])
         with ir.InsertionPoint(loop.body):
             c0 = loop.induction_variable
-            part = extract_slice(xs, [0, c0, 0, 0], [nb, cb, hp, wp])
+            part = extract_slice(xs, [0, c0, 0, 0], [nb, cb, h, wd])
             if transposed:
                 col = _im2col_t(part, cb, kh, kw, oh, ow, strides, dilation)
             else:
@@ -386,7 +415,7 @@ def _conv_channel_blocks(xp, wm, out_shape, kernel, strides, dilation, transpose
                                         acc=loop.inner_iter_args[0])])
         return _unpack(loop.results[0], [nb, o, oh, ow], 1, o)
 
-    return product(xp) if nb == n else _image_blocks(xp, nb, out_shape, product)
+    return product(x) if nb == n else _image_blocks(x, nb, out_shape, product)
 
 
 @lowers("rlx.conv2d")
@@ -396,8 +425,8 @@ def lower_conv2d(op):
     if direct_enabled():
         return [direct_conv2d(x, w, shape_of(op.results[0].type), strides, (pt, pl, pb, pr),
                               dilation, groups, result_permutation(op))]
-    xp = pad(x, [0, 0, pt, pl], [0, 0, pb, pr], 0)
-    return [_conv(xp, w, shape_of(op.results[0].type), strides, dilation, groups)]
+    return [_conv(x, w, shape_of(op.results[0].type), strides, dilation, groups,
+                  (pt, pl, pb, pr))]
 
 
 def _col2im(cols, out_p, g, og, kernel, hw, strides, dilation):
@@ -476,8 +505,7 @@ def lower_conv2d_transpose(op):
         wf = _regroup(w, [cout, cg, kh, kw],
                       [(gi[0] * og + _d(1)) if g > 1 else _d(1), gi[-1],
                        _k(kh - 1) - _d(2), _k(kw - 1) - _d(3)], elt)
-        xp = pad(x, [0, 0, flipped[0], flipped[1]], [0, 0, flipped[2], flipped[3]], 0)
-        return [_conv(xp, wf, out_shape, [1, 1], [dh, dw], g)]
+        return [_conv(x, wf, out_shape, [1, 1], [dh, dw], g, flipped)]
     gdim = [g] if g > 1 else []
     # wm[g, (o, ky, kx), c] = w[g*Cg + c, o, ky, kx]; d: (ci, o, ky, kx)
     gi = _group_index(g, cg, _d(0))
