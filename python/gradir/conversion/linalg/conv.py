@@ -11,7 +11,8 @@ forms below are the CPU's:
   ``linalg.contract {gradir.kernel}``; groups: ``linalg.batch_matmul`` over
   the groups), a generic reading the product back as NCHW; per block of images
   in an ``scf.for`` when the im2col matrix is over COL_BLOCK_BYTES (marked
-  INDEPENDENT_ITERATIONS: rlx-parallel-loops may run the blocks on threads).  The
+  INDEPENDENT_ITERATIONS: rlx-parallel-loops may run the blocks on threads),
+  each block padding its own images (PAD_PER_BLOCK).  The
   conv weight gradient is the conv2d the VJP rule emits, so the same GEMM;
 - conv2d_transpose of stride 1 -> conv2d of the input padded by the
   kernel's reach less the padding, with the kernel flipped and its input
@@ -20,6 +21,23 @@ forms below are the CPU's:
   ``scf.for`` over ky and kx around one generic adding the offset's rows into
   the strided view of the padded output: one loop nest for the whole kernel),
   blocked over images like conv2d.
+
+Where a convolution's time goes (bench/cnn.py's 32x32x16x16, 32 -> 32
+channels, one thread, AMD EPYC Zen 5, perf record): the kernel 74%
+(~250 GFLOP/s, the GEMM's own rate), the im2col generic 11%, the padding
+3.5% (before PAD_PER_BLOCK), the read back as NCHW 2%.  Measured and not
+taken (min of 30-40 paired, thread CPU time, load 3-5): the im2col built
+and multiplied per panel of output rows inside an image (an scf.for around
+the im2col generic and the kernel's contraction, the panel in L1/L2), 2, 4
+and 8 rows of 16 (32-128 columns): 1.15x, 1.15x and 1.05x the time of one
+image's matrix (288 x 256, already in L2; narrower GEMMs pack the weights
+again each call), 8x8 images per image instead of per 2: 1.04x; the
+kernel writing each image's product straight into the NCHW output (a view:
+the kernels then read C, so it is filled with zeros first, as costly as
+the copy it saves): 16x16 0.99-1.0x, the stem 1.10x; padding per block of
+channels in the weight gradients' form: 0.99-1.01x; the transposed
+im2col for kernel rows of 8 (TRANSPOSED_COL_KW 8): 64x32x8x8's weight
+gradient 1.035x.
 """
 
 from __future__ import annotations
