@@ -5,9 +5,10 @@
 # the whole one's); compiled (gradir.compile, target cpu) the fused and
 # the unfused programs agree with each other and with the interpreter;
 # rlx-gradient of the fused program (its scf.for) matches float64 central
-# finite differences and the unfused program's gradient; the attention
-# torch.export gives for F.scaled_dot_product_attention and
-# nn.MultiheadAttention is fused; the pass's output is deterministic.
+# finite differences and the unfused program's gradient (also split into
+# forward and backward functions); the attention torch.export gives for
+# F.scaled_dot_product_attention, nn.MultiheadAttention and attention
+# written by hand is fused; the pass's output is deterministic.
 
 import numpy as np
 
@@ -149,6 +150,13 @@ def gradient():
         plain = interpret(gradient_module(loss, wrt=wrt), "main_adjoint", *args)[1:]
         for g, p in zip(got, plain):
             np.testing.assert_allclose(g, p, rtol=1e-12, atol=1e-13)
+        # split=true (the PyTorch drop-in's form): @main_fwd's saved values
+        # into @main_bwd give the same gradients
+        split = gradient_module(text, wrt=wrt, mode="vjp", split=True)
+        saved = interpret(split, "main_fwd", *args)[1:]
+        back = interpret(split, "main_bwd", *saved, np.float64(1.0))
+        for g, p in zip(back, plain):
+            np.testing.assert_allclose(g, p, rtol=1e-12, atol=1e-13)
         print(name, "ok")
 # CHECK-LABEL: TEST: gradient
 # CHECK: scale_mask ok
@@ -160,12 +168,18 @@ def gradient():
 @run
 def imported():
     # What torch.export gives: SDPA with is_causal (a constant mask and
-    # where), and nn.MultiheadAttention (reshapes around SDPA's ops).
+    # where), nn.MultiheadAttention (reshapes around SDPA's ops), and
+    # attention written with @, a division and torch.softmax(dim=-1).
     import torch
 
     class Sdpa(torch.nn.Module):
         def forward(self, q, k, v):
             return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    class HandWritten(torch.nn.Module):
+        def forward(self, q, k, v):
+            s = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
+            return torch.softmax(s, dim=-1) @ v
 
     class Mha(torch.nn.Module):
         def __init__(self):
@@ -180,7 +194,8 @@ def imported():
     q, k, v = (torch.randn(1, 2, 32, 8) for _ in range(3))
     x = torch.randn(1, 32, 16)
     mha = Mha().eval()
-    for name, model, example in (("sdpa_causal", Sdpa(), (q, k, v)), ("mha", mha, (x,))):
+    for name, model, example in (("sdpa_causal", Sdpa(), (q, k, v)), ("mha", mha, (x,)),
+                                 ("hand_written", HandWritten(), (q, k, v))):
         module = import_module(model, example)
         text = print_module(module)
         run_pipeline(module, "builtin.module(rlx-fuse-attention{cache-bytes=512})")
@@ -196,6 +211,7 @@ def imported():
 # CHECK-LABEL: TEST: imported
 # CHECK: sdpa_causal ok
 # CHECK: mha ok
+# CHECK: hand_written ok
 
 
 @run
