@@ -13,13 +13,14 @@ from .memory import MemoryOps
 from .scalar_ops import ELEMENTWISE
 from .tensor_cores import TensorCoreOps
 from .async_copies import AsyncCopyOps
+from .tma import TmaOps
 from .wgmma import WgmmaOps
 from .values import Alloc, Buf, EmulationError, Kernel, as_op, dtype_of, fresh
 
 __all__ = ["Emulator"]
 
 
-class Emulator(AsyncCopyOps, WgmmaOps, HostOps, MemoryOps, TensorCoreOps):
+class Emulator(AsyncCopyOps, TmaOps, WgmmaOps, HostOps, MemoryOps, TensorCoreOps):
     """Runs host functions and their kernels (see the package docstring)."""
 
     def __init__(self, module: ir.Operation):

@@ -32,7 +32,9 @@ What the PTX ISA specifies and is checked here:
 * shared memory written by ``cp.async`` is readable by wgmma once the
   copy completed (``cp.async.wait.group``, ``async_copies.py``) and the
   copying thread fenced it (``fence.proxy.async``): an ``mma_async`` reading
-  a copy still in flight is an error;
+  a copy still in flight is an error; so is one reading what a bulk
+  tensor copy wrote before the warpgroup saw its mbarrier phase complete
+  (``tma.py``, whose ``_tma_unseen`` this mixin calls);
 * ``mma_async`` is asynchronous: its accumulators may be read (or
   rewritten) only after a ``wait_group`` that covers the ``commit_group``
   holding it, and its shared-memory operands must not change until then
@@ -351,14 +353,18 @@ class WgmmaOps:
         if pending is not None and pending[flat].any():
             raise EmulationError(f"{op.location}: wgmma.mma_async reads shared memory whose "
                                  "cp.async has not completed (cp.async.wait.group)")
+        first = np.broadcast_to((idx * WARPGROUP)[:, None, None, None],
+                                (len(idx), rows, 2, 16 // isz)).reshape(-1)
+        if self._tma_unseen(alloc, flat, first):
+            raise EmulationError(f"{op.location}: wgmma.mma_async reads shared memory before "
+                                 "the mbarrier phase of its bulk tensor copy completed "
+                                 "(mbarrier.try_wait.parity)")
         epochs, lanes = st.proxy[id(alloc)]
         written = alloc.w_launch[flat] == k.launch
         seen = (epochs[flat] == alloc.w_epoch[flat]) & (lanes[flat] == alloc.w_lane[flat])
         if (written & ~seen).any():
             raise EmulationError(f"{op.location}: wgmma.mma_async reads shared memory "
                                  "written without a fence.proxy.async after it")
-        first = np.broadcast_to((idx * WARPGROUP)[:, None, None, None],
-                                (len(idx), rows, 2, 16 // isz)).reshape(-1)
         self._check_read(op, alloc, flat, first)
         reads.append((alloc, key, chunk.copy(), flat, first))
         return _values(chunk, kind, self.exact_tf32).reshape(len(idx), rows, _K[kind])

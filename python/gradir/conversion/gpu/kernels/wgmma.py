@@ -41,9 +41,14 @@ other operand, if any, keeps the cooperative loads into the same stages
 (``wgmma_pipeline.py`` has the loop).  Without such an operand the loop
 above has one stage.
 
-What it does not do yet: TMA (``cp.async.bulk.tensor`` needs a tensor map
-per operand that the host encodes with ``cuTensorMapEncodeTiled``, passed
-to the kernel, and mbarriers), MN-major operands of bf16/f16 (wgmma's
+TMA (``tma.py``, with ``TMA`` on): the copied operands are loaded instead
+by one ``cp.async.bulk.tensor`` per slab from a tensor map the host
+encodes before the launch, each stage completed on an mbarrier; the loop
+is the same.
+
+What it does not do yet: TMA by default (the host side of the tensor maps
+is ``gradir_tensor_map``, which the CUDA runtime and the fake driver must
+provide first), MN-major operands of bf16/f16 (wgmma's
 transposed layouts: such operands are transposed by the cooperative
 loads), dynamic workgroup memory (the stages fit in the 48 KiB of static
 workgroup memory; sm_90 allows 227 KiB)."""
@@ -64,6 +69,7 @@ from .gemm import (GemmMatch, GemmTiling, Epilogue, _extent, _k_inner, _place, _
 from .mma import _operand_kind, store_element
 from .mma_pipeline import SMEM_LIMIT, commit, global_base, wait
 from .reduction import atomic_type
+from . import tma as tma_mod
 from . import wgmma_pipeline as wpipe
 
 __all__ = ["WGMMA_CONFIGS", "WGMMA_BK", "WGMMA_SUFFIX", "chip_has_wgmma", "build_wgmma",
@@ -83,6 +89,10 @@ SWIZZLE = True
 # Operands copied with cp.async into a multi-stage pipeline where they can
 # be (wgmma_pipeline.py); False: cooperative loads, one stage (tests).
 ASYNC = True
+# Operands copied with TMA (tma.py) instead of cp.async where they can be.
+# Off: the host side of the tensor maps (gradir_tensor_map in the CUDA
+# runtime) is not there yet; the emulator runs both (tests).
+TMA = False
 SWIZZLE_MODE = {128: 1, 64: 2, 32: 3}      # row bytes -> descriptor mode
 # The gpu.module of the wgmma kernels of host function @f is @f_kernels_sm90a:
 # the NVVM stage gives it the sm_90a target that wgmma needs (nvvm.py).
@@ -345,6 +355,15 @@ def build_wgmma(ctx: KernelContext, gen: Generic, g: GemmMatch, kind: str) -> No
     threads = WARPGROUP * (t.bm // 64)
     lay = _Layout.of(kind, t.bk)
     wg = [lay.tile_type(t.bm, nstages), lay.tile_type(t.bn, nstages)]
+    tmas = [tma_mod.tma_operand(p, lay) if TMA and nstages > 1 else None for p in plans]
+    maps = [None, None]
+    if tmas != [None, None]:
+        wg.append(workgroup_type([nstages], ir.IntegerType.get_signless(64)))     # mbarriers
+        batch = dict(zip(g.batch, t.brange))
+        for i, (op, tile, ext) in enumerate(zip(tmas, (t.bm, t.bn), (t.M, t.N))):
+            if op is not None:
+                maps[i] = tma_mod.encode(gen, op, lay, tile, ext, t.K,
+                                         batch.get(op.batch_loop, 1))
     c = gen.outputs[0]
     epi = match_epilogue(gen) if t.splits == 1 else None
     if epi is not None:
@@ -359,11 +378,13 @@ def build_wgmma(ctx: KernelContext, gen: Generic, g: GemmMatch, kind: str) -> No
     # element type by default)
     align = ir.DictAttr.get({"llvm.align": ir.IntegerAttr.get(
         ir.IntegerType.get_signless(64), lay.align)})
-    ctx.namer.attrs[fn] = {"workgroup_attrib_attrs": ir.ArrayAttr.get([align, align])}
+    aligns = [align, align] + [ir.DictAttr.get({})] * (len(wg) - 2)
+    ctx.namer.attrs[fn] = {"workgroup_attrib_attrs": ir.ArrayAttr.get(aligns)}
     if ctx.options.gemm_min_blocks > 0:
         ctx.namer.attrs[fn]["nvvm.minctasm"] = 1 if t.bm == 128 else \
             ctx.options.gemm_min_blocks
-    _, body, ids, (As, Bs) = launch(t.grid, [threads], wg, name=(module + WGMMA_SUFFIX, fn))
+    _, body, ids, (As, Bs, *bars) = launch(t.grid, [threads], wg,
+                                           name=(module + WGMMA_SUFFIX, fn))
     with ir.InsertionPoint(body):
         tid = ids[3]
         batch_id = ids[2] if t.splits == 1 else arith.divui(ids[2], index(t.splits))
@@ -378,7 +399,7 @@ def build_wgmma(ctx: KernelContext, gen: Generic, g: GemmMatch, kind: str) -> No
                          _convert(kind, b_kind)))
         if nstages > 1:
             accs = _pipelined_k_loop(t, kind, gen, g, blk, ids[2], stages, threads, lay,
-                                     plans, nstages)
+                                     plans, nstages, (tmas, maps, bars))
         else:
             accs = _k_loop(t, kind, gen, g, blk, ids[2], stages, threads, lay)
         _store_accumulators(gen, g, t, blk, accs, epi)
@@ -431,10 +452,17 @@ def _k_loop(t: GemmTiling, kind: str, gen: Generic, g: GemmMatch, blk: _Block, b
 
 def _pipelined_k_loop(t: GemmTiling, kind: str, gen: Generic, g: GemmMatch, blk: _Block,
                       bz: ir.Value, stages, threads: int, lay: _Layout, plans: list,
-                      nstages: int) -> list:
+                      nstages: int, tma: tuple) -> list:
     """The K loop of ``wgmma_pipeline`` (its docstring): ``nstages`` stages,
-    the operands with a plan in ``plans`` copied with cp.async, the others
+    the operands with a plan in ``plans`` copied with cp.async (or TMA: ``tma``
+    = (TMA plans, their maps, the mbarrier buffer), ``tma.py``), the others
     loaded cooperatively; returns each thread's BN/2 accumulators."""
+    tmas, maps, bars = tma
+    cp_plans = [p if op is None else None for p, op in zip(plans, tmas)]
+    tma_bytes = sum(lay.tile_bytes(tile) for op, tile in zip(tmas, (t.bm, t.bn))
+                    if op is not None)
+    bars_addr = memref.ExtractAlignedPointerAsIndexOp(bars[0]).result if bars else None
+    bdict = dict(zip(g.batch, blk.bvals))
     i64 = ir.IntegerType.get_signless(64)
     f32 = ir.F32Type.get()
     n_acc = t.bn // 2
@@ -444,7 +472,7 @@ def _pipelined_k_loop(t: GemmTiling, kind: str, gen: Generic, g: GemmMatch, blk:
     wg_rows = arith.muli(arith.divui(blk.tid, index(WARPGROUP)), index(64 // 8 * lay.sbo))
     enc = (_encoded_address(stages[0].smem, wg_rows), _encoded_address(stages[1].smem, None))
     bases = [memref.ExtractAlignedPointerAsIndexOp(s.smem).result for s in stages]
-    srcs = [global_base(gen.inputs[p.operand]) if p is not None else None for p in plans]
+    srcs = [global_base(gen.inputs[p.operand]) if p is not None else None for p in cp_plans]
     # every block runs t.per slabs (the same loop in every block); the last
     # split's slabs past K read zeros
     k_lo = arith.muli(arith.remui(bz, index(t.splits)), index(t.per)) if t.splits > 1 \
@@ -457,10 +485,21 @@ def _pipelined_k_loop(t: GemmTiling, kind: str, gen: Generic, g: GemmMatch, blk:
         return arith.muli(slab, index(t.bk))
 
     def issue(j: ir.Value, stage: ir.Value) -> None:
-        """cp.async of the block's slab ``j`` into ``stage``; commit."""
+        """cp.async (TMA) of the block's slab ``j`` into ``stage``; commit."""
         with ir.InsertionPoint(if_(ult(j, t.per)).then_block):
             k0 = k_start(j)
-            for s, plan, src, base, tile, ext in zip(stages, plans, srcs, bases, tiles,
+            if tma_bytes:
+                first = arith.cmpi(arith.CmpIPredicate.eq, blk.tid, index(0))
+                with ir.InsertionPoint(if_(first).then_block):
+                    bar = tma_mod.barrier_ptr(bars_addr, stage)
+                    tma_mod.expect_bytes(bar, tma_bytes)
+                    for s, op, tmap, base, tile in zip(stages, tmas, maps, bases, tiles):
+                        if op is not None:
+                            addr = arith.addi(base, arith.muli(stage,
+                                                               index(lay.tile_bytes(tile))))
+                            tma_mod.copy_slab(op, tmap, addr, bar, k0, s.base, bdict)
+                    scf.YieldOp([])
+            for s, plan, src, base, tile, ext in zip(stages, cp_plans, srcs, bases, tiles,
                                                      extents):
                 if plan is None:
                     continue
@@ -468,8 +507,12 @@ def _pipelined_k_loop(t: GemmTiling, kind: str, gen: Generic, g: GemmMatch, blk:
                 wpipe.issue_slab(gen, plan, lay, src, addr, tile, s.base, k0, ext, t.K,
                                  ragged_k, blk.tid, blk.bvals, g.batch, threads)
             scf.YieldOp([])
-        commit()
+        if cp_plans != [None, None]:
+            commit()
 
+    if tma_bytes:
+        tma_mod.init_barriers(bars_addr, nstages, blk.tid)
+        gpu.BarrierOp()
     for j in range(nstages - 1):            # a group each, empty past the block's slabs
         issue(index(j), index(j))
     acc_t = ir.Type.parse("!llvm.struct<(" + ", ".join(["f32"] * n_acc) + ")>")
@@ -485,7 +528,10 @@ def _pipelined_k_loop(t: GemmTiling, kind: str, gen: Generic, g: GemmMatch, blk:
         for s, plan in zip(stages, plans):
             if plan is None:
                 _stage(gen, g, t, blk, s, k0, threads, lay, stage, ragged_k)
-        wait(nstages - 2)
+        if cp_plans != [None, None]:
+            wait(nstages - 2)
+        if tma_bytes:
+            tma_mod.wait_slab(tma_mod.barrier_ptr(bars_addr, stage), j, nstages)
         if to_tf32 is not None:
             for s, plan, tile in zip(stages, plans, tiles):
                 if plan is not None:
