@@ -4,7 +4,8 @@
 // RUN: not gradir-opt %s --split-input-file --rlx-matmul-kernels=threads=0 2>&1 | FileCheck %s --check-prefix=THREADS
 // THREADS: option 'threads' of pass 'rlx-matmul-kernels' must be at least 1, got 0
 
-// A marked contraction that is no 2-D matmul of f32 or f64 is refused at the op.
+// A marked contraction that is no 2-D matmul (or batched matmul) of f32 or f64 is
+// refused at the op.
 #mk = affine_map<(m, n, k) -> (m, k)>
 #kn = affine_map<(m, n, k) -> (k, n)>
 #mn = affine_map<(m, n, k) -> (m, n)>
@@ -34,4 +35,40 @@ func.func @on_tensors(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>, %c: tensor<4x5xf
   // expected-error @below {{a gradir.kernel contraction must have two inputs and one output, on buffers}}
   %0 = linalg.contract indexing_maps = [#mk, #kn, #mn] {gradir.kernel} ins(%a, %b : tensor<4x3xf32>, tensor<3x5xf32>) outs(%c : tensor<4x5xf32>) -> tensor<4x5xf32>
   return %0 : tensor<4x5xf32>
+}
+
+// -----
+
+// Two batch dims: rlx-to-linalg collapses them to one.
+#a = affine_map<(b, h, m, n, k) -> (b, h, m, k)>
+#b = affine_map<(b, h, m, n, k) -> (b, h, k, n)>
+#c = affine_map<(b, h, m, n, k) -> (b, h, m, n)>
+func.func @rank_4(%a: memref<2x2x4x3xf32>, %b: memref<2x2x3x5xf32>, %c: memref<2x2x4x5xf32>) {
+  // expected-error @below {{a gradir.kernel contraction must read and write 2-D memrefs, or write a 3-D one from 2-D or 3-D ones (a batched matmul)}}
+  linalg.contract indexing_maps = [#a, #b, #c] {gradir.kernel} ins(%a, %b : memref<2x2x4x3xf32>, memref<2x2x3x5xf32>) outs(%c : memref<2x2x4x5xf32>)
+  return
+}
+
+// -----
+
+#a = affine_map<(b, m, n, k) -> (b, m, k)>
+#b = affine_map<(b, m, n, k) -> (k, n)>
+#c = affine_map<(b, m, n, k) -> (b, m, n)>
+#bad = affine_map<(b, m, n, k) -> (b, n, k)>
+func.func @not_batched_matmul(%a: memref<2x4x3xf32>, %b: memref<3x5xf32>, %c: memref<2x4x5xf32>,
+                              %d: memref<2x5x3xf32>) {
+  // expected-error @below {{a gradir.kernel contraction with a 3-D output must be a batched matmul: (d0, d1, d2, d3) = (batch, M, N, K), A's dims of (batch, M, K) and B's of (batch, K, N) in any order (indexing map (d0, d1, d2, d3) -> (d0, d2, d3))}}
+  linalg.contract indexing_maps = [#bad, #b, #c] {gradir.kernel} ins(%d, %b : memref<2x5x3xf32>, memref<3x5xf32>) outs(%c : memref<2x4x5xf32>)
+  return
+}
+
+// -----
+
+#a = affine_map<(b, m, n, k) -> (b, m, k)>
+#b = affine_map<(b, m, n, k) -> (b, k, n)>
+#mbn = affine_map<(b, m, n, k) -> (m, b, n)>
+func.func @permuted_result(%a: memref<2x4x3xf32>, %b: memref<2x3x5xf32>, %c: memref<4x2x5xf32>) {
+  // expected-error @below {{a gradir.kernel contraction with a 3-D output must write it as (d0, d1, d2) = (batch, M, N) (indexing map (d0, d1, d2, d3) -> (d1, d0, d2))}}
+  linalg.contract indexing_maps = [#a, #b, #mbn] {gradir.kernel} ins(%a, %b : memref<2x4x3xf32>, memref<2x3x5xf32>) outs(%c : memref<4x2x5xf32>)
+  return
 }

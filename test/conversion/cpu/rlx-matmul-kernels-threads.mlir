@@ -92,3 +92,52 @@ func.func @small(%a: memref<4x3xf32>, %b: memref<3x5xf32>, %c: memref<4x5xf32>) 
   linalg.contract indexing_maps = [#mk, #kn, #mn] {gradir.kernel} ins(%a, %b : memref<4x3xf32>, memref<3x5xf32>) outs(%c : memref<4x5xf32>)
   return
 }
+
+// -----
+
+// Batched matmuls worth the threads call the batched driver with 3-D views
+// (a 2-D operand as a view of batch stride 0): a batch of 32 shares evenly
+// (one call per element: strips of all 128 columns, 1 per element); a
+// batch of 3 on 2 threads is split into 2 strips of columns per element
+// (6 calls); the last argument as for 2-D (2^22 units or more).  Too
+// little work: a kernel call per element in an scf.for.
+// CHECK-DAG: func.func private @gradir_kernel_{{[0-9a-f]+}}_batch_f32(memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, i1, i1, index, index, i32, i1)
+// CHECK-LABEL: func.func @batched(
+// CHECK: %[[QT:.*]] = memref.transpose
+// CHECK: %[[KT:.*]] = memref.transpose
+// CHECK-NEXT: %[[F:.*]] = arith.constant false
+// CHECK-NEXT: %[[CQ:.*]] = memref.cast %[[QT]] : memref<32x128x64xf32, strided<[64, 2048, 1]>> to memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
+// CHECK-NEXT: %[[CK:.*]] = memref.cast %[[KT]]
+// CHECK-NEXT: %[[CC:.*]] = memref.cast %arg2
+// CHECK-NEXT: %[[N:.*]] = arith.constant 2 : i32
+// CHECK-NEXT: %[[COLS:.*]] = arith.constant true
+// CHECK-NEXT: %[[C128:.*]] = arith.constant 128 : index
+// CHECK-NEXT: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-NEXT: %[[ALWAYS:.*]] = arith.constant true
+// CHECK-NEXT: call @{{.*}}_batch_f32(%[[CQ]], %[[CK]], %[[CC]], %[[F]], %[[COLS]], %[[C128]], %[[C1]], %[[N]], %[[ALWAYS]]) {gradir.work = 4194304 : i64}
+// CHECK: %[[BASE:[a-z_0-9]+]], %[[OFF:[a-z_0-9]+]], %{{[a-z_0-9]+}}:2, %[[STR:[a-z_0-9]+]]:2 = memref.extract_strided_metadata %arg3 : memref<100x70xf32> -> memref<f32>, index, index, index, index, index
+// CHECK-NEXT: %[[A3:.*]] = memref.reinterpret_cast %[[BASE]] to offset: [%[[OFF]]], sizes: [3, 100, 70], strides: [0, %[[STR]]#0, %[[STR]]#1] : memref<f32> to memref<3x100x70xf32, strided<[0, ?, ?], offset: ?>>
+// CHECK-NEXT: memref.cast %[[A3]]
+// CHECK: %[[C96:.*]] = arith.constant 96 : index
+// CHECK-NEXT: %[[C2:.*]] = arith.constant 2 : index
+// CHECK-NEXT: %[[SOMETIMES:.*]] = arith.constant false
+// CHECK-NEXT: call @{{.*}}_batch_f32({{.*}}, %[[C96]], %[[C2]], %{{.*}}, %[[SOMETIMES]]) {gradir.work = 341250 : i64}
+// CHECK: scf.for
+// CHECK: call @{{.*}}_matmul_f32({{.*}}) {gradir.work = 1250 : i64}
+// ONE-LABEL: func.func @batched(
+// ONE-NOT: _batch_f32
+// ONE: scf.for
+// ONE: call @{{.*}}_matmul_f32({{.*}}) {gradir.work = 131072 : i64}
+#q = affine_map<(b, m, n, k) -> (m, b, k)>
+#k = affine_map<(b, m, n, k) -> (n, b, k)>
+#a = affine_map<(b, m, n, k) -> (m, k)>
+#bkn = affine_map<(b, m, n, k) -> (b, k, n)>
+#c = affine_map<(b, m, n, k) -> (b, m, n)>
+func.func @batched(%q: memref<128x32x64xf32>, %k: memref<128x32x64xf32>, %c: memref<32x128x128xf32>,
+                   %a: memref<100x70xf32>, %b: memref<3x70x130xf32>, %d: memref<3x100x130xf32>,
+                   %x: memref<10x10xf32>, %y: memref<3x10x100xf32>, %z: memref<3x10x100xf32>) {
+  linalg.contract indexing_maps = [#q, #k, #c] {gradir.kernel} ins(%q, %k : memref<128x32x64xf32>, memref<128x32x64xf32>) outs(%c : memref<32x128x128xf32>)
+  linalg.contract indexing_maps = [#a, #bkn, #c] {gradir.kernel} ins(%a, %b : memref<100x70xf32>, memref<3x70x130xf32>) outs(%d : memref<3x100x130xf32>)
+  linalg.contract indexing_maps = [#a, #bkn, #c] {gradir.kernel} ins(%x, %y : memref<10x10xf32>, memref<3x10x100xf32>) outs(%z : memref<3x10x100xf32>)
+  return
+}

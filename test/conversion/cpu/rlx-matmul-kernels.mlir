@@ -226,3 +226,61 @@ func.func @kept(%a: memref<4x3xf32>, %b: memref<3x5xf32>, %c0: memref<4x5xf32>,
   memref.dealloc %z : memref<4x5xf32>
   return
 }
+
+// -----
+
+// A batched contraction (d0, d1, d2, d3) = (batch, M, N, K): one kernel call
+// per batch element in an scf.for, on rank-reduced subviews of A, B and C.
+// An operand whose dims are permuted (a head split read in place: q and k
+// as (S, B*H, D)) is brought to (batch, M, K) / (batch, K, N) by a
+// memref.transpose view first; the zero fill of C is left out as in 2-D.
+// CHECK-LABEL: func.func @heads(
+// CHECK-SAME: %[[Q:.*]]: memref<128x32x64xf32>, %[[K:.*]]: memref<128x32x64xf32>, %[[C:.*]]: memref<32x128x128xf32>)
+// CHECK-NOT: linalg.fill
+// CHECK: %[[QT:.*]] = memref.transpose %[[Q]] (d0, d1, d2) -> (d1, d0, d2) : memref<128x32x64xf32> to memref<32x128x64xf32, strided<[64, 2048, 1]>>
+// CHECK-NEXT: %[[KT:.*]] = memref.transpose %[[K]] (d0, d1, d2) -> (d1, d2, d0) : memref<128x32x64xf32> to memref<32x64x128xf32, strided<[64, 1, 2048]>>
+// CHECK-NEXT: %[[T:.*]] = arith.constant true
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK: scf.for %[[I:.*]] = %[[C0]] to %[[C32]] step %[[C1]] {
+// CHECK-NEXT: %[[QI:.*]] = memref.subview %[[QT]][%[[I]], 0, 0] [1, 128, 64] [1, 1, 1] : memref<32x128x64xf32, strided<[64, 2048, 1]>> to memref<128x64xf32, strided<[2048, 1], offset: ?>>
+// CHECK-NEXT: %[[CQ:.*]] = memref.cast %[[QI]]
+// CHECK-NEXT: %[[KI:.*]] = memref.subview %[[KT]][%[[I]], 0, 0] [1, 64, 128] [1, 1, 1] : memref<32x64x128xf32, strided<[64, 1, 2048]>> to memref<64x128xf32, strided<[1, 2048], offset: ?>>
+// CHECK-NEXT: %[[CK:.*]] = memref.cast %[[KI]]
+// CHECK-NEXT: %[[CI:.*]] = memref.subview %[[C]][%[[I]], 0, 0] [1, 128, 128] [1, 1, 1] : memref<32x128x128xf32> to memref<128x128xf32, strided<[128, 1], offset: ?>>
+// CHECK-NEXT: %[[CC:.*]] = memref.cast %[[CI]]
+// CHECK-NEXT: call @{{.*}}_matmul_f32(%[[CQ]], %[[CK]], %[[CC]], %[[T]]) {gradir.work = 131072 : i64}
+// CHECK-NEXT: }
+#q = affine_map<(b, m, n, k) -> (m, b, k)>
+#k = affine_map<(b, m, n, k) -> (n, b, k)>
+#c = affine_map<(b, m, n, k) -> (b, m, n)>
+func.func @heads(%q: memref<128x32x64xf32>, %k: memref<128x32x64xf32>, %c: memref<32x128x128xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<32x128x128xf32>)
+  linalg.contract indexing_maps = [#q, #k, #c] {gradir.kernel} ins(%q, %k : memref<128x32x64xf32>, memref<128x32x64xf32>) outs(%c : memref<32x128x128xf32>)
+  return
+}
+
+// -----
+
+// A 2-D operand (a lhs shared by the batch) is the same matrix for every
+// element; f64; an operand in (batch, M, K) order is not transposed.
+// CHECK-LABEL: func.func @shared(
+// CHECK-SAME: %[[A:.*]]: memref<5x3xf64>, %[[B:.*]]: memref<4x3x6xf64>, %[[C:.*]]: memref<4x5x6xf64>)
+// CHECK-NOT: memref.transpose
+// CHECK: %[[F:.*]] = arith.constant false
+// CHECK: scf.for %[[I:.*]] =
+// CHECK-NEXT: %[[CA:.*]] = memref.cast %[[A]] : memref<5x3xf64> to memref<?x?xf64, strided<[?, ?], offset: ?>>
+// CHECK-NEXT: %[[BI:.*]] = memref.subview %[[B]][%[[I]], 0, 0] [1, 3, 6] [1, 1, 1]
+// CHECK-NEXT: %[[CB:.*]] = memref.cast %[[BI]]
+// CHECK-NEXT: %[[CI:.*]] = memref.subview %[[C]][%[[I]], 0, 0] [1, 5, 6] [1, 1, 1]
+// CHECK-NEXT: %[[CC:.*]] = memref.cast %[[CI]]
+// CHECK-NEXT: call @{{.*}}_matmul_f64(%[[CA]], %[[CB]], %[[CC]], %[[F]])
+#a = affine_map<(b, m, n, k) -> (m, k)>
+#b = affine_map<(b, m, n, k) -> (b, k, n)>
+#c = affine_map<(b, m, n, k) -> (b, m, n)>
+func.func @shared(%a: memref<5x3xf64>, %b: memref<4x3x6xf64>, %c: memref<4x5x6xf64>) {
+  linalg.contract indexing_maps = [#a, #b, #c] {gradir.kernel} ins(%a, %b : memref<5x3xf64>, memref<4x3x6xf64>) outs(%c : memref<4x5x6xf64>)
+  return
+}

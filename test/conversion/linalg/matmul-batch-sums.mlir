@@ -40,11 +40,17 @@ func.func @transposed_weight(%x: tensor<2x6x4xf32>, %dy: tensor<6x2x5xf32>) -> t
 }
 
 // Left alone: a sum that keeps a batch dim, and a product with another
-// use.
+// use (batched kernel contractions, linalg.batch_matmul without kernels).
 // CHECK-LABEL: func.func @not_folded(
-// CHECK: linalg.batch_matmul
-// CHECK: linalg.batch_matmul
+// CHECK: linalg.contract {{.*}} {gradir.kernel} ins({{.*}} : tensor<6x4x5xf32>, tensor<6x5x6xf32>) outs({{.*}} : tensor<6x4x6xf32>)
+// CHECK: linalg.reduce
+// CHECK: linalg.contract {{.*}} {gradir.kernel} ins(%arg2, %arg3 : tensor<3x4x5xf32>, tensor<3x5x6xf32>) outs({{.*}} : tensor<3x4x6xf32>)
+// CHECK: linalg.reduce
 // CHECK: return
+// OFF-LABEL: func.func @not_folded(
+// OFF: linalg.batch_matmul
+// OFF: linalg.batch_matmul
+// OFF: return
 func.func @not_folded(%a: tensor<2x3x4x5xf32>, %b: tensor<2x3x5x6xf32>, %c: tensor<3x4x5xf32>,
                       %d: tensor<3x5x6xf32>) -> (tensor<3x4x6xf32>, tensor<4x6xf32>, tensor<3x4x6xf32>) {
   %m = "rlx.matmul"(%a, %b) : (tensor<2x3x4x5xf32>, tensor<2x3x5x6xf32>) -> tensor<2x3x4x6xf32>

@@ -27,9 +27,9 @@ schedule's code computes (bitwise the same results; the tests check it).
 * The lhs block (M block x K block) is packed K-major, as BLIS packs it
   (a tile's ``rows`` operands of one K step side by side: one stream
   through the block, where rows ``kb`` apart were ``rows`` streams), when
-  more than one N tile reads it; a row-major lhs by L x L blocks
-  transposed in registers, a transposed lhs a K step (a row) at a time.
-  AVX-512, one thread, against the row-wise pack: 1024^3 160 -> 168
+  more than ``PACK_A_TILES`` N tiles read it; a row-major lhs by L x L
+  blocks transposed in registers, a transposed lhs a K step (a row) at a
+  time.  AVX-512, one thread, against the row-wise pack: 1024^3 160 -> 168
   GFLOP/s, 256x784x512 162 -> 167; AVX2 (x86-64-v3) the same within 1%.
 * An M block's full register tiles are one call of the tile function (a
   loop over them inside), not a call each: with N = 10 (one N tile, the
@@ -52,10 +52,12 @@ Threads: the kernels themselves are serial.  ``strips_text`` is a second,
 small library's (``runtime/kernels.py``: ``..._omp.so``, linked with
 libomp): per element type, ``gradir_kernel_<variant>_strips_<elt>`` runs a
 matmul as strips of whole register tiles, one kernel call each, in one
-OpenMP work-sharing loop.  ``rlx-matmul-kernels{threads}`` calls it for
-matmuls worth the threads, so the compiled program holds no OpenMP region
-of its own for them (issue 14, compile time: each region is outlined and
-compiled by LLVM; the MLP step's two parts held 2 and 3).
+OpenMP work-sharing loop, and ``gradir_kernel_<variant>_batch_<elt>`` a
+batched matmul as kernel calls per batch element (or per strip of one).
+``rlx-matmul-kernels{threads}`` calls them for matmuls worth the
+threads, so the compiled program holds no OpenMP region of its own for
+them (issue 14, compile time: each region is outlined and compiled by
+LLVM; the MLP step's two parts held 2 and 3).
 """
 
 from __future__ import annotations
@@ -63,14 +65,25 @@ from __future__ import annotations
 from .schedule import PACK_ROWS
 
 __all__ = ["ELEMENT_TYPES", "kernel_name", "kernel_text", "variant", "KERNEL_PREFIX",
-           "pack_rows", "strips_name", "strips_text", "strips_type", "STRIPS_SCHEDULE"]
+           "pack_rows", "strips_name", "strips_text", "strips_type", "STRIPS_SCHEDULE",
+           "batch_name", "batch_type"]
 
 KERNEL_PREFIX = "gradir_kernel_"
 ELEMENT_TYPES = ("f32", "f64")
 # Bumped when the kernels' code changes (their symbols then change too).
-KERNEL_VERSION = 8
+KERNEL_VERSION = 9
 # K steps per iteration of the tiles' inner loop
 KUNROLL = 4
+# N tiles from which the lhs block is packed (fewer read it in place): the
+# pack's pass over the block, transposed in registers, costs more than the
+# few tiles reading it save.  AMD Zen 5, AVX-512 (32-wide f32 tiles), one
+# thread, min CPU time, packed from 2 tiles / from 5: 2048x576x64 743 / 593
+# us, 4096x147x64 351 / 300, 512x288x48 74 / 63, 2048x576x128 1495 / 1195,
+# 1024x256x128 296 / 259; attention's batched 32 x 128x128x64 (probs @ v)
+# 0.35 / 0.29 ms (load 6-9 on 2 cores).  Wider ones ran 0-14% faster
+# unpacked as well (1024x1024x256, 256x784x512, 1024^3), left packed until
+# measured on an idle machine.
+PACK_A_TILES = 4
 
 
 # Rows from which the kernels pack the rhs panels (below them a full-width
@@ -142,6 +155,21 @@ def strips_type(elt: str) -> str:
     return f"({t}, {t}, {t}, i1, i1, index, index, i32, i1) -> ()"
 
 
+def batch_name(elt: str, var: str) -> str:
+    """The symbol of the batched matmuls' multi-threaded driver (``strips_text``)."""
+    return f"{KERNEL_PREFIX}{var}_batch_{elt}"
+
+
+def batch_type(elt: str) -> str:
+    """The batched driver's function type: A (batch, M, K), B (batch, K,
+    N), C (batch, M, N) (a batch stride of 0: one matrix for every element)
+    and the kernel's zero flag, then as ``strips_type``: whether each
+    element's strips are columns (else rows), their size and count per
+    element, the threads, and whether they always run on the threads."""
+    t = memref_type(elt, 3)
+    return f"({t}, {t}, {t}, i1, i1, index, index, i32, i1) -> ()"
+
+
 # How the strips are dealt to the threads: as rlx-parallel-loops' SCHEDULE
 # (guided: a thread that is running takes more while another waits for a
 # core).  Each strip computes its own columns or rows, in the order of one
@@ -153,59 +181,81 @@ def strips_text(target) -> str:
     """The multi-threaded drivers of ``target``'s kernels (MLIR: func, scf,
     memref, arith, omp): a strip ``i`` is columns (or rows) ``[i * size,
     min((i + 1) * size, extent))`` of C, computed by one call of the serial
-    kernel (``kernel_name``, from the kernel library) on views."""
+    kernel (``kernel_name``, from the kernel library) on views.  The
+    batched driver (``batch_name``): work item ``i`` of ``batch * count``
+    is strip ``i % count`` of batch element ``i / count``, on rank-reduced
+    views of the element's matrices."""
     var = variant(target)
     lines = ["// gradir's multi-threaded matmul drivers (gradir/conversion/cpu/kernels.py)",
              f"// variant {var}", "module {",
              "  func.func private @kmp_get_blocktime() -> i32"]
     for elt in ELEMENT_TYPES:
         t = memref_type(elt)
-        kernel, name = kernel_name(elt, var), strips_name(elt, var)
-        call = f"({t}, {t}, {t}, i1) -> ()"
-        lines += [
-            # (the kernel library's symbol itself, descriptors expanded)
-            f"  func.func private @{kernel}({t}, {t}, {t}, i1)",
-            f"  func.func @{name}(%a: {t}, %b: {t}, %c: {t}, %zero: i1, %cols: i1, "
-            "%size: index, %count: index, %threads: i32, %always: i1) "
-            "attributes {llvm.emit_c_interface} {",
-            "    %c0 = arith.constant 0 : index",
-            "    %c1 = arith.constant 1 : index",
-            "    %z = arith.constant 0 : i32",
-            "    %blocktime = func.call @kmp_get_blocktime() : () -> i32",
-            "    %hot = arith.cmpi ne, %blocktime, %z : i32",
-            "    %on = arith.ori %always, %hot : i1",
-            f"    %m = memref.dim %c, %c0 : {t}",
-            f"    %n = memref.dim %c, %c1 : {t}",
-            f"    %k = memref.dim %a, %c1 : {t}",
-            "    %extent = arith.select %cols, %n, %m : index",
-            "    omp.parallel if(%on) num_threads(%threads : i32) {",
-            f"      omp.wsloop schedule({STRIPS_SCHEDULE}) {{",
-            "        omp.loop_nest (%i) : index = (%c0) to (%count) step (%c1) {",
-            "          %start = arith.muli %i, %size : index",
-            "          %left = arith.subi %extent, %start : index",
-            "          %len = arith.minsi %left, %size : index",
-            "          scf.if %cols {",
-            f"            %bs = memref.subview %b[0, %start] [%k, %len] [1, 1] : {t} to {t}",
-            f"            %cs = memref.subview %c[0, %start] [%m, %len] [1, 1] : {t} to {t}",
-            f"            func.call @{kernel}(%a, %bs, %cs, %zero) : {call}",
-            "          } else {",
-            f"            %as = memref.subview %a[%start, 0] [%len, %k] [1, 1] : {t} to {t}",
-            f"            %cs = memref.subview %c[%start, 0] [%len, %n] [1, 1] : {t} to {t}",
-            f"            func.call @{kernel}(%as, %b, %cs, %zero) : {call}",
-            "          }",
-            "          omp.yield",
-            "        }",
-            "      }",
-            "      omp.terminator",
-            "    }",
-            "    return",
-            "  }"]
+        # (the kernel library's symbol itself, descriptors expanded)
+        lines.append(f"  func.func private @{kernel_name(elt, var)}({t}, {t}, {t}, i1)")
+        lines += _omp_driver(elt, var, False) + _omp_driver(elt, var, True)
     return "\n".join(lines + ["}"]) + "\n"
 
 
-def memref_type(elt: str) -> str:
-    """The kernels' argument type."""
-    return f"memref<?x?x{elt}, strided<[?, ?], offset: ?>>"
+def _omp_driver(elt: str, var: str, batched: bool) -> list[str]:
+    """``strips_name``'s driver, or ``batch_name``'s (``batched``)."""
+    t = memref_type(elt)
+    ta = memref_type(elt, 3) if batched else t
+    kernel = kernel_name(elt, var)
+    call = f"({t}, {t}, {t}, i1) -> ()"
+    a, b, c = ("%ae", "%be", "%ce") if batched else ("%a", "%b", "%c")
+    r = 1 if batched else 0     # C's dim of rows
+    w = [f"  func.func @{(batch_name if batched else strips_name)(elt, var)}(%a: {ta}, "
+         f"%b: {ta}, %c: {ta}, %zero: i1, %cols: i1, %size: index, %count: index, "
+         "%threads: i32, %always: i1) attributes {llvm.emit_c_interface} {",
+         "    %c0 = arith.constant 0 : index",
+         "    %c1 = arith.constant 1 : index",
+         "    %c2 = arith.constant 2 : index",
+         "    %z = arith.constant 0 : i32",
+         "    %blocktime = func.call @kmp_get_blocktime() : () -> i32",
+         "    %hot = arith.cmpi ne, %blocktime, %z : i32",
+         "    %on = arith.ori %always, %hot : i1",
+         f"    %m = memref.dim %c, %c{r} : {ta}",
+         f"    %n = memref.dim %c, %c{r + 1} : {ta}",
+         f"    %k = memref.dim %a, %c{r + 1} : {ta}",
+         "    %extent = arith.select %cols, %n, %m : index"]
+    if batched:
+        w += [f"    %nb = memref.dim %c, %c0 : {ta}",
+              "    %items = arith.muli %nb, %count : index"]
+    w += ["    omp.parallel if(%on) num_threads(%threads : i32) {",
+          f"      omp.wsloop schedule({STRIPS_SCHEDULE}) {{",
+          f"        omp.loop_nest (%i) : index = (%c0) to ({'%items' if batched else '%count'}) "
+          "step (%c1) {"]
+    if batched:
+        w += ["          %e = arith.divui %i, %count : index",
+              "          %s = arith.remui %i, %count : index"]
+        w += [f"          {v} = memref.subview %{v[1]}[%e, 0, 0] [1, {x}, {y}] [1, 1, 1] : "
+              f"{ta} to {t}" for v, x, y in ((a, "%m", "%k"), (b, "%k", "%n"), (c, "%m", "%n"))]
+    w += [f"          %start = arith.muli {'%s' if batched else '%i'}, %size : index",
+          "          %left = arith.subi %extent, %start : index",
+          "          %len = arith.minsi %left, %size : index",
+          "          scf.if %cols {",
+          f"            %bs = memref.subview {b}[0, %start] [%k, %len] [1, 1] : {t} to {t}",
+          f"            %cs = memref.subview {c}[0, %start] [%m, %len] [1, 1] : {t} to {t}",
+          f"            func.call @{kernel}({a}, %bs, %cs, %zero) : {call}",
+          "          } else {",
+          f"            %as = memref.subview {a}[%start, 0] [%len, %k] [1, 1] : {t} to {t}",
+          f"            %cs = memref.subview {c}[%start, 0] [%len, %n] [1, 1] : {t} to {t}",
+          f"            func.call @{kernel}(%as, {b}, %cs, %zero) : {call}",
+          "          }",
+          "          omp.yield",
+          "        }",
+          "      }",
+          "      omp.terminator",
+          "    }",
+          "    return",
+          "  }"]
+    return w
+
+
+def memref_type(elt: str, rank: int = 2) -> str:
+    """The kernels' argument type (``rank`` 3: the batched driver's)."""
+    return f"memref<{'?x' * rank}{elt}, strided<[{', '.join(['?'] * rank)}], offset: ?>>"
 
 
 def _types(elt: str, lanes: int) -> tuple[str, str, str, str]:
@@ -367,15 +417,16 @@ def _driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, var: str
          f"strides: [%ct#0, 1] : memref<{T}> to {BT}",
          f"    %ab, %ao, %as:2, %at:2 = memref.extract_strided_metadata %A : {AT} -> "
          f"memref<{T}>, index, index, index, index, index",
-         # the lhs block is packed (K-major, _lhs_block) when more than one
-         # N tile reads it and its rows or columns are unit-stride: one
+         # the lhs block is packed (K-major, _lhs_block) when more than
+         # PACK_A_TILES N tiles read it and its rows or columns are unit-stride: one
          # stream of constant offsets in the tiles, no cache-set conflicts
          # between rows of power-of-two strides
          "    %aunit = arith.cmpi eq, %at#1, %c1 : index",
          # (a transposed lhs: copied a K step at a time)
          "    %akunit = arith.cmpi eq, %at#0, %c1 : index",
          "    %aany = arith.ori %aunit, %akunit : i1",
-         "    %manyn = arith.cmpi sgt, %N, %cNR : index",
+         f"    %cPA = arith.constant {PACK_A_TILES * NR} : index",
+         "    %manyn = arith.cmpi sgt, %N, %cPA : index",
          "    %packa = arith.andi %aany, %manyn : i1",
          f"    %At = memref.reinterpret_cast %ab to offset: [%ao], sizes: [%K, %M], "
          f"strides: [%at#1, 1] : memref<{T}> to {BT}",

@@ -9,7 +9,8 @@ from mlir import ir
 from ... import _compat
 from ...passes.base import ModulePass, option
 from ..memref_views import VIEW_OPS, aliases_of, ancestor_in_block
-from .kernels import ELEMENT_TYPES, kernel_name, memref_type, strips_name, strips_type
+from .kernels import (ELEMENT_TYPES, batch_name, batch_type, kernel_name, memref_type,
+                      strips_name, strips_type)
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,24 @@ class RlxMatmulKernels(ModulePass):
     FMA chains start from +0.0 either way), and so is a zero buffer no
     copy reads any more.  Run after bufferization (``one-shot-bufferize``), before
     ``convert-linalg-to-loops``.
+
+    A batched contraction (a 3-D C over (batch, M, N, K) = (d0, d1, d2, d3):
+    ``rlx-to-linalg``'s batched matmuls) is a kernel call per batch element in
+    an ``scf.for``, on rank-reduced subviews; an operand whose dims its map
+    permutes (a head split read in place) is a ``memref.transpose`` view
+    first, a 2-D operand the same matrix for every element:
+
+        linalg.contract indexing_maps = [(b, m, n, k) -> (m, b, k), (n, b, k), (b, m, n)]
+            {gradir.kernel} ins(%q, %k : memref<128x32x64xf32>, memref<128x32x64xf32>)
+            outs(%c : memref<32x128x128xf32>)
+    becomes
+        %qt = memref.transpose %q (d0, d1, d2) -> (d1, d0, d2) : ... strided<[64, 2048, 1]>>
+        %kt = memref.transpose %k (d0, d1, d2) -> (d1, d2, d0) : ... strided<[64, 1, 2048]>>
+        scf.for %i = %c0 to %c32 step %c1 {
+          %qi = memref.subview %qt[%i, 0, 0] [1, 128, 64] [1, 1, 1] : ... to memref<128x64xf32, ...>
+          ...
+          func.call @gradir_kernel_<variant>_matmul_f32(%0, %1, %2, %false)
+        }
 
         linalg.contract indexing_maps = [#mk, #nk, #mn] {gradir.kernel}
             ins(%a, %w : memref<64x512xf32>, memref<784x512xf32>)
@@ -50,6 +69,9 @@ class RlxMatmulKernels(ModulePass):
     ``hot-min-work`` loops).  The program itself then holds no OpenMP region
     for its matmuls (issue 14, compile time: LLVM outlines and compiles
     each region; the MLP step's parts held 2 and 3, ~+15-20 ms of LLVM each).
+    A batched one calls the batched driver (``kernels.batch_name``) with
+    3-D views: its OpenMP loop runs the batch elements, each split into
+    strips when the batch alone does not share evenly on the threads.
 
         %true = arith.constant true
         %c128 = arith.constant 128 : index
@@ -91,8 +113,14 @@ class RlxMatmulKernels(ModulePass):
                 raise self.failure()
             elt = str(ir.MemRefType(op.operands[2].type).element_type)
             tile = (params.f32_m, params.f32_n) if elt == "f32" else (params.f64_m, params.f64_n)
-            if _replace(op, kernel_name(elt, var), elt, self.threads, tile, _zero_start(op),
-                        strips_name(elt, var)):
+            if len(_maps(op)[2].results) == 3:
+                if _replace_batched(op, kernel_name(elt, var), elt, self.threads, tile,
+                                    _zero_start(op), batch_name(elt, var)):
+                    needed.add((batch_name(elt, var), batch_type(elt)))
+                else:
+                    needed.add((kernel_name(elt, var), _kernel_type(elt)))
+            elif _replace(op, kernel_name(elt, var), elt, self.threads, tile, _zero_start(op),
+                          strips_name(elt, var)):
                 needed.add((strips_name(elt, var), strips_type(elt)))
             else:
                 needed.add((kernel_name(elt, var), _kernel_type(elt)))
@@ -116,36 +144,57 @@ def _maps(op) -> list[ir.AffineMap]:
     return [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
 
 
+def _loop_dims(m: ir.AffineMap) -> list[int] | None:
+    """The loop dims a map's results are, or None when one is no dim."""
+    try:
+        return [ir.AffineDimExpr(e).position for e in m.results]
+    except ValueError:
+        return None
+
+
 def _problem(op) -> str | None:
     if len(op.operands) != 3 or op.results:
         return "a gradir.kernel contraction must have two inputs and one output, on buffers"
     types = [t.type for t in op.operands]
-    if not all(isinstance(t, ir.MemRefType) and t.rank == 2 for t in types):
-        return "a gradir.kernel contraction must read and write 2-D memrefs"
+    ranks = [ir.MemRefType(t).rank if isinstance(t, ir.MemRefType) else 0 for t in types]
+    if ranks != [2, 2, 2] and (ranks[2] != 3 or not {ranks[0], ranks[1]} <= {2, 3}):
+        return ("a gradir.kernel contraction must read and write 2-D memrefs, or write a "
+                "3-D one from 2-D or 3-D ones (a batched matmul)")
     elts = {str(ir.MemRefType(t).element_type) for t in types}
     if len(elts) != 1 or next(iter(elts)) not in ELEMENT_TYPES:
         return ("a gradir.kernel contraction must have one element type, one of "
                 + ", ".join(ELEMENT_TYPES))
+    maps = _maps(op)
+    if ranks[2] == 3:
+        # (batch, M, N, K) = (d0, d1, d2, d3); an operand's dims in any order
+        # (read through a transposed view), a 2-D one without the batch
+        want = [{1, 3}, {3, 2}]
+        for m, rank, dims in zip(maps, ranks, want):
+            got = _loop_dims(m)
+            if m.n_dims != 4 or got is None or sorted(got) != sorted(
+                    dims | ({0} if rank == 3 else set())):
+                return ("a gradir.kernel contraction with a 3-D output must be a batched "
+                        "matmul: (d0, d1, d2, d3) = (batch, M, N, K), A's dims of (batch, M, "
+                        f"K) and B's of (batch, K, N) in any order (indexing map {m})")
+        if str(maps[2]) != "(d0, d1, d2, d3) -> (d0, d1, d2)":
+            return ("a gradir.kernel contraction with a 3-D output must write it as "
+                    f"(d0, d1, d2) = (batch, M, N) (indexing map {maps[2]})")
+        return None
     want = [{"(d0, d2)", "(d2, d0)"}, {"(d2, d1)", "(d1, d2)"}, {"(d0, d1)"}]
-    for m, allowed in zip(_maps(op), want):
+    for m, allowed in zip(maps, want):
         if str(m).split("->")[-1].strip() not in allowed:
             return f"a gradir.kernel contraction must be a matmul (indexing map {m})"
     return None
 
 
-def _transposed(value: ir.Value) -> ir.Value:
+def _transposed(value: ir.Value, perm=(1, 0)) -> ir.Value:
+    """``memref.transpose``: dim i of the view is dim ``perm[i]`` of ``value``."""
     t = ir.MemRefType(value.type)
-    layout = ir.StridedLayoutAttr(t.layout) if isinstance(t.layout, ir.StridedLayoutAttr) \
-        else None
-    if layout is None:
-        # identity layout: row-major strides
-        strides, offset = [t.shape[1], 1], 0
-    else:
-        strides, offset = list(layout.strides), layout.offset
-    out = ir.MemRefType.get([t.shape[1], t.shape[0]], t.element_type,
-                            ir.StridedLayoutAttr.get(offset, [strides[1], strides[0]]),
+    strides, offset = t.get_strides_and_offset()
+    out = ir.MemRefType.get([t.shape[p] for p in perm], t.element_type,
+                            ir.StridedLayoutAttr.get(offset, [strides[p] for p in perm]),
                             t.memory_space)
-    perm = ir.AffineMapAttr.get(ir.AffineMap.get_permutation([1, 0]))
+    perm = ir.AffineMapAttr.get(ir.AffineMap.get_permutation(list(perm)))
     op = ir.Operation.create("memref.transpose", results=[out], operands=[value],
                              attributes={"permutation": perm})
     return op.results[0]
@@ -158,6 +207,13 @@ def _strips(m: int, n: int, k: int, threads: int, tile: tuple[int, int]):
     from .rlx_parallel_loops import PIPELINE_HOT_MIN_WORK
     if threads < 2 or min(m, n, k) < 1 or matmul_work(m, n, k) < PIPELINE_HOT_MIN_WORK:
         return None
+    return _split(m, n, threads, tile)
+
+
+def _split(m: int, n: int, threads: int, tile: tuple[int, int]):
+    """``(dim, size, count)``: C (m x n) as at least ``threads`` strips of
+    whole register tiles (columns, else rows); None when neither has that
+    many tiles."""
     mr, nr = tile
     for dim, extent, unit in ((1, n, nr), (0, m, mr)):
         tiles = -(-extent // unit)
@@ -224,6 +280,117 @@ def _replace(op, name: str, elt: str, threads: int = 1, tile: tuple[int, int] = 
                                   _bool(work >= PIPELINE_MIN_WORK)], work)
     op.erase()
     return plan is not None
+
+
+# --- batched matmuls: a kernel call per batch element ----------------------------
+
+def _replace_batched(op, name: str, elt: str, threads: int = 1, tile: tuple[int, int] = (1, 1),
+                     zero: bool = False, driver: str = "") -> bool:
+    """Replaces a batched ``op`` (C (batch, M, N) = A @ B over (d0, d1, d2,
+    d3) = (batch, M, N, K)) by one kernel call per batch element, in an
+    ``scf.for``, on rank-reduced ``memref.subview``s of A, B and C (an
+    operand's dims brought to (batch, M, K) / (batch, K, N) by a
+    ``memref.transpose`` view first: a head split read in place; a 2-D
+    operand is the same matrix for every element), or, when the matmuls are
+    worth ``threads`` threads, by one call of the batched driver
+    (``kernels.strips_text``: its OpenMP loop over the batch elements, each
+    split into strips when the batch alone does not share evenly; a 2-D
+    operand passed as a view of batch stride 0).  Each element of C is
+    computed by one kernel call, whatever the threads: the same bits.
+    Returns whether it calls the driver."""
+    from mlir.dialects import scf
+    from .rlx_parallel_loops import PIPELINE_MIN_WORK
+    a, b, c = op.operands
+    dims_a, dims_b = _loop_dims(_maps(op)[0]), _loop_dims(_maps(op)[1])
+    nb, m, n = ir.MemRefType(c.type).shape
+    k = ir.MemRefType(a.type).shape[dims_a.index(3)]
+    work = matmul_work(m, n, k)
+    plan = _batch_plan(nb, m, n, k, threads, tile)
+    with ir.InsertionPoint(op), op.location:
+        a, b = _ordered(a, dims_a, (0, 1, 3)), _ordered(b, dims_b, (0, 3, 2))
+        flag = _bool(zero)
+        if plan is None:
+            generic = ir.Type.parse(memref_type(elt))
+            loop = scf.ForOp(_const(0), _const(nb), _const(1))
+            with ir.InsertionPoint(loop.body):
+                i = loop.induction_variable
+                args = [ir.Operation.create("memref.cast", results=[generic], operands=[
+                    _element(v, i)]).results[0] for v in (a, b, c)]
+                _call(name, args + [flag], work)
+                scf.YieldOp([])
+        else:
+            dim, size, count = plan
+            generic = ir.Type.parse(memref_type(elt, 3))
+            args = [ir.Operation.create("memref.cast", results=[generic], operands=[
+                _with_batch(v, nb)]).results[0] for v in (a, b, c)]
+            i32 = ir.IntegerType.get_signless(32)
+            threads_value = ir.Operation.create("arith.constant", results=[i32], attributes={
+                "value": ir.IntegerAttr.get(i32, threads)}).results[0]
+            _call(driver, args + [flag, _bool(dim == 1), _const(size), _const(count),
+                                  threads_value, _bool(nb * work >= PIPELINE_MIN_WORK)],
+                  nb * work)
+    op.erase()
+    return plan is not None
+
+
+def _batch_plan(nb: int, m: int, n: int, k: int, threads: int, tile: tuple[int, int]):
+    """How a batched matmul (``nb`` matmuls m x k times k x n) runs on
+    ``threads`` threads: None (a kernel call per element, one after the
+    other) or ``(dim, size, count)``: each element as ``count`` strips of
+    ``size`` columns (dim 1) or rows (dim 0), the ``nb * count`` calls on
+    the threads; as many strips per element as make the calls a multiple
+    of the threads (one per element when the batch already is)."""
+    import math
+    from .rlx_parallel_loops import PIPELINE_HOT_MIN_WORK
+    if threads < 2 or min(nb, m, n, k) < 1 or nb * matmul_work(m, n, k) < PIPELINE_HOT_MIN_WORK:
+        return None
+    per = threads // math.gcd(nb, threads)
+    return (_split(m, n, per, tile) if per > 1 else None) or (1, n, 1)
+
+
+def _ordered(value: ir.Value, dims: list[int], want: tuple[int, ...]) -> ir.Value:
+    """``value`` (its dims the loop dims ``dims``) as a view whose dims are
+    in the order of ``want`` (those it has)."""
+    perm = [dims.index(d) for d in want if d in dims]
+    return value if perm == sorted(perm) else _transposed(value, perm)
+
+
+def _element(value: ir.Value, i: ir.Value) -> ir.Value:
+    """Batch element ``i`` of a 3-D ``value``: a rank-reduced subview (a 2-D
+    ``value`` itself)."""
+    t = ir.MemRefType(value.type)
+    if t.rank == 2:
+        return value
+    strides, _ = t.get_strides_and_offset()
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    out = ir.MemRefType.get(t.shape[1:], t.element_type,
+                            ir.StridedLayoutAttr.get(dynamic, strides[1:]), t.memory_space)
+    return ir.Operation.create("memref.subview", results=[out], operands=[value, i], attributes={
+        "static_offsets": ir.DenseI64ArrayAttr.get([dynamic, 0, 0]),
+        "static_sizes": ir.DenseI64ArrayAttr.get([1, *t.shape[1:]]),
+        "static_strides": ir.DenseI64ArrayAttr.get([1, 1, 1]),
+        "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1, 0, 0])}).results[0]
+
+
+def _with_batch(value: ir.Value, nb: int) -> ir.Value:
+    """A 3-D ``value`` itself; a 2-D one as a (``nb``, rows, cols) view of
+    batch stride 0 (every element the same matrix)."""
+    t = ir.MemRefType(value.type)
+    if t.rank == 3:
+        return value
+    index = ir.IndexType.get()
+    meta = ir.Operation.create("memref.extract_strided_metadata", results=[
+        ir.MemRefType.get([], t.element_type, memory_space=t.memory_space)] + [index] * 5,
+        operands=[value])
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    out = ir.MemRefType.get([nb, *t.shape], t.element_type, ir.StridedLayoutAttr.get(
+        dynamic, [0, dynamic, dynamic]), t.memory_space)
+    return ir.Operation.create("memref.reinterpret_cast", results=[out], operands=[
+        meta.results[0], meta.results[1], meta.results[4], meta.results[5]], attributes={
+        "static_offsets": ir.DenseI64ArrayAttr.get([dynamic]),
+        "static_sizes": ir.DenseI64ArrayAttr.get([nb, *t.shape]),
+        "static_strides": ir.DenseI64ArrayAttr.get([0, dynamic, dynamic]),
+        "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1, 0, 2])}).results[0]
 
 
 def _bool(value: bool) -> ir.Value:

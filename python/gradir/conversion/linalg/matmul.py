@@ -33,7 +33,17 @@ layer 129-139 us in padded strips (a parallel region), 26-27 us so;
 A batched lhs times a 2-D rhs is one ``linalg.matmul`` on the collapsed
 ``(batch*M, K)`` lhs (a kernel matmul reads a transposed rhs in place, as
 in 2-D); otherwise the batch dims are broadcast to the common
-batch shape, collapsed to one, and multiplied by ``linalg.batch_matmul``.
+batch shape, collapsed to one, and multiplied by ``linalg.batch_matmul``,
+or, with the kernels, by a 3-D ``linalg.contract {gradir.kernel}``
+(``_kernel_batched``: a kernel call per batch element) that reads its
+operands in place: a lhs or rhs shared by the batch as one 2-D matrix, and
+attention's head splits and transposes (``permute_dims`` and reshapes that
+only split or merge dims) as permuted indexing maps on the tensor they
+were copied from.  The Transformer layer's gradient step (batch 8, 4 heads)
+lost six of its copies so: the q, k and v head splits, k^T, the output
+gradient's head split and probs^T (1-2 MB each); one attention matmul
+alone, ``(8, 4, 128, 128)^T @ (8, 4, 128, 64)``, 0.55 -> 0.32 ms, a head
+split q @ k^T with its copies 0.51 -> 0.42 ms (one thread, AMD Zen 5).
 Before the patterns run, ``fold_batch_sums`` turns the sum over its batch
 of a batched matmul (a shared weight's gradient) into one 2-D matmul.
 """
@@ -191,9 +201,7 @@ def lower_matmul(op):
         # tiling upstream does not expect zero-size dimensions.
         return [filled(out_shape, elt, 0)]
     if len(sa) == 2 and len(sb) == 2 and _kernel_eligible(a, b, elt):
-        at, bt = _transposed_2d(a), _transposed_2d(b)
-        return [_kernel_matmul(a if at is None else at, b if bt is None else bt,
-                               at is not None, bt is not None, out_shape, elt)]
+        return [_kernel_2d(a, b, out_shape, elt)]
     if len(sa) == 2 and len(sb) == 2 and elt_of(a) == elt_of(b):
         at = _transposed_2d(a)
         if at is not None:
@@ -208,24 +216,239 @@ def lower_matmul(op):
     m, k = sa[-2:]
     n = sb[-1]
     if all(d == 1 for d in sb[:-2]):  # rhs without (real) batch dims
-        b = reshape(b, [k, n])
         batch = sa[:-2]
+        if _kernel_eligible(a, b, elt):
+            # a transposed weight (x @ W^T, every dense layer) read in place, as in
+            # 2-D; so is a lhs with a batch of 1
+            if numel(batch) == 1:
+                return [reshape(_kernel_2d(a, b, [m, n], elt), out_shape)]
+            tb, dims = _operand_view(b, [], (2, 1))
+            return [reshape(_kernel_matmul(reshape(a, [numel(batch) * m, k]), tb, False,
+                                           dims == [1, 2], [numel(batch) * m, n], elt),
+                            out_shape)]
+        b = reshape(b, [k, n])
         lhs = reshape(a, [numel(batch) * m, k])
-        if _kernel_eligible(lhs, b, elt):
-            # a transposed weight (x @ W^T, every dense layer) read in place, as in 2-D
-            bt = _transposed_2d(b)
-            return [reshape(_kernel_matmul(lhs, b if bt is None else bt, False, bt is not None,
-                                           [numel(batch) * m, n], elt), out_shape)]
         c = _mark_small(linalg.matmul(lhs, b, outs=[filled([numel(batch) * m, n], elt, 0)]),
                         numel(batch) * m, n, k)
         return [reshape(c, out_shape)]
     batch = broadcast_shapes(sa[:-2], sb[:-2])
+    if _kernel_eligible(a, b, elt):
+        return [reshape(_kernel_batched(a, b, batch, (m, n, k), elt), out_shape)]
     a = broadcast_to(a, batch + [m, k])
     b = broadcast_to(b, batch + [k, n])
     nb = numel(batch)
     c = linalg.batch_matmul(reshape(a, [nb, m, k]), reshape(b, [nb, k, n]),
                             outs=[filled([nb, m, n], elt, 0)])
     return [reshape(c, out_shape)]
+
+
+# --- batched matmuls through the kernels, operands read in place ---
+
+def _kernel_2d(a, b, out_shape, elt):
+    """A 2-D kernel contraction of ``a`` (.., M, K) and ``b`` (.., K, N)
+    (their leading dims all 1), each read in place (``_operand_view``): a
+    transpose as a transposed indexing map, on the tensor it was made of."""
+    ta, dims_a = _operand_view(a, [], (0, 2))
+    tb, dims_b = _operand_view(b, [], (2, 1))
+    return _kernel_matmul(ta, tb, dims_a == [2, 0], dims_b == [1, 2], out_shape, elt)
+
+
+def _kernel_batched(a, b, batch, mnk, elt):
+    """A batched matmul as a 3-D ``linalg.contract {gradir.kernel}`` over
+    (batch, M, N, K) = (d0, d1, d2, d3): C (d0, d1, d2) = A (d0, d1, d3) @
+    B (d0, d3, d2), the batch dims (already numpy-broadcast: ``batch``)
+    collapsed to one.  Each operand is read in place where it can be
+    (``_operand_view``): an operand whose batch dims are all 1 is one 2-D
+    matrix every batch element reads (map ``(d1, d3)``: the broadcast is
+    not materialized), and a head split or transpose (``permute_dims`` and
+    reshapes that only split or merge dims) is a permutation of the
+    operand's dims in the contraction's map, on a reshape of the tensor it
+    was copied from (``(d1, d0, d3)``: rows of one head 768 elements apart,
+    as the attention's ``(S, B*H, Dh)`` projections hold them).
+    rlx-matmul-kernels calls the 2-D kernel per batch element on views of
+    these.  Returns the (batch, M, N) result."""
+    m, n, k = mnk
+    nb = numel(batch)
+    ta, la = _operand_view(a, batch, (1, 3))
+    tb, lb = _operand_view(b, batch, (3, 2))
+    d = [ir.AffineDimExpr.get(i) for i in range(4)]
+    maps = [ir.AffineMap.get(4, 0, [d[i] for i in la]),
+            ir.AffineMap.get(4, 0, [d[i] for i in lb]),
+            ir.AffineMap.get(4, 0, d[:3])]
+    c = linalg.contract(ta, tb, outs=[filled([nb, m, n], elt, 0)], indexing_maps=maps)
+    _compat.defining_op(c).attributes["gradir.kernel"] = ir.UnitAttr.get()
+    return c
+
+
+def _operand_view(v, batch, dims):
+    """``(tensor, loop dims)``: what a batched kernel contraction reads for
+    the operand ``v`` (batch..., rows, cols) and its indexing map's dims
+    (``dims``: the loop dims of rows and cols; the batch is d0).  An operand
+    without real batch dims is its 2-D matrix; one with a part of the batch
+    (broadcast against the other operand's) is broadcast and collapsed to
+    (batch, rows, cols); otherwise the first source on its chain of
+    permutes and reshapes whose elements, row-major, are the operand's in
+    some order of (batch, rows, cols) (``_permuted_source``), reshaped to
+    that order."""
+    shape = shape_of(v)
+    rows, cols = shape[-2:]
+    own = [1] * (len(batch) - len(shape) + 2) + shape[:-2]
+    if all(x == 1 for x in own):
+        found = _permuted_source(v, len(shape) - 2, False)
+        if found is None:
+            return reshape(v, [rows, cols]), list(dims)
+        source, order = found
+        return source, [dims[i] for i in order]
+    if own != list(batch):
+        return reshape(broadcast_to(v, list(batch) + [rows, cols]),
+                       [numel(batch), rows, cols]), [0, *dims]
+    found = _permuted_source(v, len(shape) - 2, True)
+    if found is None:
+        return reshape(v, [numel(batch), rows, cols]), [0, *dims]
+    source, order = found
+    return source, [(0, *dims)[i] for i in order]
+
+
+_RESHAPE_OPS = ("rlx.reshape", "rlx.expand_dims", "rlx.squeeze", "rlx.flatten") + _RESHAPES
+
+
+def _view_step(v):
+    """``(operand, permutation)`` when ``v`` is a permutation of ``operand``'s
+    dims (``rlx.permute_dims`` not lowered yet, or what it became:
+    ``linalg.transpose`` or a copy ``linalg.generic``), ``(operand, None)``
+    when a reshape of it; else None."""
+    owner = _compat.defining_op(v)
+    if owner is None or not owner.operands:
+        return None
+    if owner.name == "rlx.permute_dims":
+        return owner.operands[0], _axes(owner)
+    if owner.name == "linalg.transpose":
+        return owner.operands[0], list(ir.DenseI64ArrayAttr(owner.attributes["permutation"]))
+    if owner.name in _RESHAPE_OPS:
+        return owner.operands[0], None
+    if owner.name == "linalg.generic":
+        perm = _copy_permutation(owner)
+        if perm is not None:
+            return owner.operands[0], perm
+    return None
+
+
+def _copy_permutation(op):
+    """The permutation a ``linalg.generic`` copies its one input with (its
+    output map the identity, its input map a permutation, its body a yield
+    of the input element: ``lower_permute_dims``'s generic), else None."""
+    if len(op.operands) != 2 or len(op.results) != 1 or "indexing_maps" not in op.attributes:
+        return None
+    maps = [ir.AffineMapAttr(x).value for x in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    rank = len(shape_of(op.results[0].type))
+    if maps[1] != ir.AffineMap.get_identity(rank) or not maps[0].is_permutation:
+        return None
+    block = op.regions[0].blocks[0]
+    body = list(_compat.block_ops(block))
+    if (len(body) != 1 or body[0].name != "linalg.yield"
+            or body[0].operands[0] != block.arguments[0]):
+        return None
+    loop_of = [ir.AffineDimExpr(e).position for e in maps[0].results]
+    perm = [0] * rank
+    for j, dim in enumerate(loop_of):
+        perm[dim] = j
+    return perm
+
+
+def _strides_after_reshape(sizes, strides, shape):
+    """The strides of ``shape`` viewing the elements of a tensor of
+    ``sizes`` and ``strides`` in row-major order, or None when no strides
+    can (PyTorch's ``computeStride``: each run of dims the reshape merges or
+    splits must be contiguous within itself)."""
+    if not sizes or 0 in sizes:
+        return None
+    new = [0] * len(shape)
+    view_d = len(shape) - 1
+    base, tensor_numel, view_numel = strides[-1], 1, 1
+    for d in range(len(sizes) - 1, -1, -1):
+        tensor_numel *= sizes[d]
+        if d == 0 or (sizes[d - 1] != 1 and strides[d - 1] != tensor_numel * base):
+            while view_d >= 0 and (view_numel < tensor_numel or shape[view_d] == 1):
+                new[view_d] = view_numel * base
+                view_numel *= shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if d > 0:
+                base, tensor_numel, view_numel = strides[d - 1], 1, 1
+    return new if view_d == -1 else None
+
+
+def _layout_over(chain, steps, j):
+    """(sizes, strides) of ``chain[0]`` as a view of ``chain[j]``'s elements
+    (row-major), following ``steps`` (``steps[i]``: how ``chain[i]`` is
+    made of ``chain[i + 1]``), or None when a reshape on the way is no view."""
+    sizes = shape_of(chain[j])
+    strides, acc = [0] * len(sizes), 1
+    for i in range(len(sizes) - 1, -1, -1):
+        strides[i], acc = acc, acc * sizes[i]
+    for i in range(j - 1, -1, -1):
+        perm = steps[i]
+        if perm is not None:
+            sizes, strides = [sizes[p] for p in perm], [strides[p] for p in perm]
+            continue
+        shape = shape_of(chain[i])
+        strides = _strides_after_reshape(sizes, strides, shape)
+        if strides is None:
+            return None
+        sizes = shape
+    return sizes, strides
+
+
+def _permuted_source(v, nbatch, batched):
+    """``(tensor, order)``: a tensor holding ``v``'s elements as the dims
+    (batch, rows, cols) of ``v`` (``v``'s ``nbatch`` leading dims merged
+    into the batch; left out when not ``batched``) in the order ``order``
+    (indices into that list), read in place by a kernel contraction: a
+    reshape of the deepest tensor on ``v``'s chain of permutes and reshapes
+    (``_view_step``) whose row-major elements ``v`` views as such a
+    permutation, with unit stride along rows or cols.  None when only ``v``
+    itself does, in its own order."""
+    chain, steps = [v], []
+    while len(chain) < 16:
+        step = _view_step(chain[-1])
+        if step is None or elt_of(step[0]) != elt_of(v):
+            break
+        chain.append(step[0])
+        steps.append(step[1])
+    for j in range(len(chain) - 1, 0, -1):
+        layout = _layout_over(chain, steps, j)
+        if layout is None:
+            continue
+        found = _as_permutation(*layout, nbatch, batched, numel(shape_of(chain[j])))
+        if found is not None:
+            order, shape = found
+            return reshape(chain[j], shape), order
+    return None
+
+
+def _as_permutation(sizes, strides, nbatch, batched, total):
+    """``(order, shape)``: the dims (batch, rows, cols) of a view of
+    ``sizes`` and ``strides`` (its ``nbatch`` leading dims merged into the
+    batch) that, in ``order``, are a row-major tensor of ``shape`` holding
+    all ``total`` elements; None when they are not, when the batch dims do
+    not merge, or when the unit-stride dim is the batch's."""
+    lead = [(z, s) for z, s in zip(sizes[:nbatch], strides[:nbatch]) if z != 1]
+    for (z0, s0), (z1, s1) in zip(lead, lead[1:]):
+        if s0 != s1 * z1:
+            return None
+    dims = ([(numel([z for z, _ in lead]), lead[-1][1] if lead else 0)] if batched else [])
+    dims += list(zip(sizes[nbatch:], strides[nbatch:]))
+    real = sorted((i for i, (z, _) in enumerate(dims) if z != 1), key=lambda i: -dims[i][1])
+    expect = 1
+    for i in reversed(real):
+        if dims[i][1] != expect:
+            return None
+        expect *= dims[i][0]
+    if expect != total or (batched and real and real[-1] == 0):
+        return None
+    order = [i for i, (z, _) in enumerate(dims) if z == 1] + real
+    return order, [dims[i][0] for i in order]
 
 
 def _transposed_2d(v):
