@@ -2,7 +2,7 @@
 # TMA loads of the Hopper GEMMs (kernels/tma.py, wgmma.TMA on): operands with
 # K innermost in 16-byte rows are loaded slab by slab with
 # cp.async.bulk.tensor from a tensor map the host encodes
-# (gradir_tensor_map), each stage completed on its mbarrier, in the emulator
+# (mgpuGradirTensorMap), each stage completed on its mbarrier, in the emulator
 # (gpu_emulator/tma.py: the map's box, zero fill past the dims and swizzle,
 # mbarrier phases and transaction bytes):
 #
@@ -87,7 +87,7 @@ for name, (shape, trans, opts) in CASES.items():
     assert rounded < 2e-6 and err > 20 * rounded, (name, rounded, err)
     got, _ = emulate(text, args, exact=True, precision="tf32", **opts)
     assert rel(got, exact) < 1e-6, (name, rel(got, exact))
-    print(name, "tensor maps:", lowered.count("llvm.call @gradir_tensor_map"),
+    print(name, "tensor maps:", lowered.count("llvm.call @mgpuGradirTensorMap"),
           "bulk copies:", lowered.count("nvvm.cp.async.bulk.tensor"),
           "cp.async:", "nvvm.cp.async.shared.global" in lowered)
 # (bulk copies: S per operand, S-1 before the loop and one in it; S = 4 for

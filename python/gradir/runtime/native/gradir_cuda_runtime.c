@@ -721,12 +721,15 @@ EXPORT CUmodule mgpuModuleLoadJIT(void *data, int optLevel, size_t assemblySize)
   return module;
 }
 
+static void free_tensor_maps(void);
+
 EXPORT void mgpuModuleUnload(CUmodule module) {
   pthread_mutex_lock(&lock);
   for (struct pending *p = pendings; p; p = p->next)
     flush(p);   /* pending launches may use its functions */
   reset_caches();
   pthread_mutex_unlock(&lock);
+  free_tensor_maps();   /* no launch is pending; later calls encode them again */
   CUresult result = cuModuleUnload(module);
   /* At process exit the driver may have torn its context down before the
      libraries' destructors unload their modules: nothing is left to free. */
@@ -993,4 +996,132 @@ EXPORT void *mgpuTensorMapEncodeTiledMemref(int64_t tensorRank, void *rankedDesc
       cuMemcpy(dTensorMap, (CUdeviceptr)(uintptr_t)&tensorMap, sizeof(CUtensorMap)));
   pop_context();
   return (void *)(uintptr_t)dTensorMap;
+}
+
+/* --- tensor maps of gradir's TMA loads (conversion/gpu/kernels/tma.py) ------
+ * mgpuGradirTensorMap(base, dtype, swizzle, K, MN, batch, row stride, batch
+ * stride, box K, box rows) returns the device address of a CUtensorMap of
+ * the (batch x MN x K) tensor at `base` (strides in bytes; rank 3 when the
+ * batch stride is not 0, else 2), tiled in boxes of box K x box rows,
+ * elements out of bounds read as zeros.  TMA reads the map from the
+ * address the kernel is given; the gpu dialect's launches pass parameters
+ * by value only as scalars and pointers, not as the 64-byte aligned
+ * `__grid_constant__` aggregate nvcc would use, so the map lives in device
+ * memory.  A map is a pure function of its parameters: each distinct
+ * parameter set is encoded and copied to the device once and its copy
+ * reused by every later launch (no allocation or copy per call, so launch
+ * replay and graph capture are unaffected).  The copies live in blocks of
+ * MAP_BLOCK maps and are freed when a module is unloaded (after its pending
+ * launches; later calls encode them again) or left to the driver at exit.
+ * Unlike mgpuTensorMapEncodeTiledMemref, nothing is allocated per call. */
+#define MAP_BLOCK 256
+#define MAP_PARAMS 10
+
+struct map_entry {
+  uint64_t key[MAP_PARAMS];
+  CUdeviceptr address;
+};
+static struct map_entry *maps;          /* open addressing, address 0: empty */
+static size_t maps_capacity, maps_count;
+static CUdeviceptr *map_blocks;         /* device blocks of MAP_BLOCK maps each */
+static size_t map_blocks_count, map_slots_left;
+static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static size_t map_slot(const uint64_t *key) {
+  uint64_t h = fnv(1469598103934665603ull, key, MAP_PARAMS * sizeof(uint64_t));
+  size_t i = (size_t)h & (maps_capacity - 1);
+  while (maps[i].address && memcmp(maps[i].key, key, sizeof maps[i].key))
+    i = (i + 1) & (maps_capacity - 1);
+  return i;
+}
+
+static bool maps_grow(void) {
+  size_t old = maps_capacity;
+  struct map_entry *prev = maps;
+  maps_capacity = old ? 2 * old : 64;
+  maps = calloc(maps_capacity, sizeof *maps);
+  if (!maps) {
+    maps = prev;
+    maps_capacity = old;
+    return false;
+  }
+  for (size_t i = 0; i < old; i++)
+    if (prev[i].address)
+      maps[map_slot(prev[i].key)] = prev[i];
+  free(prev);
+  return true;
+}
+
+/* The device address of the next free map slot (maps_lock held). */
+static CUdeviceptr map_storage(void) {
+  if (!map_slots_left) {
+    CUdeviceptr block = 0;
+    CUdeviceptr *more = realloc(map_blocks, (map_blocks_count + 1) * sizeof *more);
+    if (!more)
+      return 0;
+    map_blocks = more;
+    CUresult r = cuMemAlloc(&block, MAP_BLOCK * sizeof(CUtensorMap));
+    report(r, "cuMemAlloc(&block, MAP_BLOCK * sizeof(CUtensorMap))");
+    if (r)
+      return 0;
+    map_blocks[map_blocks_count++] = block;
+    map_slots_left = MAP_BLOCK;
+  }
+  CUdeviceptr last = map_blocks[map_blocks_count - 1];
+  return last + (MAP_BLOCK - map_slots_left--) * sizeof(CUtensorMap);
+}
+
+/* Frees every map's device copy (a module unload: no launch is pending). */
+static void free_tensor_maps(void) {
+  pthread_mutex_lock(&maps_lock);
+  if (!exiting)
+    for (size_t i = 0; i < map_blocks_count; i++)
+      CUDA_REPORT_IF_ERROR(cuMemFree(map_blocks[i]));
+  free(map_blocks);
+  free(maps);
+  map_blocks = NULL;
+  maps = NULL;
+  map_blocks_count = map_slots_left = maps_capacity = maps_count = 0;
+  pthread_mutex_unlock(&maps_lock);
+}
+
+EXPORT void *mgpuGradirTensorMap(void *base, int64_t dtype, int64_t swizzle, int64_t k,
+                               int64_t mn, int64_t batch, int64_t rowStride,
+                               int64_t batchStride, int64_t boxK, int64_t boxRows) {
+  uint64_t key[MAP_PARAMS] = {(uint64_t)(uintptr_t)base, (uint64_t)dtype, (uint64_t)swizzle,
+                              (uint64_t)k, (uint64_t)mn, (uint64_t)batch,
+                              (uint64_t)rowStride, (uint64_t)batchStride, (uint64_t)boxK,
+                              (uint64_t)boxRows};
+  pthread_mutex_lock(&maps_lock);
+  CUdeviceptr found = 0;
+  if (maps_capacity)
+    found = maps[map_slot(key)].address;
+  if (!found && (2 * (maps_count + 1) <= maps_capacity || maps_grow())) {
+    uint64_t dims[3] = {(uint64_t)k, (uint64_t)mn, (uint64_t)batch};
+    uint64_t strides[2] = {(uint64_t)rowStride, (uint64_t)batchStride};
+    uint32_t box[3] = {(uint32_t)boxK, (uint32_t)boxRows, 1};
+    uint32_t elementStrides[3] = {1, 1, 1};
+    CUtensorMap map;
+    memset(&map, 0, sizeof map);
+    push_context();
+    CUresult r = cuTensorMapEncodeTiled(&map, (int)dtype, batchStride ? 3 : 2, base, dims,
+                                        strides, box, elementStrides, /*interleave=*/0,
+                                        (int)swizzle, /*l2Promotion=L2_128B*/ 2,
+                                        /*oobFill=zeros*/ 0);
+    report(r, "cuTensorMapEncodeTiled(&map, ...)");
+    CUdeviceptr address = r ? 0 : map_storage();
+    if (address) {
+      r = cuMemcpy(address, (CUdeviceptr)(uintptr_t)&map, sizeof map);
+      report(r, "cuMemcpy(address, &map, sizeof map)");
+      if (!r) {
+        size_t slot = map_slot(key);
+        memcpy(maps[slot].key, key, sizeof key);
+        maps[slot].address = found = address;
+        maps_count++;
+      }
+    }
+    pop_context();
+  }
+  pthread_mutex_unlock(&maps_lock);
+  return (void *)(uintptr_t)found;
 }

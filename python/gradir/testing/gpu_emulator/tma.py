@@ -1,5 +1,5 @@
 """TMA and mbarriers in the emulator (sm_90): the host's tensor maps
-(``llvm.call @gradir_tensor_map``, what ``cuTensorMapEncodeTiled``
+(``llvm.call @mgpuGradirTensorMap``, what ``cuTensorMapEncodeTiled``
 encodes), ``nvvm.mbarrier.init``, ``nvvm.mbarrier.arrive.expect_tx``,
 ``nvvm.mbarrier.try_wait.parity`` and
 ``nvvm.cp.async.bulk.tensor.shared.cluster.global`` (tile mode).
@@ -45,7 +45,7 @@ from .values import EmulationError
 
 __all__ = ["TmaOps", "TensorMap"]
 
-RUNTIME_ENCODE = "gradir_tensor_map"
+RUNTIME_ENCODE = "mgpuGradirTensorMap"
 DTYPES = {7: np.float32, 6: np.float16, 9: "bf16"}
 SWIZZLE_BYTES = {0: 0, 1: 32, 2: 64, 3: 128}
 _XOR_BITS = {32: 1, 64: 3, 128: 7}
@@ -198,6 +198,9 @@ class TmaOps:
         bar = env[ops[2 + seg[2]]]
         if not isinstance(tmap, TensorMap):
             raise EmulationError(f"{op.location}: a bulk tensor copy without a tensor map")
+        if len(coords) != (3 if tmap.strides[1] else 2):
+            raise EmulationError(f"{op.location}: a {len(coords)}-d bulk tensor copy with a "
+                                 f"tensor map of rank {3 if tmap.strides[1] else 2}")
         if not isinstance(dst, Ptr) or not dst.alloc.workgroup:
             raise EmulationError(f"{op.location}: a bulk tensor copy into something not "
                                  "workgroup memory")

@@ -57,8 +57,9 @@ static fake_param_fn param_cb;
 /* 0 alloc, 1 free, 2 memcpy, 3 module load, 4 launch, 5 module unload,
    6 bytes allocated now, 7 stream create, 8 graph launch, 9 kernels run by
    graph launches, 10 launches captured, 11 graph instantiate, 12 graph
-   destroy, 13 graph exec destroy, 14 param info queries, 15 stream destroy */
-#define NSTATS 16
+   destroy, 13 graph exec destroy, 14 param info queries, 15 stream destroy,
+   16 tensor maps encoded */
+#define NSTATS 17
 static long stats[NSTATS];
 static const void *images[4096];
 static int deinitialized;
@@ -307,4 +308,42 @@ CUresult cuMemsetD16Async(CUdeviceptr p, unsigned short v, size_t n, CUstream s)
 }
 CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned f) { (void)p; (void)n; (void)f; return 0; }
 CUresult cuMemHostUnregister(void *p) { (void)p; return 0; }
-CUresult cuTensorMapEncodeTiled(void) { return 1; /* not used by gradir */ }
+/* Tensor maps (mgpuGradirTensorMap in gradir's runtime, for TMA loads): the
+   driver's checks of cuTensorMapEncodeTiled (CUDA_ERROR_INVALID_VALUE), and
+   an encoding of the fake's own that fake_driver.py decodes for the
+   emulator: 16 u64, "GRDRTMAP", data type, rank, address, dims[3],
+   strides[2] (bytes), box[3], swizzle.  Counted in stat 16. */
+CUresult cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *address,
+                                const uint64_t *dims, const uint64_t *strides,
+                                const unsigned *box, const unsigned *elementStrides,
+                                int interleave, int swizzle, int l2, int oob) {
+  (void)l2;
+  uint64_t *m = map;
+  static const int sizes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
+  if (!map || ((uintptr_t)map % 64) || rank < 2 || rank > 3 || dtype < 0 || dtype > 12 ||
+      ((uintptr_t)address % 16) || interleave || oob || swizzle < 0 || swizzle > 3)
+    return 1;
+  int span = swizzle ? 16 << swizzle : 0, esize = sizes[dtype];
+  for (unsigned i = 0; i < rank; i++) {
+    if (!dims[i] || !box[i] || box[i] > 256 || elementStrides[i] != 1)
+      return 1;
+    if (i && (strides[i - 1] % 16 || strides[i - 1] >= (1ull << 40)))
+      return 1;
+  }
+  if ((box[0] * esize) % 16 || (span && box[0] * esize > (unsigned)span))
+    return 1;
+  memset(m, 0, 128);
+  memcpy(m, "GRDRTMAP", 8);
+  m[1] = (uint64_t)dtype;
+  m[2] = rank;
+  m[3] = (uint64_t)(uintptr_t)address;
+  for (unsigned i = 0; i < 3; i++) {
+    m[4 + i] = i < rank ? dims[i] : 1;
+    m[9 + i] = i < rank ? box[i] : 1;
+  }
+  for (unsigned i = 0; i < 2; i++)
+    m[7 + i] = i + 1 < rank ? strides[i] : 0;
+  m[12] = (uint64_t)swizzle;
+  stats[16]++;
+  return 0;
+}

@@ -29,12 +29,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 STATS = {"alloc": 0, "free": 1, "memcpy": 2, "module load": 3, "launch": 4,
          "module unload": 5, "bytes": 6, "stream": 7, "graph launch": 8, "graph kernel": 9,
          "captured launch": 10, "graph instantiate": 11, "graph destroy": 12,
-         "graph exec destroy": 13, "param info": 14, "stream destroy": 15}
+         "graph exec destroy": 13, "param info": 14, "stream destroy": 15, "tensor map": 16}
 _SCALARS = {"index": ctypes.c_int64, "i64": ctypes.c_int64, "i32": ctypes.c_int32,
             "i16": ctypes.c_int16, "i8": ctypes.c_int8, "i1": ctypes.c_bool,
             "f32": ctypes.c_float, "f64": ctypes.c_double, "f16": ctypes.c_uint16}
 _SIZES = {"index": 8, "i64": 8, "i32": 4, "i16": 2, "i8": 1, "i1": 1, "f32": 4, "f64": 8,
-          "f16": 2}
+          "f16": 2, "!llvm.ptr": 8}
+_MAP_ESIZE = {7: 4, 6: 2, 9: 2}             # CUtensorMapDataType: f32, f16, bf16
 _NP = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i1": np.bool_,
        "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "index": np.int64}
 
@@ -160,12 +161,29 @@ class FakeDriver:
                 start = aligned - base.value + offset * np.dtype(dtype).itemsize
                 args.append(emulator.foreign_buffer(base.value, size.value, dtype, sizes,
                                                     start, strides))
+            elif str(t) == "!llvm.ptr":                 # a tensor map's device address
+                args.append(self._tensor_map(emulator, scalar(ctypes.c_void_p) or 0))
             else:
                 key = str(t)
                 v = scalar(_SCALARS[key])
                 args.append(np.array(v, dtype=np.uint16).view(np.float16)[()] if key == "f16"
                             else np.array(v).astype(_NP[key])[()])
         return args
+
+    def _tensor_map(self, emulator, address: int):
+        """The emulator's TensorMap of the fake's encoding at ``address``
+        (fake_cuda.c's cuTensorMapEncodeTiled)."""
+        from gradir.testing.gpu_emulator.tma import TensorMap
+        m = (ctypes.c_uint64 * 16).from_address(address)
+        if bytes(ctypes.string_at(address, 8)) != b"GRDRTMAP":
+            raise RuntimeError(f"kernel argument at {address:#x} is not a tensor map")
+        base, size = ctypes.c_void_p(), ctypes.c_size_t()
+        if not self.lib.fake_cuda_lookup(m[3], ctypes.byref(base), ctypes.byref(size)):
+            raise RuntimeError(f"tensor map of {m[3]:#x}, not device memory")
+        alloc = emulator.foreign_buffer(base.value, size.value, np.uint8, [size.value], 0,
+                                        [1]).alloc
+        return TensorMap(alloc, m[3] - base.value, _MAP_ESIZE[m[1]], (m[4], m[5], m[6]),
+                         (m[7], m[8]), (m[9], m[10], m[11]), 16 << m[12] if m[12] else 0)
 
 
 def _layout(fn) -> list[tuple[int, int]]:

@@ -10,7 +10,7 @@ tensor map's swizzle is the descriptors': 128B for rows of 128 bytes, 64B
 for 64, 32B for 32; TMA has no interleaved core-matrix layout).
 
 The tensor map (``encode``): a ``CUtensorMap`` the host encodes before
-the launch with ``gradir_tensor_map(base, dtype, swizzle, K, MN, batch,
+the launch with ``mgpuGradirTensorMap(base, dtype, swizzle, K, MN, batch,
 row stride, batch stride, BK, rows)`` (``gradir_cuda_runtime.c``, through
 ``cuTensorMapEncodeTiled``): dims innermost first (K, M or N, batch),
 strides in bytes, a box of one slab (BK x rows, one batch), elements past
@@ -42,7 +42,7 @@ from .mma_pipeline import AsyncOperand, _descriptor, gep
 __all__ = ["TmaOperand", "tma_operand", "encode", "init_barriers", "barrier_ptr",
            "expect_bytes", "copy_slab", "wait_slab", "RUNTIME_ENCODE"]
 
-RUNTIME_ENCODE = "gradir_tensor_map"
+RUNTIME_ENCODE = "mgpuGradirTensorMap"
 # CUtensorMapDataType and CUtensorMapSwizzle (cuda.h)
 DATA_TYPE = {"f32": 7, "f16": 6, "bf16": 9}
 SWIZZLE_ENUM = {32: 1, 64: 2, 128: 3}
@@ -81,7 +81,7 @@ def _module_of(block: ir.Block) -> ir.Operation:
 
 
 def _declare(module: ir.Operation) -> None:
-    """``llvm.func @gradir_tensor_map(!llvm.ptr, i64 x 9) -> !llvm.ptr``."""
+    """``llvm.func @mgpuGradirTensorMap(!llvm.ptr, i64 x 9) -> !llvm.ptr``."""
     body = module.regions[0].blocks[0]
     for op in body.operations:
         if op.operation.name == "llvm.func" and \

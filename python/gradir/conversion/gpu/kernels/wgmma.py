@@ -46,9 +46,11 @@ by one ``cp.async.bulk.tensor`` per slab from a tensor map the host
 encodes before the launch, each stage completed on an mbarrier; the loop
 is the same.
 
-What it does not do yet: TMA by default (the host side of the tensor maps
-is ``gradir_tensor_map``, which the CUDA runtime and the fake driver must
-provide first), MN-major operands of bf16/f16 (wgmma's
+What it does not do yet: TMA by default (it runs in the emulator and, with
+the runtime's ``mgpuGradirTensorMap``, on the fake driver; it is to be
+measured on a GPU first, and MLIR's own runtime library, with
+``GRADIR_CUDA_RUNTIME=mlir``, lacks that function), MN-major operands of
+bf16/f16 (wgmma's
 transposed layouts: such operands are transposed by the cooperative
 loads), dynamic workgroup memory (the stages fit in the 48 KiB of static
 workgroup memory; sm_90 allows 227 KiB)."""
@@ -90,8 +92,7 @@ SWIZZLE = True
 # be (wgmma_pipeline.py); False: cooperative loads, one stage (tests).
 ASYNC = True
 # Operands copied with TMA (tma.py) instead of cp.async where they can be.
-# Off: the host side of the tensor maps (gradir_tensor_map in the CUDA
-# runtime) is not there yet; the emulator runs both (tests).
+# Off by default (see the module docstring); the tests run both.
 TMA = False
 SWIZZLE_MODE = {128: 1, 64: 2, 32: 3}      # row bytes -> descriptor mode
 # The gpu.module of the wgmma kernels of host function @f is @f_kernels_sm90a:
