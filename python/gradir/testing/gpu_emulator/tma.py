@@ -1,6 +1,7 @@
 """TMA and mbarriers in the emulator (sm_90): the host's tensor maps
 (``llvm.call @mgpuGradirTensorMap``, what ``cuTensorMapEncodeTiled``
-encodes), ``nvvm.mbarrier.init``, ``nvvm.mbarrier.arrive.expect_tx``,
+encodes), ``nvvm.mbarrier.init``, ``nvvm.fence.mbarrier_init`` (nothing to
+do in the emulator), ``nvvm.mbarrier.arrive.expect_tx``,
 ``nvvm.mbarrier.try_wait.parity`` and
 ``nvvm.cp.async.bulk.tensor.shared.cluster.global`` (tile mode).
 
@@ -152,6 +153,10 @@ class TmaOps:
         for i, b, c in zip(idx, blocks, count):
             st.count[i][b] = st.pending[i][b] = c
             st.tx[i][b] = st.done[i][b] = 0
+        return []
+
+    def _op_nvvm_fence_mbarrier_init(self, op, env, mask):
+        self._barriers(op)
         return []
 
     def _op_nvvm_mbarrier_arrive_expect_tx(self, op, env, mask):

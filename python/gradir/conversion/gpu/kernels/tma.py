@@ -17,9 +17,10 @@ strides in bytes, a box of one slab (BK x rows, one batch), elements past
 the dims filled with zeros (so ragged M, N and K need no padded copy).
 The kernel takes the map's device address (TMA reads it from global
 memory): the runtime keeps one device copy per distinct map (a map is a
-pure function of its parameters, so equal parameters share one copy, kept
-until the runtime is unloaded), which a by-value ``__grid_constant__``
-parameter would avoid but the launch ABI of the gpu dialect does not pass.
+pure function of its parameters, so equal parameters share one copy,
+encoded and copied once, freed at module unload), where nvcc would pass
+the map by value as a 64-byte aligned ``__grid_constant__`` parameter,
+which the gpu dialect's launches cannot express.
 
 In the kernel (``wgmma._pipelined_k_loop``): thread 0 initializes one
 mbarrier per stage (arrival count 1) before a barrier; issuing slab j into
@@ -69,6 +70,8 @@ def tma_operand(plan: AsyncOperand | None, lay) -> TmaOperand | None:
     if len(others) > 1:
         return None
     bd = others[0] if others else None
+    if bd is not None and plan.strides[bd] == 0:      # the map's rank comes from it
+        return None
     return TmaOperand(plan=plan, batch_dim=bd,
                       batch_loop=plan.dims[bd] if bd is not None else None)
 
@@ -122,12 +125,14 @@ def barrier_ptr(bars_addr: ir.Value, stage: ir.Value) -> ir.Value:
 
 
 def init_barriers(bars_addr: ir.Value, stages: int, tid: ir.Value) -> None:
-    """Thread 0 initializes each stage's mbarrier with one arrival."""
+    """Thread 0 initializes each stage's mbarrier with one arrival (the
+    barrier after it orders the inits before every use)."""
     first = arith.cmpi(arith.CmpIPredicate.eq, tid, index(0))
     with ir.InsertionPoint(if_(first).then_block):
         one = arith.constant(_i(32), 1)
         for s in range(stages):
             nvvm.MBarrierInitOp(barrier_ptr(bars_addr, index(s)), one)
+        nvvm.FenceMbarrierInitOp()          # the inits visible to the async proxy
         scf.YieldOp([])
 
 
