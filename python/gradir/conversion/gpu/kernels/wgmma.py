@@ -126,8 +126,10 @@ class _Block:
 
 def _stages(kind: str, bm: int, bn: int, bk: int) -> int:
     """The pipeline stages of (BM + BN) x BK tiles that fit in a block's
-    static workgroup memory (at most ``MAX_STAGES``)."""
-    return min(wpipe.MAX_STAGES, SMEM_LIMIT // ((bm + bn) * bk * BYTES[kind]))
+    static workgroup memory (at most ``MAX_STAGES``), with TMA beside the
+    stages' mbarriers (8 bytes each)."""
+    limit = SMEM_LIMIT - (8 * wpipe.MAX_STAGES if TMA else 0)
+    return min(wpipe.MAX_STAGES, limit // ((bm + bn) * bk * BYTES[kind]))
 
 
 def _plan(ctx: KernelContext, gen: Generic, g: GemmMatch, kind: str,
