@@ -149,6 +149,47 @@ func.func @query_axis_softmax(%q: tensor<64x16xf32>, %kt: tensor<16x64xf32>, %v:
   return %o : tensor<64x16xf32>
 }
 
+// The scores are made before a loop whose body takes their softmax: the
+// ops are not in one block, the loop's body is left alone.
+// CHECK-LABEL: func.func @scores_outside_loop
+// CHECK: %[[S:.*]] = "rlx.matmul"
+// CHECK: scf.for
+// CHECK-NEXT: "rlx.softmax"(%[[S]])
+// CHECK-NOT: scf.for
+// CHECK: return
+func.func @scores_outside_loop(%q: tensor<64x16xf32>, %kt: tensor<16x64xf32>, %v: tensor<64x16xf32>) -> tensor<64x16xf32> {
+  %s = "rlx.matmul"(%q, %kt) : (tensor<64x16xf32>, tensor<16x64xf32>) -> tensor<64x64xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %r = scf.for %i = %c0 to %c2 step %c1 iter_args(%acc = %q) -> (tensor<64x16xf32>) {
+    %p = "rlx.softmax"(%s) {axis = array<i64: -1>} : (tensor<64x64xf32>) -> tensor<64x64xf32>
+    %o = "rlx.matmul"(%p, %v) : (tensor<64x64xf32>, tensor<64x16xf32>) -> tensor<64x16xf32>
+    scf.yield %o : tensor<64x16xf32>
+  }
+  return %r : tensor<64x16xf32>
+}
+
+// Attention inside a loop's body is fused there (a loop in the loop).
+// CHECK-LABEL: func.func @inside_loop
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: tensor.extract_slice
+// CHECK: "rlx.softmax"(%{{.*}}) {axis = array<i64: -1>} : (tensor<16x64xf32>) -> tensor<16x64xf32>
+// CHECK: return
+func.func @inside_loop(%q: tensor<64x16xf32>, %kt: tensor<16x64xf32>, %v: tensor<64x16xf32>) -> tensor<64x16xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %r = scf.for %i = %c0 to %c2 step %c1 iter_args(%x = %q) -> (tensor<64x16xf32>) {
+    %s = "rlx.matmul"(%x, %kt) : (tensor<64x16xf32>, tensor<16x64xf32>) -> tensor<64x64xf32>
+    %p = "rlx.softmax"(%s) {axis = array<i64: -1>} : (tensor<64x64xf32>) -> tensor<64x64xf32>
+    %o = "rlx.matmul"(%p, %v) : (tensor<64x64xf32>, tensor<64x16xf32>) -> tensor<64x16xf32>
+    scf.yield %o : tensor<64x16xf32>
+  }
+  return %r : tensor<64x16xf32>
+}
+
 // 8 x 64 x 4 = 2048 bytes fit in 4096.
 // CHECK-LABEL: func.func @fits
 // CHECK-NOT: scf.for
