@@ -12,6 +12,10 @@
 # and -0.0.  A pool worth two threads runs as blocks of images on them,
 # with the same bits as one thread, and a small CNN's gradient step with
 # the kernels matches the interpreter and, bitwise, the step without them.
+# A max pool's forward and backward on one input (gradient programs) use
+# the kernels that save and read the windows' arg-max indices: bitwise the
+# generic lowering and the backward kernel reading the input, at 1 and 2
+# threads (test_indices, test_indices_threads).
 
 import numpy as np
 
@@ -33,6 +37,8 @@ def t(shape, elt):
 
 
 POOL = "{pool_size = array<i64: 2, 2>, strides = array<i64: 2, 2>}"
+POOL3 = ("{pool_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, "
+         "padding = array<i64: 1, 1, 1, 1>}")
 
 
 def forward_module(shape, elt, kind="max"):
@@ -217,15 +223,19 @@ func.func @main(%x: tensor<4x2x12x12xT>, %w: tensor<3x2x3x3xT>, %v: tensor<75x5x
 
 @run
 def test_gradient_step():
-    for elt, kind in (("f32", "max"), ("f64", "max"), ("f32", "avg")):
+    # (the max pools' forward saves its arg-max indices for the backward)
+    for elt, kind in (("f32", "max"), ("f64", "max"), ("f32", "avg"), ("f32", "max3")):
         m = gradir.parse(CNN.replace("xT>", f"x{elt}>").replace("<T>", f"<{elt}>")
-                         .replace("rlx.max_pool2d", f"rlx.{kind}_pool2d"))
+                         .replace("rlx.max_pool2d", f"rlx.{kind[:3]}_pool2d")
+                         .replace(POOL, POOL3 if kind == "max3" else POOL))
         gradir.run_pipeline(m, "builtin.module(rlx-gradient{func=main wrt=1,2})")
         args = [rng.standard_normal(s).astype(DT[elt])
                 for s in ((4, 2, 12, 12), (3, 2, 3, 3), (75, 5))]
         exe = gradir.compile(m, cache=False, threads=1)
-        names = ((f"_max_pool2x2_backward_{elt}(", f"_max_pool2x2_{elt}(") if kind == "max"
-                 else (f"_avg_pool2x2_backward_{elt}(",))
+        names = {"max": (f"_max_pool2x2_backward_indices_{elt}(", f"_max_pool2x2_indices_{elt}("),
+                 "max3": (f"_max_pool3x3s2_backward_indices_{elt}(",
+                          f"_max_pool3x3s2_indices_{elt}("),
+                 "avg": (f"_avg_pool2x2_backward_{elt}(",)}[kind]
         assert all(name in exe.llvm_ir for name in names), kind
         got = exe["main_adjoint"](*args)
         plain = gradir.compile(m, cache=False, threads=1, kernels=False)["main_adjoint"](*args)
@@ -241,6 +251,7 @@ def test_gradient_step():
 # CHECK: max f32 ok
 # CHECK: max f64 ok
 # CHECK: avg f32 ok
+# CHECK: max3 f32 ok
 
 
 @run
@@ -292,8 +303,6 @@ func.func @f(%x: tensor<2x3x8x16xf32>, %g: tensor<2x3x4x4xf32>) -> (tensor<2x3x4
 # CHECK: avg ok
 
 
-POOL3 = ("{pool_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, "
-         "padding = array<i64: 1, 1, 1, 1>}")
 SHAPES3 = [  # even H and W: output columns 1..40 (every vector step and the tail)
     (1, 1, 2, 2), (2, 3, 4, 6), (1, 2, 6, 10), (2, 2, 8, 16), (1, 2, 4, 18),
     (2, 1, 6, 24), (1, 2, 4, 32), (1, 1, 4, 34), (1, 1, 2, 62), (3, 2, 4, 80),
@@ -343,7 +352,9 @@ func.func @b(%g: {t((1, 2, 3, 4), "f32")}, %x: {t((1, 2, 6, 8), "f32")}) -> {t((
   return %dx : {t((1, 2, 6, 8), "f32")}
 }}""")
     text = gradir.compile(m, threads=1, cache=False).llvm_ir
-    assert "_max_pool3x3s2_f32(" in text and "_max_pool3x3s2_backward_f32(" in text
+    # (one input: the forward saves its indices for the backward, test_indices)
+    assert "_max_pool3x3s2_indices_f32(" in text
+    assert "_max_pool3x3s2_backward_indices_f32(" in text
     print("calls the kernels")
     # a constant gradient (sum of the pool) folds into the backward's
     # generic, which keeps its loops: still the interpreter's result
@@ -366,3 +377,104 @@ func.func @main(%x: {t((2, 3, 8, 8), "f32")}) -> tensor<f32> {{
 # CHECK: x86-64-v3 f64: 10 shapes ok
 # CHECK: calls the kernels
 # CHECK: constant gradient equal: True
+
+
+def indices_module(shape, elt, attrs):
+    """@main: a weighted sum of a max pool (its gradient: rlx-gradient's
+    @main_adjoint, where the pool's forward saves its arg-max indices for
+    the backward); @b: the backward alone (the kernel reading the input)."""
+    n, c, h, w = shape
+    out = (n, c, h // 2, w // 2)
+    m = gradir.parse(f"""
+func.func @main(%x: {t(shape, elt)}, %w: {t(out, elt)}) -> tensor<{elt}> {{
+  %p = "rlx.max_pool2d"(%x) {attrs} : ({t(shape, elt)}) -> {t(out, elt)}
+  %q = "rlx.multiply"(%p, %w) : ({t(out, elt)}, {t(out, elt)}) -> {t(out, elt)}
+  %s = "rlx.sum"(%q) : ({t(out, elt)}) -> tensor<{elt}>
+  return %s : tensor<{elt}>
+}}
+func.func @b(%g: {t(out, elt)}, %x: {t(shape, elt)}) -> {t(shape, elt)} {{
+  %dx = "rlx.max_pool2d_backward"(%g, %x) {attrs} : ({t(out, elt)}, {t(shape, elt)}) -> {t(shape, elt)}
+  return %dx : {t(shape, elt)}
+}}""")
+    gradir.run_pipeline(m, "builtin.module(rlx-gradient{func=main wrt=0})")
+    return m, out
+
+
+def hard_data(shape, dtype):
+    """Windows of ties only: -0.0 and 0.0, -inf, a few NaN (first, last or
+    alone in their windows)."""
+    x = rng.choice(np.array([0.0, -0.0, -np.inf], dtype), size=shape)
+    x.reshape(-1)[rng.random(x.size) < 0.02] = np.nan
+    return x
+
+
+SHAPES_INDICES = [(1, 1, 2, 2), (2, 3, 4, 6), (1, 2, 6, 10), (2, 2, 8, 16), (1, 1, 2, 30),
+                  (1, 2, 4, 34), (1, 1, 2, 62), (3, 2, 4, 80)]
+
+
+@run
+def test_indices():
+    # A max pool's forward and backward on one input (a gradient program):
+    # the forward kernel saves each window's first-maximum position, the
+    # backward kernel reads them.  The input gradient is bitwise that of the
+    # generic lowering and of the backward kernel reading the input (@b on
+    # the same gradient), and the interpreter's (exactly for 2x2 windows;
+    # to rounding for 3x3: numpy adds the overlapping windows in another
+    # order); on ties, NaN, +-inf and -0.0, output rows of 1 to 40 columns.
+    for name, attrs in (("2x2", POOL), ("3x3s2", POOL3)):
+        for cpu in ("host", "x86-64-v3"):
+            for elt in ("f32", "f64"):
+                for shape in SHAPES_INDICES:
+                    m, out = indices_module(shape, elt, attrs)
+                    fast = gradir.compile(m, cpu=cpu, threads=1, cache=False)
+                    if shape[2] > 2:
+                        assert f"_max_pool{name}_indices_{elt}(" in fast.llvm_ir, shape
+                        assert f"_max_pool{name}_backward_indices_{elt}(" in fast.llvm_ir
+                    plain = gradir.compile(m, cpu=cpu, threads=1, cache=False, kernels=False)
+                    for x in (data(shape, DT[elt]), hard_data(shape, DT[elt])):
+                        w = rng.standard_normal(out).astype(DT[elt])
+                        y, dx = fast["main_adjoint"](x, w)
+                        y0, dx0 = plain["main_adjoint"](x, w)
+                        assert same_bits(y, y0) and same_bits(dx, dx0), (name, cpu, elt, shape)
+                        assert same_bits(dx, fast["b"](w, x)), (name, cpu, elt, shape)
+                        (want,) = gradir.interpret(m, "b", w, x)
+                        if name == "2x2":
+                            np.testing.assert_array_equal(dx, want)
+                        else:
+                            np.testing.assert_allclose(dx, want, rtol=1e-6, atol=1e-30)
+                print(f"{name} {cpu} {elt}: {len(SHAPES_INDICES)} shapes ok")
+# CHECK-LABEL: TEST: test_indices
+# CHECK: 2x2 host f32: 8 shapes ok
+# CHECK: 2x2 host f64: 8 shapes ok
+# CHECK: 2x2 x86-64-v3 f32: 8 shapes ok
+# CHECK: 2x2 x86-64-v3 f64: 8 shapes ok
+# CHECK: 3x3s2 host f32: 8 shapes ok
+# CHECK: 3x3s2 host f64: 8 shapes ok
+# CHECK: 3x3s2 x86-64-v3 f32: 8 shapes ok
+# CHECK: 3x3s2 x86-64-v3 f64: 8 shapes ok
+
+
+@run
+def test_indices_threads():
+    # Pools of enough work for two threads (blocks of 3 and 2 images): the
+    # forward saving the indices and the backward reading them run on both,
+    # with the bits of one thread and of the kernel reading the input.
+    for name, attrs, shape in (("2x2", POOL, (5, 8, 128, 130)),
+                               ("3x3s2", POOL3, (5, 8, 128, 128))):
+        for elt in ("f32", "f64"):
+            m, out = indices_module(shape, elt, attrs)
+            x = data(shape, DT[elt])
+            w = rng.standard_normal(out).astype(DT[elt])
+            one = gradir.compile(m, threads=1, cache=False)
+            two = gradir.compile(m, threads=2, cache=False)
+            assert "omp.parallel" in two.llvm_ir and "_indices_" in two.llvm_ir
+            y1, dx1 = one["main_adjoint"](x, w)
+            runs = [two["main_adjoint"](x, w) for _ in range(3)]
+            assert all(same_bits(y1, y) and same_bits(dx1, dx) for y, dx in runs)
+            assert same_bits(dx1, one["b"](w, x))
+            print(f"{name} {elt}: the same bits at 1 and 2 threads")
+# CHECK-LABEL: TEST: test_indices_threads
+# CHECK: 2x2 f32: the same bits at 1 and 2 threads
+# CHECK: 2x2 f64: the same bits at 1 and 2 threads
+# CHECK: 3x3s2 f32: the same bits at 1 and 2 threads
+# CHECK: 3x3s2 f64: the same bits at 1 and 2 threads

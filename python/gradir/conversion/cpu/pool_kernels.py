@@ -38,6 +38,18 @@ stem pool, 32x32x32x32 f32, one thread, AMD EPYC Zen 5 AVX-512, min of 300
 backward 1.25 -> 0.65 ms (with both pads; in the step the input's pad is
 the forward's).
 
+A forward and a backward of one input (a gradient program's pool) pair up
+(rlx-pool-kernels): ``..._<pool>_indices_<elt>(x, y, idx)`` also writes
+each window's first-maximum position (i8: ``_first_equal``, from the
+maximum it computed, a compare and a select a window element) and
+``..._<pool>_backward_indices_<elt>(g, idx, dx)`` reads it (the 3x3: phase
+2 alone, ``idx`` a row and column more of ``NO_WINDOW``): the same
+positions and sums in the same order, the same bits.  ``sum(w *
+max_pool(x))``'s gradient, x 32x32x32x32 f32, one pinned thread, min of
+300 alternating calls (load 7.7), unpaired -> paired: 3x3 0.873 -> 0.726
+ms (kernels, perf: forward 0.17 -> 0.27, backward 0.38 -> 0.19), 2x2 0.412
+-> 0.374.
+
 Arguments are 4-D memrefs (NCHW) of any strides but a unit innermost one.
 ``x`` may have an odd row or column more than ``2 * y``'s (floor mode: it is
 not read); the backward's ``dx`` is exactly twice ``g``.  Columns go in
@@ -58,7 +70,7 @@ from __future__ import annotations
 
 __all__ = ["POOL_ELEMENT_TYPES", "pool_memref_type", "max_pool_name",
            "max_pool3x3_name", "max_pool3x3_backward_name", "max_pool_backward_name", "avg_pool_backward_name",
-           "pool_type", "pool_text"]
+           "pool_type", "pool_text", "indices_name", "index_memref_type", "NO_WINDOW"]
 
 KERNEL_PREFIX = "gradir_kernel_"
 POOL_ELEMENT_TYPES = ("f32", "f64")
@@ -289,10 +301,13 @@ def _backward_scalar(elt: str, j: str) -> list[str]:
     return lines
 
 
-def _kernel(name: str, args: str, out: str, elt: str, lanes: int, step, scalar) -> list[str]:
+def _kernel(name: str, args: str, out: str, elt: str, lanes: int, step, scalar,
+            row_end: tuple[str, ...] = (), channel_end: tuple[str, ...] = ()) -> list[str]:
     """A kernel's function: loops over images, channels and output rows
     (``out``'s dims), the columns of a row in vector steps (``step``, widths
-    ``_widths``), the rest one at a time (``scalar``)."""
+    ``_widths``), the rest one at a time (``scalar``); ``row_end`` and
+    ``channel_end``: lines after each output row's columns and after each
+    channel's rows."""
     T = pool_memref_type(elt)
     widths = _widths(lanes, elt)
     L = widths[0]
@@ -331,7 +346,9 @@ def _kernel(name: str, args: str, out: str, elt: str, lanes: int, step, scalar) 
         pos = f"%pos{n}"
     w += [f"{ind}scf.for %js = {pos} to %wo step %c1 {{"]
     w += [ind + "  " + line for line in scalar(elt, "%js")]
-    w += [ind + "}", "        }", "      }", "    }", "    return", "  }"]
+    w += [ind + "}"] + [ind + line for line in row_end] + ["        }"]
+    w += ["        " + line for line in channel_end]
+    w += ["      }", "    }", "    return", "  }"]
     return w
 
 
@@ -351,6 +368,7 @@ def pool_text(var: str, lanes: dict[str, int]) -> list[str]:
                          elt, lanes[elt], _backward_step, _backward_scalar)
         lines += _kernel(avg_pool_backward_name(elt, var), f"%g: {T}, %dx: {T}", "%g",
                          elt, lanes[elt], _avg_backward_step, _avg_backward_scalar)
+        lines += indices_text(var, elt, lanes[elt])
     return lines
 
 
@@ -443,11 +461,13 @@ _TAPS = {(0, 0): [("lo", "t", 4)],
          (1, 1): [("hi", "t1", 0), ("hi", "t", 2), ("lo", "t1", 6), ("lo", "t", 8)]}
 
 
-def _gather3(elt: str, shape: str, py: int, loads, s: str) -> tuple[list[str], list[str]]:
+def _gather3(elt: str, shape: str, py: int, loads, s: str,
+             idx: str = "i32") -> tuple[list[str], list[str]]:
     """The even and odd columns' sums (``_TAPS``) of an input row of phase
-    ``py``; ``loads(kind, row, col)`` names the scratch value there."""
+    ``py``; ``loads(kind, row, col)`` names the value there (kind ``A``: the
+    first-maximum position, of type ``idx``; ``G``: the gradient)."""
     ft = f"vector<{shape}x{elt}>" if shape else elt
-    it = f"vector<{shape}xi32>" if shape else "i32"
+    it = f"vector<{shape}x{idx}>" if shape else idx
     mt = f"vector<{shape}xi1>, " if shape else ""
     dense = (lambda v: f"dense<{v}>") if shape else (lambda v: v)
     lines = [f"%z{s} = arith.constant {dense('0.0')} : {ft}"]
@@ -469,7 +489,21 @@ def _gather3(elt: str, shape: str, py: int, loads, s: str) -> tuple[list[str], l
     return lines, sums
 
 
-def _spread3_step(py: int):
+def _source3(kind: str, row: str, c: str, elt: str, direct: bool) -> tuple[str, str, str]:
+    """Where phase 2 reads the first-maximum positions (``kind`` ``A``) or
+    the gradients (``G``) of the windows of row ``row``: the scratch rows
+    (``[row, c]``) or, ``direct``, the index buffer (i8) and the padded
+    gradient (``[%i, %ch, row, c]``); (buffer and indices, memref type,
+    element type)."""
+    if not direct:
+        e = "i32" if kind == "A" else elt
+        return f"%{kind}[%{row}, {c}]", f"memref<?x?x{e}>", e
+    if kind == "A":
+        return f"%idx[%i, %ch, %{row}, {c}]", index_memref_type(), "i8"
+    return f"%g[%i, %ch, %{row}, {c}]", pool_memref_type(elt), elt
+
+
+def _spread3_step(py: int, direct: bool = False):
     def step(elt: str, w: int, j: str, s: str) -> list[str]:
         T = pool_memref_type(elt)
         V = f"vector<{w}x{elt}>"
@@ -480,14 +514,12 @@ def _spread3_step(py: int):
         def loads(kind, row, col):
             key = (kind, row, col)
             if key not in names:
-                typ = f"memref<?x?x{'i32' if kind == 'A' else elt}>"
-                vt = f"vector<{w}x{'i32' if kind == 'A' else elt}>"
-                c = j if col == "t" else f"%t1{s}"
+                where, typ, e = _source3(kind, row, j if col == "t" else f"%t1{s}", elt, direct)
                 names[key] = f"%{kind}{row}{col}{s}"
-                lines.append(f"{names[key]} = vector.load %{kind}[%{row}, {c}] : {typ}, {vt}")
+                lines.append(f"{names[key]} = vector.load {where} : {typ}, vector<{w}x{e}>")
             return names[key]
 
-        body, (ev, od) = _gather3(elt, str(w), py, loads, s)
+        body, (ev, od) = _gather3(elt, str(w), py, loads, s, "i8" if direct else "i32")
         interleave = [i // 2 + (w if i % 2 else 0) for i in range(2 * w)]
         return lines + body + [
             f"%iv{s} = " + _shuffle(ev, od, interleave, w, elt),
@@ -495,7 +527,7 @@ def _spread3_step(py: int):
     return step
 
 
-def _spread3_scalar(py: int):
+def _spread3_scalar(py: int, direct: bool = False):
     def scalar(elt: str, j: str, s: str) -> list[str]:
         T = pool_memref_type(elt)
         lines = [f"%t1{s} = arith.addi {j}, %c1 : index",
@@ -506,13 +538,12 @@ def _spread3_scalar(py: int):
         def loads(kind, row, col):
             key = (kind, row, col)
             if key not in names:
-                typ = f"memref<?x?x{'i32' if kind == 'A' else elt}>"
-                c = j if col == "t" else f"%t1{s}"
+                where, typ, _ = _source3(kind, row, j if col == "t" else f"%t1{s}", elt, direct)
                 names[key] = f"%{kind}{row}{col}{s}"
-                lines.append(f"{names[key]} = memref.load %{kind}[%{row}, {c}] : {typ}")
+                lines.append(f"{names[key]} = memref.load {where} : {typ}")
             return names[key]
 
-        body, (ev, od) = _gather3(elt, "", py, loads, s)
+        body, (ev, od) = _gather3(elt, "", py, loads, s, "i8" if direct else "i32")
         return lines + body + [f"memref.store {ev}, %dx[%i, %ch, %r{py}, %col{s}] : {T}",
                                f"memref.store {od}, %dx[%i, %ch, %r{py}, %col1{s}] : {T}"]
     return scalar
@@ -575,3 +606,186 @@ def _backward3_kernel(name: str, elt: str, lanes: int) -> list[str]:
           f"    memref.dealloc %G : memref<?x?x{elt}>",
           "    return", "  }"]
     return w
+
+
+# --- the forward's arg-max indices, read by the backward -------------------------------
+
+
+def indices_name(kernel: str, elt: str, var: str) -> str:
+    """The variant of ``kernel`` (``max_pool2x2``, ``max_pool3x3s2`` and
+    their ``_backward``) that saves (forward) or reads (backward) the
+    windows' arg-max indices."""
+    return f"{KERNEL_PREFIX}{var}_{kernel}_indices_{elt}"
+
+
+def index_memref_type() -> str:
+    """The index buffer's type in the kernels: NCHW i8, unit innermost stride."""
+    return "memref<?x?x?x?xi8, strided<[?, ?, ?, 1], offset: ?>>"
+
+
+# the 3x3 index buffer's value past the last window (no tap's position)
+NO_WINDOW = 9
+
+
+def _first_equal(values: list[str], m: str, elt: str, shape: str,
+                 s: str) -> tuple[list[str], str]:
+    """Lines computing, as i8, the position of the first of ``values``
+    equal to their maximum ``m`` (``arith.maximumf``) or NaN, and its name.
+    It is ``_first_max``'s position: without NaN both are the first value
+    numerically equal to the maximum (-0 equal to +0; all -inf: 0); with a
+    NaN, ``m`` is NaN, equal to nothing, and both are the first NaN.  From
+    the last value back (the last where no other is), a compare and a
+    select a value; NaN (rare) takes a second branch that also tests each
+    value for NaN (``_first_max`` from the first: five operations a value)."""
+    ft = f"vector<{shape}x{elt}>" if shape else elt
+    it = f"vector<{shape}xi8>" if shape else "i8"
+    mt = f"vector<{shape}xi1>" if shape else "i1"
+    dense = (lambda v: f"dense<{v}>") if shape else (lambda v: v)
+    last = len(values) - 1
+    lines = [f"%ixp{pos}{s} = arith.constant {dense(pos)} : {it}" for pos in range(last + 1)]
+    lines += [f"%ixm{s} = arith.cmpf uno, {m}, {m} : {ft}"]
+    if shape:
+        lines += [f"%ixa{s} = vector.reduction <or>, %ixm{s} : {mt} into i1"]
+    lines += [f"%ixk{s} = scf.if {f'%ixa{s}' if shape else f'%ixm{s}'} -> ({it}) {{"]
+    for nan in (True, False):
+        k = f"%ixp{last}{s}"
+        for pos in reversed(range(last)):
+            n = f"{pos}{'n' if nan else 'f'}{s}"
+            lines.append(f"  %ixe{n} = arith.cmpf oeq, {values[pos]}, {m} : {ft}")
+            hit = f"%ixe{n}"
+            if nan:
+                lines += [f"  %ixn{n} = arith.cmpf uno, {values[pos]}, {values[pos]} : {ft}",
+                          f"  %ixh{n} = arith.ori %ixe{n}, %ixn{n} : {mt}"]
+                hit = f"%ixh{n}"
+            lines.append(f"  %ixk{n} = arith.select {hit}, %ixp{pos}{s}, {k} : "
+                         + (f"{mt}, {it}" if shape else it))
+            k = f"%ixk{n}"
+        lines += [f"  scf.yield {k} : {it}", "} else {" if nan else "}"]
+    return lines, f"%ixk{s}"
+
+
+def _forward_indices_step(elt: str, w: int, j: str, s: str) -> list[str]:
+    """``_forward_step`` and the windows' first-maximum positions into ``%idx``."""
+    even, odd = list(range(0, 2 * w, 2)), list(range(1, 2 * w, 2))
+    lines = _forward_step(elt, w, j, s) + [
+        f"%v0{s} = " + _shuffle(f"%a{s}", f"%a{s}", even, 2 * w, elt),
+        f"%v1{s} = " + _shuffle(f"%a{s}", f"%a{s}", odd, 2 * w, elt),
+        f"%v2{s} = " + _shuffle(f"%b{s}", f"%b{s}", even, 2 * w, elt),
+        f"%v3{s} = " + _shuffle(f"%b{s}", f"%b{s}", odd, 2 * w, elt)]
+    found, k = _first_equal([f"%v{p}{s}" for p in range(4)], f"%r{s}", elt, str(w), s)
+    return lines + found + [
+        f"vector.store {k}, %idx[%i, %ch, %oh, {j}] : {index_memref_type()}, vector<{w}xi8>"]
+
+
+def _forward_indices_scalar(elt: str, j: str) -> list[str]:
+    found, k = _first_equal([f"%v{p}" for p in range(4)], "%r", elt, "", "")
+    return _forward_scalar(elt, j) + found + [
+        f"memref.store {k}, %idx[%i, %ch, %oh, {j}] : {index_memref_type()}"]
+
+
+def _forward3_indices_step(elt: str, w: int, j: str, s: str) -> list[str]:
+    """``_forward3_step`` and the windows' first-maximum positions (row-major)."""
+    even, odd = list(range(0, 2 * w, 2)), list(range(1, 2 * w, 2))
+    lines = _forward3_step(elt, w, j, s)
+    for r in range(3):
+        lines += [f"%t{r}0{s} = " + _shuffle(f"%a{r}{s}", f"%a{r}{s}", even, 2 * w, elt),
+                  f"%t{r}1{s} = " + _shuffle(f"%a{r}{s}", f"%a{r}{s}", odd, 2 * w, elt),
+                  f"%t{r}2{s} = " + _shuffle(f"%b{r}{s}", f"%b{r}{s}", even, 2 * w, elt)]
+    found, k = _first_equal([f"%t{r}{c}{s}" for r in range(3) for c in range(3)],
+                            f"%r{s}", elt, str(w), s)
+    return lines + found + [
+        f"vector.store {k}, %idx[%i, %ch, %oh, {j}] : {index_memref_type()}, vector<{w}xi8>"]
+
+
+def _forward3_indices_scalar(elt: str, j: str) -> list[str]:
+    found, k = _first_equal([f"%v{r}{c}" for r in range(3) for c in range(3)], "%m22",
+                            elt, "", "")
+    return _forward3_scalar(elt, j) + found + [
+        f"memref.store {k}, %idx[%i, %ch, %oh, {j}] : {index_memref_type()}"]
+
+
+def _no_window() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The 3x3 forward's lines after each output row (``NO_WINDOW`` at
+    column Wo) and after each channel (in row Ho)."""
+    TI = index_memref_type()
+    return ((f"%nw = arith.constant {NO_WINDOW} : i8",
+             f"memref.store %nw, %idx[%i, %ch, %oh, %wo] : {TI}"),
+            (f"%nwc = arith.constant {NO_WINDOW} : i8", "%wo1 = arith.addi %wo, %c1 : index",
+             "scf.for %jn = %c0 to %wo1 step %c1 {",
+             f"  memref.store %nwc, %idx[%i, %ch, %ho, %jn] : {TI}", "}"))
+
+
+def _backward_indices(elt: str, w: int, j: str, s: str) -> list[str]:
+    """``_backward_step`` (``w`` columns; 0: ``_backward_scalar``) with the
+    positions read from ``%idx``."""
+    T, TI = pool_memref_type(elt), index_memref_type()
+    V, V2 = (f"vector<{w}x{elt}>", f"vector<{2 * w}x{elt}>") if w else (elt, elt)
+    it, mt = (f"vector<{w}xi8>", f"vector<{w}xi1>, ") if w else ("i8", "")
+    load = (lambda m, t: f"vector.load {m} : {t}, {it if t == TI else V}") if w else \
+        (lambda m, t: f"memref.load {m} : {t}")
+    dense = (lambda v: f"dense<{v}>") if w else (lambda v: v)
+    lines = [f"%col{s} = arith.muli {j}, %c2 : index",
+             f"%col1{s} = arith.addi %col{s}, %c1 : index",
+             f"%gv{s} = " + load(f"%g[%i, %ch, %oh, {j}]", T),
+             f"%kv{s} = " + load(f"%idx[%i, %ch, %oh, {j}]", TI),
+             f"%z{s} = arith.constant {dense('0.0')} : {V}"]
+    for pos in range(4):
+        lines += [f"%p{pos}{s} = arith.constant {dense(pos)} : {it}",
+                  f"%hit{pos}{s} = arith.cmpi eq, %kv{s}, %p{pos}{s} : {it}",
+                  f"%d{pos}{s} = arith.select %hit{pos}{s}, %gv{s}, %z{s} : {mt}{V}"]
+    if not w:
+        return lines + [f"memref.store %d{pos}{s}, %dx[%i, %ch, %h{pos // 2}, %col"
+                        f"{'1' if pos % 2 else ''}{s}] : {T}" for pos in range(4)]
+    interleave = [i // 2 + (w if i % 2 else 0) for i in range(2 * w)]
+    return lines + [
+        f"%top{s} = " + _shuffle(f"%d0{s}", f"%d1{s}", interleave, w, elt),
+        f"%bot{s} = " + _shuffle(f"%d2{s}", f"%d3{s}", interleave, w, elt),
+        f"vector.store %top{s}, %dx[%i, %ch, %h0, %col{s}] : {T}, {V2}",
+        f"vector.store %bot{s}, %dx[%i, %ch, %h1, %col{s}] : {T}, {V2}"]
+
+
+def _backward3_indices_kernel(name: str, elt: str, lanes: int) -> list[str]:
+    """``(g, idx, dx)``: phase 2 of ``_backward3_kernel`` alone, reading the
+    positions from ``idx`` (N, C, Ho + 1, Wo + 1; ``NO_WINDOW`` past the
+    last window) and the gradients from ``g`` (zero-padded, as the
+    lowering's): the same sums in the same order."""
+    T, TI = pool_memref_type(elt), index_memref_type()
+    ind = "        "
+    w = [f"  func.func @{name}(%g: {T}, %idx: {TI}, %dx: {T}) attributes "
+         "{llvm.emit_c_interface} {",
+         "    %c0 = arith.constant 0 : index",
+         "    %c1 = arith.constant 1 : index",
+         "    %c2 = arith.constant 2 : index",
+         "    %c3 = arith.constant 3 : index",
+         f"    %n = memref.dim %dx, %c0 : {T}",
+         f"    %c = memref.dim %dx, %c1 : {T}",
+         f"    %hx = memref.dim %dx, %c2 : {T}",
+         f"    %wx = memref.dim %dx, %c3 : {T}",
+         "    %ho = arith.divui %hx, %c2 : index",
+         "    %wo = arith.divui %wx, %c2 : index",
+         "    scf.for %i = %c0 to %n step %c1 {",
+         "      scf.for %ch = %c0 to %c step %c1 {",
+         f"{ind}scf.for %lo = %c0 to %ho step %c1 {{",
+         f"{ind}  %hi = arith.addi %lo, %c1 : index",
+         f"{ind}  %r0 = arith.muli %lo, %c2 : index",
+         f"{ind}  %r1 = arith.addi %r0, %c1 : index"]
+    for py in range(2):
+        w += _columns(elt, lanes, "%wo", f"p{py}", _spread3_step(py, True),
+                      _spread3_scalar(py, True), ind + "  ")
+    return w + [f"{ind}}}", "      }", "    }", "    return", "  }"]
+
+
+def indices_text(var: str, elt: str, lanes: int) -> list[str]:
+    """The kernels of the forward that saves its arg-max indices and of the
+    backward that reads them (``pool_text``)."""
+    T, TI = pool_memref_type(elt), index_memref_type()
+    return (_kernel(indices_name("max_pool2x2", elt, var), f"%x: {T}, %y: {T}, %idx: {TI}",
+                    "%y", elt, lanes, _forward_indices_step, _forward_indices_scalar)
+            + _kernel(indices_name("max_pool2x2_backward", elt, var),
+                      f"%g: {T}, %idx: {TI}, %dx: {T}", "%g", elt, lanes, _backward_indices,
+                      lambda e, j: _backward_indices(e, 0, j, ""))
+            + _kernel(indices_name("max_pool3x3s2", elt, var), f"%x: {T}, %y: {T}, %idx: {TI}",
+                      "%y", elt, lanes, _forward3_indices_step, _forward3_indices_scalar,
+                      *_no_window())
+            + _backward3_indices_kernel(indices_name("max_pool3x3s2_backward", elt, var), elt,
+                                        lanes))

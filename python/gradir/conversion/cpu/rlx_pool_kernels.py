@@ -8,9 +8,9 @@ from mlir import ir
 
 from ... import _compat
 from ...passes.base import ModulePass, option
-from .pool_kernels import (POOL_ELEMENT_TYPES, avg_pool_backward_name, max_pool_backward_name,
-                           max_pool3x3_backward_name, max_pool3x3_name, max_pool_name,
-                           pool_memref_type, pool_type)
+from .pool_kernels import (POOL_ELEMENT_TYPES, avg_pool_backward_name, index_memref_type,
+                           indices_name, max_pool_backward_name, max_pool3x3_backward_name,
+                           max_pool3x3_name, max_pool_name, pool_memref_type, pool_type)
 from .rlx_matmul_kernels import _const, _declare, kernel_target
 
 # The marked ops: forward pools (named ops) -> kernel name; backward
@@ -25,6 +25,9 @@ _BACKWARD = {"max_pool2x2_backward": (max_pool_backward_name, 4),
 # the 3x3 backward's generic (nn._kernel_max_pool3_backward): the padded
 # gradient through 4 maps, the padded input through 36, the input gradient
 _POOL3_OPERANDS = 41
+# a forward and a backward of one input (``_pairs``): their kernels by window
+# (``indices_name``: the forward saving the indices, the backward reading them)
+_PAIRED = {(2, 2): "max_pool2x2", (3, 3): "max_pool3x3s2"}
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,25 @@ class RlxPoolKernels(ModulePass):
     call of ``..._max_pool3x3s2_<elt>``, and its backward's generic
     (``"max_pool3x3s2_backward"``: the padded gradient 4 times, the padded
     input 36 times) one of ``..._max_pool3x3s2_backward_<elt>(g, xp, dx)``.
+
+    A max pool's forward and backward on one input buffer, with the same
+    window and output (``_pairs``: what a gradient program holds, the
+    backward in the ``scf.execute_region`` the lowering puts it in), pair
+    up when nothing between them may write the input: the forward calls
+    ``..._<pool>_indices_<elt>(x, y, idx)``, saving each window's
+    first-maximum position in an i8 buffer allocated just before it, and
+    the backward ``..._<pool>_backward_indices_<elt>(g, idx, dx)``, which
+    reads them instead of the input and frees the buffer (the same bits:
+    ``pool_kernels.py``).  The input is then read by the forward only (the
+    3x3's padded copy is freed after it).  A forward and a backward in two
+    functions (``rlx-gradient{split=true}``'s ``_fwd`` and ``_bwd``), a
+    backward in a loop or before the forward stay unpaired:
+
+        %i = memref.alloc() {alignment = 64 : i64} : memref<2x3x4x3xi8>
+        call @gradir_kernel_<variant>_max_pool2x2_indices_f32(%x, %y, %i)
+        ...
+        func.call @gradir_kernel_<variant>_max_pool2x2_backward_indices_f32(%g, %i, %dx)
+        memref.dealloc %i : memref<2x3x4x3xi8>
 
     With ``threads`` > 1 a pool of enough work runs as an ``scf.parallel``
     over blocks of images, one kernel call each on views
@@ -98,6 +120,7 @@ class RlxPoolKernels(ModulePass):
             return
         var = variant(target)
         needed = set()
+        kernel_ops = []
         for op in ops:
             backward = op.name == "linalg.generic"
             if backward and _gradient_folded(op):
@@ -106,27 +129,46 @@ class RlxPoolKernels(ModulePass):
             if problem:
                 self.error(op, problem)
                 raise self.failure()
-            if not _kernel_layout(op):
-                continue
+            if _kernel_layout(op):
+                kernel_ops.append(op)
+        pairs = _pairs(module, kernel_ops)
+        indices = {}                        # a paired forward's key -> its index buffer
+        for op in kernel_ops:
+            backward = op.name == "linalg.generic"
+            key = _compat.op_key(op)
             elt = str(ir.MemRefType(op.operands[-1].type).element_type)
-            if backward and _BACKWARD[_kind(op)][1] == 36:
-                naming = _BACKWARD[_kind(op)][0]
+            free = None                     # the index buffer the backward frees
+            if backward and key in pairs:
+                name = indices_name(_PAIRED[pairs[key][1]] + "_backward", elt, var)
+                g = op.operands[0] if _kind(op) == "max_pool3x3s2_backward" else \
+                    _copy_source(op, op.operands[0])
+                free = indices[pairs[key][0]]
+                args = [g, free, op.operands[-1]]
+                unread = op.operands[0]     # the 2x2's copy buffer, when the copy is gone
+            elif backward and _BACKWARD[_kind(op)][1] == 36:
+                name = _BACKWARD[_kind(op)][0](elt, var)
                 args = [op.operands[0], op.operands[4], op.operands[-1]]
                 unread = op.operands[0]     # (read by the call)
             elif backward:
                 naming, reads = _BACKWARD[_kind(op)]
+                name = naming(elt, var)
                 g = _copy_source(op, op.operands[0])
                 args = [g] + ([op.operands[1]] if reads else []) + [op.operands[-1]]
                 unread = op.operands[0]     # the copy's buffer, when the copy is gone
             else:
-                naming = _FORWARD_WINDOWS[tuple(_memref(op.operands[1]).shape)]
+                window = tuple(_memref(op.operands[1]).shape)
+                name = _FORWARD_WINDOWS[window](elt, var)
                 _drop_fill(op)
                 args = [op.operands[0], op.operands[2]]
+                if key in pairs:
+                    name = indices_name(_PAIRED[window], elt, var)
+                    indices[key] = _index_buffer(op, window)
+                    args.append(indices[key])
                 unread = op.operands[1]     # the window
-            name = naming(elt, var)
-            _replace(op, name, args, elt, self.threads, backward)
+            _replace(op, name, args, elt, self.threads, backward, free)
             _drop_if_unused(unread)
-            needed.add((name, pool_type(elt, len(args))))
+            needed.add((name, _indices_type(elt, backward) if key in pairs
+                        else pool_type(elt, len(args))))
         _declare(module, sorted(needed))
 
 
@@ -275,6 +317,129 @@ def _pool3_backward_problem(op) -> str | None:
     return None
 
 
+# ops whose memref results alias their memref operand (views)
+_VIEWS = ("memref.cast", "memref.subview", "memref.reinterpret_cast", "memref.collapse_shape",
+          "memref.expand_shape", "memref.view", "memref.transpose",
+          "memref.extract_strided_metadata")
+# ops that only read a buffer operand (or its shape): anything else may write it
+_READERS = ("memref.dim", "memref.load", "vector.load", "vector.transfer_read",
+            "vector.maskedload", "memref.prefetch")
+
+
+def _pool_input(op):
+    """The input buffer a kernel op reads: a forward's ``x``, a 2x2
+    backward's ``x``, a 3x3 backward's padded ``xp``."""
+    if op.name != "linalg.generic":
+        return op.operands[0]
+    return op.operands[4] if _kind(op) == "max_pool3x3s2_backward" else op.operands[1]
+
+
+def _geometry(op):
+    """A max pool's window and its (N, C, Ho, Wo); None for an average pool's backward."""
+    if op.name != "linalg.generic":
+        return tuple(_memref(op.operands[1]).shape), list(_memref(op.operands[2]).shape)
+    kind = _kind(op)
+    gs = list(_memref(op.operands[0]).shape)
+    if kind == "max_pool2x2_backward":
+        return (2, 2), gs
+    if kind == "max_pool3x3s2_backward":
+        return (3, 3), gs[:2] + [gs[2] - 1, gs[3] - 1]   # (the gradient padded by one)
+    return None
+
+
+def _pairs(module, ops) -> dict:
+    """The max-pool backwards that can read their forward's indices: a
+    backward, its forward the nearest one before it with the same window
+    and output shape on the same input buffer, in the block holding the
+    backward or one holding the ``scf.execute_region`` around it (the
+    lowering's form: the forward runs once before the backward), and no op
+    between them that may write the input (an op using the buffer or a view
+    of it other than a view, a read or a linalg op reading it as an input).
+    Each forward pairs with one backward.  Keys: the op's ``op_key``;
+    values: the other op's key and the window."""
+    backwards = [op for op in ops if op.name == "linalg.generic" and _geometry(op)]
+    forwards = [op for op in ops if op.name != "linalg.generic"]
+    if not backwards or not forwards:
+        return {}
+    order = {_compat.op_key(o): n for n, o in enumerate(
+        _compat.collect_ops(module, lambda o: True))}
+    pairs = {}
+    for bwd in backwards:
+        found = [f for f in forwards if _compat.op_key(f) not in pairs
+                 and f.operands[0] == _pool_input(bwd) and _geometry(f) == _geometry(bwd)
+                 and order[_compat.op_key(f)] < order[_compat.op_key(bwd)]]
+        if not found:
+            continue
+        fwd = max(found, key=lambda f: order[_compat.op_key(f)])
+        if not _runs_after(fwd, bwd) or _written_between(fwd, bwd, order):
+            continue
+        window = _geometry(fwd)[0]
+        pairs[_compat.op_key(fwd)] = (_compat.op_key(bwd), window)
+        pairs[_compat.op_key(bwd)] = (_compat.op_key(fwd), window)
+    return pairs
+
+
+def _runs_after(fwd, bwd) -> bool:
+    """Whether ``bwd`` is in ``fwd``'s block, or in ``scf.execute_region``s
+    in it (each runs once)."""
+    block = fwd.operation.block
+    op = bwd.operation
+    while op.block != block:
+        op = _compat.parent_op(op)
+        if op is None or op.name != "scf.execute_region":
+            return False
+    return True
+
+
+def _written_between(fwd, bwd, order) -> bool:
+    """Whether an op between ``fwd`` and ``bwd`` (walk order) may write the
+    buffer they read, through any view of it."""
+    root = _pool_input(fwd)
+    while (owner := _compat.defining_op(root)) is not None and owner.name in _VIEWS:
+        root = owner.operands[0]
+    start, end = order[_compat.op_key(fwd)], order[_compat.op_key(bwd)]
+    seen, values = set(), [root]
+    while values:
+        v = values.pop()
+        for user, n in _compat.uses_of(v):
+            if user.name in _VIEWS:
+                if _compat.op_key(user) not in seen:
+                    seen.add(_compat.op_key(user))
+                    values += [r for r in user.results if isinstance(r.type, ir.MemRefType)]
+                continue
+            if not start < order.get(_compat.op_key(user), -1) < end:
+                continue
+            if user.name in _READERS or (user.name == "memref.copy" and n == 0):
+                continue
+            if (user.name.startswith("linalg.") and "operandSegmentSizes" in user.attributes
+                    and n < ir.DenseI32ArrayAttr(user.attributes["operandSegmentSizes"])[0]):
+                continue
+            return True
+    return False
+
+
+def _index_buffer(op, window):
+    """The forward's index buffer, allocated just before it: one i8 a window
+    (N, C, Ho, Wo), for the 3x3 pool a row and a column more (the windows
+    past the last, which the backward reads as the padded gradient's)."""
+    n, c, ho, wo = _memref(op.operands[2]).shape
+    shape = [n, c, ho, wo] if window == (2, 2) else [n, c, ho + 1, wo + 1]
+    with ir.InsertionPoint(op), op.location:
+        alloc = ir.Operation.create(
+            "memref.alloc", results=[ir.MemRefType.get(shape, ir.IntegerType.get_signless(8))],
+            operands=[], attributes={
+                "alignment": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 64),
+                "operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0])})
+    return alloc.results[0]
+
+
+def _indices_type(elt: str, backward: bool) -> str:
+    """The type of a kernel saving (forward: x, y, idx) or reading (backward:
+    g, idx, dx) the indices."""
+    t, i = pool_memref_type(elt), index_memref_type()
+    return f"({t}, {i}, {t}) -> ()" if backward else f"({t}, {t}, {i}) -> ()"
+
+
 def _just_before(op, skipped: tuple[str, ...]):
     """The op before ``op`` in its block, past ops named in ``skipped``
     (allocations, constants: they touch no buffer's contents); None at the
@@ -344,30 +509,35 @@ def work_of(x_shape, backward: bool) -> int:
     return max(1, n * (8 if backward else 4) // 8)
 
 
-def _replace(op, name: str, args: list, elt: str, threads: int, backward: bool) -> None:
+def _replace(op, name: str, args: list, elt: str, threads: int, backward: bool,
+             free=None) -> None:
     """Replaces ``op`` by a call of ``name`` on ``args`` (4-D buffers), or
     with ``threads`` > 1 and enough work by an ``scf.parallel`` over blocks
-    of images calling it on views."""
+    of images calling it on views; then deallocates ``free``, if any."""
     from .rlx_parallel_loops import PIPELINE_HOT_MIN_WORK
     generic = ir.Type.parse(pool_memref_type(elt))
+    indices = ir.Type.parse(index_memref_type())
     x_shape = _memref(args[-1] if backward else args[0]).shape
     work = work_of(x_shape, backward)
     images = x_shape[0]
     blocks = min(threads, images) if threads > 1 and work >= PIPELINE_HOT_MIN_WORK else 1
     i64 = ir.IntegerType.get_signless(64)
     with ir.InsertionPoint(op), op.location:
-        casts = [ir.Operation.create("memref.cast", results=[generic], operands=[v]).results[0]
-                 for v in args]
+        casts = [ir.Operation.create("memref.cast", results=[
+            indices if _memref(v).element_type == ir.IntegerType.get_signless(8) else generic],
+            operands=[v]).results[0] for v in args]
         if blocks == 1:
             ir.Operation.create("func.call", operands=casts, attributes={
                 "callee": ir.FlatSymbolRefAttr.get(name),
                 "gradir.work": ir.IntegerAttr.get(i64, work)})
         else:
-            _parallel_calls(name, casts, generic, blocks, images, work)
+            _parallel_calls(name, casts, blocks, images, work)
+        if free is not None:
+            ir.Operation.create("memref.dealloc", operands=[free])
     op.erase()
 
 
-def _parallel_calls(name, casts, generic, blocks, images, work) -> None:
+def _parallel_calls(name, casts, blocks, images, work) -> None:
     """``scf.parallel`` over ``blocks`` blocks of images (the last one
     shorter), each calling the kernel on views of its images."""
     from mlir.dialects import arith, memref
@@ -385,7 +555,7 @@ def _parallel_calls(name, casts, generic, blocks, images, work) -> None:
         views = []
         for v in casts:
             dims = [memref.dim(v, _const(d)) for d in (1, 2, 3)]
-            views.append(_subview(v, start, count, dims, generic))
+            views.append(_subview(v, start, count, dims, v.type))
         ir.Operation.create("func.call", operands=views, attributes={
             "callee": ir.FlatSymbolRefAttr.get(name),
             "gradir.work": ir.IntegerAttr.get(i64, max(1, work // blocks))})
