@@ -50,21 +50,23 @@ class RlxFuseAttention(ModulePass):
     ops (a scale, an added or selected mask, a soft cap), the softmax over
     the last axis.  When the scores of one (batch, head), ``seq_q x seq_k``
     elements, are over ``cache-bytes``, and the scores, every value of the
-    chain and the softmax have no other use, the pass rewrites the five ops
-    to an ``scf.for`` over blocks of query rows: each iteration slices its
+    chain and the softmax have no other use, the pass rewrites these ops
+    into an ``scf.for`` over blocks of query rows: each iteration slices its
     rows of ``q`` (and of every mask operand with a row axis), computes the
     block's scores, ``f``, softmax and product with ``v``, and inserts the
     rows into the result.  The softmax is exact: a block holds whole rows,
-    so no online rescaling is needed, and each row's numbers are the
-    unfused program's.  The largest score matrix alive is one block's:
-    ``rows x seq_k`` per (batch, head) instead of ``seq_q x seq_k``.
+    so no online rescaling is needed, and each row goes through the unfused
+    program's ops (the interpreter's results agree to 1e-14 in f64: a
+    smaller matmul may round differently).  The largest score matrix alive
+    is one block's: ``rows x seq_k`` per (batch, head) instead of ``seq_q x
+    seq_k`` (a block holds every batch and head of its rows).
 
     Block rows: the most rows whose scores of one (batch, head) fit in
     ``cache-bytes`` (at least 1); a divisor of ``seq_q`` if one is at least
     half that, else that many rows and a ragged last block computed after
     the loop on static slices.  ``cache-bytes`` defaults to 524288 (512 KiB,
-    the L2 cache of one core of most x86 and Arm server CPUs), a fixed
-    number, so the output does not depend on the machine it runs on.
+    half the 1 MiB L2 cache of a Zen 5 core, all of a Zen 3 core's), a
+    fixed number, so the output does not depend on the machine it runs on.
 
     The loop is ordinary input to ``rlx-gradient`` (``scf.for``,
     ``tensor.extract_slice``/``insert_slice``): run this pass before it.
