@@ -296,6 +296,36 @@ class Function:
         results = _unflatten(outs, tuple(sig.output_tree))
         return results[0] if len(results) == 1 else results
 
+    def call_pointers(self, pointers) -> None:
+        """Runs the function on raw data addresses: ``pointers`` holds one
+        per flat input, then one per flat output, each the address of
+        C-contiguous data of that argument's shape and dtype, the outputs
+        written in place.  Nothing is checked but the count: the caller
+        vouches for the memory (the PyTorch drop-in module passes its
+        tensors' ``data_ptr()``, checked once per compiled variant, where
+        ``__call__`` would take numpy views of them and allocate the
+        results).  A failed run-time check raises ``ExecutionError`` as
+        ``__call__`` does."""
+        sig = self.signature
+        if len(pointers) != len(self._offsets):
+            raise ArgumentError(f"@{sig.name} takes {len(self._offsets)} data pointers "
+                                f"({len(sig.inputs)} inputs, {len(sig.outputs)} outputs), "
+                                f"got {len(pointers)}")
+        if sig.largest_buffer:
+            check_memory(sig)
+        frames = self._frames
+        buf, addrs = frames.pop() if frames else self._frame()
+        try:
+            buf[self._allocated] = pointers
+            buf[self._aligned] = pointers
+            before_call()
+            self._call(addrs)
+        finally:
+            frames.append((buf, addrs))
+        failed = _failed_check()
+        if failed is not None:
+            raise ExecutionError(sig.name, failed)
+
     def _plain_arrays(self, args) -> list | None:
         """``args`` when every one is a C-contiguous numpy array of its
         input's exact dtype and shape (nothing to check or convert), else

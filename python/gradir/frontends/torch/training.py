@@ -36,6 +36,7 @@ import numpy as np
 import torch
 from torch.utils._pytree import tree_unflatten
 
+from .call_plan import CallPlan
 from .errors import TorchImportError, UnsupportedOpError
 
 __all__ = ["compile", "GradirModule", "Program", "GRADIENT_OPTIONS"]
@@ -205,6 +206,8 @@ class GradirFunction(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, variant, device, *tensors):
+        if type(variant) is CallPlan:     # a plan's call: ``device`` is its pointers and extras
+            return variant.forward(ctx, *device)
         out = _results(variant.exe["main_fwd"](*map(_to_numpy, tensors)))
         n = len(out) - variant.n_saved
         # no zero tensors for the results without a gradient (the buffers'
@@ -222,6 +225,9 @@ class GradirFunction(torch.autograd.Function):
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, *cotangents):
+        plan = getattr(ctx, "plan", None)
+        if plan is not None:
+            return (None, None, *plan.backward(ctx, cotangents))
         variant = ctx.variant
         if ctx.saved is None:
             raise RuntimeError("gradir: backward through the same forward twice "
@@ -262,6 +268,7 @@ class Program:
         self.name_inputs = name_inputs   # errors name the inputs (not a Dynamo graph's)
         self.example = None              # the first variant's input shapes and dtypes
         self._signature = (None, [])     # (forward function, its positional parameters)
+        self.plans: dict = {}            # (training, grad enabled) -> CallPlan (call_plan.py)
 
     def params(self):
         return list(self.module.parameters())
@@ -399,7 +406,15 @@ class Program:
                                 f"(convert the input, or the model)")
 
     def flat_call(self, inputs):
-        """The outputs, flattened (a tuple of tensors)."""
+        """The outputs, flattened (a tuple of tensors): on the plan of the
+        last call in these modes when this call matches it (``call_plan.py``),
+        else through the general path, which leaves a plan."""
+        grad_enabled = torch.is_grad_enabled()
+        plan = self.plans.get((self.module.training, grad_enabled))
+        if plan is not None:
+            found = plan.pointers(inputs)
+            if found is not None:
+                return plan.v, self._planned_call(plan, inputs, *found)
         # the buffers looked up once a call (named_buffers() walks the modules)
         named = dict(self.module.named_buffers()) if self.buffers else {}
         v, params, device = self.prepare(inputs, named.values() if self.buffers else None)
@@ -412,7 +427,26 @@ class Program:
         else:
             out = tuple(_from_numpy(a, device)
                         for a in _results(v.exe["main"](*map(_to_numpy, tensors))))
-        return v, self._update_buffers(v, inputs, out, named)
+        out = self._update_buffers(v, inputs, out, named)
+        if device is None and CallPlan.eligible(self, v, tensors):
+            self.plans[(self.module.training, grad_enabled)] = \
+                CallPlan(self, v, tensors, len(inputs), grad_enabled)
+        return v, out
+
+    @staticmethod
+    def _planned_call(plan, inputs, tensors, ptrs):
+        """``flat_call`` on ``plan`` (``tensors``: the inputs, parameters
+        and buffers; ``ptrs``: their data pointers)."""
+        if plan.apply:
+            extras: list = []
+            out = GradirFunction.apply(plan, (ptrs, extras),
+                                       *[tensors[i] for i in plan.v.wrt])
+        else:
+            extras = plan.run_main(ptrs)
+            out = tuple(extras[:plan.n_out])
+            extras = extras[plan.n_out:]
+        plan.update(inputs, extras)
+        return out
 
     def _buffer(self, named, name):
         """The buffer ``name``: from ``named`` (``named_buffers()``), else
