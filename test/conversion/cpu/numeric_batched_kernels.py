@@ -110,7 +110,8 @@ def test_layouts():
 
 def _threads_module(dt):
     """Batched matmuls worth the threads: a batch of 3 (2 strips each at 2
-    threads), one of 32 with head splits, one of 1, a shared rhs."""
+    threads), one of 32 with head splits, one of 1, a shared rhs (one 2-D
+    matmul), a shared transposed lhs."""
     s = Suite("threads")
     s.case("odd_batch", lambda x, y: op("rlx.matmul", x, y),
            rand((3, 100, 70), dt), rand((3, 70, 130), dt))
@@ -121,6 +122,9 @@ def _threads_module(dt):
            rand((1, 256, 200), dt), rand((1, 256, 300), dt))
     s.case("shared_rhs", lambda x, y: op("rlx.matmul", x, y),
            rand((2, 3, 40, 50), dt), rand((1, 1, 50, 120), dt))
+    # a lhs shared by the batch: a view of batch stride 0 in the driver
+    s.case("shared_lhs", lambda x, y: op("rlx.matmul", swap(x), y),
+           rand((1, 70, 100), dt), rand((3, 70, 130), dt))
     return s
 
 
@@ -133,7 +137,7 @@ def test_threads():
         for i, (name, _, inputs, _, _) in enumerate(s.cases):
             want = gradir.interpret(module, f"case{i}", *inputs)[0]
             got = {t: exe[f"case{i}"](*inputs) for t, exe in exes.items()}
-            k = inputs[0].shape[-1] if name != "one" else inputs[0].shape[-2]
+            k = inputs[1].shape[-2]
             close = np.allclose(got[1], want, rtol=2e-5 if dt is np.float32 else 1e-12,
                                 atol=1e-6 * k if dt is np.float32 else 1e-13)
             same = all(np.array_equal(got[1], got[t]) for t in (2, 3))
@@ -157,7 +161,9 @@ def test_threads():
 # CHECK-NEXT: heads f32: matches the interpreter: True, bitwise the same at 1, 2 and 3 threads: True
 # CHECK-NEXT: one f32: matches the interpreter: True, bitwise the same at 1, 2 and 3 threads: True
 # CHECK-NEXT: shared_rhs f32: matches the interpreter: True, bitwise the same at 1, 2 and 3 threads: True
+# CHECK-NEXT: shared_lhs f32: matches the interpreter: True, bitwise the same at 1, 2 and 3 threads: True
 # CHECK-NEXT: odd_batch f64: matches the interpreter: True, bitwise the same at 1, 2 and 3 threads: True
 # CHECK-NEXT: heads f64: matches the interpreter: True, bitwise the same at 1, 2 and 3 threads: True
 # CHECK-NEXT: one f64: matches the interpreter: True, bitwise the same at 1, 2 and 3 threads: True
 # CHECK-NEXT: shared_rhs f64: matches the interpreter: True, bitwise the same at 1, 2 and 3 threads: True
+# CHECK-NEXT: shared_lhs f64: matches the interpreter: True, bitwise the same at 1, 2 and 3 threads: True

@@ -263,8 +263,8 @@ def _kernel_batched(a, b, batch, mnk, elt):
     not materialized), and a head split or transpose (``permute_dims`` and
     reshapes that only split or merge dims) is a permutation of the
     operand's dims in the contraction's map, on a reshape of the tensor it
-    was copied from (``(d1, d0, d3)``: rows of one head 768 elements apart,
-    as the attention's ``(S, B*H, Dh)`` projections hold them).
+    was copied from (``(d1, d0, d3)``: a head's rows B*H*Dh elements
+    apart, as the attention's ``(S, B*H, Dh)`` projections hold them).
     rlx-matmul-kernels calls the 2-D kernel per batch element on views of
     these.  Returns the (batch, M, N) result."""
     m, n, k = mnk
