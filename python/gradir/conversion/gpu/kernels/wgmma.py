@@ -280,24 +280,27 @@ class _Stage:
     convert: object
 
 
-def _stage(gen: Generic, g: GemmMatch, t: GemmTiling, blk: _Block, s: _Stage, k0: ir.Value,
-           threads: int, lay: _Layout, stage: ir.Value | None = None,
-           ragged_k: bool | None = None) -> None:
-    """Every thread loads ``tile * BK / threads`` elements (consecutive
+def _position(t: GemmTiling, blk: _Block, s: _Stage, threads: int, step: int) -> tuple:
+    """(mn, kk) of this thread's ``step``-th element of a slab: consecutive
     threads at consecutive addresses along K or along M/N, whichever is the
-    operand's innermost dim), zero past the edges, and stores them where
-    ``lay`` puts them (in stage ``stage`` of a pipelined kernel's tiles)."""
-    lead = [stage] if stage is not None else []
+    operand's innermost dim."""
+    e = arith.addi(blk.tid, index(threads * step)) if step else blk.tid
+    if s.k_inner:
+        return arith.divui(e, index(t.bk)), arith.remui(e, index(t.bk))
+    return arith.remui(e, index(s.tile)), arith.divui(e, index(s.tile))
+
+
+def _stage_load(gen: Generic, g: GemmMatch, t: GemmTiling, blk: _Block, s: _Stage,
+                k0: ir.Value, threads: int, ragged_k: bool | None = None) -> list:
+    """This thread's ``tile * BK / threads`` elements of the slab at K
+    ``k0``, zero past the edges (K too with ``ragged_k``, by default when
+    BK does not divide K), converted to the staged format."""
     if ragged_k is None:
         ragged_k = t.K % t.bk != 0
     operand = gen.inputs[s.operand]
-    bk = t.bk
-    for step in range(s.tile * bk // threads):
-        e = arith.addi(blk.tid, index(threads * step)) if step else blk.tid
-        if s.k_inner:
-            kk, mn = arith.remui(e, index(bk)), arith.divui(e, index(bk))
-        else:
-            mn, kk = arith.remui(e, index(s.tile)), arith.divui(e, index(s.tile))
+    out = []
+    for step in range(s.tile * t.bk // threads):
+        mn, kk = _position(t, blk, s, threads, step)
         gk, gmn = arith.addi(k0, kk), arith.addi(s.base, mn)
         conds = []
         if ragged_k:
@@ -319,7 +322,25 @@ def _stage(gen: Generic, g: GemmMatch, t: GemmTiling, blk: _Block, s: _Stage, k0
             v = arith.select(ok, v, const(v.type, 0))
         if s.convert is not None:
             v = s.convert(v)
+        out.append(v)
+    return out
+
+
+def _stage_store(values: list, t: GemmTiling, blk: _Block, s: _Stage, threads: int,
+                 lay: _Layout, stage: ir.Value | None = None) -> None:
+    """Stores ``_stage_load``'s values where ``lay`` puts them (in stage
+    ``stage`` of a pipelined kernel's tiles)."""
+    lead = [stage] if stage is not None else []
+    for step, v in enumerate(values):
+        mn, kk = _position(t, blk, s, threads, step)
         memref.StoreOp(v, s.smem, lead + lay.index(mn, kk))
+
+
+def _stage(gen: Generic, g: GemmMatch, t: GemmTiling, blk: _Block, s: _Stage, k0: ir.Value,
+           threads: int, lay: _Layout) -> None:
+    """The cooperative load of one slab into the tile, every thread
+    ``tile * BK / threads`` elements."""
+    _stage_store(_stage_load(gen, g, t, blk, s, k0, threads), t, blk, s, threads, lay)
 
 
 def _encoded_address(smem: ir.Value, offset: ir.Value | None) -> ir.Value:
@@ -523,14 +544,20 @@ def _pipelined_k_loop(t: GemmTiling, kind: str, gen: Generic, g: GemmMatch, blk:
     zero = const(f32, 0)
     for i in range(n_acc):
         acc0 = llvm.insertvalue(acc0, zero, [i])
-    loop = scf.ForOp(index(0), index(t.per), index(1), [acc0])
+    # the cooperatively loaded operands: slab j's values, loaded during
+    # slab j-1's MMAs, carried into iteration j in registers
+    coop = [s for s, plan in zip(stages, plans) if plan is None]
+    regs = [v for s in coop for v in _stage_load(gen, g, t, blk, s, k_start(index(0)),
+                                                 threads, ragged_k)]
+    loop = scf.ForOp(index(0), index(t.per), index(1), [acc0] + regs)
     with ir.InsertionPoint(loop.body):
         j = loop.induction_variable
         stage = arith.remui(j, index(nstages))
-        k0 = k_start(j)
-        for s, plan in zip(stages, plans):
-            if plan is None:
-                _stage(gen, g, t, blk, s, k0, threads, lay, stage, ragged_k)
+        held = list(loop.inner_iter_args)[1:]
+        for s in coop:
+            n = s.tile * t.bk // threads
+            _stage_store(held[:n], t, blk, s, threads, lay, stage)
+            held = held[n:]
         if cp_plans != [None, None]:
             wait(nstages - 2)
         if tma_bytes:
@@ -542,6 +569,11 @@ def _pipelined_k_loop(t: GemmTiling, kind: str, gen: Generic, g: GemmMatch, blk:
         nvvm.FenceProxyOp(ir.Attribute.parse("#nvvm.proxy_kind<async.shared>"),
                           space=ir.Attribute.parse("#nvvm.shared_space<cta>"))
         gpu.BarrierOp()
+        # slab j+1's values (the last slab's again past the end: valid
+        # addresses, never stored)
+        ahead = arith.minui(arith.addi(j, index(1)), index(t.per - 1))
+        nxt = [v for s in coop for v in _stage_load(gen, g, t, blk, s, k_start(ahead),
+                                                    threads, ragged_k)]
         acc = loop.inner_iter_args[0]
         nvvm.WgmmaFenceAlignedOp()
         stage64 = arith.index_cast(i64, stage)
@@ -557,7 +589,7 @@ def _pipelined_k_loop(t: GemmTiling, kind: str, gen: Generic, g: GemmMatch, blk:
         gpu.BarrierOp()
         ahead = arith.addi(j, index(nstages - 1))
         issue(ahead, arith.remui(ahead, index(nstages)))
-        scf.YieldOp([acc])
+        scf.YieldOp([acc] + nxt)
     nvvm.WgmmaWaitGroupSyncOp(0)
     return [llvm.extractvalue(f32, loop.results[0], [i]) for i in range(n_acc)]
 

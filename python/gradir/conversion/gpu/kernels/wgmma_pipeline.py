@@ -34,18 +34,21 @@ fit in the 48 KiB of static workgroup memory of a block; TF32's 128x128
 tiles take BK = 16 to fit 3)::
 
     issue slabs 0 .. S-2 into stages 0 .. S-2 (one commit group each)
+    load slab 0 of the operands without cp.async into registers
     for each slab i (stage i % S):
-        cooperative loads of slab i (the operands without cp.async)
+        store the registers (slab i of the cooperative operands) into stage i % S
         cp.async.wait.group S-2             # slab i landed (this thread's copies)
         round slab i in place (TF32)
         fence.proxy.async; barrier          # every copy of slab i visible to wgmma
+        load slab i+1 of the cooperative operands into registers
         wgmma.fence; mma_async per K step; commit_group
         wgmma.wait_group 1                  # slab i-1's MMAs complete
         barrier                             # ... in every warpgroup of the block
         issue slab i+S-1 into stage (i-1) % S; commit
     wgmma.wait_group 0
 
-so S-1 slabs of copies are in flight while a slab is multiplied, and the
+so S-1 slabs of copies are in flight while a slab is multiplied (and
+the next slab's cooperative loads: their latency is hidden too), and the
 MMAs of slab i overlap the wait for slab i+1's copies; the barrier after
 ``wait_group 1`` keeps a stage from being overwritten while a warpgroup's
 MMAs may still read it.  The accumulators stay in wgmma's struct across
