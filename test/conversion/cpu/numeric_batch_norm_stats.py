@@ -3,11 +3,11 @@
 # NCHW tensor) compiled in one sweep over x (rlx-to-linalg{sum-block=256}:
 # shifted sums per position, merged per channel; reduce.py, "Mean and
 # variance in one sweep"): against the reference interpreter in f32 and f64,
-# ragged shapes, channels of a constant (variance exactly 0) and of 1e4 +
-# N(0, 1) in f32, where an unshifted sum of squares would cancel (the
-# variance vs float64 within 2e-6, torch.var's order of error, where the
-# two sweeps before gave 3e-6 to 9e-6); a batch norm forward and its
-# gradient through the same statistics; results bitwise the same from
+# ragged shapes, ranks 3 to 5, channels of a constant (variance exactly 0)
+# and of 1e4 + N(0, 1) in f32, where an unshifted sum of squares would
+# cancel (the variance vs float64 within 2e-6, torch.var's order of error,
+# where the two sweeps before gave 3e-6 to 9e-6); a batch norm forward and
+# its gradient through the same statistics; results bitwise the same from
 # compile to compile, call to call and at 2 threads.
 
 import os
@@ -61,6 +61,14 @@ def test_against_interpreter():
                rand((8, 4, 16, 16), dt))
         s.case(f"mean_alone_{t}", lambda a: op("rlx.mean", a, axis=AXES),
                rand((8, 4, 16, 16), dt))
+        # other ranks and axes: kept axes between reduced ones, two leading
+        # reduced axes, a kept h between the batch and w
+        for shape, axes in (((40, 3, 20), [0, 2]), ((8, 3, 5, 6, 7), [0, 2, 4]),
+                            ((4, 3, 4, 5, 6), [0, 1, 3, 4]), ((40, 5, 7, 9), [0, 3])):
+            s.case(f"stats_{'x'.join(map(str, shape))}_{axes}_{t}",
+                   lambda a, ax=axes: (op("rlx.mean", a, axis=ax),
+                                       op("rlx.variance", a, axis=ax, keepdims=True)),
+                   rand(shape, dt, 4.0, 6.0))
         # 300 images: more than 256 in the leading axis (the two sweeps)
         s.case(f"stats_long_batch_{t}", stats, rand((300, 2, 4, 4), dt))
         big = (1e4 + rng.standard_normal((16, 4, 16, 16))).astype(dt)
@@ -121,6 +129,8 @@ def test_deterministic():
 # CHECK: ok stats_large_mean_f32
 # CHECK: ok stats_constant_f32
 # CHECK: ok stats_2x3x33x5_f64
+# CHECK: ok stats_8x3x5x6x7_[0, 2, 4]_f64
+# CHECK: ok stats_4x3x4x5x6_[0, 1, 3, 4]_f64
 # CHECK: ok stats_long_batch_f64
 # CHECK: batch norm statistics: all {{[0-9]+}} cases match the interpreter
 # CHECK-LABEL: TEST: test_against_float64
