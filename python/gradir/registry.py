@@ -92,6 +92,11 @@ def _rlx_order_globals():
     return RlxOrderGlobals
 
 
+def _rlx_readonly_arguments():
+    from .conversion.cpu.rlx_readonly_arguments import RlxReadonlyArguments
+    return RlxReadonlyArguments
+
+
 def _rlx_early_dealloc():
     from .conversion.cpu.rlx_early_dealloc import RlxEarlyDealloc
     return RlxEarlyDealloc
@@ -198,6 +203,7 @@ PASSES = {
     "rlx-order-globals": _rlx_order_globals,
     "rlx-parallel-loops": _rlx_parallel_loops,
     "rlx-pool-kernels": _rlx_pool_kernels,
+    "rlx-readonly-arguments": _rlx_readonly_arguments,
     "rlx-scalarize": _rlx_scalarize,
     "rlx-simplify-gradient": _rlx_simplify_gradient,
     "rlx-strided-copies": _rlx_strided_copies,

@@ -11,7 +11,8 @@ a whole batch in one module (symbols renamed apart: one compilation per
 batch); when the batch crashes or does not compile, each program is retried
 alone to name the ones that fail.
 
-Every compiled batch is also exported (``export_library``), loaded
+Every call must leave its arguments as they were (compiled code never
+writes into its caller's arrays).  Every compiled batch is also exported (``export_library``), loaded
 (``gradir.runtime.load``) and run again: the library must give the JIT's
 results (``export_differences``, which the numeric suites of
 test/conversion/cpu use too; a loop's adjoint compiled in parts once
@@ -153,14 +154,24 @@ def export_differences(exe, calls) -> list[str]:
             names = ", ".join(name for name, _, _, _ in calls)
             return [f"{names}: export_library + load: {type(err).__name__}: {err}"]
         for name, fn, args, got in calls:
+            before = [np.array(a, copy=True) for a in args]
             try:
                 again = lib[fn](*args)
             except Exception as err:  # noqa: BLE001
                 out.append(f"{name}: the exported library raised {type(err).__name__}: {err}")
                 continue
+            out += [f"{line} (exported library)" for line in _written(args, before, name)]
             out += [f"{line} (exported library against the JIT)"
                     for line in _differences(again, got, name)]
     return out
+
+
+def _written(args, before, what: str) -> list[str]:
+    """One line per argument that a call changed (compiled code must never
+    write into its caller's arrays; rlx-readonly-arguments)."""
+    return [f"{what}: the compiled code wrote into its argument #{i}"
+            for i, (a, b) in enumerate(zip(args, before))
+            if isinstance(a, np.ndarray) and not np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")]
 
 
 def _differences(got, want, what: str) -> list[str]:
@@ -261,7 +272,10 @@ def _child_main(tmp: str, which: str) -> int:
             data = np.load(os.path.join(tmp, f"{k}.npz"))
             args = [data[f"arr_{i}"] for i in range(len(data.files))]
             want = gradir.interpret(merged, entries[k], *args)
+            before = [a.copy() for a in args]
             got = exe[entries[k]](*args)
+            for line in _written(args, before, p["name"]):
+                print("FAIL " + line)
             calls.append((p["name"], entries[k], args, got))
             if len(want) == 1:
                 got = (got,)

@@ -181,7 +181,10 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
         # tiny tensors (0-d, 2-element) as scalars: no buffer per op and
         # loop iteration (rlx_scalarize.py; GradBench's particle and saddle)
         steps += ["rlx-scalarize", "canonicalize"]
-    steps += ["eliminate-empty-tensors", "empty-tensor-to-alloc-tensor", *(["rlx-distinct-results"] if early_dealloc else []),
+    # (rlx-readonly-arguments: bufferization never writes into a caller's
+    # argument; rlx-distinct-results: each result a buffer of its own)
+    steps += ["eliminate-empty-tensors", "empty-tensor-to-alloc-tensor",
+              *(["rlx-distinct-results"] if early_dealloc else []), "rlx-readonly-arguments",
               _BUFFERIZE, "rlx-order-globals",
               # loops that yield their buffer unchanged return the allocation
               # itself, which out-params can then hoist (no copy)

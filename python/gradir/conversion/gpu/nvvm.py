@@ -84,7 +84,7 @@ def _steps_to_memrefs(opt_level: int) -> list[str]:
     # rlx-distinct-results: each result its own buffer (out-params crash on a
     # value returned twice; see gradir.conversion.cpu.rlx_distinct_results).
     steps += ["eliminate-empty-tensors", "empty-tensor-to-alloc-tensor",
-              "rlx-distinct-results", _BUFFERIZE, "rlx-order-globals", _OUT_PARAMS, "canonicalize", "cse"]
+              "rlx-distinct-results", "rlx-readonly-arguments", _BUFFERIZE, "rlx-order-globals", _OUT_PARAMS, "canonicalize", "cse"]
     return steps
 
 
