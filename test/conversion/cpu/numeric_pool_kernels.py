@@ -408,8 +408,10 @@ def hard_data(shape, dtype):
     return x
 
 
-SHAPES_INDICES = [(1, 1, 2, 2), (2, 3, 4, 6), (1, 2, 6, 10), (2, 2, 8, 16), (1, 1, 2, 30),
-                  (1, 2, 4, 34), (1, 1, 2, 62), (3, 2, 4, 80)]
+SHAPES_INDICES = {  # output columns 1..40: every vector step of each CPU and the tail
+    "host": [(1, 1, 2, 2), (2, 3, 4, 6), (1, 2, 6, 10), (2, 2, 8, 16), (1, 1, 2, 30),
+             (1, 2, 4, 34), (1, 1, 2, 62), (3, 2, 4, 80)],
+    "x86-64-v3": [(2, 3, 4, 6), (1, 2, 6, 10), (1, 1, 2, 30), (3, 2, 4, 80)]}
 
 
 @run
@@ -424,7 +426,7 @@ def test_indices():
     for name, attrs in (("2x2", POOL), ("3x3s2", POOL3)):
         for cpu in ("host", "x86-64-v3"):
             for elt in ("f32", "f64"):
-                for shape in SHAPES_INDICES:
+                for shape in SHAPES_INDICES[cpu]:
                     m, out = indices_module(shape, elt, attrs)
                     fast = gradir.compile(m, cpu=cpu, threads=1, cache=False)
                     if shape[2] > 2:
@@ -442,16 +444,16 @@ def test_indices():
                             np.testing.assert_array_equal(dx, want)
                         else:
                             np.testing.assert_allclose(dx, want, rtol=1e-6, atol=1e-30)
-                print(f"{name} {cpu} {elt}: {len(SHAPES_INDICES)} shapes ok")
+                print(f"{name} {cpu} {elt}: {len(SHAPES_INDICES[cpu])} shapes ok")
 # CHECK-LABEL: TEST: test_indices
 # CHECK: 2x2 host f32: 8 shapes ok
 # CHECK: 2x2 host f64: 8 shapes ok
-# CHECK: 2x2 x86-64-v3 f32: 8 shapes ok
-# CHECK: 2x2 x86-64-v3 f64: 8 shapes ok
+# CHECK: 2x2 x86-64-v3 f32: 4 shapes ok
+# CHECK: 2x2 x86-64-v3 f64: 4 shapes ok
 # CHECK: 3x3s2 host f32: 8 shapes ok
 # CHECK: 3x3s2 host f64: 8 shapes ok
-# CHECK: 3x3s2 x86-64-v3 f32: 8 shapes ok
-# CHECK: 3x3s2 x86-64-v3 f64: 8 shapes ok
+# CHECK: 3x3s2 x86-64-v3 f32: 4 shapes ok
+# CHECK: 3x3s2 x86-64-v3 f64: 4 shapes ok
 
 
 @run
