@@ -142,9 +142,10 @@ for name, (text, opts) in MATMULS.items():
 # swizzle, descriptor mode 1; bf16 rows of 64 bytes: mode 2), in stages
 # where A is copied with cp.async (its K innermost): three of BK = 16 (rows
 # of 64 bytes, mode 2) for 128x128 TF32 tiles, four of BK = 32 for 64x32
-# ones (48 KiB); one stage where neither operand is (ragged: K = 45).
+# ones (48 KiB); two where neither operand is (ragged: K = 45; each thread
+# holds the next slab in registers).
 for name, want in (("tile128", "memref<3x16x8x16xi32"), ("square", "memref<4x8x8x32xi32"),
-                   ("ragged", "memref<8x8x32xi32")):
+                   ("ragged", "memref<2x8x8x32xi32")):
     text, opts = MATMULS[name]
     draw = rng if name != "ragged" else np.random.default_rng(2)    # rng's later draws as before
     _, _, lowered = emulate(text, inputs(gradir.parse(text), draw), precision="tf32", **opts)
@@ -169,6 +170,18 @@ for name in ("ragged", "tile128", "split_k", "both_transposed"):
 wgmma_kernels.SWIZZLE = True
 print("interleaved: tf32 and bf16 agree")
 # CHECK-NEXT: interleaved: tf32 and bf16 agree
+
+# The one-stage loop (ASYNC off: cooperative loads, wait_group 0 per slab).
+wgmma_kernels.ASYNC = False
+for name in ("ragged", "tile128", "split_k", "a_transposed"):
+    text, opts = MATMULS[name]
+    args = inputs(gradir.parse(text), np.random.default_rng(3))
+    got, _, lowered = emulate(text, args, exact=True, precision="tf32", **opts)
+    assert "nvvm.cp.async" not in lowered and "wait.group.sync.aligned 1" not in lowered, name
+    assert rel(got, first(reference(text, args))) < 1e-6, name
+wgmma_kernels.ASYNC = True
+print("one stage: tf32 agrees")
+# CHECK-NEXT: one stage: tf32 agrees
 
 
 # Whole programs with exact_tf32 (fp32's result): the epilogue (bias, tanh)

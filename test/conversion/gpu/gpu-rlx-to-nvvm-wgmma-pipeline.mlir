@@ -9,7 +9,8 @@
 // committed, wait_group 1 leaves them in flight while the previous slab's
 // complete, the block synchronizes again and the next slab's copies are
 // issued into the stage those MMAs read.  A GEMM without such an operand
-// keeps the one-stage loop (wait_group 0); sm_80 keeps mma.sync.
+// has two stages, each thread loading the next slab into registers during
+// the MMAs (no cp.async); sm_80 keeps mma.sync.
 // RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_90 format=isa precision=tf32 sm-count=1' | FileCheck %s --check-prefix=TF32
 // RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_90 format=isa sm-count=1' | FileCheck %s --check-prefix=BF16
 // RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_80 format=isa precision=tf32' | FileCheck %s --check-prefix=SM80
@@ -35,8 +36,14 @@
 // TF32-SAME: bar.sync
 // TF32-SAME: cp.async.cg.shared.global
 // TF32-SAME: wgmma.wait_group.sync.aligned {{[^;]*}}0;
-// The unaligned GEMM (rows of 45 f32): cooperative loads, one stage.
+// The unaligned GEMM (rows of 45 f32): cooperative loads, two stages.
 // TF32: gpu.binary @f32_unaligned_kernels_sm90a
+// (128x128 tiles, BK = 16: two stages of 8 KiB per operand)
+// TF32-SAME: .shared .align 1024 .b8 __wg_f32_unaligned_wgmma_{{[0-9]+}}_0[16384]
+// TF32-NOT: cp.async
+// TF32-SAME: ld.global
+// TF32-SAME: wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32
+// TF32-SAME: wgmma.wait_group.sync.aligned {{[^;]*}}1;
 // TF32-NOT: cp.async
 // TF32-SAME: wgmma.wait_group.sync.aligned {{[^;]*}}0;
 // TF32-NOT: cp.async

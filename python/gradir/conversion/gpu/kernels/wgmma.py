@@ -32,14 +32,15 @@ Stores past the edges of C are skipped (any M, N and K, no padded copies);
 split-K (atomics) and the epilogue of the next elementwise generic work as
 in the SIMT kernel (``gemm._store_one``).
 
-Multi-stage pipeline: when A or B is rows of 16-byte aligned K in memory
+Multi-stage pipeline (the loop actually built, ``wgmma_pipeline.py``):
+when A or B is rows of 16-byte aligned K in memory
 (``wgmma_pipeline.wgmma_async_operand``), its slabs are copied with
 ``cp.async`` into 2 to 4 stages of tiles, S-1 slabs ahead of the MMAs,
-each thread writing its 16-byte chunks at their swizzled addresses, and
-the loop keeps one group of MMAs in flight (``wgmma.wait_group 1``); the
-other operand, if any, keeps the cooperative loads into the same stages
-(``wgmma_pipeline.py`` has the loop).  Without such an operand the loop
-above has one stage.
+each thread writing its 16-byte chunks at their swizzled addresses; the
+other operands keep the cooperative loads, a slab ahead in registers,
+into the same stages (two stages when no operand is copied); the loop
+keeps one group of MMAs in flight (``wgmma.wait_group 1``).  The
+one-stage loop above remains with ``ASYNC`` off.
 
 TMA (``tma.py``, with ``TMA`` on): the copied operands are loaded instead
 by one ``cp.async.bulk.tensor`` per slab from a tensor map the host
@@ -88,8 +89,8 @@ CORE = 128                 # bytes of one core matrix (8 rows of 16 bytes)
 # for bf16/f16's): read by wgmma without bank conflicts.  False: the
 # interleaved layout (tests run both).
 SWIZZLE = True
-# Operands copied with cp.async into a multi-stage pipeline where they can
-# be (wgmma_pipeline.py); False: cooperative loads, one stage (tests).
+# The multi-stage pipeline (wgmma_pipeline.py), operands copied with
+# cp.async where they can be; False: cooperative loads, one stage (tests).
 ASYNC = True
 # Operands copied with TMA (tma.py) instead of cp.async where they can be.
 # Off by default (see the module docstring); the tests run both.
@@ -124,18 +125,21 @@ class _Block:
     bvals: list
 
 
-def _stages(kind: str, bm: int, bn: int, bk: int) -> int:
+def _stages(kind: str, bm: int, bn: int, bk: int, most: int) -> int:
     """The pipeline stages of (BM + BN) x BK tiles that fit in a block's
-    static workgroup memory (at most ``MAX_STAGES``), with TMA beside the
+    static workgroup memory (at most ``most``), with TMA beside the
     stages' mbarriers (8 bytes each)."""
     limit = SMEM_LIMIT - (8 * wpipe.MAX_STAGES if TMA else 0)
-    return min(wpipe.MAX_STAGES, limit // ((bm + bn) * bk * BYTES[kind]))
+    return min(most, limit // ((bm + bn) * bk * BYTES[kind]))
 
 
 def _plan(ctx: KernelContext, gen: Generic, g: GemmMatch, kind: str,
-          pipelined: bool) -> tuple:
-    """(the tiling, the stages: 1 without cp.async; else 2 to 4, BK 16
-    where two stages of BK = 32 do not fit)."""
+          pipelined: bool, copied: bool) -> tuple:
+    """(the tiling, the stages: 1 unless ``pipelined``; else 2 to 4 when an
+    operand is ``copied`` (cp.async or TMA), 2 when both are loaded by the
+    threads (a slab ahead in registers: two stages hold it); BK 16 where
+    two stages of BK = 32 do not fit)."""
+    most = wpipe.MAX_STAGES if copied else 2
     M, N, K = _extent(gen, g.ms), _extent(gen, g.ns), _extent(gen, g.ks)
     brange = [gen.ranges[d] for d in g.batch]
     batch = math.prod(brange)
@@ -146,10 +150,10 @@ def _plan(ctx: KernelContext, gen: Generic, g: GemmMatch, kind: str,
             break
     bk, stages = WGMMA_BK, 1
     if pipelined:
-        stages = _stages(kind, bm, bn, bk)
+        stages = _stages(kind, bm, bn, bk, most)
         if stages < 2:
             bk = WGMMA_BK // 2
-            stages = _stages(kind, bm, bn, bk)
+            stages = _stages(kind, bm, bn, bk, most)
     ktiles = -(-K // bk)
     blocks = -(-N // bn) * -(-M // bm) * batch
     acc_t = gen.outputs[0].type.element_type
@@ -375,7 +379,7 @@ def build_wgmma(ctx: KernelContext, gen: Generic, g: GemmMatch, kind: str) -> No
     b_kind = _operand_kind(gen, g.b, g.b_cast)
     plans = [wpipe.wgmma_async_operand(gen, op, mn, g.ks, g.batch, kind, k) if ASYNC else None
              for op, mn, k in ((g.a, g.ms, a_kind), (g.b, g.ns, b_kind))]
-    t, nstages = _plan(ctx, gen, g, kind, plans != [None, None])
+    t, nstages = _plan(ctx, gen, g, kind, ASYNC, plans != [None, None])
     threads = WARPGROUP * (t.bm // 64)
     lay = _Layout.of(kind, t.bk)
     wg = [lay.tile_type(t.bm, nstages), lay.tile_type(t.bn, nstages)]
