@@ -12,7 +12,8 @@ chunks), bf16/f16 read as bf16/f16 or f32 read as f32 for TF32.  wgmma
 reads TF32 and K-major operands from shared memory only, so an operand
 with M (N) innermost (``x @ w`` with ``w`` as stored, a transposed A),
 implicit GEMMs and casts (``compute_dtype=bf16`` on f32) keep the
-cooperative loads of ``wgmma._stage``, into the same stages.
+cooperative loads (``wgmma._stage_load``/``_stage_store``), a slab ahead in
+registers, into the same stages.
 
 cp.async has no swizzle: each thread copies 16-byte chunks (consecutive
 threads along a row's K, coalesced) and computes each chunk's swizzled
@@ -30,8 +31,8 @@ have landed, each thread rounds the chunks it copied in place
 ``cp.async.wait.group``, need no barrier), before the async-proxy fence.
 
 The loop (``wgmma._pipelined_k_loop``), for S stages (2 to 4, as many as
-fit in the 48 KiB of static workgroup memory of a block; TF32's 128x128
-tiles take BK = 16 to fit 3)::
+fit in the 48 KiB of static workgroup memory of a block, TF32's 128x128
+tiles taking BK = 16; 2 when no operand is copied)::
 
     issue slabs 0 .. S-2 into stages 0 .. S-2 (one commit group each)
     load slab 0 of the operands without cp.async into registers
