@@ -74,8 +74,11 @@ class RlxPoolKernels(ModulePass):
     reads them instead of the input and frees the buffer (the same bits:
     ``pool_kernels.py``).  The input is then read by the forward only (the
     3x3's padded copy is freed after it).  A forward and a backward in two
-    functions (``rlx-gradient{split=true}``'s ``_fwd`` and ``_bwd``), a
-    backward in a loop or before the forward stay unpaired:
+    functions (``rlx-gradient{split=true}``'s ``_fwd`` and ``_bwd``, the
+    parts ``runtime/partition.py`` cuts a large function into: bench/cnn.py's
+    ResNet step, whose stem pool's forward is in the first part and its
+    backward in the second), a backward in a loop or before the forward stay
+    unpaired:
 
         %i = memref.alloc() {alignment = 64 : i64} : memref<2x3x4x3xi8>
         call @gradir_kernel_<variant>_max_pool2x2_indices_f32(%x, %y, %i)
