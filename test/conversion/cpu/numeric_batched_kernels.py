@@ -3,7 +3,8 @@
 # Batched matmuls through the kernel library (one kernel call per batch
 # element), compiled against the reference interpreter: attention's head
 # splits and transposes read in place (permute_dims and reshapes that only
-# split or merge dims, the source reshaped, not copied), a lhs or rhs
+# split or merge dims, the source reshaped, not copied), head merges
+# written in place (the result in the order the merge reads), a lhs or rhs
 # shared by the batch (a 2-D matrix for every element), a batch broadcast
 # in part (materialized), ragged shapes, a batch of 1, f32 and f64; and the
 # batched driver at 2 and 3 threads (batch x strips) bitwise the same as 1
@@ -58,6 +59,18 @@ def attention_cases(s, dt, tag, S, B, H, D):
            lambda p, v: op("rlx.matmul", swap(p), heads(v, S, B, H, D, dt)),
            rand((B, H, S, S), dt), rand((S, B, H * D), dt), atol=tol(S, dt))
     # dout (S*B, H*D) of the output projection's backward, split into heads
+    # head merges written in place: (B, H, S, D) -> (S*B, H*D) after p @ v,
+    # and the backward's (B*H, S, D) -> (S, B*H, D) -> (1, S, B, H*D) into a concat
+    s.case(f"merge_{tag}_{short(dt)}",
+           lambda p, v: reshape(op("rlx.permute_dims", op("rlx.matmul", p, heads(v, S, B, H, D, dt)),
+                                   axes=[2, 0, 1, 3]), (S * B, H * D), dt),
+           rand((B, H, S, S), dt), rand((S, B, H * D), dt), atol=tol(S, dt))
+    s.case(f"merge_concat_{tag}_{short(dt)}",
+           lambda p, v, z: op("rlx.concat", z, reshape(op("rlx.permute_dims", reshape(
+               op("rlx.matmul", swap(p), heads(v, S, B, H, D, dt)), (B * H, S, D), dt),
+               axes=[1, 0, 2]), (1, S, B, H * D), dt), axis=[0]),
+           rand((B, H, S, S), dt), rand((S, B, H * D), dt), rand((2, S, B, H * D), dt),
+           atol=tol(S, dt))
     s.case(f"dout_{tag}_{short(dt)}",
            lambda g, v: op("rlx.matmul", op("rlx.permute_dims", reshape(g, (S, B, H, D), dt),
                                             axes=[1, 2, 0, 3]), swap(heads(v, S, B, H, D, dt))),
@@ -71,6 +84,11 @@ def test_heads():
         attention_cases(s, dt, "2x3", 7, 2, 3, 5)
         attention_cases(s, dt, "1x1", 9, 1, 1, 4)      # a batch of 1
         # the head split's other uses keep its copy; the matmul reads either
+        # the merge's permute read twice: not written in place
+        s.case(f"merge_shared_{short(dt)}",
+               lambda p, v, dt=dt: (lambda t: (reshape(t, (12, 4), dt), t))(op(
+                   "rlx.permute_dims", op("rlx.matmul", p, v), axes=[2, 0, 1, 3])),
+               rand((2, 2, 6, 5), dt), rand((2, 2, 5, 2), dt), atol=tol(5, dt))
         s.case(f"shared_split_{short(dt)}",
                lambda q, dt=dt: (lambda t: (op("rlx.matmul", t, swap(t)), t))(
                    heads(q, 6, 2, 2, 3, dt)),
@@ -110,14 +128,17 @@ def test_layouts():
 
 def _threads_module(dt):
     """Batched matmuls worth the threads: a batch of 3 (2 strips each at 2
-    threads), one of 32 with head splits, one of 1, a shared rhs (one 2-D
-    matmul), a shared transposed lhs."""
+    threads), one of 32 with head splits (and one with its head merge), one
+    of 1, a shared rhs (one 2-D matmul), a shared transposed lhs."""
     s = Suite("threads")
     s.case("odd_batch", lambda x, y: op("rlx.matmul", x, y),
            rand((3, 100, 70), dt), rand((3, 70, 130), dt))
     s.case("heads", lambda q, k: op("rlx.matmul", heads(q, 128, 8, 4, 64, dt),
                                     swap(heads(k, 128, 8, 4, 64, dt))),
            rand((128, 8, 256), dt), rand((128, 8, 256), dt))
+    s.case("merge", lambda p, v: reshape(op("rlx.permute_dims", op(
+        "rlx.matmul", p, heads(v, 128, 8, 4, 64, dt)), axes=[2, 0, 1, 3]), (1024, 256), dt),
+           rand((8, 4, 128, 128), dt), rand((128, 8, 256), dt))
     s.case("one", lambda x, y: op("rlx.matmul", swap(x), y),
            rand((1, 256, 200), dt), rand((1, 256, 300), dt))
     s.case("shared_rhs", lambda x, y: op("rlx.matmul", x, y),
@@ -137,7 +158,7 @@ def test_threads():
         for i, (name, _, inputs, _, _) in enumerate(s.cases):
             want = gradir.interpret(module, f"case{i}", *inputs)[0]
             got = {t: exe[f"case{i}"](*inputs) for t, exe in exes.items()}
-            k = inputs[1].shape[-2]
+            k = max(max(x.shape[-2:]) for x in inputs)
             close = np.allclose(got[1], want, rtol=2e-5 if dt is np.float32 else 1e-12,
                                 atol=1e-6 * k if dt is np.float32 else 1e-13)
             same = all(np.array_equal(got[1], got[t]) for t in (2, 3))
@@ -147,7 +168,10 @@ def test_threads():
 
 # CHECK-LABEL: TEST: test_heads
 # CHECK: ok scores_2x3_f32
+# CHECK: ok merge_2x3_f32
+# CHECK: ok merge_concat_2x3_f32
 # CHECK: ok dout_1x1_f32
+# CHECK: ok merge_shared_f32
 # CHECK: ok shared_split_f64
 # CHECK: heads: all {{[0-9]+}} cases match the interpreter
 # CHECK-LABEL: TEST: test_layouts
@@ -159,11 +183,13 @@ def test_threads():
 # CHECK-LABEL: TEST: test_threads
 # CHECK-NEXT: odd_batch f32: matches the interpreter: True, bitwise the same at 1, 2 and 3 threads: True
 # CHECK-NEXT: heads f32: matches the interpreter: True, bitwise the same at 1, 2 and 3 threads: True
+# CHECK-NEXT: merge f32: matches the interpreter: True, bitwise the same at 1, 2 and 3 threads: True
 # CHECK-NEXT: one f32: matches the interpreter: True, bitwise the same at 1, 2 and 3 threads: True
 # CHECK-NEXT: shared_rhs f32: matches the interpreter: True, bitwise the same at 1, 2 and 3 threads: True
 # CHECK-NEXT: shared_lhs f32: matches the interpreter: True, bitwise the same at 1, 2 and 3 threads: True
 # CHECK-NEXT: odd_batch f64: matches the interpreter: True, bitwise the same at 1, 2 and 3 threads: True
 # CHECK-NEXT: heads f64: matches the interpreter: True, bitwise the same at 1, 2 and 3 threads: True
+# CHECK-NEXT: merge f64: matches the interpreter: True, bitwise the same at 1, 2 and 3 threads: True
 # CHECK-NEXT: one f64: matches the interpreter: True, bitwise the same at 1, 2 and 3 threads: True
 # CHECK-NEXT: shared_rhs f64: matches the interpreter: True, bitwise the same at 1, 2 and 3 threads: True
 # CHECK-NEXT: shared_lhs f64: matches the interpreter: True, bitwise the same at 1, 2 and 3 threads: True

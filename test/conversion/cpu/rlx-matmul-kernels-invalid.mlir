@@ -64,11 +64,24 @@ func.func @not_batched_matmul(%a: memref<2x4x3xf32>, %b: memref<3x5xf32>, %c: me
 
 // -----
 
+// The kernels write C's rows as vectors: N must be its unit-stride dim.
 #a = affine_map<(b, m, n, k) -> (b, m, k)>
 #b = affine_map<(b, m, n, k) -> (b, k, n)>
-#mbn = affine_map<(b, m, n, k) -> (m, b, n)>
-func.func @permuted_result(%a: memref<2x4x3xf32>, %b: memref<2x3x5xf32>, %c: memref<4x2x5xf32>) {
-  // expected-error @below {{a gradir.kernel contraction with a 3-D output must write it as (d0, d1, d2) = (batch, M, N) (indexing map (d0, d1, d2, d3) -> (d1, d0, d2))}}
-  linalg.contract indexing_maps = [#a, #b, #mbn] {gradir.kernel} ins(%a, %b : memref<2x4x3xf32>, memref<2x3x5xf32>) outs(%c : memref<4x2x5xf32>)
+#bnm = affine_map<(b, m, n, k) -> (b, n, m)>
+func.func @columns_strided(%a: memref<2x4x3xf32>, %b: memref<2x3x5xf32>, %c: memref<2x5x4xf32>) {
+  // expected-error @below {{a gradir.kernel contraction must write its output with unit stride along N (indexing map (d0, d1, d2, d3) -> (d0, d2, d1), type memref<2x5x4xf32>)}}
+  linalg.contract indexing_maps = [#a, #b, #bnm] {gradir.kernel} ins(%a, %b : memref<2x4x3xf32>, memref<2x3x5xf32>) outs(%c : memref<2x5x4xf32>)
+  return
+}
+
+// -----
+
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+func.func @columns_strided_2d(%a: memref<4x3xf32>, %b: memref<3x5xf32>, %big: memref<5x4xf32>) {
+  %c = memref.transpose %big (d0, d1) -> (d1, d0) : memref<5x4xf32> to memref<4x5xf32, strided<[1, 4]>>
+  // expected-error @below {{a gradir.kernel contraction must write its output with unit stride along N (indexing map (d0, d1, d2) -> (d0, d1), type memref<4x5xf32, strided<[1, 4]>>)}}
+  linalg.contract indexing_maps = [#mk, #kn, #mn] {gradir.kernel} ins(%a, %b : memref<4x3xf32>, memref<3x5xf32>) outs(%c : memref<4x5xf32, strided<[1, 4]>>)
   return
 }

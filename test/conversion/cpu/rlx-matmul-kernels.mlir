@@ -284,3 +284,21 @@ func.func @shared(%a: memref<5x3xf64>, %b: memref<4x3x6xf64>, %c: memref<4x5x6xf
   linalg.contract indexing_maps = [#a, #b, #c] {gradir.kernel} ins(%a, %b : memref<5x3xf64>, memref<4x3x6xf64>) outs(%c : memref<4x5x6xf64>)
   return
 }
+
+// -----
+
+// An output written in another order (a head merge: C's map (m, b, n), N
+// innermost): a memref.transpose view of C brings it to (batch, M, N).
+// CHECK-LABEL: func.func @merged(
+// CHECK-SAME: %[[P:.*]]: memref<32x128x128xf32>, %[[V:.*]]: memref<32x128x64xf32>, %[[C:.*]]: memref<128x32x64xf32>)
+// CHECK: %[[CT:.*]] = memref.transpose %[[C]] (d0, d1, d2) -> (d1, d0, d2) : memref<128x32x64xf32> to memref<32x128x64xf32, strided<[64, 2048, 1]>>
+// CHECK: scf.for %[[I:.*]] =
+// CHECK: memref.subview %[[CT]][%[[I]], 0, 0] [1, 128, 64] [1, 1, 1] : memref<32x128x64xf32, strided<[64, 2048, 1]>> to memref<128x64xf32, strided<[2048, 1], offset: ?>>
+// CHECK: call @{{.*}}_matmul_f32(
+#a = affine_map<(b, m, n, k) -> (b, m, k)>
+#b = affine_map<(b, m, n, k) -> (b, k, n)>
+#c = affine_map<(b, m, n, k) -> (m, b, n)>
+func.func @merged(%p: memref<32x128x128xf32>, %v: memref<32x128x64xf32>, %c: memref<128x32x64xf32>) {
+  linalg.contract indexing_maps = [#a, #b, #c] {gradir.kernel} ins(%p, %v : memref<32x128x128xf32>, memref<32x128x64xf32>) outs(%c : memref<128x32x64xf32>)
+  return
+}

@@ -20,6 +20,7 @@
 // CHECK-DAG: #[[$VH:.*]] = affine_map<(d0, d1, d2, d3) -> (d3, d0, d2)>
 // CHECK-DAG: #[[$A2:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
 // CHECK-DAG: #[[$A2T:.*]] = affine_map<(d0, d1, d2, d3) -> (d3, d1)>
+// CHECK-DAG: #[[$CM:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d0, d2)>
 
 // CHECK-LABEL: func.func @plain(
 // CHECK: %[[Z:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2x4x5xf32>)
@@ -121,4 +122,43 @@ func.func @copied(%a: tensor<2x1x5x7xf32>, %b: tensor<1x3x7x4xf32>, %c: tensor<3
   %2 = "rlx.matmul"(%et, %f) : (tensor<3x5x7xf32>, tensor<3x7x4xf32>) -> tensor<3x5x4xf32>
   %3 = "rlx.matmul"(%g, %h) : (tensor<3x5x7xf16>, tensor<3x7x4xf16>) -> tensor<3x5x4xf16>
   return %0, %1, %2, %3 : tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>, tensor<3x5x4xf32>, tensor<3x5x4xf16>
+}
+
+// A head merge, (B, H, S, D) -> (S, B, H*D) -> (S*B, H*D), the result's only
+// reader: the contraction writes (S, B*H, D) (C's map (m, b, n)) and the
+// merge is a reshape of it, no copy.  The chain may end before its last
+// op: a permute read twice (@merge_shared) is written in place and both its
+// readers read views of it.
+// CHECK-LABEL: func.func @merge(
+// CHECK-NOT: linalg.transpose
+// CHECK-NOT: linalg.generic
+// CHECK: %[[Z:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4x4x3xf32>)
+// CHECK: %[[M:.*]] = linalg.contract indexing_maps = [#[[$AMK]], #[[$BKN]], #[[$CM]]] {gradir.kernel} ins(%{{.*}}, %{{.*}} : tensor<4x4x4xf32>, tensor<4x4x3xf32>) outs(%[[Z]] : tensor<4x4x3xf32>)
+// CHECK-NEXT: scf.yield %[[M]]
+// CHECK-NEXT: }
+// CHECK-NEXT: tensor.collapse_shape
+// CHECK-NOT: linalg.transpose
+// CHECK-NOT: linalg.generic
+// CHECK: return
+// CHECK-LABEL: func.func @merge_shared(
+// CHECK-NOT: linalg.transpose
+// CHECK: scf.execute_region -> tensor<4x4x4xf32> no_inline {
+// CHECK: scf.execute_region -> tensor<4x4x3xf32> no_inline {
+// CHECK: %[[C:.*]] = scf.execute_region -> tensor<4x4x3xf32> no_inline {
+// CHECK-NEXT: linalg.contract indexing_maps = [#[[$AMK]], #[[$BKN]], #[[$CM]]] {gradir.kernel}
+// CHECK: %[[T:.*]] = tensor.expand_shape %[[C]] {{\[\[}}0], [1, 2], [3]] output_shape [4, 2, 2, 3]
+// CHECK-NEXT: %[[R:.*]] = tensor.collapse_shape %[[T]]
+// CHECK-NEXT: return %[[R]], %[[T]]
+func.func @merge(%p: tensor<2x2x4x4xf32>, %v: tensor<2x2x4x3xf32>) -> tensor<8x6xf32> {
+  %o = "rlx.matmul"(%p, %v) : (tensor<2x2x4x4xf32>, tensor<2x2x4x3xf32>) -> tensor<2x2x4x3xf32>
+  %t = "rlx.permute_dims"(%o) {axes = array<i64: 2, 0, 1, 3>} : (tensor<2x2x4x3xf32>) -> tensor<4x2x2x3xf32>
+  %r = "rlx.reshape"(%t) : (tensor<4x2x2x3xf32>) -> tensor<8x6xf32>
+  return %r : tensor<8x6xf32>
+}
+func.func @merge_shared(%p: tensor<2x2x4x4xf32>, %v: tensor<2x2x4x3xf32>)
+    -> (tensor<8x6xf32>, tensor<4x2x2x3xf32>) {
+  %o = "rlx.matmul"(%p, %v) : (tensor<2x2x4x4xf32>, tensor<2x2x4x3xf32>) -> tensor<2x2x4x3xf32>
+  %t = "rlx.permute_dims"(%o) {axes = array<i64: 2, 0, 1, 3>} : (tensor<2x2x4x3xf32>) -> tensor<4x2x2x3xf32>
+  %r = "rlx.reshape"(%t) : (tensor<4x2x2x3xf32>) -> tensor<8x6xf32>
+  return %r, %t : tensor<8x6xf32>, tensor<4x2x2x3xf32>
 }

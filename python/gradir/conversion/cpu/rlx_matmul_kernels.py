@@ -176,14 +176,25 @@ def _problem(op) -> str | None:
                 return ("a gradir.kernel contraction with a 3-D output must be a batched "
                         "matmul: (d0, d1, d2, d3) = (batch, M, N, K), A's dims of (batch, M, "
                         f"K) and B's of (batch, K, N) in any order (indexing map {m})")
-        if str(maps[2]) != "(d0, d1, d2, d3) -> (d0, d1, d2)":
+        dims_c = _loop_dims(maps[2])
+        if dims_c is None or sorted(dims_c) != [0, 1, 2]:
             return ("a gradir.kernel contraction with a 3-D output must write it as "
-                    f"(d0, d1, d2) = (batch, M, N) (indexing map {maps[2]})")
-        return None
+                    f"(batch, M, N) = (d0, d1, d2) in any order (indexing map {maps[2]})")
+        return _unit_columns(types[2], dims_c.index(2), maps[2])
     want = [{"(d0, d2)", "(d2, d0)"}, {"(d2, d1)", "(d1, d2)"}, {"(d0, d1)"}]
     for m, allowed in zip(maps, want):
         if str(m).split("->")[-1].strip() not in allowed:
             return f"a gradir.kernel contraction must be a matmul (indexing map {m})"
+    return _unit_columns(types[2], 1, maps[2])
+
+
+def _unit_columns(t: ir.Type, dim: int, m: ir.AffineMap) -> str | None:
+    """The kernels store C's rows as vectors: its N dim (``dim``) must have
+    unit stride (a dynamic one is taken to be)."""
+    stride = ir.MemRefType(t).get_strides_and_offset()[0][dim]
+    if stride not in (1, ir.ShapedType.get_dynamic_stride_or_offset()):
+        return ("a gradir.kernel contraction must write its output with unit stride "
+                f"along N (indexing map {m}, type {t})")
     return None
 
 
@@ -301,13 +312,14 @@ def _replace_batched(op, name: str, elt: str, threads: int = 1, tile: tuple[int,
     from mlir.dialects import scf
     from .rlx_parallel_loops import PIPELINE_MIN_WORK
     a, b, c = op.operands
-    dims_a, dims_b = _loop_dims(_maps(op)[0]), _loop_dims(_maps(op)[1])
-    nb, m, n = ir.MemRefType(c.type).shape
+    dims_a, dims_b, dims_c = (_loop_dims(x) for x in _maps(op))
+    nb, m, n = (ir.MemRefType(c.type).shape[dims_c.index(i)] for i in range(3))
     k = ir.MemRefType(a.type).shape[dims_a.index(3)]
     work = matmul_work(m, n, k)
     plan = _batch_plan(nb, m, n, k, threads, tile)
     with ir.InsertionPoint(op), op.location:
         a, b = _ordered(a, dims_a, (0, 1, 3)), _ordered(b, dims_b, (0, 3, 2))
+        c = _ordered(c, dims_c, (0, 1, 2))
         flag = _bool(zero)
         if plan is None:
             generic = ir.Type.parse(memref_type(elt))

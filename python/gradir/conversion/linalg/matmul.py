@@ -39,11 +39,14 @@ or, with the kernels, by a 3-D ``linalg.contract {gradir.kernel}``
 operands in place: a lhs or rhs shared by the batch as one 2-D matrix, and
 attention's head splits and transposes (``permute_dims`` and reshapes that
 only split or merge dims) as permuted indexing maps on the tensor they
-were copied from.  The Transformer layer's gradient step (batch 8, 4 heads)
-lost six of its copies so: the q, k and v head splits, k^T, the output
-gradient's head split and probs^T (1-2 MB each); one attention matmul
-alone, ``(8, 4, 128, 128)^T @ (8, 4, 128, 64)``, 0.55 -> 0.32 ms, a head
-split q @ k^T with its copies 0.51 -> 0.42 ms (one thread, AMD Zen 5).
+were copied from; a head merge reading the result (``permute_dims`` and
+reshapes to ``(S, B, H*Dh)``) makes the contraction write that order.  The
+Transformer layer's gradient step (batch 8, 4 heads) lost ten of its copies
+so (1-2 MB each): the q, k and v head splits, k^T, the output gradient's
+head split, probs^T, the forward's head merge and the backward's three;
+one attention matmul alone, ``(8, 4, 128, 128)^T @ (8, 4, 128, 64)``, 0.55
+-> 0.32 ms, a head split q @ k^T with its copies 0.51 -> 0.42 ms, probs @ v
+with its head merge 0.37 -> 0.33 ms (one thread, AMD Zen 5, min CPU time).
 Before the patterns run, ``fold_batch_sums`` turns the sum over its batch
 of a batched matmul (a shared weight's gradient) into one 2-D matmul.
 """
@@ -58,7 +61,7 @@ from mlir import ir
 from ... import _compat
 from ..._compat import linalg  # not mlir.dialects.linalg: see _compat.linalg
 from ...dialects.infer import broadcast_shapes
-from .linalg_utils import broadcast_to, elt_of, filled, numel, reshape, shape_of
+from .linalg_utils import broadcast_to, elt_of, filled, numel, reshape, shape_of, transpose
 from .registry import lowers
 
 
@@ -233,7 +236,7 @@ def lower_matmul(op):
         return [reshape(c, out_shape)]
     batch = broadcast_shapes(sa[:-2], sb[:-2])
     if _kernel_eligible(a, b, elt):
-        return [reshape(_kernel_batched(a, b, batch, (m, n, k), elt), out_shape)]
+        return [_kernel_batched(a, b, batch, (m, n, k), elt, op.results[0])]
     a = broadcast_to(a, batch + [m, k])
     b = broadcast_to(b, batch + [k, n])
     nb = numel(batch)
@@ -253,7 +256,7 @@ def _kernel_2d(a, b, out_shape, elt):
     return _kernel_matmul(ta, tb, dims_a == [2, 0], dims_b == [1, 2], out_shape, elt)
 
 
-def _kernel_batched(a, b, batch, mnk, elt):
+def _kernel_batched(a, b, batch, mnk, elt, result):
     """A batched matmul as a 3-D ``linalg.contract {gradir.kernel}`` over
     (batch, M, N, K) = (d0, d1, d2, d3): C (d0, d1, d2) = A (d0, d1, d3) @
     B (d0, d3, d2), the batch dims (already numpy-broadcast: ``batch``)
@@ -266,18 +269,82 @@ def _kernel_batched(a, b, batch, mnk, elt):
     was copied from (``(d1, d0, d3)``: a head's rows B*H*Dh elements
     apart, as the attention's ``(S, B*H, Dh)`` projections hold them).
     rlx-matmul-kernels calls the 2-D kernel per batch element on views of
-    these.  Returns the (batch, M, N) result."""
+    these.  The result likewise (``_merged_output``): when the matmul's
+    ``result`` is only read by a chain of permutes and reshapes whose end
+    holds its (batch, M, N) row-major in another order (a head merge:
+    (B, H, S, Dh) -> (S, B, H*Dh)), the contraction writes that order (C's
+    map ``(d1, d0, d2)``) and the chain's end reads it reshaped.  Returns
+    the value of ``result``."""
     m, n, k = mnk
     nb = numel(batch)
     ta, la = _operand_view(a, batch, (1, 3))
     tb, lb = _operand_view(b, batch, (3, 2))
+    merged = _merged_output(result, len(batch))
+    order, shape = ([0, 1, 2], [nb, m, n]) if merged is None else merged[1:]
     d = [ir.AffineDimExpr.get(i) for i in range(4)]
     maps = [ir.AffineMap.get(4, 0, [d[i] for i in la]),
             ir.AffineMap.get(4, 0, [d[i] for i in lb]),
-            ir.AffineMap.get(4, 0, d[:3])]
-    c = linalg.contract(ta, tb, outs=[filled([nb, m, n], elt, 0)], indexing_maps=maps)
+            ir.AffineMap.get(4, 0, [d[i] for i in order])]
+    c = linalg.contract(ta, tb, outs=[filled(shape, elt, 0)], indexing_maps=maps)
     _compat.defining_op(c).attributes["gradir.kernel"] = ir.UnitAttr.get()
-    return c
+    if merged is not None:
+        end = merged[0]
+        end.replace_all_uses_with(reshape(c, shape_of(end)))
+        # (the chain is left without uses; the result as well, once lowered)
+        c = transpose(c, [order.index(i) for i in range(3)])
+    return reshape(c, shape_of(result.type))
+
+
+def _merged_output(result, nbatch):
+    """``(end, order, shape)`` when ``result`` (batch..., M, N; ``nbatch``
+    batch dims) is read only by a chain of permutes and reshapes, each read
+    only by the next, whose last value ``end`` holds ``result``'s (batch,
+    M, N) (the batch dims merged) row-major in the order ``order`` of those
+    three, as a tensor of ``shape``, with N innermost; else None (also when
+    the order is (batch, M, N): then the chain is views already)."""
+    chain, steps = [result], []
+    while len(chain) < 16:
+        uses = _compat.uses_of(chain[-1])
+        if len(uses) != 1 or len(uses[0][0].results) != 1:
+            break
+        nxt = uses[0][0].results[0]
+        step = _view_step(nxt)
+        if step is None or step[0] != chain[-1] or elt_of(nxt) != elt_of(result):
+            break
+        chain.append(nxt)
+        steps.append(step[1])
+    for j in range(len(chain) - 1, 0, -1):
+        layout = _layout_back(chain, steps, j)
+        if layout is None:
+            continue
+        found = _as_permutation(*layout, nbatch, True, numel(shape_of(chain[j])))
+        if found is not None and found[0][-1] == 2 and found[0] != [0, 1, 2]:
+            return (chain[j], *found)
+    return None
+
+
+def _layout_back(chain, steps, j):
+    """(sizes, strides) of ``chain[0]`` as a view of ``chain[j]``'s elements
+    (row-major), ``chain[i + 1]`` made of ``chain[i]`` by ``steps[i]`` (the
+    chain read backwards), or None when a reshape on the way is no view."""
+    sizes = shape_of(chain[j])
+    strides, acc = [0] * len(sizes), 1
+    for i in range(len(sizes) - 1, -1, -1):
+        strides[i], acc = acc, acc * sizes[i]
+    for i in range(j - 1, -1, -1):
+        perm = steps[i]
+        if perm is not None:
+            back = [0] * len(perm)
+            for t, p in enumerate(perm):
+                back[p] = t
+            sizes, strides = [sizes[q] for q in back], [strides[q] for q in back]
+            continue
+        shape = shape_of(chain[i])
+        strides = _strides_after_reshape(sizes, strides, shape)
+        if strides is None:
+            return None
+        sizes = shape
+    return sizes, strides
 
 
 def _operand_view(v, batch, dims):
