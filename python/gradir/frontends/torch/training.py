@@ -25,6 +25,10 @@ batch statistics) and averaged in ``Program._update_buffers``.  With
 ``target="cuda"`` the compiled CUDA executable copies its arguments to the GPU
 and its results back itself: the module takes CPU tensors, or CUDA tensors
 (copied through the host; the results are put on their device).
+A call checks its tensors and finds its variant in full once; the calls
+after it that match (same modes, shapes, dtypes, parameter and buffer
+objects, plain CPU tensors) run on the plan it left (``call_plan.py``),
+passing the tensors' data pointers straight to the compiled code.
 
 ``Program`` is the same machinery for any module whose inputs are all
 tensors; the ``torch.compile`` backend (``backend.py``) builds one per graph.
