@@ -15,8 +15,9 @@
 # * the PTX holds the bulk tensor copies, the mbarrier waits and
 #   wgmma.mma_async, and ptxas assembles it for sm_90a;
 # * the emulator refuses a kernel without the mbarrier wait, init or
-#   arrival, without the barrier before a stage is reloaded, or without
-#   the wgmma.wait_group that keeps it from being overwritten while read.
+#   arrival, without the barrier before a stage is reloaded, without the
+#   wgmma.wait_group that keeps it from being overwritten while read, or
+#   (TF32) without the async-proxy fence after the in-place rounding.
 
 import os
 import sys
@@ -171,12 +172,13 @@ def find(module, name: str) -> list:
     return found
 
 
-def mutated(what: str, which: int = 0, **opts):
-    text = matmul(40, 320, 36, tb=True, t="bf16")
+def mutated(what: str, which: int = 0, t: str = "bf16", **opts):
+    text = matmul(40, 320, 36, tb=True, t=t)
     module = gradir.parse(text)
     lower_to_nvvm(module.operation, stop_after="kernels", chip="sm_90", **opts)
     find(module, what)[which].erase()
-    args = inputs(gradir.parse(text), np.random.default_rng(1), ml_dtypes.bfloat16)
+    dtype = ml_dtypes.bfloat16 if t == "bf16" else np.float32
+    args = inputs(gradir.parse(text), np.random.default_rng(1), dtype)
     try:
         run(module.operation, "main", *args)
     except EmulationError as err:
@@ -194,3 +196,7 @@ print(mutated("gpu.barrier", 2, sm_count=1))
 # CHECK-NEXT: data race: a thread overwrites an element another thread read without a barrier in between
 print(mutated("nvvm.wgmma.wait.group.sync.aligned", 0))
 # CHECK-NEXT: shared memory read by wgmma.mma_async changed before its wgmma.wait_group
+# TF32: the slabs rounded in place by the threads (generic proxy) need the
+# fence before wgmma reads them
+print(mutated("nvvm.fence.proxy", t="f32", precision="tf32"))
+# CHECK-NEXT: wgmma.mma_async reads shared memory written without a fence.proxy.async after it
