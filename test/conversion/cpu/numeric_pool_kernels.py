@@ -17,6 +17,9 @@
 # generic lowering and the backward kernel reading the input, at 1 and 2
 # threads (test_indices, test_indices_threads).
 
+import contextlib
+import os
+
 import numpy as np
 
 import gradir
@@ -221,9 +224,26 @@ func.func @main(%x: tensor<4x2x12x12xT>, %w: tensor<3x2x3x3xT>, %v: tensor<75x5x
 }"""
 
 
+@contextlib.contextmanager
+def whole():
+    """Functions compiled whole (not cut in two parts, runtime/partition.py:
+    a pool's forward and backward then stay in one function, where the
+    forward saves its arg-max indices for the backward)."""
+    saved = os.environ.get("GRADIR_PARALLEL_COMPILE")
+    os.environ["GRADIR_PARALLEL_COMPILE"] = "0"
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ["GRADIR_PARALLEL_COMPILE"]
+        else:
+            os.environ["GRADIR_PARALLEL_COMPILE"] = saved
+
+
 @run
 def test_gradient_step():
-    # (the max pools' forward saves its arg-max indices for the backward)
+    # (compiled whole: the max pools' forward saves its arg-max indices for
+    # the backward; cut in parts, this step's pools would not pair)
     for elt, kind in (("f32", "max"), ("f64", "max"), ("f32", "avg"), ("f32", "max3")):
         m = gradir.parse(CNN.replace("xT>", f"x{elt}>").replace("<T>", f"<{elt}>")
                          .replace("rlx.max_pool2d", f"rlx.{kind[:3]}_pool2d")
@@ -231,14 +251,16 @@ def test_gradient_step():
         gradir.run_pipeline(m, "builtin.module(rlx-gradient{func=main wrt=1,2})")
         args = [rng.standard_normal(s).astype(DT[elt])
                 for s in ((4, 2, 12, 12), (3, 2, 3, 3), (75, 5))]
-        exe = gradir.compile(m, cache=False, threads=1)
+        with whole():
+            exe = gradir.compile(m, cache=False, threads=1)
+            plain = gradir.compile(m, cache=False, threads=1, kernels=False)["main_adjoint"]
         names = {"max": (f"_max_pool2x2_backward_indices_{elt}(", f"_max_pool2x2_indices_{elt}("),
                  "max3": (f"_max_pool3x3s2_backward_indices_{elt}(",
                           f"_max_pool3x3s2_indices_{elt}("),
                  "avg": (f"_avg_pool2x2_backward_{elt}(",)}[kind]
         assert all(name in exe.llvm_ir for name in names), kind
         got = exe["main_adjoint"](*args)
-        plain = gradir.compile(m, cache=False, threads=1, kernels=False)["main_adjoint"](*args)
+        plain = plain(*args)
         want = gradir.interpret(m, "main_adjoint", *args)
         tol = 1e-5 if elt == "f32" else 1e-12
         for a, p, b in zip(got, plain, want):
@@ -428,7 +450,8 @@ def test_indices():
             for elt in ("f32", "f64"):
                 for shape in SHAPES_INDICES[cpu]:
                     m, out = indices_module(shape, elt, attrs)
-                    fast = gradir.compile(m, cpu=cpu, threads=1, cache=False)
+                    with whole():
+                        fast = gradir.compile(m, cpu=cpu, threads=1, cache=False)
                     if shape[2] > 2:
                         assert f"_max_pool{name}_indices_{elt}(" in fast.llvm_ir, shape
                         assert f"_max_pool{name}_backward_indices_{elt}(" in fast.llvm_ir
@@ -467,8 +490,9 @@ def test_indices_threads():
             m, out = indices_module(shape, elt, attrs)
             x = data(shape, DT[elt])
             w = rng.standard_normal(out).astype(DT[elt])
-            one = gradir.compile(m, threads=1, cache=False)
-            two = gradir.compile(m, threads=2, cache=False)
+            with whole():
+                one = gradir.compile(m, threads=1, cache=False)
+                two = gradir.compile(m, threads=2, cache=False)
             assert "omp.parallel" in two.llvm_ir and "_indices_" in two.llvm_ir
             y1, dx1 = one["main_adjoint"](x, w)
             runs = [two["main_adjoint"](x, w) for _ in range(3)]
