@@ -112,6 +112,11 @@ def test_layouts():
         s.case(f"shared_lhs_2d_t_{short(dt)}",
                lambda x, y: op("rlx.matmul", op("rlx.permute_dims", x), y),
                rand((11, 6), dt), rand((2, 3, 11, 9), dt), atol=tol(11, dt))
+        # a vector against a batch (numpy: its unit dim dropped again)
+        s.case(f"vector_lhs_{short(dt)}", lambda x, y: op("rlx.matmul", x, y),
+               rand((7,), dt), rand((2, 3, 7, 4), dt), atol=tol(7, dt))
+        s.case(f"vector_rhs_{short(dt)}", lambda x, y: op("rlx.matmul", x, y),
+               rand((2, 3, 5, 7), dt), rand((7,), dt), atol=tol(7, dt))
         # batch dims broadcast in part: (2, 1) against (1, 3)
         s.case(f"partial_{short(dt)}", lambda x, y: op("rlx.matmul", x, y),
                rand((2, 1, 5, 7), dt), rand((1, 3, 7, 4), dt), atol=tol(7, dt))

@@ -33,8 +33,9 @@ class RlxMatmulKernels(ModulePass):
     A batched contraction (a 3-D C over (batch, M, N, K) = (d0, d1, d2, d3):
     ``rlx-to-linalg``'s batched matmuls) is a kernel call per batch element in
     an ``scf.for``, on rank-reduced subviews; an operand whose dims its map
-    permutes (a head split read in place) is a ``memref.transpose`` view
-    first, a 2-D operand the same matrix for every element:
+    permutes (a head split read in place; C written for a head merge, N
+    still its unit-stride dim) is a ``memref.transpose`` view first, a 2-D
+    operand the same matrix for every element:
 
         linalg.contract indexing_maps = [(b, m, n, k) -> (m, b, k), (n, b, k), (b, m, n)]
             {gradir.kernel} ins(%q, %k : memref<128x32x64xf32>, memref<128x32x64xf32>)
