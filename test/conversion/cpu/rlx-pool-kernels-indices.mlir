@@ -168,3 +168,47 @@ func.func @big(%x: memref<5x8x128x128xf64>, %y: memref<5x8x64x64xf64>, %dy: memr
   }
   return
 }
+
+// -----
+
+// The input a global's buffer (which another function could write between
+// the two): left as they are.  A view of an allocation pairs.
+// CHECK: memref.global "private" @g
+// CHECK-LABEL: func.func @global_input(
+// CHECK-NOT: i8
+// CHECK: call @gradir_kernel_{{[0-9a-f]+}}_max_pool2x2_f32(
+// CHECK: call @gradir_kernel_{{[0-9a-f]+}}_max_pool2x2_backward_f32(
+// CHECK-LABEL: func.func @view_input(
+// CHECK: %[[I:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x3x4x3xi8>
+// CHECK: call @gradir_kernel_{{[0-9a-f]+}}_max_pool2x2_indices_f32(
+// CHECK: call @gradir_kernel_{{[0-9a-f]+}}_max_pool2x2_backward_indices_f32(
+// CHECK-NEXT: memref.dealloc %[[I]]
+#g = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 floordiv 2, d3 floordiv 2)>
+#x00 = affine_map<(d0, d1, d2, d3) -> (d0, d1, (d2 floordiv 2) * 2, (d3 floordiv 2) * 2)>
+#x01 = affine_map<(d0, d1, d2, d3) -> (d0, d1, (d2 floordiv 2) * 2, (d3 floordiv 2) * 2 + 1)>
+#x10 = affine_map<(d0, d1, d2, d3) -> (d0, d1, (d2 floordiv 2) * 2 + 1, (d3 floordiv 2) * 2)>
+#x11 = affine_map<(d0, d1, d2, d3) -> (d0, d1, (d2 floordiv 2) * 2 + 1, (d3 floordiv 2) * 2 + 1)>
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+memref.global "private" @g : memref<2x3x8x6xf32> = uninitialized
+func.func @global_input(%y: memref<2x3x4x3xf32>, %dy: memref<2x3x4x3xf32>, %dx: memref<2x3x8x6xf32>) {
+  %x = memref.get_global @g : memref<2x3x8x6xf32>
+  %w = memref.alloc() : memref<2x2xf32>
+  linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, gradir.kernel, strides = dense<2> : tensor<2xi64>} ins(%x, %w : memref<2x3x8x6xf32>, memref<2x2xf32>) outs(%y : memref<2x3x4x3xf32>)
+  linalg.generic {indexing_maps = [#g, #x00, #x01, #x10, #x11, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%dy, %x, %x, %x, %x : memref<2x3x4x3xf32>, memref<2x3x8x6xf32>, memref<2x3x8x6xf32>, memref<2x3x8x6xf32>, memref<2x3x8x6xf32>) outs(%dx : memref<2x3x8x6xf32>) attrs = {gradir.kernel = "max_pool2x2_backward"} {
+  ^bb0(%a: f32, %b: f32, %b1: f32, %b2: f32, %b3: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  return
+}
+func.func @view_input(%y: memref<2x3x4x3xf32>, %dy: memref<2x3x4x3xf32>, %dx: memref<2x3x8x6xf32>) {
+  %big = memref.alloc() : memref<2x3x8x8xf32>
+  %x = memref.subview %big[0, 0, 0, 0] [2, 3, 8, 6] [1, 1, 1, 1] : memref<2x3x8x8xf32> to memref<2x3x8x6xf32, strided<[192, 64, 8, 1]>>
+  %w = memref.alloc() : memref<2x2xf32>
+  linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, gradir.kernel, strides = dense<2> : tensor<2xi64>} ins(%x, %w : memref<2x3x8x6xf32, strided<[192, 64, 8, 1]>>, memref<2x2xf32>) outs(%y : memref<2x3x4x3xf32>)
+  linalg.generic {indexing_maps = [#g, #x00, #x01, #x10, #x11, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%dy, %x, %x, %x, %x : memref<2x3x4x3xf32>, memref<2x3x8x6xf32, strided<[192, 64, 8, 1]>>, memref<2x3x8x6xf32, strided<[192, 64, 8, 1]>>, memref<2x3x8x6xf32, strided<[192, 64, 8, 1]>>, memref<2x3x8x6xf32, strided<[192, 64, 8, 1]>>) outs(%dx : memref<2x3x8x6xf32>) attrs = {gradir.kernel = "max_pool2x2_backward"} {
+  ^bb0(%a: f32, %b: f32, %b1: f32, %b2: f32, %b3: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  memref.dealloc %big : memref<2x3x8x8xf32>
+  return
+}

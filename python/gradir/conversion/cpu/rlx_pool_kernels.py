@@ -396,10 +396,14 @@ def _runs_after(fwd, bwd) -> bool:
 
 def _written_between(fwd, bwd, order) -> bool:
     """Whether an op between ``fwd`` and ``bwd`` (walk order) may write the
-    buffer they read, through any view of it."""
+    buffer they read, through any view of it; also (unknown) when the
+    buffer is neither an argument nor an allocation (a global's, which
+    another function may write)."""
     root = _pool_input(fwd)
     while (owner := _compat.defining_op(root)) is not None and owner.name in _VIEWS:
         root = owner.operands[0]
+    if owner is not None and owner.name not in ("memref.alloc", "memref.alloca"):
+        return True
     start, end = order[_compat.op_key(fwd)], order[_compat.op_key(bwd)]
     seen, values = set(), [root]
     while values:
