@@ -48,8 +48,10 @@ positions and sums in the same order, the same bits.  ``sum(w *
 max_pool(x))``'s gradient, x 32x32x32x32 f32, one pinned thread, min of
 300 alternating calls (load 7.7), unpaired -> paired: 3x3 0.873 -> 0.726
 ms (kernels, perf: forward 0.17 -> 0.27, backward 0.38 -> 0.19), 2x2 0.412
--> 0.374; bench/cnn.py's ResNet step compiled whole (GRADIR_PARALLEL_COMPILE=0,
-CPU time, min / median of 200, load 9.7) 18.84 / 19.47 -> 18.67 / 19.33 ms.
+-> 0.374 (x86-64-v3's code, load 8: 3x3 0.825 -> 0.815, no gain: AVX2 takes
+two shuffles a de-interleaved value; 2x2 0.408 -> 0.382); bench/cnn.py's
+ResNet step compiled whole (GRADIR_PARALLEL_COMPILE=0, CPU time, min /
+median of 200, load 9.7) 18.84 / 19.47 -> 18.67 / 19.33 ms.
 
 Arguments are 4-D memrefs (NCHW) of any strides but a unit innermost one.
 ``x`` may have an odd row or column more than ``2 * y``'s (floor mode: it is
