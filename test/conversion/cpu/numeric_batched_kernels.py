@@ -19,6 +19,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Inputs"))
 from numeric_helpers import FLOATS, Suite, op, rand, run  # noqa: E402
 
 import gradir  # noqa: E402
+from gradir.testing.oracle import export_differences  # noqa: E402
 
 
 def short(dt):
@@ -160,15 +161,20 @@ def test_threads():
         s = _threads_module(dt)
         module = s.module()
         exes = {t: gradir.compile(gradir.parse(str(module)), threads=t) for t in (1, 2, 3)}
+        calls = []
         for i, (name, _, inputs, _, _) in enumerate(s.cases):
             want = gradir.interpret(module, f"case{i}", *inputs)[0]
             got = {t: exe[f"case{i}"](*inputs) for t, exe in exes.items()}
+            calls.append((name, f"case{i}", inputs, got[2]))
             k = max(max(x.shape[-2:]) for x in inputs)
             close = np.allclose(got[1], want, rtol=2e-5 if dt is np.float32 else 1e-12,
                                 atol=1e-6 * k if dt is np.float32 else 1e-13)
             same = all(np.array_equal(got[1], got[t]) for t in (2, 3))
             print(f"{name} {short(dt)}: matches the interpreter: {close}, "
                   f"bitwise the same at 1, 2 and 3 threads: {same}")
+        # the batched driver from the exported library (its _omp library beside it)
+        problems = export_differences(exes[2], calls)
+        print(f"{short(dt)} exported at 2 threads, the same results: {not problems}", *problems)
 
 
 # CHECK-LABEL: TEST: test_heads
@@ -192,9 +198,11 @@ def test_threads():
 # CHECK-NEXT: one f32: matches the interpreter: True, bitwise the same at 1, 2 and 3 threads: True
 # CHECK-NEXT: shared_rhs f32: matches the interpreter: True, bitwise the same at 1, 2 and 3 threads: True
 # CHECK-NEXT: shared_lhs f32: matches the interpreter: True, bitwise the same at 1, 2 and 3 threads: True
+# CHECK-NEXT: f32 exported at 2 threads, the same results: True
 # CHECK-NEXT: odd_batch f64: matches the interpreter: True, bitwise the same at 1, 2 and 3 threads: True
 # CHECK-NEXT: heads f64: matches the interpreter: True, bitwise the same at 1, 2 and 3 threads: True
 # CHECK-NEXT: merge f64: matches the interpreter: True, bitwise the same at 1, 2 and 3 threads: True
 # CHECK-NEXT: one f64: matches the interpreter: True, bitwise the same at 1, 2 and 3 threads: True
 # CHECK-NEXT: shared_rhs f64: matches the interpreter: True, bitwise the same at 1, 2 and 3 threads: True
 # CHECK-NEXT: shared_lhs f64: matches the interpreter: True, bitwise the same at 1, 2 and 3 threads: True
+# CHECK-NEXT: f64 exported at 2 threads, the same results: True

@@ -16,7 +16,7 @@ from .kernels import (ELEMENT_TYPES, batch_name, batch_type, kernel_name, memref
 @dataclass(frozen=True)
 class RlxMatmulKernels(ModulePass):
     """Turns ``linalg.contract {gradir.kernel}`` ops on buffers (what
-    ``rlx-to-linalg{matmul-kernels=true}`` emits for 2-D f32/f64 matmuls,
+    ``rlx-to-linalg{matmul-kernels=true}`` emits for f32/f64 matmuls, 2-D and batched,
     once bufferized) into calls of gradir's shape-generic matmul kernels
     (``conversion/cpu/kernels.py``; the runtime links their library,
     ``runtime/kernels.py``).  A transposed operand (indexing map ``(k, m)``
