@@ -46,7 +46,9 @@ so (1-2 MB each): the q, k and v head splits, k^T, the output gradient's
 head split, probs^T, the forward's head merge and the backward's three;
 one attention matmul alone, ``(8, 4, 128, 128)^T @ (8, 4, 128, 64)``, 0.55
 -> 0.32 ms, a head split q @ k^T with its copies 0.51 -> 0.42 ms, probs @ v
-with its head merge 0.37 -> 0.33 ms (one thread, AMD Zen 5, min CPU time).
+with its head merge 0.37 -> 0.33 ms; the whole step 28.9 -> 27.9 ms (one
+thread, AMD Zen 5, min CPU time of 150 steps, the mean of 6 pairs of
+processes taking turns at load 5-7: the noise is about 1 ms).
 Before the patterns run, ``fold_batch_sums`` turns the sum over its batch
 of a batched matmul (a shared weight's gradient) into one 2-D matmul.
 """
