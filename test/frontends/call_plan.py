@@ -6,10 +6,10 @@
 # gradients, the parameters and the buffers (BatchNorm's running statistics,
 # a cumulative average among them) are bitwise the same after every step.  A
 # call that differs from the plan (a frozen or replaced parameter, a replaced
-# buffer, a non-contiguous input, eval mode, no_grad) takes the general path
-# and gives eager PyTorch's results; a backward through the same forward
-# twice is refused as before; a module that redefines how its parameters
-# are listed is never planned.
+# buffer or submodule, a non-contiguous input, eval mode, no_grad) takes the
+# general path and gives eager PyTorch's results; a backward through the
+# same forward twice is refused as before; a module that redefines how its
+# parameters are listed is never planned.
 
 import copy
 import os
@@ -164,6 +164,10 @@ def plan_follows_changes():
     model.fc2.weight = nn.Parameter(w.clone())
     ref.fc2.weight = nn.Parameter(w.clone())
     print("no gradient:", both(net, ref, x, y, "parameter replaced"))
+    torch.manual_seed(5)
+    model.fc1 = nn.Linear(4 * 4 * 4, 8)
+    ref.fc1 = copy.deepcopy(model.fc1)
+    both(net, ref, x, y, "submodule replaced")
     old = model.bn1.running_mean
     model.bn1.running_mean = torch.full_like(old, 0.5)
     ref.bn1.running_mean = torch.full_like(old, 0.5)
@@ -192,6 +196,7 @@ def plan_follows_changes():
 # CHECK-NEXT: no gradient: ['fc1.bias']
 # CHECK-NEXT: parameter replaced: loss True, gradients True, buffers True
 # CHECK-NEXT: no gradient: []
+# CHECK-NEXT: submodule replaced: loss True, gradients True, buffers True
 # CHECK-NEXT: buffer replaced: loss True, gradients True, buffers True
 # CHECK-NEXT: old buffer left alone: True
 # CHECK-NEXT: non-contiguous input: loss True, gradients True, buffers True

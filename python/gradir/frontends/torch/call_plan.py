@@ -60,24 +60,28 @@ _WALKS = ("named_parameters", "named_buffers", "parameters", "buffers", "named_m
 _ALIGN = 64     # bytes: the zero cotangents' offsets in their block
 
 
-def structure(module) -> "list | None":
-    """The dicts that decide ``module.named_parameters()`` and
-    ``named_buffers()`` (every module's ``_parameters``, ``_buffers`` and
-    ``_modules``), or None when a module's type redefines how they are
-    walked."""
+def structure(module) -> "tuple[list, list] | None":
+    """The modules of ``module`` and the dicts that decide its
+    ``named_parameters()`` and ``named_buffers()`` (every module's
+    ``_parameters``, ``_buffers`` and ``_modules``), or None when a module's
+    type redefines how they are walked."""
     base = torch.nn.Module
+    modules = list(module.modules())
     dicts = []
-    for m in module.modules():
+    for m in modules:
         kind = type(m)
         if any(getattr(kind, name) is not getattr(base, name) for name in _WALKS):
             return None
         dicts += (m._parameters, m._buffers, m._modules)
-    return dicts
+    return modules, dicts
 
 
 def fingerprint(dicts) -> list:
-    """What ``dicts`` hold: (name, object id) pairs, in order (the plan
-    keeps the objects alive, so an id is not reused while it is compared)."""
+    """What ``dicts`` hold: (name, object id) pairs, in order.  The plan
+    keeps the modules, parameters and buffers it saw alive, so none of
+    their ids is reused by a new object while the plan compares them (a
+    submodule replaced by a new one at the old one's address would look
+    the same)."""
     return [(k, id(v)) for d in dicts for k, v in d.items()]
 
 
@@ -116,7 +120,7 @@ class CallPlan:
         self.n_inputs = n_inputs
         self.held = list(tensors[n_inputs:])          # the parameters and buffers
         self.specs = [(t.shape, t.dtype, t.requires_grad) for t in tensors]
-        self.dicts = structure(module)
+        self.modules, self.dicts = structure(module)
         self.fingerprint = fingerprint(self.dicts)
         exe = v.exe
         n_results = len(exe.signatures["main"].outputs)
