@@ -8,7 +8,8 @@ from mlir import ir
 from ..dialects.util import is_pure
 from ..ir import blocks_of, has_uses, walk
 
-__all__ = ["cse", "cse_block", "erase_dead_ops", "dce", "drop_dead_carries", "copy_attributes"]
+__all__ = ["cse", "cse_block", "erase_dead_ops", "dce", "drop_dead_carries", "copy_attributes",
+           "hoist_invariants", "drop_dead_records"]
 
 # Ops whose regions cannot see values defined outside them.
 _ISOLATED = frozenset({"builtin.module", "func.func", "gpu.module", "gpu.func", "llvm.func"})
@@ -156,3 +157,83 @@ def _drop_carries(loop: ir.Operation, region_inputs) -> int:
         results[i].replace_all_uses_with(new.results[j])
     loop.erase()
     return n - len(keep)
+
+
+def drop_dead_records(fn: ir.Operation) -> int:
+    """``drop_dead_carries`` until nothing more goes, with the dead ops of
+    every block erased before each round: a stack a reverse loop no longer
+    reads (its read is dead, or sat in a replayed loop that went) is then
+    no longer recorded.  Returns how many iter_args went."""
+    total = 0
+    while True:
+        _erase_dead_nested(fn)
+        dropped = drop_dead_carries(fn)
+        if not dropped:
+            return total
+        total += dropped
+
+
+# Ops without regions that have no side effect in the programs gradir builds
+# (upstream's tensor and arith ops included; the grad markers stay for the
+# checkpoint planner).
+_DEAD_FREE = ("rlx.", "arith.", "tensor.")
+
+
+def _erase_dead_nested(fn: ir.Operation) -> None:
+    while True:
+        erased = 0
+        for block in list(blocks_of(fn)):
+            for op in reversed(list(block.operations)):
+                op = op.operation
+                if len(op.regions) or not op.name.startswith(_DEAD_FREE) or has_uses(op):
+                    continue
+                op.erase()
+                erased += 1
+        if not erased:
+            return
+
+
+# Ops whose operand #1 a loop body updates in place (a destination).
+_DESTINATIONS = ("tensor.insert_slice", "tensor.insert")
+
+
+def hoist_invariants(fn: ir.Operation) -> int:
+    """Loop-invariant code motion of rlx ops (and ``tensor.extract_slice``):
+    such an op directly in an ``scf.for`` body whose operands are all
+    defined outside the loop moves
+    before the loop (a reverse loop's ``permute_dims`` of a captured weight
+    is computed once, not per iteration).  Innermost loops first, so an op
+    leaves every loop it does not depend on.  Values the body updates in
+    place stay (a destination of ``tensor.insert_slice``/``tensor.insert``,
+    an inner loop's initial value): hoisted, each iteration would need a
+    copy of them.  The ops are pure, so a loop of no trip computing them
+    anyway changes no result.  Returns how many ops moved."""
+    loops = [op for op in walk(fn) if op.name == "scf.for"]
+    moved = 0
+    for loop in reversed(loops):
+        moved += _hoist(loop)
+    return moved
+
+
+def _hoist(loop: ir.Operation) -> int:
+    body = loop.regions[0].blocks[0]
+    updated = set()
+    for op in walk(loop):
+        if op.name in _DESTINATIONS:
+            updated.add(op.operands[1])
+        elif op.name == "scf.for":
+            updated.update(list(op.operands)[3:])
+    inside = set(body.arguments)
+    moved = 0
+    for op in [o.operation for o in body.operations][:-1]:
+        results = list(op.results)
+        if ((op.name.startswith("rlx.") or op.name == "tensor.extract_slice")
+                and not len(op.regions)
+                and "grad.stack" not in op.attributes
+                and not any(v in inside for v in op.operands)
+                and not any(r in updated for r in results)):
+            op.move_before(loop)
+            moved += 1
+            continue
+        inside.update(results)
+    return moved

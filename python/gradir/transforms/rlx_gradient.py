@@ -21,7 +21,9 @@ from ..autodiff.split import split_forward_backward
 from ..dialects import rlx
 from ..dialects.verify import verify_module
 from ..passes.base import ModulePass, PassOptionError, option
-from ..autodiff.cleanup import drop_dead_carries, erase_dead_ops
+from ..autodiff.cleanup import (drop_dead_carries, drop_dead_records, erase_dead_ops,
+                                hoist_invariants)
+from ..ir import walk
 
 
 _LOOPS = ("scf.for", "scf.while")
@@ -230,10 +232,25 @@ class RlxGradient(ModulePass):
             simplify_function(new, dce_first=True, records=records)
         else:
             erase_dead_ops(block)
+        if scan is None and any(op.name in _LOOPS for op in walk(new)):
+            self._tidy_loops(new)
         self._checkpoint(module, new, len(outputs), unmarked=not marked)
         if self.split:
             split_forward_backward(module, new, self.func, n_inputs=len(inputs),
                                    n_results=len(outputs))
+
+    def _tidy_loops(self, fn: ir.Operation) -> None:
+        """The forward loops record no state that the backward does not read
+        (a result filled by ``tensor.insert_slice`` is pushed whole per
+        iteration otherwise), and the loops' invariant rlx ops move out."""
+        changed = drop_dead_records(fn)
+        changed += hoist_invariants(fn)
+        if not changed:
+            return
+        if self.simplify:
+            simplify_function(fn)
+        else:
+            erase_dead_ops(body_of(fn))
 
     # -- forward mode and compositions -----------------------------------------
     def _apply_forward(self, module: ir.Operation, fn: ir.Operation, wrt: list[int],

@@ -22,11 +22,11 @@ import math
 from mlir import ir
 from mlir.dialects import arith, scf
 
-from ..gradient import (GradientError, _active_values, add_adjoints, backward, clone_ops,
-                        materialize, zeros_of)
+from ..gradient import (GradientError, _active_values, backward, clone_ops, materialize,
+                        zeros_of)
 from ..rules import is_float_type
-from .common import (RECORDED, body_ops, index_const, prepare_ops, stack_get, terminator_of,
-                     trip_count)
+from .common import (RECORDED, accumulate, body_ops, index_const, prepare_ops, stack_get,
+                     terminator_of, trip_count)
 
 __all__ = ["POLICY", "EVERY", "policy_of", "every_of", "segmented_adjoint", "LEAF"]
 
@@ -141,8 +141,7 @@ def segmented_adjoint(op, every: int, grads, captured, call_vjp):
         adj = backward(block, ops, seeds, wrt, call_vjp)
         outs = [materialize(adj.get(states[j]), inits[j].type) for j in fj]
         for acc, c in zip(carried[len(fj):], captured):
-            a = adj.get(c)
-            outs.append(acc if a is None else add_adjoints(acc, a, acc.type))
+            outs.append(accumulate(acc, adj.get(c)))
         scf.YieldOp(outs)
     res = list(rev.results)
     return res[:len(fj)], res[len(fj):]

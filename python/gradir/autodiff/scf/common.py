@@ -7,13 +7,15 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, tensor
 
+from ...dialects import rlx
+
 from ..gradient import GradientError, terminator
 from ..regions import PREPARE, captured_values
 from ..rules import is_float_type
 
 __all__ = ["index_const", "static_index", "trip_count", "new_stack", "stack_push",
            "stack_get", "mark", "is_marked", "body_ops", "STACK_MARK", "RECORDED",
-           "prepare_ops", "active_captured"]
+           "prepare_ops", "active_captured", "accumulate"]
 
 # Unit attribute on the bookkeeping ops the recording loops add (stack writes,
 # trip counters); dropped when the gradient is done.
@@ -186,3 +188,56 @@ def prepare_ops(block: ir.Block, ops: list, active: set, values=None):
 
 def active_captured(op: ir.Operation, active: set) -> list:
     return [v for v in captured_values(op) if v in active and is_float_type(v.type)]
+
+
+def _zero_filled_slice(a: ir.Value, t: ir.Type):
+    """The ``tensor.insert_slice`` op making ``a`` when it writes into an
+    ``rlx.zeros`` of type ``t`` (``tensor.extract_slice``'s adjoint), else None."""
+    op = a.owner
+    op = getattr(op, "operation", op)
+    if not isinstance(op, ir.Operation) or op.name != "tensor.insert_slice" or a.type != t:
+        return None
+    dest = op.operands[1].owner
+    dest = getattr(dest, "operation", dest)
+    if not isinstance(dest, ir.Operation) or dest.name != "rlx.zeros":
+        return None
+    return op.opview
+
+
+def _holds_slice(a: ir.Value, t: ir.Type) -> bool:
+    """Whether ``a`` is a zero-filled slice or a single-use sum with one."""
+    if _zero_filled_slice(a, t) is not None:
+        return True
+    op = a.owner
+    op = getattr(op, "operation", op)
+    if not isinstance(op, ir.Operation) or op.name != "rlx.add" or a.type != t:
+        return False
+    if sum(1 for _ in a.uses) > 1:
+        return False
+    return any(x.type == t and _holds_slice(x, t) for x in op.operands)
+
+
+def accumulate(acc: ir.Value, a) -> ir.Value:
+    """``acc + a`` for a loop's accumulated adjoint.  Where ``a`` is a slice
+    written into zeros (``insert_slice %x into zeros``, the adjoint of an
+    ``extract_slice``), or a sum of such slices, only the slices are added:
+    ``insert_slice (extract_slice %acc + %x) into %acc``, so the
+    accumulator is updated in place instead of a full-size add (and a
+    full-size zeros) per iteration."""
+    if a is None:
+        return acc
+    t = acc.type
+    if not isinstance(t, ir.RankedTensorType) or not _holds_slice(a, t):
+        return rlx.add(acc, a)
+    ins = _zero_filled_slice(a, t)
+    if ins is None:     # a single-use rlx.add of the same type
+        x, y = a.owner.operands
+        if x.type != t:
+            return rlx.add(acc, a)
+        return accumulate(accumulate(acc, x), y) if y.type == t else rlx.add(acc, a)
+    x = ins.operands[0]
+    offs, sizes, strides = list(ins.offsets), list(ins.sizes), list(ins.strides)
+    static = [ins.attributes[n] for n in ("static_offsets", "static_sizes", "static_strides")]
+    part = tensor.ExtractSliceOp(x.type, acc, offs, sizes, strides, *static).result
+    total = rlx.add(part, x)
+    return tensor.InsertSliceOp(total, acc, offs, sizes, strides, *static).result

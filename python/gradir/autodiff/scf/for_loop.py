@@ -16,6 +16,12 @@ body captures travel as iter_args),
       %h = tensor.extract_slice %stack[N-1-kk, ...] ; body(%h) ; body's backward
       scf.yield grad(%h), %acc + grad(captured)
     }
+A captured value the body reads a slice of (``tensor.extract_slice``) has
+an adjoint written into zeros; it is added into only that slice of the
+accumulator (``common.accumulate``).  Afterwards rlx-gradient drops the
+stacks the backward does not read (a result filled by
+``tensor.insert_slice`` needs none) and moves the loops' invariant rlx ops
+out of them (``cleanup.drop_dead_records``, ``cleanup.hoist_invariants``).
 """
 
 from __future__ import annotations
@@ -28,9 +34,9 @@ from ..gradient import (GradientError, _active_values, add_adjoints, backward, c
                         materialize, zeros_of)
 from ..rules import is_float_type
 from .checkpointing import every_of, segmented_adjoint
-from .common import (RECORDED, active_captured, body_ops, check_storable, index_const,
-                     iteration_index, mark, new_stack, prepare_ops, stack_get, stack_push,
-                     static_index, terminator_of, trip_count)
+from .common import (RECORDED, accumulate, active_captured, body_ops, check_storable,
+                     index_const, iteration_index, mark, new_stack, prepare_ops, stack_get,
+                     stack_push, static_index, terminator_of, trip_count)
 
 __all__ = ["record_for", "for_adjoint", "reverse_body", "prepare_ops"]
 
@@ -188,7 +194,7 @@ def _store_all_adjoint(op, lb, ub, step, inits, stacks, fj, grads, captured, cal
         a_states, a_cap = reverse_body(op, iv, states, seeds, captured, call_vjp)
         outs = [materialize(a_states[j], inits[j].type) for j in fj]
         for acc, a in zip(carried[len(fj):], a_cap):
-            outs.append(acc if a is None else add_adjoints(acc, a, acc.type))
+            outs.append(accumulate(acc, a))
         scf.YieldOp(outs)
     erase_dead_ops(rev.body)
     res = list(rev.results)
