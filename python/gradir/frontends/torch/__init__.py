@@ -61,7 +61,9 @@ def compile(model, example_args, **options):  # noqa: A001 (gradir.compile's nam
     forward runs gradir's compiled ``@main_fwd`` and whose ``backward()``
     runs ``@main_bwd`` (``rlx-gradient{split=true}``), filling ``.grad``.  One
     compiled variant per input shapes/dtypes and training mode.  Options:
-    ``remat``/``budget`` go to ``rlx-gradient``, the others to
+    ``remat``/``budget`` go to ``rlx-gradient``; ``fuse_attention`` (True by
+    default, False, or a number of bytes) runs ``rlx-fuse-attention`` before
+    it (long sequences' attention per block of query rows); the others to
     ``gradir.compile`` (``threads``, ``opt_level``, ``cache``, ...;
     ``target="cuda"``, ``chip``: a CUDA executable per variant, taking CPU
     or CUDA tensors)."""

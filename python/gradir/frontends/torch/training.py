@@ -45,15 +45,38 @@ from .errors import TorchImportError, UnsupportedOpError
 
 __all__ = ["compile", "GradirModule", "Program", "GRADIENT_OPTIONS"]
 
-# options of rlx-gradient; the others go to gradir.compile
+# options of rlx-gradient; ``fuse_attention`` is rlx-fuse-attention's budget
+# (run before it); the others go to gradir.compile
 GRADIENT_OPTIONS = ("remat", "budget")
+FUSE_ATTENTION = "fuse_attention"
+# rlx-fuse-attention's own default: an attention whose one (batch, head)
+# score matrix is over 512 KiB runs per block of query rows (bench/attention.py:
+# seq 1024, 8 heads, the forward 46 -> 34 ms and 66 -> 10 MiB)
+FUSE_ATTENTION_BYTES = 524288
 _FLOATS = ("float16", "float32", "float64")
 
 
 def _split_options(options: dict) -> tuple[dict, dict]:
     grad = {k: v for k, v in options.items() if k in GRADIENT_OPTIONS}
-    comp = {k: v for k, v in options.items() if k not in GRADIENT_OPTIONS}
+    comp = {k: v for k, v in options.items()
+            if k not in GRADIENT_OPTIONS and k != FUSE_ATTENTION}
     return grad, comp
+
+
+def _fuse_step(options: dict) -> str:
+    """The ``rlx-fuse-attention`` step the ``fuse_attention`` option asks
+    for (True, the default: its 512 KiB budget; a positive int: that many
+    bytes; False or 0: none), followed by a comma, or ""."""
+    fuse = options.get(FUSE_ATTENTION, True)
+    if fuse is True:
+        fuse = FUSE_ATTENTION_BYTES
+    if fuse is False or fuse == 0:
+        return ""
+    if not isinstance(fuse, int) or fuse < 0:
+        raise ValueError(f"fuse_attention must be True, False or a positive number of bytes "
+                         f"(the score matrix of one batch element and head above which "
+                         f"attention runs per block of query rows), got {fuse!r}")
+    return f"rlx-fuse-attention{{cache-bytes={fuse}}},"
 
 
 _FLOAT_DTYPES = frozenset(getattr(torch, name) for name in _FLOATS)
@@ -111,6 +134,7 @@ def _build_variant(module_like, args, wrt, options, buffers=False) -> _Variant:
     from .importer import buffer_arguments, import_program, mutated_buffers, mutated_inputs
 
     grad_opts, comp_opts = _split_options(options)
+    fuse = _fuse_step(options)
     averages = cumulative_averages(module_like)
     with _momentum_one(averages):
         module, exported = import_program(module_like, tuple(args), buffers=buffers,
@@ -121,10 +145,12 @@ def _build_variant(module_like, args, wrt, options, buffers=False) -> _Variant:
     n_saved = 0
     if wrt:
         opts = " ".join(f"{k}={v}" for k, v in grad_opts.items())
-        pipeline = ("builtin.module(rlx-gradient{func=main mode=vjp split=true "
+        pipeline = (f"builtin.module({fuse}rlx-gradient{{func=main mode=vjp split=true "
                     f"wrt={','.join(map(str, wrt))} {opts}}})")
         gradir.run_pipeline(module, pipeline)
         functions += ["main_fwd", "main_bwd"]
+    elif fuse:
+        gradir.run_pipeline(module, f"builtin.module({fuse[:-1]})")
     exe = gradir.compile(module, functions=functions, **comp_opts)
     if wrt:
         n_results = len(exe.signatures["main"].outputs)
@@ -265,6 +291,7 @@ class Program:
             raise ValueError("gradir: keep_resident does not apply to a trained module: "
                              "its parameters change at every optimizer step, so every call "
                              "uploads them")
+        _fuse_step(options)    # a bad fuse_attention: now, not at the first call
         self.module = module_like
         self.options = dict(options)
         self.buffers = buffers
@@ -516,8 +543,11 @@ def compile(model, example_args, **options):  # noqa: A001 (gradir.compile's nam
     and ``backward()`` run gradir's compiled code.  ``example_args``: a
     tensor or a tuple of tensors; the variant for their shapes is compiled
     now, others on first use.  ``options``: ``remat``/``budget`` go to
-    ``rlx-gradient``, the rest (``threads``, ``opt_level``, ``cache``, ...)
-    to ``gradir.compile``."""
+    ``rlx-gradient``; ``fuse_attention`` (True by default, False, or a
+    number of bytes) runs ``rlx-fuse-attention`` first: an attention whose
+    score matrix of one batch element and head is over 512 KiB (or that
+    many bytes) runs per block of query rows; the rest (``threads``,
+    ``opt_level``, ``cache``, ...) go to ``gradir.compile``."""
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"expected a torch.nn.Module, got {type(model).__name__}")
     if isinstance(example_args, torch.Tensor):
