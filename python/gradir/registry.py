@@ -142,6 +142,11 @@ def _rlx_parallel_loops():
     return RlxParallelLoops
 
 
+def _rlx_conv_kernels():
+    from .conversion.cpu.rlx_conv_kernels import RlxConvKernels
+    return RlxConvKernels
+
+
 def _rlx_pool_kernels():
     from .conversion.cpu.rlx_pool_kernels import RlxPoolKernels
     return RlxPoolKernels
@@ -203,6 +208,7 @@ PASSES = {
     "rlx-order-globals": _rlx_order_globals,
     "rlx-parallel-loops": _rlx_parallel_loops,
     "rlx-pool-kernels": _rlx_pool_kernels,
+    "rlx-conv-kernels": _rlx_conv_kernels,
     "rlx-readonly-arguments": _rlx_readonly_arguments,
     "rlx-scalarize": _rlx_scalarize,
     "rlx-simplify-gradient": _rlx_simplify_gradient,

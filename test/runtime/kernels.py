@@ -221,7 +221,8 @@ func.func @f(%x: {tt(xs)}, %w: {tt(ws)}) -> {tt(ys)} {{
 }}""")
             x, w = rng.standard_normal(xs).astype(dtype), rng.standard_normal(ws).astype(dtype)
             on = gradir.compile(m, cpu=cpu, threads=1, cache=False)
-            assert "_strips_" in on.llvm_ir or f"_matmul_{ty}(" in on.llvm_ir, (op, xs)
+            assert ("_strips_" in on.llvm_ir or f"_matmul_{ty}(" in on.llvm_ir
+                    or f"_conv_{ty}(" in on.llvm_ir), (op, xs)
             got = on["f"](x, w)
             off = gradir.compile(m, cpu=cpu, threads=1, cache=False, kernels=False)["f"](x, w)
             differ += not np.array_equal(got, off)

@@ -80,7 +80,7 @@ def _source_digest() -> str | None:
         from ..conversion import cpu
         digest = hashlib.sha256()
         try:
-            for name in ("kernels.py", "pool_kernels.py", "schedule.py", "host.py"):
+            for name in ("kernels.py", "pool_kernels.py", "conv_kernels.py", "schedule.py", "host.py"):
                 digest.update(Path(cpu.__file__).with_name(name).read_bytes())
             _sources.append(digest.hexdigest()[:8])
         except OSError:

@@ -4,8 +4,8 @@
 
 // rlx-lower-to-llvm{kernels=true} (gradir.compile's kernels=True): a 2x2 max
 // pool of stride 2 and its backward are calls of the kernel library's
-// pooling kernels (rlx-pool-kernels), and so is the GEMM of the
-// convolution (the matmul kernels' strips or kernel); the pool's -inf fill
+// pooling kernels (rlx-pool-kernels), and so is the convolution (the
+// implicit-GEMM kernel, rlx-conv-kernels); the pool's -inf fill
 // and the gradient's copy are gone.  In @main the forward and the backward
 // read one input: the forward saves its windows' arg-max indices, which the
 // backward reads; in @backward the backward alone reads the input.  Without
@@ -13,9 +13,9 @@
 // CHECK-DAG: llvm.func private @gradir_kernel_{{[0-9a-f]+}}_max_pool2x2_indices_f32(
 // CHECK-DAG: llvm.func private @gradir_kernel_{{[0-9a-f]+}}_max_pool2x2_backward_indices_f32(
 // CHECK-DAG: llvm.func private @gradir_kernel_{{[0-9a-f]+}}_max_pool2x2_backward_f32(
-// CHECK-DAG: llvm.func private @gradir_kernel_{{[0-9a-f]+}}_matmul_f32(
+// CHECK-DAG: llvm.func private @gradir_kernel_{{[0-9a-f]+}}_conv_f32(
 // CHECK-LABEL: llvm.func @main(
-// CHECK: llvm.call @gradir_kernel_{{[0-9a-f]+}}_matmul_f32(
+// CHECK: llvm.call @gradir_kernel_{{[0-9a-f]+}}_conv_f32(
 // CHECK: llvm.call @gradir_kernel_{{[0-9a-f]+}}_max_pool2x2_indices_f32(
 // CHECK: llvm.call @gradir_kernel_{{[0-9a-f]+}}_max_pool2x2_backward_indices_f32(
 // CHECK: llvm.return

@@ -1,9 +1,11 @@
 // RUN: gradir-opt %s --rlx-to-linalg=matmul-kernels=true | FileCheck %s
 // RUN: gradir-opt %s --rlx-to-linalg | FileCheck %s --check-prefix=OFF
 
-// rlx-to-linalg{matmul-kernels=true}: a convolution's GEMM (one group) is
-// the kernels' linalg.contract {gradir.kernel}: the packed weights times the
-// im2col matrix.  The weight gradient's form (one "image" whose im2col
+// rlx-to-linalg{matmul-kernels=true}: a convolution of one group, stride 1
+// and at least 64 output pixels per image is the implicit-GEMM kernel's
+// generic (conv-implicit-gemm.mlir); other convolutions' GEMMs (one group)
+// are the kernels' linalg.contract {gradir.kernel}: the packed weights times
+// the im2col matrix.  The weight gradient's form (one "image" whose im2col
 // matrix is over COL_BLOCK_BYTES) with kernel rows of at least
 // TRANSPOSED_COL_KW (16) elements builds the matrix transposed, (N*OH*OW,
 // C*KH*KW), its innermost loop over KW, and the kernel reads it as a
@@ -19,7 +21,7 @@
 // CHECK-DAG: #[[$NK:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
 // CHECK-DAG: #[[$MN:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-LABEL: func.func @forward(
-// CHECK: linalg.contract indexing_maps = [#[[$MK]], #[[$KN]], #[[$MN]]] {gradir.kernel} ins(%{{.*}}, %{{.*}} : tensor<8x27xf32>, tensor<27x288xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<8x27xf32>, tensor<2x3x14x14xf32>, tensor<3x3x3xf32>) outs(%{{.*}} : tensor<2x8x12x12xf32>) attrs =  {gradir.conv_kernel = array<i64: 3, 3, 1, 1, 1, 1>}
 // CHECK-NOT: linalg.matmul
 // CHECK-LABEL: func.func @weight_gradient_long_rows(
 // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<25x36864xf32>)

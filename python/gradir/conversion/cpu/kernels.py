@@ -71,7 +71,7 @@ __all__ = ["ELEMENT_TYPES", "kernel_name", "kernel_text", "variant", "KERNEL_PRE
 KERNEL_PREFIX = "gradir_kernel_"
 ELEMENT_TYPES = ("f32", "f64")
 # Bumped when the kernels' code changes (their symbols then change too).
-KERNEL_VERSION = 9
+KERNEL_VERSION = 10
 # K steps per iteration of the tiles' inner loop
 KUNROLL = 4
 # N tiles from which the lhs block is packed (fewer read it in place): the
@@ -770,6 +770,7 @@ def kernel_text(target) -> str:
     var = variant(target)
     lines = ["// gradir's shape-generic matmul kernels (gradir/conversion/cpu/kernels.py)",
              f"// target: {params.target}, variant {var}", "module {"]
+    conv = {}
     for elt in ELEMENT_TYPES:
         rows, width, kb, mb = ((params.f32_m, params.f32_n, params.f32_k, params.f32_mb)
                                if elt == "f32" else
@@ -783,8 +784,13 @@ def kernel_text(target) -> str:
                     for r in range(1, rows + 1):
                         lines += _tile(elt, r, lanes, tnv, masked, var, apack)
         lines += _driver(elt, rows, lanes, nv, kb, mb, var, pack_rows(target))
+        conv[elt] = (rows, lanes, nv, kb, mb)
     # the 2x2 max-pooling kernels (pool_kernels.py, rlx-pool-kernels)
     from .pool_kernels import pool_text
     lines += pool_text(var, {elt: target.lanes(32 if elt == "f32" else 64)
                              for elt in ELEMENT_TYPES})
+    # the implicit-GEMM convolutions (conv_kernels.py, rlx-conv-kernels)
+    import sys
+    from .conv_kernels import conv_text
+    lines += conv_text(var, conv, sys.modules[__name__])
     return "\n".join(lines + ["}"]) + "\n"

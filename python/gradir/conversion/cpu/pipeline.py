@@ -198,7 +198,8 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
         if resolve(kernels_cpu) != resolve(cpu if cpu is not None else "host"):
             raise ValueError(f"no kernel library for the cpu {name!r}")
         steps += [f"rlx-matmul-kernels{{cpu={kernels_cpu} threads={threads}}}",
-                  f"rlx-pool-kernels{{cpu={kernels_cpu} threads={threads}}}"]
+                  f"rlx-pool-kernels{{cpu={kernels_cpu} threads={threads}}}",
+                  f"rlx-conv-kernels{{cpu={kernels_cpu}}}"]
     if early_dealloc:
         # (rlx-strided-copies: copies between strided buffers as linalg.copy
         # loops, not MLIR's element-by-element memrefCopy)

@@ -14,6 +14,19 @@ forms below are the CPU's:
   INDEPENDENT_ITERATIONS: rlx-parallel-loops may run the blocks on threads),
   each block padding its own images (PAD_PER_BLOCK).  The
   conv weight gradient is the conv2d the VJP rule emits, so the same GEMM;
+- with the kernels, conv2d of one group, stride 1 and at least
+  IMAGE_BLOCK_MIN_PIXELS output pixels per image -> the implicit-GEMM
+  kernel's marked generic (``_conv_kernel``, rlx-conv-kernels,
+  ``cpu/conv_kernels.py``): the rhs panels packed from the padded images,
+  no im2col matrix, no read back as NCHW, per block of images of at most
+  CONV_KERNEL_BLOCK_PIXELS output pixels (INDEPENDENT_ITERATIONS), each
+  padding its own images.  bench/cnn.py's convs, f32, one thread, AMD EPYC
+  Zen 5 (load 3-9), thread CPU time, min of 40 paired, im2col GEMM ->
+  kernel: 32x32x16x16 (32 out) 0.765 -> 0.722 ms, 32x64x8x8 (64 out)
+  0.806 -> 0.721, the stem 32x3x32x32 (32 out) 0.430 -> 0.380; f64 (min
+  of 30) 1.533 -> 1.508, 1.435 -> 1.355, 0.826 -> 0.717; the same bits;
+  blocks of 1024 / 256 pixels instead of 4096: 16x16 0.98x / 1.03x the
+  im2col GEMM's time, the stem 0.89x / 0.86x (0.78x at 4096);
 - conv2d_transpose of stride 1 -> conv2d of the input padded by the
   kernel's reach less the padding, with the kernel flipped and its input
   and output channels swapped; other strides ->
@@ -283,6 +296,51 @@ def _padded(x, padding):
     return pad(x, [0, 0, pt, pl], [0, 0, pb, pr], 0)
 
 
+# With the kernels, a conv2d of one group runs the implicit-GEMM kernel
+# (conv_kernels.py: the rhs panels packed from the padded images, no im2col
+# matrix): a ``linalg.generic {gradir.conv_kernel = [kh, kw, sh, sw, dh,
+# dw]}`` over (n, o, oy, ox, c, ky, kx) that rlx-conv-kernels turns into its
+# call once bufferized, per block of images of at most
+# CONV_KERNEL_BLOCK_PIXELS output pixels (the threads' share).
+CONV_KERNEL = True
+CONV_KERNEL_BLOCK_PIXELS = 4096
+CONV_KERNEL_ATTR = "gradir.conv_kernel"
+
+
+# Strides the kernel runs (other strides pack the panels element by element)
+CONV_KERNEL_STRIDES = ((1, 1),)
+
+
+def _conv_kernel_wanted(wm, elt, strides, pixels) -> bool:
+    """Stride 1 and at least IMAGE_BLOCK_MIN_PIXELS output pixels per image
+    (the weight gradient's form, 3x3 "pixels", keeps its blocks of channels:
+    the kernel's GEMMs are per image)."""
+    return (CONV_KERNEL and _kernel_eligible(wm, wm, elt) and tuple(strides) in CONV_KERNEL_STRIDES
+            and pixels >= IMAGE_BLOCK_MIN_PIXELS)
+
+
+def _conv_kernel(xp, wm, out_shape, kernel, strides, dilation):
+    """out[n, o, oy, ox] = sum wm[o, (c*KH + ky)*KW + kx] * xp[n, c, oy*sh + ky*dh, ox*sw + kx*dw],
+    marked for the implicit-GEMM kernel."""
+    elt = elt_of(xp)
+    (kh, kw), (sh, sw), (dh, dw) = kernel, strides, dilation
+    # d: (n, o, oy, ox, c, ky, kx)
+    wmap = affine_map(7, [_d(1), (_d(4) * kh + _d(5)) * kw + _d(6)])
+    xmap = affine_map(7, [_d(0), _d(4), _d(2) * sh + _d(5) * dh, _d(3) * sw + _d(6) * dw])
+    omap = affine_map(7, [0, 1, 2, 3])
+    c = shape_of(xp)[1]
+    shapes = empty([c, kh, kw], elt)
+    smap = affine_map(7, [4, 5, 6])
+
+    def body(wv, xv, _s, acc):
+        return arith.addf(acc, arith.mulf(wv, xv))
+    y = generic([wm, xp, shapes], [filled(out_shape, elt, 0)], [wmap, xmap, smap, omap],
+                [PARALLEL] * 4 + ["reduction"] * 3, body)[0]
+    _compat.defining_op(y).attributes[CONV_KERNEL_ATTR] = ir.DenseI64ArrayAttr.get(
+        [kh, kw, sh, sw, dh, dw])
+    return y
+
+
 def _conv(x, w, out_shape, strides, dilation, groups, padding=(0, 0, 0, 0)):
     """NCHW x OIHW convolution of the input ``x`` padded by ``padding`` (top,
     left, bottom, right; ``xp`` below), as a GEMM per group over the im2col
@@ -311,6 +369,15 @@ def _conv(x, w, out_shape, strides, dilation, groups, padding=(0, 0, 0, 0)):
     wm = _regroup(w, gdim + [og, kk], _group_index(g, og, _d(0))
                   + [_d(1) * (kh * kw) + _d(2) * kw + _d(3)], elt)
     eb = _bytes(elt)
+    if g == 1 and _conv_kernel_wanted(wm, elt, strides, oh * ow):
+        nb = _largest_divisor(n, lambda d: d * oh * ow <= CONV_KERNEL_BLOCK_PIXELS)
+
+        def kblock(xs):
+            return _conv_kernel(_padded(xs, padding), wm, [shape_of(xs)[0], o, oh, ow],
+                                (kh, kw), strides, dilation)
+        if nb == n:
+            return kblock(x)
+        return _image_blocks(x, nb, out_shape, kblock)
     per_image = kk * oh * ow * eb
     if g > 1 or kk * _round_up(npix, PACK_COLUMNS) * eb <= COL_BLOCK_BYTES:
         col = _im2col(_padded(x, padding), g, cg, kh, kw, oh, ow, strides, dilation)

@@ -1,0 +1,284 @@
+"""Implicit-GEMM convolution kernels in gradir's kernel library.
+
+    void gradir_kernel_<variant>_conv_<elt>(W, X, Y, zero, kh, kw, sh, sw, dh, dw)
+        Y[n, o, oy, ox] (+)= sum_k W[o, k] * X[n, c, oy*sh + ky*dh, ox*sw + kx*dw]
+        with k = (c * kh + ky) * kw + kx
+
+``W`` (O x C*KH*KW) is the packed weights (a strided 2-D memref), ``X`` the
+padded images (N, C, Hp, Wp), ``Y`` the output (N, O, OH, OW, each
+image's (OH, OW) contiguous: one image's product is the (O, OH*OW) matrix
+C of the GEMM).  ``zero``: Y is written, not read.  It is the matmul
+kernel's driver (``kernels._driver``: K blocks, M blocks, N tiles of
+``2 * lanes`` columns, the same register tiles, the lhs block packed
+K-major) with the rhs panel of an N tile (K block x tile width) packed
+straight from the image: the im2col matrix B is never written.  The
+panel's row k is the image's pixels of the tile's columns shifted by
+(c, ky, kx); those columns are runs along output rows, each run
+contiguous in the image at unit stride (``sw`` 1), copied as masked
+vectors, a K step at a time (else element by element).  Every element of
+Y is the same chain of FMAs in the same K order as the matmul kernel's on
+the im2col matrix (the same bits).
+
+conv.py calls it for conv2d of stride 1 with at least 64 output pixels per
+image (the forward convs and the stride-1 transposed convs' flipped
+conv2d): bench/cnn.py's 3x3 convs, f32, one thread, AMD EPYC Zen 5 (load
+3-9), min of 40 paired, 0.89-0.95x the im2col GEMM's time (conv.py's
+docstring).  Not measured, so left to the im2col GEMM: strides over 1 (their
+panels are packed element by element here) and the weight gradient's form
+(a few "pixels" per image: one masked tile per image and K block).
+"""
+
+from __future__ import annotations
+
+__all__ = ["conv_name", "conv_type", "conv_text", "conv_memref_type", "CONV_ELEMENT_TYPES"]
+
+# (kernels.py's: this module imports nothing of it, which imports this one;
+# ``conv_text`` gets its helpers from its caller)
+KERNEL_PREFIX = "gradir_kernel_"
+CONV_ELEMENT_TYPES = ("f32", "f64")
+
+
+def _matrix_type(elt: str) -> str:
+    """The matmul kernels' 2-D argument type (``kernels.memref_type``)."""
+    return f"memref<?x?x{elt}, strided<[?, ?], offset: ?>>"
+
+
+def conv_name(elt: str, var: str) -> str:
+    """The symbol of the implicit-GEMM convolution kernel."""
+    return f"{KERNEL_PREFIX}{var}_conv_{elt}"
+
+
+def conv_memref_type(elt: str) -> str:
+    """The images' and the output's argument type."""
+    return f"memref<?x?x?x?x{elt}, strided<[?, ?, ?, ?], offset: ?>>"
+
+
+def conv_type(elt: str) -> str:
+    """The kernel's function type: W, X, Y, zero, then kh, kw, sh, sw, dh, dw."""
+    t4 = conv_memref_type(elt)
+    return f"({_matrix_type(elt)}, {t4}, {t4}, i1{', index' * 6}) -> ()"
+
+
+def conv_text(var: str, params: dict, k) -> list[str]:
+    """The kernels of variant ``var`` (lines of a module's body); ``params``
+    per element type: (rows, lanes, nv, kb, mb) of the matmul kernels (whose
+    tile functions they call); ``k``: the module ``kernels`` (its lhs packing,
+    tile names and types)."""
+    lines = []
+    for elt in CONV_ELEMENT_TYPES:
+        lines += _conv_driver(elt, *params[elt], var, k)
+    return lines
+
+
+def _conv_driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int,
+                 var: str, k) -> list[str]:
+    _lhs_block, _tile_name, _types = k._lhs_block, k._tile_name, k._types
+    PACK_A_TILES = k.PACK_A_TILES
+    T, L = elt, lanes
+    NR = nv * L
+    AT, BT, VT, MT = _types(elt, lanes)
+    XT = conv_memref_type(elt)
+    APT = f"memref<?x{kb}x{rows}x{T}>"
+    FT = f"memref<?x{T}>"
+    targs = f"{AT}, index, index, {BT}, index, {BT}, index, index, index, index, i1, index"
+    meta = f"memref<{T}>, index, index, index, index, index, index, index, index, index"
+    w = [f"  func.func @{conv_name(elt, var)}(%A: {AT}, %X: {XT}, %Y: {XT}, %zc: i1, "
+         "%kh: index, %kw: index, %sh: index, %sw: index, %dh: index, %dw: index) "
+         "attributes {llvm.emit_c_interface} {",
+         "    %c0 = arith.constant 0 : index",
+         "    %c1 = arith.constant 1 : index",
+         f"    %cMR = arith.constant {rows} : index",
+         f"    %cNR = arith.constant {NR} : index",
+         f"    %cKB = arith.constant {kb} : index",
+         f"    %cMB = arith.constant {mb} : index",
+         f"    %cL = arith.constant {L} : index",
+         f"    %vz = arith.constant dense<0.0> : {VT}",
+         f"    %M = memref.dim %A, %c0 : {AT}",
+         f"    %K = memref.dim %A, %c1 : {AT}",
+         f"    %xb, %xo, %xd:4, %xs:4 = memref.extract_strided_metadata %X : {XT} -> {meta}",
+         f"    %yb, %yo, %yd:4, %ys:4 = memref.extract_strided_metadata %Y : {XT} -> {meta}",
+         "    %OW = arith.addi %yd#3, %c0 : index",
+         "    %N = arith.muli %yd#2, %yd#3 : index",
+         "    %kk2 = arith.muli %kh, %kw : index",
+         # the image's rows apart by sh, columns by sw, flat from the base
+         "    %rowstep = arith.muli %sh, %xs#2 : index",
+         "    %colstep = arith.muli %sw, %xs#3 : index",
+         "    %kystep = arith.muli %dh, %xs#2 : index",
+         "    %kxstep = arith.muli %dw, %xs#3 : index",
+         "    %vecok = arith.cmpi eq, %colstep, %c1 : index",
+         "    %xn0 = arith.subi %xd#0, %c1 : index",
+         "    %xe0 = arith.muli %xn0, %xs#0 : index",
+         "    %xe1 = arith.muli %xd#1, %xs#1 : index",
+         "    %xext0 = arith.addi %xe0, %xe1 : index",
+         f"    %xext = arith.addi %xext0, %xo : index",
+         f"    %Xf = memref.reinterpret_cast %xb to offset: [0], sizes: [%xext], strides: [1] "
+         f": memref<{T}> to {FT}",
+         "    %nkb0 = arith.ceildivsi %K, %cKB : index",
+         "    %nkb = arith.maxsi %nkb0, %c1 : index",
+         "    %kstep0 = arith.ceildivsi %K, %nkb : index",
+         "    %kstep = arith.maxsi %kstep0, %c1 : index",
+         f"    %ab, %ao, %as:2, %at:2 = memref.extract_strided_metadata %A : {AT} -> "
+         f"memref<{T}>, index, index, index, index, index",
+         "    %aunit = arith.cmpi eq, %at#1, %c1 : index",
+         "    %akunit = arith.cmpi eq, %at#0, %c1 : index",
+         "    %aany = arith.ori %aunit, %akunit : i1",
+         f"    %cPA = arith.constant {PACK_A_TILES * NR} : index",
+         "    %manyn = arith.cmpi sgt, %N, %cPA : index",
+         "    %nimg = arith.cmpi sgt, %xd#0, %c1 : index",
+         "    %manyw = arith.ori %manyn, %nimg : i1",
+         "    %packa = arith.andi %aany, %manyw : i1",
+         f"    %At = memref.reinterpret_cast %ab to offset: [%ao], sizes: [%K, %M], "
+         f"strides: [%at#1, 1] : memref<{T}> to {BT}",
+         f"    %Au = memref.reinterpret_cast %ab to offset: [%ao], sizes: [%M, %K], "
+         f"strides: [%at#0, 1] : memref<{T}> to {BT}",
+         "    %mrows = arith.minsi %M, %cMB : index",
+         "    %mtiles = arith.ceildivsi %mrows, %cMR : index",
+         "    %atiles = arith.select %packa, %mtiles, %c0 : index",
+         f"    %cAPS = arith.constant {kb * rows} : index",
+         "    %apsz0 = arith.muli %atiles, %cAPS : index",
+         "    %apsz = arith.addi %apsz0, %cL : index",
+         f"    %apflat = memref.alloc(%apsz) {{alignment = 64 : i64}} : {FT}",
+         f"    %apack = memref.reinterpret_cast %apflat to offset: [0], sizes: [%atiles, {kb}, "
+         f"{rows}], strides: [{kb * rows}, {rows}, 1] : {FT} to {APT}",
+         # the panel (K block x NR, flat: its runs are stored as masked vectors)
+         f"    %pflat = memref.alloc() {{alignment = 64 : i64}} : memref<{kb * NR + L}x{T}>",
+         f"    %pf = memref.cast %pflat : memref<{kb * NR + L}x{T}> to {FT}",
+         f"    %packv = memref.reinterpret_cast %pflat to offset: [0], sizes: [{kb}, {NR}], "
+         f"strides: [{NR}, 1] : memref<{kb * NR + L}x{T}> to {BT}",
+         # a K block's rows' offsets in an image: (c, ky, kx) of k
+         f"    %roff = memref.alloc() : memref<{kb}xindex>",
+         "    scf.for %kb = %c0 to %K step %kstep {",
+         "      %krem = arith.subi %K, %kb : index",
+         "      %kc = arith.minsi %krem, %kstep : index",
+         "      %kfirst = arith.cmpi eq, %kb, %c0 : index",
+         "      %first = arith.andi %zc, %kfirst : i1",
+         "      scf.for %rk = %c0 to %kc step %c1 {",
+         "        %rkk = arith.addi %kb, %rk : index",
+         "        %rc = arith.divui %rkk, %kk2 : index",
+         "        %rr = arith.remui %rkk, %kk2 : index",
+         "        %ry = arith.divui %rr, %kw : index",
+         "        %rx = arith.remui %rr, %kw : index",
+         "        %ro0 = arith.muli %rc, %xs#1 : index",
+         "        %ro1 = arith.muli %ry, %kystep : index",
+         "        %ro2 = arith.muli %rx, %kxstep : index",
+         "        %ro3 = arith.addi %ro0, %ro1 : index",
+         "        %ro4 = arith.addi %ro3, %ro2 : index",
+         "        %ro = arith.addi %ro4, %xo : index",
+         f"        memref.store %ro, %roff[%rk] : memref<{kb}xindex>",
+         "      }",
+         "      scf.for %mb = %c0 to %M step %cMB {",
+         "        %mrem = arith.subi %M, %mb : index",
+         "        %mc = arith.minsi %mrem, %cMB : index",
+         "        %mend = arith.addi %mb, %mc : index",
+         "        %packrows = arith.andi %packa, %aunit : i1",
+         "        %packt = arith.andi %packa, %akunit : i1",
+         "        scf.if %packt {"]
+    w += _lhs_block(elt, lanes, rows, True)
+    w += ["        }",
+          "        scf.if %packrows {"]
+    w += _lhs_block(elt, lanes, rows, False)
+    w += ["        }",
+          "        %mfull = arith.divui %mc, %cMR : index",
+          "        %mrest = arith.remui %mc, %cMR : index",
+          "        %mfrows = arith.muli %mfull, %cMR : index",
+          "        %mtr = arith.addi %mb, %mfrows : index",
+          "        %hasfull = arith.cmpi sgt, %mfull, %c0 : index",
+          "        scf.for %img = %c0 to %xd#0 step %c1 {",
+          "          %xi = arith.muli %img, %xs#0 : index",
+          "          %yi0 = arith.muli %img, %ys#0 : index",
+          "          %yi = arith.addi %yi0, %yo : index",
+          f"          %Cv = memref.reinterpret_cast %yb to offset: [%yi], sizes: [%M, %N], "
+          f"strides: [%ys#1, 1] : memref<{T}> to {BT}",
+          "          scf.for %nt = %c0 to %N step %cNR {",
+          "            %nrem = arith.subi %N, %nt : index",
+          "            %nr = arith.minsi %nrem, %cNR : index",
+          "            %full = arith.cmpi eq, %nr, %cNR : index",
+          "            %nend = arith.addi %nt, %nr : index",
+          "            %nlast = arith.subi %nend, %c1 : index",
+          "            %g0 = arith.divui %nt, %OW : index",
+          "            %g1 = arith.divui %nlast, %OW : index",
+          "            %g2 = arith.addi %g1, %c1 : index",
+          # the tile's columns, output row by output row: a run of pixels
+          "            scf.for %g = %g0 to %g2 step %c1 {",
+          "              %gs = arith.muli %g, %OW : index",
+          "              %ge = arith.addi %gs, %OW : index",
+          "              %p0 = arith.maxsi %nt, %gs : index",
+          "              %p1 = arith.minsi %nend, %ge : index",
+          "              %plen = arith.subi %p1, %p0 : index",
+          "              %pcol = arith.subi %p0, %nt : index",
+          "              %pox = arith.subi %p0, %gs : index",
+          "              %poy = arith.muli %g, %rowstep : index",
+          "              %pox1 = arith.muli %pox, %colstep : index",
+          "              %poff0 = arith.addi %poy, %pox1 : index",
+          "              %poff = arith.addi %poff0, %xi : index",
+          "              scf.if %vecok {",
+          "                scf.for %q = %c0 to %plen step %cL {",
+          "                  %qrem = arith.subi %plen, %q : index",
+          "                  %ql = arith.minsi %qrem, %cL : index",
+          f"                  %qm = vector.create_mask %ql : {MT}",
+          "                  %qs = arith.addi %poff, %q : index",
+          "                  %qd = arith.addi %pcol, %q : index",
+          "                  scf.for %pk = %c0 to %kc step %c1 {",
+          f"                    %pr = memref.load %roff[%pk] : memref<{kb}xindex>",
+          "                    %pa = arith.addi %pr, %qs : index",
+          f"                    %pv = vector.maskedload %Xf[%pa], %qm, %vz : {FT}, {MT}, {VT} "
+          f"into {VT}",
+          "                    %pd0 = arith.muli %pk, %cNR : index",
+          "                    %pd = arith.addi %pd0, %qd : index",
+          f"                    vector.maskedstore %pf[%pd], %qm, %pv : {FT}, {MT}, {VT}",
+          "                  }",
+          "                }",
+          "              } else {",
+          "                scf.for %q = %c0 to %plen step %c1 {",
+          "                  %qs0 = arith.muli %q, %colstep : index",
+          "                  %qs = arith.addi %poff, %qs0 : index",
+          "                  %qd = arith.addi %pcol, %q : index",
+          "                  scf.for %pk = %c0 to %kc step %c1 {",
+          f"                    %pr = memref.load %roff[%pk] : memref<{kb}xindex>",
+          "                    %pa = arith.addi %pr, %qs : index",
+          f"                    %pv = memref.load %Xf[%pa] : {FT}",
+          "                    %pd0 = arith.muli %pk, %cNR : index",
+          "                    %pd = arith.addi %pd0, %qd : index",
+          f"                    memref.store %pv, %pf[%pd] : {FT}",
+          "                  }",
+          "                }",
+          "              }",
+          "            }",
+          "            %wide = arith.cmpi sgt, %nr, %cL : index",
+          "            %onev = arith.cmpi eq, %nr, %cL : index",
+          "            %kind = arith.select %full, %c0, %c1 : index",
+          "            %c2i = arith.constant 2 : index",
+          "            %c3i = arith.constant 3 : index",
+          "            %kind1 = arith.select %onev, %c2i, %c3i : index",
+          "            %kind2 = arith.select %wide, %kind, %kind1 : index",
+          "            scf.index_switch %kind2"]
+    ptargs = targs.replace(AT, APT, 1)
+    for case, (tnv, masked) in enumerate(((nv, False), (nv, True), (1, False), (1, True))):
+        w += [f"            case {case} {{", "              scf.if %packa {"]
+        for packed in (True, False):
+            def call(r: int, first: tuple, cnt: str) -> str:
+                args = (f"%apack, {first[0]}, %c0, %packv, %c0, %Cv, {first[1]}, %nt, %kc, %nr, "
+                        f"%first, {cnt}) : ({ptargs})" if packed else
+                        f"%A, {first[1]}, %kb, %packv, %c0, %Cv, {first[1]}, %nt, %kc, %nr, "
+                        f"%first, {cnt}) : ({targs})")
+                return f"func.call @{_tile_name(T, r, tnv, masked, packed, var)}({args} -> ()"
+            w += ["              scf.if %hasfull {",
+                  "                " + call(rows, ("%c0", "%mb"), "%mfull"),
+                  "              }"]
+            if rows > 1:
+                w += ["              scf.index_switch %mrest"]
+                for r in range(rows - 1, 0, -1):
+                    w += [f"              case {r} {{",
+                          "                " + call(r, ("%mfull", "%mtr"), "%c1"),
+                          "                scf.yield", "              }"]
+                w += ["              default {", "              }"]
+            if packed:
+                w.append("              } else {")
+        w += ["              }", "              scf.yield", "            }"]
+    w += ["            default {", "            }",
+          "          }", "        }", "      }", "    }",
+          f"    memref.dealloc %roff : memref<{kb}xindex>",
+          f"    memref.dealloc %pflat : memref<{kb * NR + L}x{T}>",
+          f"    memref.dealloc %apflat : {FT}",
+          "    return", "  }"]
+    return w

@@ -1,0 +1,156 @@
+"""rlx-conv-kernels: marked convolutions on buffers become calls of the implicit-GEMM kernel."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from ... import _compat
+from ...passes.base import ModulePass, option
+from .conv_kernels import (CONV_ELEMENT_TYPES, _matrix_type, conv_memref_type, conv_name,
+                           conv_type)
+from .rlx_matmul_kernels import _const, _declare, _zero_start, kernel_target
+
+ATTR = "gradir.conv_kernel"
+
+
+@dataclass(frozen=True)
+class RlxConvKernels(ModulePass):
+    """Turns marked convolutions on buffers into calls of the implicit-GEMM kernel.
+
+    ``rlx-to-linalg{matmul-kernels=true}`` lowers a conv2d of one group (and
+    stride 1) as ``linalg.generic {gradir.conv_kernel = array<i64: kh, kw,
+    sh, sw, dh, dw>}`` over (n, o, oy, ox, c, ky, kx) reading the packed
+    weights (O, C*KH*KW), the padded images (N, C, Hp, Wp) and a (c, ky, kx)
+    shape operand, writing the output (N, O, OH, OW).  Once bufferized it
+    becomes a call of ``gradir_kernel_<variant>_conv_<elt>`` (``conv_kernels.py``):
+
+        linalg.fill ins(%zero : f32) outs(%y : memref<2x32x16x16xf32>)
+        linalg.generic {..., gradir.conv_kernel = array<i64: 3, 3, 1, 1, 1, 1>}
+            ins(%w, %xp, %s : memref<32x288xf32>, memref<2x32x18x18xf32>, memref<32x3x3xf32>)
+            outs(%y : memref<2x32x16x16xf32>)
+    becomes
+        %0 = memref.cast %w : ... to memref<?x?xf32, strided<[?, ?], offset: ?>>
+        %1 = memref.cast %xp ..., %2 = memref.cast %y ...
+        call @gradir_kernel_<variant>_conv_f32(%0, %1, %2, %true, %c3, %c3, %c1, %c1, %c1, %c1)
+
+    the zero fill left out when nothing between it and the generic touches
+    the output (the kernel then writes without reading).  An op whose output
+    is not contiguous per image (OW and OH*OW apart along its channels and
+    rows) keeps its loops.  Run after bufferization, before
+    ``convert-linalg-to-loops``.
+    """
+
+    name = "rlx-conv-kernels"
+
+    cpu: str = option("host", "the CPU whose kernel library the calls go to (host or a name "
+                              "of gradir.conversion.cpu.host.NAMED_TARGETS)")
+
+    def apply(self, module: ir.Operation) -> None:
+        from .kernels import variant
+        target = kernel_target(self, module)
+        module = module.operation
+        ops = _compat.collect_ops(module, lambda o: o.name == "linalg.generic"
+                                  and ATTR in o.attributes)
+        if not ops:
+            return
+        var = variant(target)
+        needed = set()
+        for op in ops:
+            problem = _problem(op)
+            if problem:
+                self.error(op, problem)
+                raise self.failure()
+            if not _layout_ok(op):
+                continue
+            elt = str(ir.MemRefType(op.operands[-1].type).element_type)
+            name = conv_name(elt, var)
+            _replace(op, name, elt)
+            needed.add((name, conv_type(elt)))
+        _declare(module, sorted(needed))
+
+
+def _problem(op) -> str | None:
+    what = "a gradir.conv_kernel generic"
+    if len(op.operands) != 4 or op.results:
+        return f"{what} must read weights, images and a shape operand and write an output, " \
+               "on buffers"
+    types = [op.operands[i].type for i in range(4)]
+    if not all(isinstance(t, ir.MemRefType) for t in types):
+        return f"{what} must be on buffers"
+    ranks = [ir.MemRefType(t).rank for t in types]
+    if ranks != [2, 4, 3, 4]:
+        return f"{what} must read a 2-D weight matrix and 4-D images, write a 4-D output"
+    elts = {str(ir.MemRefType(t).element_type) for t in types}
+    if len(elts) != 1 or next(iter(elts)) not in CONV_ELEMENT_TYPES:
+        return f"{what} must have one element type, one of " + ", ".join(CONV_ELEMENT_TYPES)
+    try:
+        geom = list(ir.DenseI64ArrayAttr(op.attributes[ATTR]))
+    except (TypeError, ValueError):
+        geom = []
+    if len(geom) != 6 or min(geom) < 1:
+        return f"{what}'s attribute must be array<i64: kh, kw, sh, sw, dh, dw>, all positive"
+    return None
+
+
+def _layout_ok(op) -> bool:
+    """Static shapes, unit innermost strides, and an output whose image is
+    one (O, OH*OW) matrix."""
+    for v in (op.operands[0], op.operands[1], op.operands[3]):
+        t = ir.MemRefType(v.type)
+        if not t.has_static_shape:
+            return False
+        try:
+            strides, _ = t.get_strides_and_offset()
+        except (ValueError, ir.MLIRError):
+            return False
+        if strides[-1] != 1:
+            return False
+    y = ir.MemRefType(op.operands[3].type)
+    strides, _ = y.get_strides_and_offset()
+    return strides[2] == y.shape[3]
+
+
+def _replace(op, name: str, elt: str) -> None:
+    w, xp, shapes, y = op.operands
+    zero = _zero_start(op_view(op))
+    geom = list(ir.DenseI64ArrayAttr(op.attributes[ATTR]))
+    t2 = ir.Type.parse(_matrix_type(elt))
+    t4 = ir.Type.parse(conv_memref_type(elt))
+    i1 = ir.IntegerType.get_signless(1)
+    i64 = ir.IntegerType.get_signless(64)
+    o, kk = ir.MemRefType(w.type).shape
+    n, _, oh, ow = ir.MemRefType(y.type).shape
+    with ir.InsertionPoint(op), op.location:
+        casts = [ir.Operation.create("memref.cast", results=[t], operands=[v]).results[0]
+                 for v, t in ((w, t2), (xp, t4), (y, t4))]
+        flag = ir.Operation.create("arith.constant", results=[i1], attributes={
+            "value": ir.IntegerAttr.get(i1, int(zero))}).results[0]
+        ir.Operation.create("func.call", operands=casts + [flag] + [_const(g) for g in geom],
+                            attributes={"callee": ir.FlatSymbolRefAttr.get(name),
+                                        "gradir.work": ir.IntegerAttr.get(
+                                            i64, max(1, n * o * oh * ow * kk // 8))})
+    op.erase()
+    _drop_if_unused(shapes)
+
+
+class op_view:
+    """``op`` as ``_zero_start`` reads a contraction: operand 2 its output."""
+
+    def __init__(self, op):
+        self.op = op
+        self.operation = op.operation
+        self.operands = [op.operands[0], op.operands[1], op.operands[3]]
+
+
+def _drop_if_unused(value) -> None:
+    owner = _compat.defining_op(value)
+    if owner is None or owner.name != "memref.alloc":
+        return
+    users = _compat.uses_of(value)
+    if any(u.name != "memref.dealloc" for u, _ in users):
+        return
+    for u, _ in users:
+        u.erase()
+    owner.erase()

@@ -1,0 +1,80 @@
+// RUN: gradir-opt %s --split-input-file --rlx-conv-kernels | FileCheck %s
+// RUN: gradir-opt %s --split-input-file --rlx-conv-kernels=cpu=x86-64-v3 | FileCheck %s --check-prefix=AVX2
+
+// A marked convolution on buffers becomes a call of the implicit-GEMM
+// kernel of its element type: the weights cast to the matmul kernels' 2-D
+// type, the padded images and the output to 4-D strided ones, the zero
+// fill of the output left out (zero flag true), then kh, kw, sh, sw, dh, dw;
+// the shape operand's buffer is freed of its last use and left out.  The
+// symbol names the kernels' variant.
+// CHECK: func.func private @[[$K:gradir_kernel_[0-9a-f]+_conv_f32]](memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?x?x?xf32, strided<[?, ?, ?, ?], offset: ?>>, memref<?x?x?x?xf32, strided<[?, ?, ?, ?], offset: ?>>, i1, index, index, index, index, index, index)
+// CHECK-LABEL: func.func @forward(
+// CHECK-SAME: %[[W:.*]]: memref<8x27xf32>, %[[X:.*]]: memref<2x3x17x15xf32>)
+// CHECK: %[[Y:.*]] = memref.alloc() : memref<2x8x13x13xf32>
+// CHECK-NOT: linalg.fill
+// CHECK: %[[CW:.*]] = memref.cast %[[W]] : memref<8x27xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+// CHECK-NEXT: %[[CX:.*]] = memref.cast %[[X]]
+// CHECK-NEXT: %[[CY:.*]] = memref.cast %[[Y]]
+// CHECK-NEXT: %[[TRUE:.*]] = arith.constant true
+// CHECK: call @[[$K]](%[[CW]], %[[CX]], %[[CY]], %[[TRUE]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {gradir.work = 9126 : i64}
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: memref.alloc
+// CHECK: return %[[Y]]
+// AVX2: call @gradir_kernel_{{[0-9a-f]+}}_conv_f32(
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, (d4 * 3 + d5) * 3 + d6)>
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 + d5 * 2, d3 + d6)>
+#s = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6)>
+#y = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+func.func @forward(%w: memref<8x27xf32>, %x: memref<2x3x17x15xf32>) -> memref<2x8x13x13xf32> {
+  %zero = arith.constant 0.0 : f32
+  %y = memref.alloc() : memref<2x8x13x13xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x8x13x13xf32>)
+  %s = memref.alloc() : memref<3x3x3xf32>
+  linalg.generic {indexing_maps = [#w, #x, #s, #y], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%w, %x, %s : memref<8x27xf32>, memref<2x3x17x15xf32>, memref<3x3x3xf32>) outs(%y : memref<2x8x13x13xf32>) attrs = {gradir.conv_kernel = array<i64: 3, 3, 1, 1, 2, 1>} {
+  ^bb0(%a: f32, %b: f32, %c: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %o, %m : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %s : memref<3x3x3xf32>
+  return %y : memref<2x8x13x13xf32>
+}
+
+// -----
+
+// An output not contiguous per image (a view of every other row) keeps its
+// loops and its fill; an output read (no zero fill) calls with the flag false.
+// CHECK-LABEL: func.func @strided_output(
+// CHECK: linalg.fill
+// CHECK: linalg.generic {{.*}}gradir.conv_kernel
+// CHECK-LABEL: func.func @accumulate(
+// CHECK: %[[FALSE:.*]] = arith.constant false
+// CHECK: call @gradir_kernel_{{[0-9a-f]+}}_conv_f64(%{{.*}}, %{{.*}}, %{{.*}}, %[[FALSE]],
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, (d4 * 3 + d5) * 3 + d6)>
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 + d5, d3 + d6)>
+#s = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6)>
+#y = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+func.func @strided_output(%w: memref<8x27xf32>, %x: memref<2x3x10x10xf32>, %y: memref<2x8x8x8xf32, strided<[1024, 128, 16, 1]>>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x8x8x8xf32, strided<[1024, 128, 16, 1]>>)
+  %s = memref.alloc() : memref<3x3x3xf32>
+  linalg.generic {indexing_maps = [#w, #x, #s, #y], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%w, %x, %s : memref<8x27xf32>, memref<2x3x10x10xf32>, memref<3x3x3xf32>) outs(%y : memref<2x8x8x8xf32, strided<[1024, 128, 16, 1]>>) attrs = {gradir.conv_kernel = array<i64: 3, 3, 1, 1, 1, 1>} {
+  ^bb0(%a: f32, %b: f32, %c: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %o, %m : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %s : memref<3x3x3xf32>
+  return
+}
+func.func @accumulate(%w: memref<8x27xf64>, %x: memref<2x3x10x10xf64>, %y: memref<2x8x8x8xf64>) {
+  %s = memref.alloc() : memref<3x3x3xf64>
+  linalg.generic {indexing_maps = [#w, #x, #s, #y], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%w, %x, %s : memref<8x27xf64>, memref<2x3x10x10xf64>, memref<3x3x3xf64>) outs(%y : memref<2x8x8x8xf64>) attrs = {gradir.conv_kernel = array<i64: 3, 3, 1, 1, 1, 1>} {
+  ^bb0(%a: f64, %b: f64, %c: f64, %o: f64):
+    %m = arith.mulf %a, %b : f64
+    %r = arith.addf %o, %m : f64
+    linalg.yield %r : f64
+  }
+  memref.dealloc %s : memref<3x3x3xf64>
+  return
+}
