@@ -43,6 +43,8 @@ func.func @main(%x: tensor<5xf32>, %n: tensor<i64>) -> tensor<f32> {
 // BUF-NEXT: %[[OK:.*]] = arith.cmpi sgt, %[[S]], %[[C0]] : index
 // BUF-NEXT: %[[STEP:.*]] = arith.select %[[OK]], %[[S]], %[[C1]] : index
 // BUF-NEXT: %[[UB:.*]] = arith.select %[[OK]], %[[C9]], %[[C1]] : index
+// (the loop's carried buffer starts as a copy of %x: the caller's array is read-only)
+// BUF: memref.copy %arg0
 // BUF-NEXT: scf.for %{{.*}} = %[[C1]] to %[[UB]] step %[[STEP]]
 // BUF: scf.for %{{.*}} = %[[C1]] to %[[C9]] step %[[C2]]
 // BUF-NOT: llvm.call @gradir_check_fail
