@@ -177,6 +177,11 @@ def _rlx_verify():
     return RlxVerify
 
 
+def _rlx_collapse_elementwise():
+    from .conversion.cpu.rlx_collapse_elementwise import RlxCollapseElementwise
+    return RlxCollapseElementwise
+
+
 def _rlx_widen_bool_memrefs():
     from .conversion.cpu.rlx_widen_bool_memrefs import RlxWidenBoolMemrefs
     return RlxWidenBoolMemrefs
@@ -216,6 +221,7 @@ PASSES = {
     "rlx-to-linalg": _rlx_to_linalg,
     "rlx-verify": _rlx_verify,
     "rlx-widen-bool-memrefs": _rlx_widen_bool_memrefs,
+    "rlx-collapse-elementwise": _rlx_collapse_elementwise,
 }
 
 

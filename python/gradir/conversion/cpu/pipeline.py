@@ -172,7 +172,8 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
         # vectorized ops lose the grad.recomputed mark of their generic, and
         # cse would merge a recomputation with the forward computation again
         # (undoing rematerialization).
-        steps += [f"transform-interpreter{{entry-point={params.elementwise_entry_point}}}",
+        steps += ["rlx-collapse-elementwise",
+                  f"transform-interpreter{{entry-point={params.elementwise_entry_point}}}",
                   "canonicalize"]
     # Tensors -> buffers: every public function gets identity-layout memref
     # arguments, its results become out-params written in place (static
