@@ -1,6 +1,8 @@
 // RUN: gradir-opt %s --split-input-file --verify-diagnostics --rlx-conv-kernels
 // RUN: not gradir-opt %s --split-input-file --rlx-conv-kernels=cpu=pentium 2>&1 | FileCheck %s --check-prefix=CPU
 // CPU: error: rlx-conv-kernels: unknown cpu 'pentium'
+// RUN: not gradir-opt %s --split-input-file --rlx-conv-kernels=threads=0 2>&1 | FileCheck %s --check-prefix=THREADS
+// THREADS: option 'threads' of pass 'rlx-conv-kernels' must be at least 1, got 0
 
 // A marked convolution the kernel does not take is refused at the op.
 #w = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, (d4 * 3 + d5) * 3 + d6)>

@@ -78,3 +78,40 @@ func.func @accumulate(%w: memref<8x27xf64>, %x: memref<2x3x10x10xf64>, %y: memre
   memref.dealloc %s : memref<3x3x3xf64>
   return
 }
+
+// -----
+
+// threads=2 and enough work: an scf.parallel over two blocks of images, each
+// calling the kernel on the weights and its images' views (rlx-parallel-loops
+// makes it an OpenMP loop); each image is computed by one call, so the bits
+// do not depend on the thread count.  Little work: one call, as at 1 thread.
+// RUN: gradir-opt %s --split-input-file --rlx-conv-kernels=threads=2 | FileCheck %s --check-prefix=THREADS
+// THREADS-LABEL: func.func @forward(
+// THREADS-NOT: scf.parallel
+// THREADS: call @gradir_kernel_{{[0-9a-f]+}}_conv_f32(
+// THREADS-LABEL: func.func @wide(
+// THREADS: %[[CW:.*]] = memref.cast %arg0
+// THREADS: scf.parallel (%[[I:.*]]) = (%{{.*}}) to (%{{.*}}) step
+// THREADS: %[[START:.*]] = arith.muli %[[I]]
+// THREADS: %[[VX:.*]] = memref.subview %{{.*}}[%[[START]], 0, 0, 0]
+// THREADS: %[[VY:.*]] = memref.subview %{{.*}}[%[[START]], 0, 0, 0]
+// THREADS: call @gradir_kernel_{{[0-9a-f]+}}_conv_f32(%[[CW]], %[[VX]], %[[VY]], %{{.*}}) {gradir.work = 589824 : i64}
+// THREADS: scf.reduce
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, (d4 * 3 + d5) * 3 + d6)>
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 + d5, d3 + d6)>
+#s = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6)>
+#y = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+func.func @wide(%w: memref<32x288xf32>, %x: memref<4x32x18x18xf32>) -> memref<4x32x16x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %y = memref.alloc() : memref<4x32x16x16xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<4x32x16x16xf32>)
+  %s = memref.alloc() : memref<32x3x3xf32>
+  linalg.generic {indexing_maps = [#w, #x, #s, #y], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%w, %x, %s : memref<32x288xf32>, memref<4x32x18x18xf32>, memref<32x3x3xf32>) outs(%y : memref<4x32x16x16xf32>) attrs = {gradir.conv_kernel = array<i64: 3, 3, 1, 1, 1, 1>} {
+  ^bb0(%a: f32, %b: f32, %c: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %o, %m : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %s : memref<32x3x3xf32>
+  return %y : memref<4x32x16x16xf32>
+}

@@ -200,7 +200,7 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
             raise ValueError(f"no kernel library for the cpu {name!r}")
         steps += [f"rlx-matmul-kernels{{cpu={kernels_cpu} threads={threads}}}",
                   f"rlx-pool-kernels{{cpu={kernels_cpu} threads={threads}}}",
-                  f"rlx-conv-kernels{{cpu={kernels_cpu}}}"]
+                  f"rlx-conv-kernels{{cpu={kernels_cpu} threads={threads}}}"]
     if early_dealloc:
         # (rlx-strided-copies: copies between strided buffers as linalg.copy
         # loops, not MLIR's element-by-element memrefCopy)

@@ -46,6 +46,14 @@ class RlxConvKernels(ModulePass):
 
     cpu: str = option("host", "the CPU whose kernel library the calls go to (host or a name "
                               "of gradir.conversion.cpu.host.NAMED_TARGETS)")
+    threads: int = option(1, "threads the code runs on: a convolution of enough work (the "
+                             "pipeline's hot-min-work) runs as an scf.parallel over that many "
+                             "blocks of images, one kernel call each (each image computed by "
+                             "one call: the same bits at any thread count)")
+
+    def check_options(self):
+        if self.threads < 1:
+            raise self.bad_option("threads", "be at least 1", self.threads)
 
     def apply(self, module: ir.Operation) -> None:
         from .kernels import variant
@@ -66,7 +74,7 @@ class RlxConvKernels(ModulePass):
                 continue
             elt = str(ir.MemRefType(op.operands[-1].type).element_type)
             name = conv_name(elt, var)
-            _replace(op, name, elt)
+            _replace(op, name, elt, self.threads)
             needed.add((name, conv_type(elt)))
         _declare(module, sorted(needed))
 
@@ -112,7 +120,9 @@ def _layout_ok(op) -> bool:
     return strides[2] == y.shape[3]
 
 
-def _replace(op, name: str, elt: str) -> None:
+def _replace(op, name: str, elt: str, threads: int = 1) -> None:
+    from .rlx_parallel_loops import PIPELINE_HOT_MIN_WORK
+    from .rlx_pool_kernels import _subview
     w, xp, shapes, y = op.operands
     zero = _zero_start(op_view(op))
     geom = list(ir.DenseI64ArrayAttr(op.attributes[ATTR]))
@@ -127,12 +137,41 @@ def _replace(op, name: str, elt: str) -> None:
                  for v, t in ((w, t2), (xp, t4), (y, t4))]
         flag = ir.Operation.create("arith.constant", results=[i1], attributes={
             "value": ir.IntegerAttr.get(i1, int(zero))}).results[0]
-        ir.Operation.create("func.call", operands=casts + [flag] + [_const(g) for g in geom],
-                            attributes={"callee": ir.FlatSymbolRefAttr.get(name),
-                                        "gradir.work": ir.IntegerAttr.get(
-                                            i64, max(1, n * o * oh * ow * kk // 8))})
+        scalars = [flag] + [_const(g) for g in geom]
+        work = max(1, n * o * oh * ow * kk // 8)
+        blocks = min(threads, n) if threads > 1 and work >= PIPELINE_HOT_MIN_WORK else 1
+        if blocks == 1:
+            ir.Operation.create("func.call", operands=casts + scalars, attributes={
+                "callee": ir.FlatSymbolRefAttr.get(name),
+                "gradir.work": ir.IntegerAttr.get(i64, work)})
+        else:
+            _parallel_calls(name, casts, scalars, blocks, n, work, _subview)
     op.erase()
     _drop_if_unused(shapes)
+
+
+def _parallel_calls(name, casts, scalars, blocks, images, work, subview) -> None:
+    """``scf.parallel`` over ``blocks`` blocks of images (the last one
+    shorter), each calling the kernel on the weights and views of its
+    images and of their outputs."""
+    from mlir.dialects import arith, memref
+    size = -(-images // blocks)
+    loop = ir.Operation.create("scf.parallel", operands=[_const(0), _const(blocks), _const(1)],
+                               regions=1, attributes={
+                                   "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1, 1, 0])})
+    body = loop.regions[0].blocks.append(ir.IndexType.get())
+    i64 = ir.IntegerType.get_signless(64)
+    with ir.InsertionPoint(body):
+        start = arith.muli(body.arguments[0], _const(size))
+        count = arith.minsi(arith.subi(_const(images), start), _const(size))
+        views = [casts[0]]
+        for v in casts[1:]:
+            dims = [memref.dim(v, _const(d)) for d in (1, 2, 3)]
+            views.append(subview(v, start, count, dims, v.type))
+        ir.Operation.create("func.call", operands=views + scalars, attributes={
+            "callee": ir.FlatSymbolRefAttr.get(name),
+            "gradir.work": ir.IntegerAttr.get(i64, max(1, work // blocks))})
+        ir.Operation.create("scf.reduce", operands=[], regions=0)
 
 
 class op_view:
