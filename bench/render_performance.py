@@ -44,6 +44,7 @@ SECTIONS = {
     "cpu-avx2": "CPU held to AVX2 (`--isa avx2`)",
     "cnn": "CPU: a ResNet gradient step imported from PyTorch",
     "transformer": "CPU: a Transformer encoder layer gradient step imported from PyTorch",
+    "attention": "CPU: attention of long sequences, with and without rlx-fuse-attention",
     "compile_time": "Compile time: the first call against JAX",
     "compile_time-breakdown": "Compile time: gradir's first call stage by stage",
     "compile_time-timeline": "Compile time: one compile per thread",
@@ -309,6 +310,23 @@ def _transformer_rows(data: dict) -> list[tuple[str, str]]:
              + " (2 threads and wall times: the section)")] if rows else []
 
 
+def _attention_rows(data: dict) -> list[tuple[str, str]]:
+    table, memory = _table(data, "Attention"), _table(data, "Peak memory")
+    if table is None or memory is None:
+        return []
+    times, peaks = _rows(table), {r["seq"]: r for r in _rows(memory)}
+    r = max(times, key=lambda r: r["seq"])
+    m = peaks.get(r["seq"])
+    if m is None:
+        return []
+    return [(f"attention, seq {r['seq']}, {r['heads']} heads of 64, with rlx-fuse-attention",
+             f"PyTorch SDPA / gradir: forward **{r['fwd torch/fused']:.2f}**, gradient "
+             f"**{r['grad torch/fused']:.2f}**; unfused / fused: forward "
+             f"{r['fwd unfused/fused']:.2f}, gradient {r['grad unfused/fused']:.2f}; peak MiB "
+             f"of the gradient: fused {m['grad fused MiB']:.0f}, unfused "
+             f"{m['grad unfused MiB']:.0f}, PyTorch {m['grad torch MiB']:.0f}")]
+
+
 def _compile_rows(data: dict) -> list[tuple[str, str]]:
     table = _table(data, "first call")
     if table is None:
@@ -452,6 +470,7 @@ def _gradbench_rows(data: dict) -> list[tuple[str, str]]:
 
 
 HEADLINES = (("cpu", _cpu_rows), ("cnn", _cnn_rows), ("transformer", _transformer_rows),
+             ("attention", _attention_rows),
              ("train_step", _train_step_rows), ("gradbench", _gradbench_rows),
              ("compile_time", _compile_rows),
              ("lstm_gradient", _lstm_rows), ("remat", _remat_rows),
