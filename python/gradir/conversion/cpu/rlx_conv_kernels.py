@@ -122,7 +122,7 @@ def _layout_ok(op) -> bool:
 
 def _replace(op, name: str, elt: str, threads: int = 1) -> None:
     from .rlx_parallel_loops import PIPELINE_HOT_MIN_WORK
-    from .rlx_pool_kernels import _subview
+    from .rlx_pool_kernels import _parallel_calls
     w, xp, shapes, y = op.operands
     zero = _zero_start(op_view(op))
     geom = list(ir.DenseI64ArrayAttr(op.attributes[ATTR]))
@@ -145,33 +145,9 @@ def _replace(op, name: str, elt: str, threads: int = 1) -> None:
                 "callee": ir.FlatSymbolRefAttr.get(name),
                 "gradir.work": ir.IntegerAttr.get(i64, work)})
         else:
-            _parallel_calls(name, casts, scalars, blocks, n, work, _subview)
+            _parallel_calls(name, casts[1:], blocks, n, work, shared=casts[:1], scalars=scalars)
     op.erase()
     _drop_if_unused(shapes)
-
-
-def _parallel_calls(name, casts, scalars, blocks, images, work, subview) -> None:
-    """``scf.parallel`` over ``blocks`` blocks of images (the last one
-    shorter), each calling the kernel on the weights and views of its
-    images and of their outputs."""
-    from mlir.dialects import arith, memref
-    size = -(-images // blocks)
-    loop = ir.Operation.create("scf.parallel", operands=[_const(0), _const(blocks), _const(1)],
-                               regions=1, attributes={
-                                   "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1, 1, 0])})
-    body = loop.regions[0].blocks.append(ir.IndexType.get())
-    i64 = ir.IntegerType.get_signless(64)
-    with ir.InsertionPoint(body):
-        start = arith.muli(body.arguments[0], _const(size))
-        count = arith.minsi(arith.subi(_const(images), start), _const(size))
-        views = [casts[0]]
-        for v in casts[1:]:
-            dims = [memref.dim(v, _const(d)) for d in (1, 2, 3)]
-            views.append(subview(v, start, count, dims, v.type))
-        ir.Operation.create("func.call", operands=views + scalars, attributes={
-            "callee": ir.FlatSymbolRefAttr.get(name),
-            "gradir.work": ir.IntegerAttr.get(i64, max(1, work // blocks))})
-        ir.Operation.create("scf.reduce", operands=[], regions=0)
 
 
 class op_view:

@@ -544,9 +544,11 @@ def _replace(op, name: str, args: list, elt: str, threads: int, backward: bool,
     op.erase()
 
 
-def _parallel_calls(name, casts, blocks, images, work) -> None:
+def _parallel_calls(name, casts, blocks, images, work, shared=(), scalars=()) -> None:
     """``scf.parallel`` over ``blocks`` blocks of images (the last one
-    shorter), each calling the kernel on views of its images."""
+    shorter), each calling the kernel on ``shared`` (whole), views of its
+    images in each of ``casts`` (4-D, images first) and ``scalars``
+    (rlx-conv-kernels' weights and geometry)."""
     from mlir.dialects import arith, memref
     size = -(-images // blocks)
     c0, c1, cn = _const(0), _const(1), _const(blocks)
@@ -559,11 +561,11 @@ def _parallel_calls(name, casts, blocks, images, work) -> None:
         start = arith.muli(i, _const(size))
         left = arith.subi(_const(images), start)
         count = arith.minsi(left, _const(size))
-        views = []
+        views = list(shared)
         for v in casts:
             dims = [memref.dim(v, _const(d)) for d in (1, 2, 3)]
             views.append(_subview(v, start, count, dims, v.type))
-        ir.Operation.create("func.call", operands=views, attributes={
+        ir.Operation.create("func.call", operands=views + list(scalars), attributes={
             "callee": ir.FlatSymbolRefAttr.get(name),
             "gradir.work": ir.IntegerAttr.get(i64, max(1, work // blocks))})
         ir.Operation.create("scf.reduce", operands=[], regions=0)

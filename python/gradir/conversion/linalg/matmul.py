@@ -329,24 +329,7 @@ def _layout_back(chain, steps, j):
     """(sizes, strides) of ``chain[0]`` as a view of ``chain[j]``'s elements
     (row-major), ``chain[i + 1]`` made of ``chain[i]`` by ``steps[i]`` (the
     chain read backwards), or None when a reshape on the way is no view."""
-    sizes = shape_of(chain[j])
-    strides, acc = [0] * len(sizes), 1
-    for i in range(len(sizes) - 1, -1, -1):
-        strides[i], acc = acc, acc * sizes[i]
-    for i in range(j - 1, -1, -1):
-        perm = steps[i]
-        if perm is not None:
-            back = [0] * len(perm)
-            for t, p in enumerate(perm):
-                back[p] = t
-            sizes, strides = [sizes[q] for q in back], [strides[q] for q in back]
-            continue
-        shape = shape_of(chain[i])
-        strides = _strides_after_reshape(sizes, strides, shape)
-        if strides is None:
-            return None
-        sizes = shape
-    return sizes, strides
+    return _chain_layout(chain, steps, j, inverse=True)
 
 
 def _operand_view(v, batch, dims):
@@ -452,6 +435,12 @@ def _layout_over(chain, steps, j):
     """(sizes, strides) of ``chain[0]`` as a view of ``chain[j]``'s elements
     (row-major), following ``steps`` (``steps[i]``: how ``chain[i]`` is
     made of ``chain[i + 1]``), or None when a reshape on the way is no view."""
+    return _chain_layout(chain, steps, j, inverse=False)
+
+
+def _chain_layout(chain, steps, j, inverse: bool):
+    """``_layout_back`` (``inverse``: each permutation undone) and
+    ``_layout_over`` (each applied)."""
     sizes = shape_of(chain[j])
     strides, acc = [0] * len(sizes), 1
     for i in range(len(sizes) - 1, -1, -1):
@@ -459,6 +448,11 @@ def _layout_over(chain, steps, j):
     for i in range(j - 1, -1, -1):
         perm = steps[i]
         if perm is not None:
+            if inverse:
+                back = [0] * len(perm)
+                for t, p in enumerate(perm):
+                    back[p] = t
+                perm = back
             sizes, strides = [sizes[p] for p in perm], [strides[p] for p in perm]
             continue
         shape = shape_of(chain[i])
