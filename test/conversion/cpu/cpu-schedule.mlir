@@ -173,15 +173,30 @@ func.func @exp_rows(%x: tensor<7x33xf32>) -> tensor<7x33xf32> {
 // Rows shorter than one step of the tile (12 < 32 lanes, < 16 on AVX2) stay
 // scalar loops: a masked partial vector per row ran slower than the scalar
 // loop (LeNet-5's 12- and 4-wide pooled rows: 9.3 ms a step against 2.2 ms).
+// Rows that are contiguous in every operand are merged into one first
+// (rlx-collapse-elementwise: 64x12 is one 768-element row, vectorized); a
+// per-row operand (%b, read along the rows only) keeps them apart.
 // CHECK-LABEL: func.func @exp_short_rows(
+// CHECK: memref.collapse_shape %{{.*}} {{\[}}[0, 1]] : memref<64x12xf32> into memref<768xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c768 step %c32 {
+// CHECK: vector<32xf32>
+// CHECK: return
+// CHECK-LABEL: func.func @exp_short_rows_per_row(
 // CHECK-NOT: vector<
 // CHECK: return
 // AVX2-LABEL: func.func @exp_short_rows(
+// AVX2: scf.for %{{.*}} = %c0 to %c768 step %c16 {
+// AVX2-LABEL: func.func @exp_short_rows_per_row(
 // AVX2-NOT: vector<
 // AVX2: return
 func.func @exp_short_rows(%x: tensor<64x12xf32>) -> tensor<64x12xf32> {
   %0 = "rlx.exp"(%x) : (tensor<64x12xf32>) -> tensor<64x12xf32>
   return %0 : tensor<64x12xf32>
+}
+func.func @exp_short_rows_per_row(%x: tensor<64x12xf32>, %b: tensor<64x1xf32>) -> tensor<64x12xf32> {
+  %0 = "rlx.add"(%x, %b) : (tensor<64x12xf32>, tensor<64x1xf32>) -> tensor<64x12xf32>
+  %1 = "rlx.exp"(%0) : (tensor<64x12xf32>) -> tensor<64x12xf32>
+  return %1 : tensor<64x12xf32>
 }
 
 // -----
