@@ -193,6 +193,37 @@ def shared_base(smem: ir.Value, esize: int):
 
 # --- cp.async ---------------------------------------------------------------------------
 
+def ragged_chunk(row, col, row_ext: int, col_ext: int, ragged_rows: bool, ragged_cols: bool,
+                 ce: int, esize: int):
+    """(row, col, cp.async's src-size or None) of the ``ce``-element chunk
+    at (``row``, ``col``) of a (``row_ext`` x ``col_ext``) operand, chunks
+    along the columns: past the edges fewer bytes (zero-filled), and the
+    address of a chunk that copies nothing clamped to a valid, aligned one.
+    None: no edge is ragged, every chunk copies whole."""
+    if not (ragged_rows or ragged_cols):
+        return row, col, None
+    left = arith.subi(index(col_ext), col) if ragged_cols else index(ce)
+    n = arith.maxsi(arith.minsi(left, index(ce)), index(0))
+    if ragged_rows:
+        n = arith.select(ult(row, row_ext), n, index(0))
+    size = arith.index_cast(_i(32), arith.muli(n, index(esize)))
+    row = arith.minui(row, index(row_ext - 1))
+    col = arith.minui(col, index((col_ext - 1) // ce * ce))
+    return row, col, size
+
+
+def element_offset(plan: AsyncOperand, coords: dict) -> ir.Value:
+    """The element offset of ``coords`` (loop dim -> index) in the
+    operand's buffer: its strides and offset."""
+    flat = None
+    for d, stride in zip(plan.dims, plan.strides):
+        term = coords[d] if stride == 1 else arith.muli(coords[d], index(stride))
+        flat = term if flat is None else arith.addi(flat, term)
+    if plan.offset:
+        flat = arith.addi(flat, index(plan.offset))
+    return flat
+
+
 def issue_tile(gen: Generic, plan: AsyncOperand, st: Staging, src: ir.Value, smem,
                shift: ir.Value, stage: ir.Value, mn0: ir.Value, k0: ir.Value,
                mn_extent: int, K: int, tid: ir.Value, bvals: list, batch: list,
@@ -218,25 +249,12 @@ def issue_tile(gen: Generic, plan: AsyncOperand, st: Staging, src: ir.Value, sme
         col = arith.muli(arith.remui(e, index(per_row)), index(ce))
         grow = arith.addi(row_base, row)
         gcol = arith.addi(col_base, col)
-        size = None
-        if ragged_rows or ragged_cols:
-            left = arith.subi(index(col_ext), gcol) if ragged_cols else index(ce)
-            n = arith.maxsi(arith.minsi(left, index(ce)), index(0))
-            if ragged_rows:
-                n = arith.select(ult(grow, row_ext), n, index(0))
-            size = arith.index_cast(_i(32), arith.muli(n, index(plan.esize)))
-            # a valid, aligned address for the chunks that copy nothing
-            grow = arith.minui(grow, index(row_ext - 1))
-            gcol = arith.minui(gcol, index((col_ext - 1) // ce * ce))
+        grow, gcol, size = ragged_chunk(grow, gcol, row_ext, col_ext, ragged_rows, ragged_cols,
+                                        ce, plan.esize)
         coords = {plan.k_dim: grow if st.k_rows else gcol,
                   plan.mn_dim: gcol if st.k_rows else grow}
         coords.update(zip(batch, bvals))
-        flat = None
-        for d, stride in zip(plan.dims, plan.strides):
-            term = coords[d] if stride == 1 else arith.muli(coords[d], index(stride))
-            flat = term if flat is None else arith.addi(flat, term)
-        if plan.offset:
-            flat = arith.addi(flat, index(plan.offset))
+        flat = element_offset(plan, coords)
         s = arith.addi(arith.addi(shift, stage_off),
                        arith.addi(arith.muli(row, index(st.stride)), col))
         nvvm.CpAsyncOp(gep(smem, s, elt), gep(src, flat, elt),

@@ -62,7 +62,7 @@ from mlir.dialects import arith, llvm, memref, nvvm, scf
 
 from ..common import index
 from .common import Generic, if_, ult
-from .mma_pipeline import AsyncOperand, async_operand, gep
+from .mma_pipeline import AsyncOperand, async_operand, element_offset, gep, ragged_chunk
 
 __all__ = ["MAX_STAGES", "wgmma_async_operand", "issue_slab", "round_slab"]
 
@@ -123,24 +123,11 @@ def issue_slab(gen: Generic, plan: AsyncOperand, lay, src: ir.Value, stage_addr:
     def chunk(row: ir.Value, c: ir.Value) -> None:
         gmn = arith.addi(mn0, row)
         gk = arith.addi(k0, arith.muli(c, index(ce)))
-        size = None
-        if ragged_rows or ragged_k:
-            left = arith.subi(index(K), gk) if ragged_k else index(ce)
-            n = arith.maxsi(arith.minsi(left, index(ce)), index(0))
-            if ragged_rows:
-                n = arith.select(ult(gmn, mn_extent), n, index(0))
-            size = arith.index_cast(_i(32), arith.muli(n, index(plan.esize)))
-            # a valid, aligned address for the chunks that copy nothing
-            gmn = arith.minui(gmn, index(mn_extent - 1))
-            gk = arith.minui(gk, index((K - 1) // ce * ce))
+        gmn, gk, size = ragged_chunk(gmn, gk, mn_extent, K, ragged_rows, ragged_k, ce,
+                                     plan.esize)
         coords = {plan.k_dim: gk, plan.mn_dim: gmn}
         coords.update(zip(batch, bvals))
-        flat = None
-        for d, stride in zip(plan.dims, plan.strides):
-            term = coords[d] if stride == 1 else arith.muli(coords[d], index(stride))
-            flat = term if flat is None else arith.addi(flat, term)
-        if plan.offset:
-            flat = arith.addi(flat, index(plan.offset))
+        flat = element_offset(plan, coords)
         addr = arith.index_cast(_i(64), arith.addi(stage_addr, lay.chunk_offset(row, c)))
         dst = llvm.IntToPtrOp(ptr3, addr).result
         nvvm.CpAsyncOp(dst, gep(src, flat, elt), ir.IntegerAttr.get(_i(32), CHUNK), cache,
