@@ -13,14 +13,22 @@ What the PTX ISA specifies and is checked here:
   descriptors, decoded as the hardware does: start address bits 0-13,
   leading-dimension byte offset bits 16-29, stride-dimension byte offset
   bits 32-45 (each in 16-byte units), base offset bits 49-51 (must be 0
-  here), swizzle mode bits 62-63 (0 none, 1 128B, 2 64B, 3 32B).  Operands
-  are K-major (A ``row``, B ``col``: what TF32 requires; MN-major operands
-  are refused): row ``r`` (of M or N) and 16-byte K chunk ``c`` (two per
-  instruction: k16 of 16-bit types, k8 of TF32) lie at
-  ``start + (r % 8) * 16 + (r / 8) * SBO + c * LBO`` without swizzling, or
-  ``start + (r % 8) * W + (r / 8) * SBO + c * 16`` with a swizzle of W bytes
-  (128, 64, 32) whose 16-byte chunk index bits (4..) are XORed with the
-  address bits from 7 (the atom's row);
+  here), swizzle mode bits 62-63 (0 none, 1 128B, 2 64B, 3 32B).  K-major
+  operands (A ``row``, B ``col``: imm-trans 0): row ``r`` (of M or N) and
+  16-byte K chunk ``c`` (two per instruction: k16 of 16-bit types, k8 of
+  TF32) lie at ``start + (r % 8) * 16 + (r / 8) * SBO + c * LBO`` without
+  swizzling, or ``start + (r % 8) * W + (r / 8) * SBO + c * 16`` with a
+  swizzle of W bytes (128, 64, 32);
+* MN-major operands (A ``col``, B ``row``: imm-trans-a / imm-trans-b 1,
+  .f16/.bf16 only; TF32 with one is an error): the 16-byte chunk ``j`` of
+  M (N) elements ``8j .. 8j+7`` at K row ``k`` lies at ``start + j * SBO +
+  (k / 8) * LBO + (k % 8) * 16`` without swizzling (core matrices of 8 K
+  rows; LBO between the two along K, SBO along M/N), or ``start + (j / P) *
+  LBO + (k / 8) * SBO + (k % 8) * W + (j % P) * 16`` with a swizzle of W
+  bytes (atoms of W bytes of M/N by 8 K rows, ``P = W / 16`` chunks wide;
+  LBO between atoms along M/N, SBO between 8-row groups of K);
+* either way a swizzle XORs the 16-byte chunk index bits (4..) of each
+  address with its bits from 7 (the atom's row);
 * the accumulators of ``m64nNk*`` (N/2 f32 per thread): value ``i`` of thread
   ``t`` of the warpgroup is row ``16 (t / 32) + (t % 32) / 4 + 8 (i / 2 % 2)``,
   column ``8 (i / 4) + 2 (t % 4) + i % 2``;
@@ -268,9 +276,11 @@ class WgmmaOps:
                 not 8 <= int(m.group(2)) <= 256:
             raise EmulationError(f"{op.location}: wgmma.mma_async {shape} on {kind} is not "
                                  "supported by the emulator")
-        if _attr(op, "layoutA") != "row" or _attr(op, "layoutB") != "col":
-            raise EmulationError(f"{op.location}: wgmma.mma_async with MN-major (transposed) "
-                                 "operands is not supported by the emulator")
+        # imm-trans-a / imm-trans-b: A ``col``, B ``row`` read MN-major
+        trans = (_attr(op, "layoutA") == "col", _attr(op, "layoutB") == "row")
+        if any(trans) and kind not in ("bf16", "f16"):
+            raise EmulationError(f"{op.location}: wgmma.mma_async on {kind} with a transposed "
+                                 "(MN-major) operand: PTX transposes only .f16/.bf16")
         n = int(m.group(2))
         acc, da, db = (env[v] for v in op.operands)
         chained = isinstance(acc, _Pending) and not acc.rec.done
@@ -279,8 +289,8 @@ class WgmmaOps:
                                  "registers without a wgmma.fence before it")
         idx = np.nonzero(wgs)[0]
         reads = []
-        A = self._wgmma_operand(op, st, da, idx, 64, kind, reads)
-        B = self._wgmma_operand(op, st, db, idx, n, kind, reads)
+        A = self._wgmma_operand(op, st, da, idx, 64, kind, reads, trans[0])
+        B = self._wgmma_operand(op, st, db, idx, n, kind, reads, trans[1])
         sign = 1.0
         for which in ("scaleA", "scaleB"):
             if _attr(op, which) == "neg":
@@ -308,9 +318,10 @@ class WgmmaOps:
         return [_Pending(out, rec)]
 
     def _wgmma_operand(self, op, st: _State, desc, idx, rows: int, kind: str,
-                       reads: list) -> np.ndarray:
+                       reads: list, mn_major: bool = False) -> np.ndarray:
         """The (warpgroups x rows x K) float64 operand a descriptor points to
-        (K-major), its reads checked and recorded in ``reads``."""
+        (K-major, or ``mn_major``), its reads checked and recorded in
+        ``reads``."""
         k = self.kernel
         d = np.broadcast_to(np.asarray(desc, np.int64), (k.n,)).view(np.uint64)
         d = d.reshape(-1, WARPGROUP)[idx]
@@ -327,16 +338,19 @@ class WgmmaOps:
         swizzle = (d >> 62).astype(np.int64)
         if (swizzle != swizzle[0]).any():
             raise EmulationError(f"{op.location}: swizzle modes differ between warpgroups")
-        r = np.arange(rows)[None, :, None]
-        c = np.arange(2)[None, None, :]
         s0, lbo, sbo = start[:, None, None], lbo[:, None, None], sbo[:, None, None]
         mode = int(swizzle[0])
-        if mode == 0:
-            addr = s0 + (r % 8) * 16 + (r // 8) * sbo + c * lbo
+        if mn_major:
+            addr = _mn_major_chunks(s0, lbo, sbo, mode, rows, kind)
         else:
-            width = _SWIZZLE_BYTES[mode]
-            addr = s0 + (r % 8) * width + (r // 8) * sbo + c * 16
-            bits = {128: 7, 64: 3, 32: 1}[width]
+            r = np.arange(rows)[None, :, None]
+            c = np.arange(2)[None, None, :]
+            if mode == 0:
+                addr = s0 + (r % 8) * 16 + (r // 8) * sbo + c * lbo
+            else:
+                addr = s0 + (r % 8) * _SWIZZLE_BYTES[mode] + (r // 8) * sbo + c * 16
+        if mode:
+            bits = {128: 7, 64: 3, 32: 1}[_SWIZZLE_BYTES[mode]]
             addr = addr ^ (((addr >> 7) & bits) << 4)
         base, alloc = self._locate(op, st, addr)
         pending = getattr(alloc, "cp_pending", None)
@@ -354,7 +368,7 @@ class WgmmaOps:
             raise EmulationError(f"{op.location}: wgmma.mma_async reads shared memory whose "
                                  "cp.async has not completed (cp.async.wait.group)")
         first = np.broadcast_to((idx * WARPGROUP)[:, None, None, None],
-                                (len(idx), rows, 2, 16 // isz)).reshape(-1)
+                                addr.shape + (16 // isz,)).reshape(-1)
         if self._tma_unseen(alloc, flat, first):
             raise EmulationError(f"{op.location}: wgmma.mma_async reads shared memory before "
                                  "the mbarrier phase of its bulk tensor copy completed "
@@ -367,7 +381,27 @@ class WgmmaOps:
                                  "written without a fence.proxy.async after it")
         self._check_read(op, alloc, flat, first)
         reads.append((alloc, key, chunk.copy(), flat, first))
-        return _values(chunk, kind, self.exact_tf32).reshape(len(idx), rows, _K[kind])
+        values = _values(chunk, kind, self.exact_tf32)
+        if mn_major:            # (wgs, K, rows / T, T) -> (wgs, rows, K)
+            return values.reshape(len(idx), _K[kind], rows).transpose(0, 2, 1)
+        return values.reshape(len(idx), rows, _K[kind])
+
+
+def _mn_major_chunks(s0, lbo, sbo, mode: int, rows: int, kind: str) -> np.ndarray:
+    """The (unswizzled) addresses (warpgroups, K, rows / T) of the 16-byte
+    chunks of an MN-major operand (``T`` elements of M or N at one K; PTX's
+    canonical MN-major layouts, K = 16 of bf16/f16): no swizzle, core
+    matrices of 8 K rows x 16 bytes, ``start + (mn / T) * SBO + (k / 8) *
+    LBO + (k % 8) * 16``; a swizzle of W bytes, atoms of W bytes of M/N x 8
+    K rows, ``start + (mn / A) * LBO + (k / 8) * SBO + (k % 8) * W + (mn %
+    A / T) * 16`` (``A`` = W / element bytes elements per atom)."""
+    k = np.arange(_K[kind])[None, :, None]
+    j = np.arange(rows // 8)[None, None, :]          # 16-byte chunks: T = 8 (bf16/f16)
+    if mode == 0:
+        return s0 + j * sbo + (k // 8) * lbo + (k % 8) * 16
+    width = _SWIZZLE_BYTES[mode]
+    per = width // 16
+    return s0 + (j // per) * lbo + (k // 8) * sbo + (k % 8) * width + (j % per) * 16
 
 
 def _bytes(alloc, kernel) -> np.ndarray:

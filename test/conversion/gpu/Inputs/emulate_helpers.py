@@ -122,3 +122,98 @@ def matmul(a, b, c, ta=False, tb=False, t="f32"):
     body = "\n  ".join(lines)
     return (f"func.func @main(%x: {xa}, %w: {xb}) -> {out} {{\n  {body}\n"
             f"  return %y : {out}\n}}")
+
+
+# --- the tensor-core (wgmma, mma.sync) tests' shared pieces ---------------------------
+
+_DTYPES = {"f32": np.float32, "f16": np.float16, "f64": np.float64}
+
+
+def inputs(module, rng, dtype=None):
+    """Standard normal arguments of ``module``'s first function, of ``dtype``
+    (by default each argument's element type; bf16 as ml_dtypes')."""
+    fn_type = module.body.operations[0].type
+    out = []
+    for t in fn_type.inputs:
+        want = dtype
+        if want is None:
+            elt = str(t.element_type)
+            if elt == "bf16":
+                import ml_dtypes
+                want = ml_dtypes.bfloat16
+            else:
+                want = _DTYPES[elt]
+        out.append(rng.standard_normal(t.shape).astype(want))
+    return out
+
+
+def rel(got, want) -> float:
+    """The largest error relative to the largest magnitude of ``want``."""
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    return float(np.abs(got - want).max() / np.abs(want).max())
+
+
+def first(x):
+    return x[0] if isinstance(x, tuple) else x
+
+
+def ulp(x, bits: int, emin: int):
+    """One unit in the last place of ``x`` with ``bits`` fraction bits and
+    smallest normal exponent ``emin`` (bf16: 7, -126; f16: 10, -14)."""
+    e = np.floor(np.log2(np.maximum(np.abs(x), 2.0 ** emin)))
+    return 2.0 ** (np.maximum(e, emin) - bits)
+
+
+def find(module, name: str) -> list:
+    """Every op named ``name`` nested in ``module``, in order."""
+    found = []
+
+    def walk(op):
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    if inner.operation.name == name:
+                        found.append(inner.operation)
+                    walk(inner.operation)
+    walk(module.operation)
+    return found
+
+
+def emulate_main(text: str, args, exact: bool = False, **options):
+    """(the first result of ``@main`` run in the emulator for chip sm_90,
+    the lowered module's text); ``exact``: TF32 operands read whole."""
+    exe = Emulated(gradir.parse(text), chip="sm_90", **options)
+    exe.emulator.exact_tf32 = exact
+    return first(exe["main"](*args)), str(exe.lowered)
+
+
+def mutation_error(text: str, mutate, options: dict | None = None, seed: int = 1) -> str:
+    """The emulator's error for ``text`` lowered to kernels for sm_90
+    (``options``), then changed by ``mutate(module)``; "no error" if it
+    runs."""
+    from gradir.conversion.gpu.nvvm import lower_to_nvvm
+    from gradir.testing.gpu_emulator import run
+    from gradir.testing.gpu_emulator.values import EmulationError
+    module = gradir.parse(text)
+    lower_to_nvvm(module.operation, stop_after="kernels", chip="sm_90", **(options or {}))
+    mutate(module)
+    args = inputs(gradir.parse(text), np.random.default_rng(seed))
+    try:
+        run(module.operation, "main", *args)
+    except EmulationError as err:
+        return str(err).split(": ", 1)[1]
+    return "no error"
+
+
+def outlined_kernels(module, **options):
+    """(``module``'s kernels as a CUDA library's pipeline outlines them, for
+    the fake driver to emulate; the kernels stage's text)."""
+    from gradir.conversion.gpu.nvvm import lower_to_nvvm, run_pipeline
+    from gradir.ir import print_module
+    kernels = gradir.parse(print_module(module))
+    with kernels.context:
+        lower_to_nvvm(kernels.operation, stop_after="kernels", **options)
+        text = print_module(kernels)
+        run_pipeline("builtin.module(gpu-launch-sink-index-computations,gpu-kernel-outlining,"
+                     "gpu-kernel-attributes)", kernels.operation)
+    return kernels, text

@@ -74,6 +74,7 @@ from .mma_pipeline import SMEM_LIMIT, commit, global_base, wait
 from .reduction import atomic_type
 from . import tma as tma_mod
 from . import wgmma_pipeline as wpipe
+from .wgmma_layout import BYTES, Layout, descriptor_bits, element_type
 
 __all__ = ["WGMMA_CONFIGS", "WGMMA_BK", "WGMMA_SUFFIX", "chip_has_wgmma", "build_wgmma",
            "descriptor_bits"]
@@ -83,8 +84,6 @@ WGMMA_CONFIGS = ((128, 128), (64, 64), (64, 32))
 WGMMA_BK = 32
 WARPGROUP = 128
 WGMMA_K = {"tf32": 8, "bf16": 16, "f16": 16}
-BYTES = {"tf32": 4, "bf16": 2, "f16": 2}
-CORE = 128                 # bytes of one core matrix (8 rows of 16 bytes)
 # Swizzled staging (the 128-byte swizzle for TF32's 128-byte rows, 64-byte
 # for bf16/f16's): read by wgmma without bank conflicts.  False: the
 # interleaved layout (tests run both).
@@ -95,7 +94,6 @@ ASYNC = True
 # Operands copied with TMA (tma.py) instead of cp.async where they can be.
 # Off by default (see the module docstring); the tests run both.
 TMA = False
-SWIZZLE_MODE = {128: 1, 64: 2, 32: 3}      # row bytes -> descriptor mode
 # The gpu.module of the wgmma kernels of host function @f is @f_kernels_sm90a:
 # the NVVM stage gives it the sm_90a target that wgmma needs (nvvm.py).
 WGMMA_SUFFIX = "_sm90a"
@@ -106,15 +104,6 @@ def chip_has_wgmma(chip: str) -> bool:
     wgmma is an sm_90a feature, absent from later architectures, which keep
     mma.sync."""
     return chip in ("sm_90", "sm_90a")
-
-
-def descriptor_bits(lbo: int, sbo: int, swizzle: int = 0) -> int:
-    """The constant fields of a wgmma matrix descriptor: leading- and
-    stride-dimension byte offsets (bits 16-29, 32-45, in 16-byte units),
-    swizzle mode (bits 62-63: 0 none, 1 128B, 2 64B, 3 32B); the start
-    address (bits 0-13: ``(address & 0x3FFFF) >> 4``) is added to them."""
-    bits = ((lbo >> 4) << 16) | ((sbo >> 4) << 32) | (swizzle << 62)
-    return bits - (1 << 64) if bits >> 63 else bits        # as a signed i64
 
 
 @dataclass(frozen=True)
@@ -167,106 +156,17 @@ def _plan(ctx: KernelContext, gen: Generic, g: GemmMatch, kind: str,
                       grid=[-(-N // bn), -(-M // bm), batch * splits]), stages
 
 
-def _element_type(kind: str) -> ir.Type:
-    return {"tf32": ir.IntegerType.get_signless(32), "bf16": ir.BF16Type.get(),
-            "f16": ir.F16Type.get()}[kind]
-
-
 def _convert(kind: str, operand_kind: str):
     """The conversion of a loaded (f32, bf16 or f16) value to the staged
     format, or None."""
     if kind == "tf32":
         def to_tf32(v):
             rna = ir.Attribute.parse("#nvvm.fp_rnd_mode<rna>")
-            return nvvm.ConvertFloatToTF32Op(_element_type("tf32"), v, rnd=rna).result
+            return nvvm.ConvertFloatToTF32Op(element_type("tf32"), v, rnd=rna).result
         return to_tf32
     if operand_kind == "f32":
-        return lambda v: arith.truncf(_element_type(kind), v)
+        return lambda v: arith.truncf(element_type(kind), v)
     return None
-
-
-@dataclass(frozen=True)
-class _Layout:
-    """How a (rows x BK) K-major tile lies in workgroup memory, and its
-    descriptor fields.
-
-    * interleaved (mode 0): 8x16-byte core matrices of 128 contiguous
-      bytes, ``[row / 8][k / ke][row % 8][k % ke]`` (``ke`` elements per 16
-      bytes): LBO (between core matrices along K) 128 bytes, SBO (between
-      8-row groups) ``BK / ke * 128``;
-    * swizzled (mode 1, 2, 3 for rows of 128, 64, 32 bytes): rows of BK
-      elements, ``[row / 8][row % 8][chunk ^ f(row % 8)][k % ke]`` where
-      ``chunk = k / ke`` is the row's 16-byte chunk and ``f(r)`` the
-      address bits from 7 of row ``r`` (``r``, ``r / 2``, ``r / 4``): the
-      XOR wgmma applies to addresses; SBO ``8 * row bytes``, LBO unused
-      (16); the tile aligned to 1024 bytes (the swizzle's repeat)."""
-    kind: str
-    bk: int
-    mode: int
-
-    @classmethod
-    def of(cls, kind: str, bk: int) -> "_Layout":
-        mode = SWIZZLE_MODE.get(bk * BYTES[kind], 0) if SWIZZLE else 0
-        return cls(kind, bk, mode)
-
-    @property
-    def ke(self) -> int:
-        return 16 // BYTES[self.kind]
-
-    @property
-    def row_bytes(self) -> int:
-        return self.bk * BYTES[self.kind]
-
-    @property
-    def sbo(self) -> int:
-        return 8 * self.row_bytes if self.mode else self.bk // self.ke * CORE
-
-    @property
-    def bits(self) -> int:
-        return descriptor_bits(16 if self.mode else CORE, self.sbo, self.mode)
-
-    @property
-    def step_bytes(self) -> int:
-        """Start-address advance per K step (32 bytes of K)."""
-        return 32 if self.mode else 2 * CORE
-
-    @property
-    def align(self) -> int:
-        return 1024 if self.mode else 128
-
-    def tile_type(self, rows: int, stages: int = 1) -> ir.Type:
-        """One tile, or (``stages`` > 1) ``stages`` of them, the stage first."""
-        elt = _element_type(self.kind)
-        lead = [stages] if stages > 1 else []
-        if self.mode:
-            return workgroup_type(lead + [rows // 8, 8, self.bk], elt)
-        return workgroup_type(lead + [rows // 8, self.bk // self.ke, 8, self.ke], elt)
-
-    def tile_bytes(self, rows: int) -> int:
-        return rows * self.row_bytes
-
-    def chunk_offset(self, row: ir.Value, c: ir.Value) -> ir.Value:
-        """The byte offset in a tile of 16-byte K chunk ``c`` of ``row``
-        (what ``index`` gives its first element, in bytes)."""
-        r8, r = arith.divui(row, index(8)), arith.remui(row, index(8))
-        if not self.mode:
-            return arith.addi(arith.addi(arith.muli(r8, index(self.sbo)),
-                                         arith.muli(c, index(CORE))), arith.muli(r, index(16)))
-        shift = {1: 0, 2: 1, 3: 2}[self.mode]
-        f = arith.shrui(r, index(shift)) if shift else r
-        return arith.addi(arith.muli(row, index(self.row_bytes)),
-                          arith.muli(arith.xori(c, f), index(16)))
-
-    def index(self, mn: ir.Value, kk: ir.Value) -> list:
-        """The tile's indices of element (``mn``, ``kk``)."""
-        ke = self.ke
-        r8, r = arith.divui(mn, index(8)), arith.remui(mn, index(8))
-        if not self.mode:
-            return [r8, arith.divui(kk, index(ke)), r, arith.remui(kk, index(ke))]
-        shift = {1: 0, 2: 1, 3: 2}[self.mode]
-        f = arith.shrui(r, index(shift)) if shift else r
-        chunk = arith.xori(arith.divui(kk, index(ke)), f)
-        return [r8, r, arith.addi(arith.muli(chunk, index(ke)), arith.remui(kk, index(ke)))]
 
 
 @dataclass(frozen=True)
@@ -331,7 +231,7 @@ def _stage_load(gen: Generic, g: GemmMatch, t: GemmTiling, blk: _Block, s: _Stag
 
 
 def _stage_store(values: list, t: GemmTiling, blk: _Block, s: _Stage, threads: int,
-                 lay: _Layout, stage: ir.Value | None = None) -> None:
+                 lay: Layout, stage: ir.Value | None = None) -> None:
     """Stores ``_stage_load``'s values where ``lay`` puts them (in stage
     ``stage`` of a pipelined kernel's tiles)."""
     lead = [stage] if stage is not None else []
@@ -341,7 +241,7 @@ def _stage_store(values: list, t: GemmTiling, blk: _Block, s: _Stage, threads: i
 
 
 def _stage(gen: Generic, g: GemmMatch, t: GemmTiling, blk: _Block, s: _Stage, k0: ir.Value,
-           threads: int, lay: _Layout) -> None:
+           threads: int, lay: Layout) -> None:
     """The cooperative load of one slab into the tile, every thread
     ``tile * BK / threads`` elements."""
     _stage_store(_stage_load(gen, g, t, blk, s, k0, threads), t, blk, s, threads, lay)
@@ -359,9 +259,12 @@ def _encoded_address(smem: ir.Value, offset: ir.Value | None) -> ir.Value:
 
 
 def _mma_async(kind: str, bn: int, acc: ir.Value, desc_a: ir.Value,
-               desc_b: ir.Value) -> ir.Value:
+               desc_b: ir.Value, lays=None) -> ir.Value:
     """``wgmma.mma_async.sync.aligned.m64n<bn>k<k>.f32.<kind>.<kind>``, A
-    and B K-major from workgroup memory, D += A * B."""
+    and B from workgroup memory, D += A * B: K-major (A ``row``, B
+    ``col``: imm-trans 0) unless ``lays`` has them MN-major (A ``col``, B
+    ``row``: imm-trans-a / imm-trans-b 1)."""
+    trans_a, trans_b = (lay.mn_major for lay in lays) if lays else (False, False)
     p = ir.Attribute.parse
     return nvvm.WgmmaMmaAsyncOp(
         acc.type, acc, desc_a, desc_b,
@@ -369,7 +272,14 @@ def _mma_async(kind: str, bn: int, acc: ir.Value, desc_a: ir.Value,
         p(f"#nvvm.wgmma_type<{kind}>"), p(f"#nvvm.wgmma_type<{kind}>"),
         p("#nvvm.wgmma_type<f32>"), p("#nvvm.wgmma_scale_out<one>"),
         p("#nvvm.wgmma_scale_in<one>"), p("#nvvm.wgmma_scale_in<one>"),
-        p("#nvvm.mma_layout<row>"), p("#nvvm.mma_layout<col>")).result
+        p(f"#nvvm.mma_layout<{'col' if trans_a else 'row'}>"),
+        p(f"#nvvm.mma_layout<{'row' if trans_b else 'col'}>")).result
+
+
+def _desc_bits(lay: Layout, kind: str, step: int) -> int:
+    """A descriptor's constant fields plus the start-address advance of K
+    step ``step`` (16-byte units)."""
+    return lay.bits + (step * lay.step_bytes(WGMMA_K[kind]) >> 4)
 
 
 def build_wgmma(ctx: KernelContext, gen: Generic, g: GemmMatch, kind: str) -> None:
@@ -381,16 +291,20 @@ def build_wgmma(ctx: KernelContext, gen: Generic, g: GemmMatch, kind: str) -> No
              for op, mn, k in ((g.a, g.ms, a_kind), (g.b, g.ns, b_kind))]
     t, nstages = _plan(ctx, gen, g, kind, ASYNC, plans != [None, None])
     threads = WARPGROUP * (t.bm // 64)
-    lay = _Layout.of(kind, t.bk)
-    wg = [lay.tile_type(t.bm, nstages), lay.tile_type(t.bn, nstages)]
-    tmas = [tma_mod.tma_operand(p, lay) if TMA and nstages > 1 else None for p in plans]
+    # K-major tiles, MN-major ones for the operands copied with M (N)
+    # innermost (bf16/f16: wgmma_layout.py)
+    lays = tuple(Layout.mn(kind, t.bk, tile, SWIZZLE) if p is not None and not p.k_inner
+                 else Layout.of(kind, t.bk, SWIZZLE) for p, tile in zip(plans, (t.bm, t.bn)))
+    wg = [lay.tile_type(tile, nstages) for lay, tile in zip(lays, (t.bm, t.bn))]
+    tmas = [tma_mod.tma_operand(p, lay) if TMA and nstages > 1 and p is not None and
+            p.k_inner else None for p, lay in zip(plans, lays)]
     maps = [None, None]
     if tmas != [None, None]:
         wg.append(workgroup_type([nstages], ir.IntegerType.get_signless(64)))     # mbarriers
         batch = dict(zip(g.batch, t.brange))
         for i, (op, tile, ext) in enumerate(zip(tmas, (t.bm, t.bn), (t.M, t.N))):
             if op is not None:
-                maps[i] = tma_mod.encode(gen, op, lay, tile, ext, t.K,
+                maps[i] = tma_mod.encode(gen, op, lays[i], tile, ext, t.K,
                                          batch.get(op.batch_loop, 1))
     c = gen.outputs[0]
     epi = match_epilogue(gen) if t.splits == 1 else None
@@ -405,7 +319,7 @@ def build_wgmma(ctx: KernelContext, gen: Generic, g: GemmMatch, kind: str) -> No
     # swizzles their repeat (the lowering aligns a workgroup buffer to its
     # element type by default)
     align = ir.DictAttr.get({"llvm.align": ir.IntegerAttr.get(
-        ir.IntegerType.get_signless(64), lay.align)})
+        ir.IntegerType.get_signless(64), max(lay.align for lay in lays))})
     aligns = [align, align] + [ir.DictAttr.get({})] * (len(wg) - 2)
     ctx.namer.attrs[fn] = {"workgroup_attrib_attrs": ir.ArrayAttr.get(aligns)}
     if ctx.options.gemm_min_blocks > 0:
@@ -426,10 +340,10 @@ def build_wgmma(ctx: KernelContext, gen: Generic, g: GemmMatch, kind: str) -> No
                   _Stage(g.b, Bs, blk.n0, t.bn, t.N, t.b_kinner, g.ns, b_cast,
                          _convert(kind, b_kind)))
         if nstages > 1:
-            accs = _pipelined_k_loop(t, kind, gen, g, blk, ids[2], stages, threads, lay,
+            accs = _pipelined_k_loop(t, kind, gen, g, blk, ids[2], stages, threads, lays,
                                      plans, nstages, (tmas, maps, bars))
         else:
-            accs = _k_loop(t, kind, gen, g, blk, ids[2], stages, threads, lay)
+            accs = _k_loop(t, kind, gen, g, blk, ids[2], stages, threads, lays)
         _store_accumulators(gen, g, t, blk, accs, epi)
         gpu.TerminatorOp()
     if epi is not None:
@@ -437,14 +351,13 @@ def build_wgmma(ctx: KernelContext, gen: Generic, g: GemmMatch, kind: str) -> No
 
 
 def _k_loop(t: GemmTiling, kind: str, gen: Generic, g: GemmMatch, blk: _Block, bz: ir.Value,
-            stages, threads: int, lay: _Layout) -> list:
+            stages, threads: int, lays: tuple) -> list:
     """The loop over the block's K slabs (see the module docstring); returns
     each thread's BN/2 accumulators."""
     i64 = ir.IntegerType.get_signless(64)
     f32 = ir.F32Type.get()
     n_acc = t.bn // 2
-    bits = lay.bits
-    wg_rows = arith.muli(arith.divui(blk.tid, index(WARPGROUP)), index(64 // 8 * lay.sbo))
+    wg_rows = arith.muli(arith.divui(blk.tid, index(WARPGROUP)), index(lays[0].rows_bytes(64)))
     enc_a = _encoded_address(stages[0].smem, wg_rows)
     enc_b = _encoded_address(stages[1].smem, None)
     acc_t = ir.Type.parse("!llvm.struct<(" + ", ".join(["f32"] * n_acc) + ")>")
@@ -456,7 +369,7 @@ def _k_loop(t: GemmTiling, kind: str, gen: Generic, g: GemmMatch, blk: _Block, b
     loop = scf.ForOp(k_lo, k_hi, index(1), [zero] * n_acc)
     with ir.InsertionPoint(loop.body):
         k0 = arith.muli(loop.induction_variable, index(t.bk))
-        for s in stages:
+        for s, lay in zip(stages, lays):
             _stage(gen, g, t, blk, s, k0, threads, lay)
         nvvm.FenceProxyOp(ir.Attribute.parse("#nvvm.proxy_kind<async.shared>"),
                           space=ir.Attribute.parse("#nvvm.shared_space<cta>"))
@@ -466,10 +379,9 @@ def _k_loop(t: GemmTiling, kind: str, gen: Generic, g: GemmMatch, blk: _Block, b
             acc = llvm.insertvalue(acc, v, [i])
         nvvm.WgmmaFenceAlignedOp()
         for s in range(t.bk // WGMMA_K[kind]):
-            off = s * lay.step_bytes >> 4
-            desc_a = arith.addi(enc_a, const(i64, bits + off))
-            desc_b = arith.addi(enc_b, const(i64, bits + off))
-            acc = _mma_async(kind, t.bn, acc, desc_a, desc_b)
+            desc_a, desc_b = (arith.addi(e, const(i64, _desc_bits(lay, kind, s)))
+                              for e, lay in zip((enc_a, enc_b), lays))
+            acc = _mma_async(kind, t.bn, acc, desc_a, desc_b, lays)
         nvvm.WgmmaGroupSyncAlignedOp()
         nvvm.WgmmaWaitGroupSyncOp(0)
         out = [llvm.extractvalue(f32, acc, [i]) for i in range(n_acc)]
@@ -479,7 +391,7 @@ def _k_loop(t: GemmTiling, kind: str, gen: Generic, g: GemmMatch, blk: _Block, b
 
 
 def _pipelined_k_loop(t: GemmTiling, kind: str, gen: Generic, g: GemmMatch, blk: _Block,
-                      bz: ir.Value, stages, threads: int, lay: _Layout, plans: list,
+                      bz: ir.Value, stages, threads: int, lays: tuple, plans: list,
                       nstages: int, tma: tuple) -> list:
     """The K loop of ``wgmma_pipeline`` (its docstring): ``nstages`` stages,
     the operands with a plan in ``plans`` copied with cp.async (or TMA: ``tma``
@@ -487,17 +399,16 @@ def _pipelined_k_loop(t: GemmTiling, kind: str, gen: Generic, g: GemmMatch, blk:
     loaded cooperatively; returns each thread's BN/2 accumulators."""
     tmas, maps, bars = tma
     cp_plans = [p if op is None else None for p, op in zip(plans, tmas)]
-    tma_bytes = sum(lay.tile_bytes(tile) for op, tile in zip(tmas, (t.bm, t.bn))
+    tma_bytes = sum(lay.tile_bytes(tile) for op, tile, lay in zip(tmas, (t.bm, t.bn), lays)
                     if op is not None)
     bars_addr = memref.ExtractAlignedPointerAsIndexOp(bars[0]).result if bars else None
     bdict = dict(zip(g.batch, blk.bvals))
     i64 = ir.IntegerType.get_signless(64)
     f32 = ir.F32Type.get()
     n_acc = t.bn // 2
-    bits = lay.bits
     tiles = (t.bm, t.bn)
     extents = (t.M, t.N)
-    wg_rows = arith.muli(arith.divui(blk.tid, index(WARPGROUP)), index(64 // 8 * lay.sbo))
+    wg_rows = arith.muli(arith.divui(blk.tid, index(WARPGROUP)), index(lays[0].rows_bytes(64)))
     enc = (_encoded_address(stages[0].smem, wg_rows), _encoded_address(stages[1].smem, None))
     bases = [memref.ExtractAlignedPointerAsIndexOp(s.smem).result for s in stages]
     srcs = [global_base(gen.inputs[p.operand]) if p is not None else None for p in cp_plans]
@@ -521,14 +432,15 @@ def _pipelined_k_loop(t: GemmTiling, kind: str, gen: Generic, g: GemmMatch, blk:
                 with ir.InsertionPoint(if_(first).then_block):
                     bar = tma_mod.barrier_ptr(bars_addr, stage)
                     tma_mod.expect_bytes(bar, tma_bytes)
-                    for s, op, tmap, base, tile in zip(stages, tmas, maps, bases, tiles):
+                    for s, op, tmap, base, tile, lay in zip(stages, tmas, maps, bases, tiles,
+                                                            lays):
                         if op is not None:
                             addr = arith.addi(base, arith.muli(stage,
                                                                index(lay.tile_bytes(tile))))
                             tma_mod.copy_slab(op, tmap, addr, bar, k0, s.base, bdict)
                     scf.YieldOp([])
-            for s, plan, src, base, tile, ext in zip(stages, cp_plans, srcs, bases, tiles,
-                                                     extents):
+            for s, plan, src, base, tile, ext, lay in zip(stages, cp_plans, srcs, bases, tiles,
+                                                          extents, lays):
                 if plan is None:
                     continue
                 addr = arith.addi(base, arith.muli(stage, index(lay.tile_bytes(tile))))
@@ -550,15 +462,15 @@ def _pipelined_k_loop(t: GemmTiling, kind: str, gen: Generic, g: GemmMatch, blk:
         acc0 = llvm.insertvalue(acc0, zero, [i])
     # the cooperatively loaded operands: slab j's values, loaded during
     # slab j-1's MMAs, carried into iteration j in registers
-    coop = [s for s, plan in zip(stages, plans) if plan is None]
-    regs = [v for s in coop for v in _stage_load(gen, g, t, blk, s, k_start(index(0)),
+    coop = [(s, lay) for s, plan, lay in zip(stages, plans, lays) if plan is None]
+    regs = [v for s, _ in coop for v in _stage_load(gen, g, t, blk, s, k_start(index(0)),
                                                  threads, ragged_k)]
     loop = scf.ForOp(index(0), index(t.per), index(1), [acc0] + regs)
     with ir.InsertionPoint(loop.body):
         j = loop.induction_variable
         stage = arith.remui(j, index(nstages))
         held = list(loop.inner_iter_args)[1:]
-        for s in coop:
+        for s, lay in coop:
             n = s.tile * t.bk // threads
             _stage_store(held[:n], t, blk, s, threads, lay, stage)
             held = held[n:]
@@ -567,7 +479,7 @@ def _pipelined_k_loop(t: GemmTiling, kind: str, gen: Generic, g: GemmMatch, blk:
         if tma_bytes:
             tma_mod.wait_slab(tma_mod.barrier_ptr(bars_addr, stage), j, nstages)
         if to_tf32 is not None:
-            for s, plan, tile in zip(stages, plans, tiles):
+            for s, plan, tile, lay in zip(stages, plans, tiles, lays):
                 if plan is not None:
                     wpipe.round_slab(s.smem, stage, lay, tile, blk.tid, threads, to_tf32)
         nvvm.FenceProxyOp(ir.Attribute.parse("#nvvm.proxy_kind<async.shared>"),
@@ -576,18 +488,17 @@ def _pipelined_k_loop(t: GemmTiling, kind: str, gen: Generic, g: GemmMatch, blk:
         # slab j+1's values (the last slab's again past the end: valid
         # addresses, never stored)
         ahead = arith.minui(arith.addi(j, index(1)), index(t.per - 1))
-        nxt = [v for s in coop for v in _stage_load(gen, g, t, blk, s, k_start(ahead),
+        nxt = [v for s, _ in coop for v in _stage_load(gen, g, t, blk, s, k_start(ahead),
                                                     threads, ragged_k)]
         acc = loop.inner_iter_args[0]
         nvvm.WgmmaFenceAlignedOp()
         stage64 = arith.index_cast(i64, stage)
         starts = [arith.addi(e, arith.muli(stage64, const(i64, lay.tile_bytes(tile) >> 4)))
-                  for e, tile in zip(enc, tiles)]
+                  for e, tile, lay in zip(enc, tiles, lays)]
         for s in range(t.bk // WGMMA_K[kind]):
-            off = s * lay.step_bytes >> 4
-            desc_a = arith.addi(starts[0], const(i64, bits + off))
-            desc_b = arith.addi(starts[1], const(i64, bits + off))
-            acc = _mma_async(kind, t.bn, acc, desc_a, desc_b)
+            desc_a, desc_b = (arith.addi(e, const(i64, _desc_bits(lay, kind, s)))
+                              for e, lay in zip(starts, lays))
+            acc = _mma_async(kind, t.bn, acc, desc_a, desc_b, lays)
         nvvm.WgmmaGroupSyncAlignedOp()
         nvvm.WgmmaWaitGroupSyncOp(1)
         gpu.BarrierOp()

@@ -77,21 +77,22 @@ def _i(width: int) -> ir.Type:
 def wgmma_async_operand(gen: Generic, operand: int, mn_dims: list, ks: list, batch: list,
                         kind: str, operand_kind: str | None) -> AsyncOperand | None:
     """The cp.async plan of input ``operand`` of a ``kind`` wgmma GEMM, or
-    None (cooperative loads): K innermost, 16-byte chunks, read as stored."""
+    None (cooperative loads): 16-byte chunks, read as stored, K innermost
+    or (bf16/f16: wgmma reads them MN-major) M (N) innermost."""
     staged = "f32" if kind == "tf32" else kind
     if operand_kind != staged:
         return None
     plan = async_operand(gen, operand, mn_dims, ks, batch, staged)
-    if plan is None or not plan.k_inner or plan.chunk != CHUNK:
+    if plan is None or plan.chunk != CHUNK or (kind == "tf32" and not plan.k_inner):
         return None
     return plan
 
 
-def _chunks(rows: int, bk: int, esize: int, tid: ir.Value, threads: int, body) -> None:
-    """``body(row, chunk)`` for this thread's 16-byte chunks of a (rows x BK)
-    slab: chunk ``e = tid + threads * step`` is row ``e / per_row``, its
-    ``e % per_row``-th chunk (guarded where the last step is partial)."""
-    per_row = bk * esize // CHUNK
+def _chunks(rows: int, per_row: int, tid: ir.Value, threads: int, body) -> None:
+    """``body(row, chunk)`` for this thread's 16-byte chunks of a slab of
+    ``rows`` lines of ``per_row`` chunks: chunk ``e = tid + threads * step``
+    is line ``e / per_row``, its ``e % per_row``-th chunk (guarded where the
+    last step is partial)."""
     total = rows * per_row
     for step in range(-(-total // threads)):
         e = arith.addi(tid, index(threads * step)) if step else tid
@@ -113,7 +114,10 @@ def issue_slab(gen: Generic, plan: AsyncOperand, lay, src: ir.Value, stage_addr:
                threads: int) -> None:
     """cp.async of one operand's (rows x BK) slab at K ``k0`` into the stage
     at shared address ``stage_addr`` (an index), in ``lay``'s layout;
-    ``ragged_k``: slabs may reach past K (their chunks there read zeros)."""
+    ``ragged_k``: slabs may reach past K (their chunks there read zeros).
+    K-major: consecutive threads copy consecutive chunks of a row's K;
+    MN-major (M or N innermost): of a K row's M (N), BK lines of
+    ``rows / T`` chunks."""
     ce = CHUNK // plan.esize
     elt = gen.inputs[plan.operand].type.element_type
     ragged_rows = mn_extent % rows != 0
@@ -121,10 +125,16 @@ def issue_slab(gen: Generic, plan: AsyncOperand, lay, src: ir.Value, stage_addr:
     ptr3 = ir.Type.parse("!llvm.ptr<3>")
 
     def chunk(row: ir.Value, c: ir.Value) -> None:
-        gmn = arith.addi(mn0, row)
-        gk = arith.addi(k0, arith.muli(c, index(ce)))
-        gmn, gk, size = ragged_chunk(gmn, gk, mn_extent, K, ragged_rows, ragged_k, ce,
-                                     plan.esize)
+        if lay.mn_major:
+            gk = arith.addi(k0, row)
+            gmn = arith.addi(mn0, arith.muli(c, index(ce)))
+            gk, gmn, size = ragged_chunk(gk, gmn, K, mn_extent, ragged_k, ragged_rows, ce,
+                                         plan.esize)
+        else:
+            gmn = arith.addi(mn0, row)
+            gk = arith.addi(k0, arith.muli(c, index(ce)))
+            gmn, gk, size = ragged_chunk(gmn, gk, mn_extent, K, ragged_rows, ragged_k, ce,
+                                         plan.esize)
         coords = {plan.k_dim: gk, plan.mn_dim: gmn}
         coords.update(zip(batch, bvals))
         flat = element_offset(plan, coords)
@@ -133,7 +143,10 @@ def issue_slab(gen: Generic, plan: AsyncOperand, lay, src: ir.Value, stage_addr:
         nvvm.CpAsyncOp(dst, gep(src, flat, elt), ir.IntegerAttr.get(_i(32), CHUNK), cache,
                        cpSize=size)
 
-    _chunks(rows, lay.bk, plan.esize, tid, threads, chunk)
+    if lay.mn_major:
+        _chunks(lay.bk, rows // ce, tid, threads, chunk)
+    else:
+        _chunks(rows, lay.bk // ce, tid, threads, chunk)
 
 
 def round_slab(smem: ir.Value, stage: ir.Value, lay, rows: int, tid: ir.Value,
@@ -152,4 +165,4 @@ def round_slab(smem: ir.Value, stage: ir.Value, lay, rows: int, tid: ir.Value,
             v = arith.bitcast(f32, memref.LoadOp(smem, at).result)
             memref.StoreOp(to_tf32(v), smem, at)
 
-    _chunks(rows, lay.bk, 4, tid, threads, chunk)
+    _chunks(rows, lay.bk // ce, tid, threads, chunk)
