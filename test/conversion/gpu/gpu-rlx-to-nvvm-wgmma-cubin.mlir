@@ -11,6 +11,7 @@
 // CHECK: gpu.binary @f32_matmul_kernels_sm90a  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a">, {{.*}}bin = "\7FELF
 // CHECK: gpu.binary @f32_nt_kernels_sm90a  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a">, {{.*}}bin = "\7FELF
 // CHECK: gpu.binary @f16_matmul_kernels_sm90a  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a">, {{.*}}bin = "\7FELF
+// CHECK: gpu.binary @bf16_tn_kernels_sm90a  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a">, {{.*}}bin = "\7FELF
 // CHECK: gpu.binary @sum_kernels  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90">, {{.*}}bin = "\7FELF
 
 func.func @f32_matmul(%x: tensor<136x72xf32>, %w: tensor<72x140xf32>) -> tensor<136x140xf32> {
@@ -27,6 +28,14 @@ func.func @f32_nt(%x: tensor<40x256xf32>, %w: tensor<48x256xf32>) -> tensor<40x4
 func.func @f16_matmul(%x: tensor<40x64xf16>, %w: tensor<64x48xf16>) -> tensor<40x48xf16> {
   %y = "rlx.matmul"(%x, %w) : (tensor<40x64xf16>, tensor<64x48xf16>) -> tensor<40x48xf16>
   return %y : tensor<40x48xf16>
+}
+
+// f16_matmul's w (N innermost) and both operands of bf16_tn (x stored K x
+// M): MN-major tiles read with imm-trans-a / imm-trans-b (wgmma_layout.py)
+func.func @bf16_tn(%x: tensor<200x136xbf16>, %w: tensor<200x144xbf16>) -> tensor<136x144xbf16> {
+  %xt = "rlx.permute_dims"(%x) {axes = array<i64: 1, 0>} : (tensor<200x136xbf16>) -> tensor<136x200xbf16>
+  %y = "rlx.matmul"(%xt, %w) : (tensor<136x200xbf16>, tensor<200x144xbf16>) -> tensor<136x144xbf16>
+  return %y : tensor<136x144xbf16>
 }
 
 func.func @sum(%x: tensor<1000xf32>) -> tensor<f32> {

@@ -12,10 +12,10 @@ grid fills the GPU), K in slabs of BK = 32.  Per slab, every thread of the
 block stages A's and B's tiles into workgroup memory with cooperative loads
 (any operand layout, batches, implicit GEMMs: the loads of ``gemm.py``;
 loads past the edges of A and B read zeros) in a K-major layout that
-wgmma's matrix descriptors describe (``_Layout``): by default swizzled
-(rows of BK elements, the 128-byte swizzle for TF32's 128-byte rows, the
-64-byte one for bf16/f16's 64-byte rows), else (``SWIZZLE = False``) the
-interleaved layout of 8x16-byte core matrices.
+wgmma's matrix descriptors describe (``wgmma_layout.Layout``): by default
+swizzled (rows of BK elements, the 128-byte swizzle for TF32's 128-byte
+rows, the 64-byte one for bf16/f16's 64-byte rows), else (``SWIZZLE =
+False``) the interleaved layout of 8x16-byte core matrices.
 
 Then each thread makes its writes visible to the async proxy
 (``fence.proxy.async.shared::cta``), the block synchronizes, and each
@@ -33,10 +33,12 @@ split-K (atomics) and the epilogue of the next elementwise generic work as
 in the SIMT kernel (``gemm._store_one``).
 
 Multi-stage pipeline (the loop actually built, ``wgmma_pipeline.py``):
-when A or B is rows of 16-byte aligned K in memory
-(``wgmma_pipeline.wgmma_async_operand``), its slabs are copied with
-``cp.async`` into 2 to 4 stages of tiles, S-1 slabs ahead of the MMAs,
-each thread writing its 16-byte chunks at their swizzled addresses; the
+when A or B is rows of 16-byte aligned K in memory, or (bf16/f16) of
+16-byte aligned M (N) (``wgmma_pipeline.wgmma_async_operand``), its slabs
+are copied with ``cp.async`` into 2 to 4 stages of tiles, S-1 slabs ahead
+of the MMAs, each thread writing its 16-byte chunks at their swizzled
+addresses (MN-major tiles for M- or N-innermost operands, read with
+wgmma's transpose immediates: ``wgmma_layout.py``); the
 other operands keep the cooperative loads, a slab ahead in registers,
 into the same stages (two stages when no operand is copied); the loop
 keeps one group of MMAs in flight (``wgmma.wait_group 1``).  The
@@ -50,10 +52,10 @@ is the same.
 What it does not do yet: TMA by default (it runs in the emulator and, with
 the runtime's ``mgpuGradirTensorMap``, on the fake driver; it is to be
 measured on a GPU first, and MLIR's own runtime library, with
-``GRADIR_CUDA_RUNTIME=mlir``, lacks that function), MN-major operands of
-bf16/f16 (wgmma's
-transposed layouts: such operands are transposed by the cooperative
-loads), dynamic workgroup memory (the stages fit in the 48 KiB of static
+``GRADIR_CUDA_RUNTIME=mlir``, lacks that function), MN-major TF32 (wgmma
+transposes only 16-bit types: a TF32 operand with M or N innermost, or
+any operand whose rows are not 16-byte aligned, is transposed by the
+cooperative loads), dynamic workgroup memory (the stages fit in the 48 KiB of static
 workgroup memory; sm_90 allows 227 KiB)."""
 
 from __future__ import annotations

@@ -5,20 +5,23 @@ slabs copied into workgroup memory with ``cp.async`` (16-byte
 matrix descriptors describe.
 
 Which operands (``wgmma_async_operand``): those whose slab is rows of
-contiguous K in memory as the operand is, with nothing to convert on the
-way: a plain (batched) matrix with K innermost, static strides, rows and
-offset aligned to 16 bytes (``mma_pipeline.async_operand`` with 16-byte
-chunks), bf16/f16 read as bf16/f16 or f32 read as f32 for TF32.  wgmma
-reads TF32 and K-major operands from shared memory only, so an operand
-with M (N) innermost (``x @ w`` with ``w`` as stored, a transposed A),
-implicit GEMMs and casts (``compute_dtype=bf16`` on f32) keep the
-cooperative loads (``wgmma._stage_load``/``_stage_store``), a slab ahead in
-registers, into the same stages.
+contiguous memory as the operand is, with nothing to convert on the way:
+a plain (batched) matrix with static strides, rows and offset aligned to
+16 bytes (``mma_pipeline.async_operand`` with 16-byte chunks), bf16/f16
+read as bf16/f16 or f32 read as f32 for TF32; K innermost (K-major tiles),
+or M (N) innermost for bf16/f16 (``x @ w`` with ``w`` as stored, a
+transposed A: MN-major tiles, ``wgmma_layout.py``, read with
+``imm-trans-a`` / ``imm-trans-b``).  wgmma transposes no TF32 operand, so
+a TF32 operand with M (N) innermost, implicit GEMMs and casts
+(``compute_dtype=bf16`` on f32) keep the cooperative loads
+(``wgmma._stage_load``/``_stage_store``), a slab ahead in registers, into
+the same stages.
 
 cp.async has no swizzle: each thread copies 16-byte chunks (consecutive
-threads along a row's K, coalesced) and computes each chunk's swizzled
-address itself (``wgmma._Layout.chunk_offset``: chunk ``c`` of row ``r``
-at ``r * row bytes + 16 (c ^ f(r % 8))``).  Chunks past the edges of the
+threads along a row's K, or for MN-major tiles along a K row's M (N),
+coalesced) and computes each chunk's swizzled address itself
+(``wgmma_layout.Layout.chunk_offset``: K-major chunk ``c`` of row ``r`` at
+``r * row bytes + 16 (c ^ f(r % 8))``).  Chunks past the edges of the
 operand read fewer bytes (``src-size``; the hardware fills the rest with
 zeros) from a clamped, valid address, so ragged M, N and K need no padded
 copy and no branch.
