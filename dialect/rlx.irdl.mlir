@@ -1393,4 +1393,26 @@ irdl.dialect @rlx {
     irdl.operands(x: %o0)
     irdl.results(result: %r0)
   }
+
+  // rlx.max_pool2d_with_indices: max_pool2d that also returns each window's arg-max: the row-major position ky * KW + kx of its first maximum (NaN counting as the maximum), as an unsigned integer tensor of the pooled shape (i8, i16, i32 or i64 holding the window's positions); same attributes as max_pool2d; made by rlx-pool-indices for a pool whose input also feeds its max_pool2d_backward
+  irdl.operation @max_pool2d_with_indices {
+    %o0 = irdl.base "!builtin.tensor"
+    %r0 = irdl.base "!builtin.tensor"
+    %r1 = irdl.base "!builtin.tensor"
+    %a_pool_size = irdl.base "#builtin.dense_array"
+    irdl.operands(data: %o0)
+    irdl.results(result: %r0, indices: %r1)
+    irdl.attributes {"pool_size" = %a_pool_size}
+  }
+
+  // rlx.max_pool2d_indices_backward: max_pool2d_backward from saved arg-max `indices` (max_pool2d_with_indices's): routes each `output_grad` element to the input position its window's index names; same attributes as max_pool2d; the result type carries the input's shape
+  irdl.operation @max_pool2d_indices_backward {
+    %o0 = irdl.base "!builtin.tensor"
+    %o1 = irdl.base "!builtin.tensor"
+    %r0 = irdl.base "!builtin.tensor"
+    %a_pool_size = irdl.base "#builtin.dense_array"
+    irdl.operands(output_grad: %o0, indices: %o1)
+    irdl.results(result: %r0)
+    irdl.attributes {"pool_size" = %a_pool_size}
+  }
 }

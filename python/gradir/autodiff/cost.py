@@ -77,6 +77,7 @@ _PER_INPUT = {"rlx.sum": 1, "rlx.mean": 1, "rlx.max": 1, "rlx.min": 1, "rlx.prod
 # Counted by their own formula in ``op_flops``.
 _FORMULA = frozenset({"rlx.matmul", "rlx.conv2d", "rlx.conv2d_transpose", "rlx.max_pool2d",
                       "rlx.avg_pool2d", "rlx.max_pool2d_backward", "rlx.avg_pool2d_backward",
+                      "rlx.max_pool2d_with_indices", "rlx.max_pool2d_indices_backward",
                       "func.call"})
 
 # Every op the model knows (test/layout/op_tables.py checks it covers the dialects).
@@ -115,9 +116,10 @@ def op_flops(op, module: ir.Operation | None = None, _depth: int = 0) -> int:
         w = _shape(op.operands[1])           # I, O/groups, KH, KW
         per_in = int(math.prod(w[1:])) if len(w) == 4 else 1
         return 2 * numel(op.operands[0].type) * per_in
-    if name in ("rlx.max_pool2d", "rlx.avg_pool2d"):
+    if name in ("rlx.max_pool2d", "rlx.avg_pool2d", "rlx.max_pool2d_with_indices"):
         return numel(op.results[0].type) * _window(op)
-    if name in ("rlx.max_pool2d_backward", "rlx.avg_pool2d_backward"):
+    if name in ("rlx.max_pool2d_backward", "rlx.avg_pool2d_backward",
+                "rlx.max_pool2d_indices_backward"):
         return numel(op.operands[0].type) * _window(op)
     if name == "func.call":
         return _call_flops(op, module, _depth)

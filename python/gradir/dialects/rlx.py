@@ -53,6 +53,7 @@ __all__ = [
     "make_tuple", "tuple_get_item",
     # gradient helpers
     "conv2d_transpose", "max_pool2d_backward", "avg_pool2d_backward", "collapse_sum_to",
+    "max_pool2d_with_indices", "max_pool2d_indices_backward",
 ]
 
 
@@ -589,6 +590,27 @@ def tuple_get_item(t: ir.Value, index: int, *, loc=None, ip=None) -> ir.Value:
     """Field ``index`` of a tuple value."""
     return _one("rlx.tuple_get_item", [t], {"index": int(index)}, loc=loc, ip=ip)
 
+
+
+def max_pool2d_with_indices(data: ir.Value, pool_size=(1, 1), strides=(1, 1),
+                            padding=(0, 0, 0, 0), dilation=None, ceil_mode: bool = False, *,
+                            loc=None, ip=None) -> list[ir.Value]:
+    """``max_pool2d`` and each window's arg-max (i32, row-major ``ky * KW + kx``
+    of its first maximum): ``[output, indices]``."""
+    attrs = _pool_attrs(pool_size, strides, padding, dilation, ceil_mode)
+    return list(build_op("rlx.max_pool2d_with_indices", [data], attrs, loc=loc,
+                         ip=ip).results)
+
+
+def max_pool2d_indices_backward(output_grad: ir.Value, indices: ir.Value, data_type: ir.Type,
+                                pool_size=(1, 1), strides=(1, 1), padding=(0, 0, 0, 0),
+                                dilation=None, ceil_mode: bool = False, *, loc=None,
+                                ip=None) -> ir.Value:
+    """``max_pool2d_backward`` from ``max_pool2d_with_indices``'s ``indices``;
+    ``data_type``: the pooled input's type (the result's)."""
+    attrs = _pool_attrs(pool_size, strides, padding, dilation, ceil_mode)
+    return _one("rlx.max_pool2d_indices_backward", [output_grad, indices], attrs,
+                result=data_type, loc=loc, ip=ip)
 
 # Names that shadow builtins; defined last so the module body above uses
 # the builtins.

@@ -346,3 +346,26 @@ def _rms_norm(ctx, x, weight):
     eps = _c(x, ctx.float("epsilon", 1e-5))
     ms = np.mean(np.square(x), axis=tuple(axes), keepdims=True, dtype=x.dtype)
     return x / np.sqrt(ms + eps) * _param_view(weight, x, axes)
+
+
+@register("rlx.max_pool2d_with_indices")
+def _max_pool2d_with_indices(ctx, x):
+    # max_pool2d and each window's first-maximum position (row-major,
+    # NaN counting as the maximum: numpy's argmax), as i32.
+    p = _Pool(ctx, x.shape)
+    win = p.windows(p.padded(x, _lowest(x.dtype)))
+    n, c, ho, wo, kh, kw = win.shape
+    arg = win.reshape(n, c, ho, wo, kh * kw).argmax(axis=-1)
+    return win.max(axis=(4, 5)), arg.astype(np.int32)
+
+
+@register("rlx.max_pool2d_indices_backward")
+def _max_pool2d_indices_backward(ctx, grad, indices):
+    # max_pool2d_backward with the windows' arg-max read from ``indices``
+    # (an index naming no window position routes nothing).
+    shape = ctx.result_shape(0)
+    p = _Pool(ctx, shape)
+    zero = _c(grad, 0)
+    kw = p.kernel[1]
+    return p.scatter(lambda ky, kx: np.where(indices == ky * kw + kx, grad, zero),
+                     shape, grad.dtype)

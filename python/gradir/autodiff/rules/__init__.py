@@ -69,6 +69,10 @@ WITHOUT_RULE = {
                                "the adjoint w.r.t. output_grad gathers each window's "
                                "arg-max, which no rlx op expresses (forward over reverse, "
                                "mode=hvp or mode=hessian, has a JVP rule)",
+    "rlx.max_pool2d_indices_backward": "max-pool from saved indices has no reverse-over-reverse "
+                                       "second derivative: the adjoint w.r.t. output_grad "
+                                       "gathers at the saved arg-max, which no rlx op "
+                                       "expresses (forward over reverse has a JVP rule)",
 }
 
 

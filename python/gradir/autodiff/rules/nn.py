@@ -690,3 +690,40 @@ def rms_norm_jvp(op, tangents, batch):
     if dx is None and dw is None:
         return [None]
     return [_fill_shape(sum_tangents(dx, dw), tangent_shape(op.results[0], batch))]
+
+
+# ----------------------------------------------------------------------------
+# max pooling with saved arg-max indices (conversion/cpu/rlx_pool_indices.py)
+
+@vjp("rlx.max_pool2d_with_indices")
+def max_pool2d_with_indices(op, grads):
+    # the output's VJP is max_pool2d's, from the saved indices (the same
+    # positions); the indices (i32) carry no gradient
+    g = grads[0]
+    if g is None:
+        return [None]
+    x = op.operands[0]
+    return [rlx.build_op("rlx.max_pool2d_indices_backward", [g, op.results[1]],
+                         raw_attributes(op), result=x.type).result]
+
+
+@jvp("rlx.max_pool2d_with_indices")
+def max_pool2d_with_indices_jvp(op, tangents, batch):
+    # the output's tangent is max_pool2d's (each window's tangent at its
+    # first maximum); the indices are piecewise constant
+    return max_pool2d_jvp(op, tangents, batch)[:1] + [None]
+
+
+@jvp("rlx.max_pool2d_indices_backward")
+def max_pool2d_indices_backward_jvp(op, tangents, batch):
+    # linear in output_grad; the indices are integers
+    tg = tangents[0]
+    if tg is None:
+        return [None]
+    idx = op.operands[1]
+    shape = shape_of(op.results[0])
+    if batch:
+        shape = [math.prod(batch) * shape[0]] + shape[1:]
+    result = ir.RankedTensorType.get(shape, elt_of(op.results[0]))
+    return [_unfold(rlx.build_op(op.name, [_fold(tg, batch), _tile(idx, batch)],
+                                 raw_attributes(op), result=result).result, batch)]

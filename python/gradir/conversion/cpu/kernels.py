@@ -71,7 +71,7 @@ __all__ = ["ELEMENT_TYPES", "kernel_name", "kernel_text", "variant", "KERNEL_PRE
 KERNEL_PREFIX = "gradir_kernel_"
 ELEMENT_TYPES = ("f32", "f64")
 # Bumped when the kernels' code changes (their symbols then change too).
-KERNEL_VERSION = 10
+KERNEL_VERSION = 11
 # K steps per iteration of the tiles' inner loop
 KUNROLL = 4
 # N tiles from which the lhs block is packed (fewer read it in place): the
@@ -789,6 +789,10 @@ def kernel_text(target) -> str:
     from .pool_kernels import pool_text
     lines += pool_text(var, {elt: target.lanes(32 if elt == "f32" else 64)
                              for elt in ELEMENT_TYPES})
+    # those of the saved arg-max indices (pool_index_kernels.py, rlx-pool-indices)
+    from .pool_index_kernels import saved_indices_text
+    for elt in ELEMENT_TYPES:
+        lines += saved_indices_text(var, elt, target.lanes(32 if elt == "f32" else 64))
     # the implicit-GEMM convolutions (conv_kernels.py, rlx-conv-kernels)
     import sys
     from .conv_kernels import conv_text

@@ -631,8 +631,8 @@ NO_WINDOW = 9
 
 
 def _first_equal(values: list[str], m: str, elt: str, shape: str,
-                 s: str) -> tuple[list[str], str]:
-    """Lines computing, as i8, the position of the first of ``values``
+                 s: str, idx: str = "i8") -> tuple[list[str], str]:
+    """Lines computing, as ``idx``, the position of the first of ``values``
     equal to their maximum ``m`` (``arith.maximumf``) or NaN, and its name.
     It is ``_first_max``'s position: without NaN both are the first value
     numerically equal to the maximum (-0 equal to +0; all -inf: 0); with a
@@ -641,7 +641,7 @@ def _first_equal(values: list[str], m: str, elt: str, shape: str,
     select a value; NaN (rare) takes a second branch that also tests each
     value for NaN (``_first_max`` from the first: five operations a value)."""
     ft = f"vector<{shape}x{elt}>" if shape else elt
-    it = f"vector<{shape}xi8>" if shape else "i8"
+    it = f"vector<{shape}x{idx}>" if shape else idx
     mt = f"vector<{shape}xi1>" if shape else "i1"
     dense = (lambda v: f"dense<{v}>") if shape else (lambda v: v)
     last = len(values) - 1

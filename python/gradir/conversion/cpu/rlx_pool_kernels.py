@@ -11,6 +11,7 @@ from ...passes.base import ModulePass, option
 from .pool_kernels import (POOL_ELEMENT_TYPES, avg_pool_backward_name, index_memref_type,
                            indices_name, max_pool_backward_name, max_pool3x3_backward_name,
                            max_pool3x3_name, max_pool_name, pool_memref_type, pool_type)
+from .pool_index_kernels import saved_index_memref_type, saved_indices_name
 from .rlx_matmul_kernels import _const, _declare, kernel_target
 
 # The marked ops: forward pools (named ops) -> kernel name; backward
@@ -28,6 +29,12 @@ _POOL3_OPERANDS = 41
 # a forward and a backward of one input (``_pairs``): their kernels by window
 # (``indices_name``: the forward saving the indices, the backward reading them)
 _PAIRED = {(2, 2): "max_pool2x2", (3, 3): "max_pool3x3s2"}
+# rlx.max_pool2d_with_indices / max_pool2d_indices_backward's generics
+# (linalg/pool_indices.py) -> (kernel, backward, window maps per operand)
+_SAVED = {"max_pool2x2_indices": ("max_pool2x2", False, 4),
+          "max_pool3x3s2_indices": ("max_pool3x3s2", False, 9),
+          "max_pool2x2_backward_indices": ("max_pool2x2_backward", True, 1),
+          "max_pool3x3s2_backward_indices": ("max_pool3x3s2_backward", True, 4)}
 
 
 @dataclass(frozen=True)
@@ -126,6 +133,14 @@ class RlxPoolKernels(ModulePass):
         kernel_ops = []
         for op in ops:
             backward = op.name == "linalg.generic"
+            if backward and _kind(op) in _SAVED:
+                problem = _saved_problem(op)
+                if problem:
+                    self.error(op, problem)
+                    raise self.failure()
+                if _kernel_layout(op):
+                    needed.add(_saved_call(op, var, self.threads))
+                continue
             if backward and _gradient_folded(op):
                 continue
             problem = _backward_problem(op) if backward else _forward_problem(op)
@@ -447,6 +462,49 @@ def _indices_type(elt: str, backward: bool) -> str:
     return f"({t}, {i}, {t}) -> ()" if backward else f"({t}, {t}, {i}) -> ()"
 
 
+def _saved_problem(op) -> str | None:
+    """A saved-indices generic (``_SAVED``): a forward reads the (padded)
+    input through its window maps and writes the output and the i32
+    positions; a backward reads the gradient and the positions through as
+    many maps each and writes the input gradient, all 4-D."""
+    kernel, backward, reads = _SAVED[_kind(op)]
+    what = f"a gradir.kernel {_kind(op)}"
+    ops = list(op.operands)
+    want = 2 * reads + 1 if backward else reads + 2
+    if len(ops) != want or op.results:
+        return f"{what} must have {want} buffer operands"
+    groups = [ops[:reads], ops[reads:2 * reads]] if backward else [ops[:reads]]
+    if any(v != g[0] for g in groups for v in g):
+        return f"{what} must read one {'gradient and one index buffer' if backward else 'input'}"
+    floats = [ops[0], ops[-1]] if backward else [ops[0], ops[reads]]
+    idx = _memref(ops[reads] if backward else ops[-1])
+    problem = _operand_problem(floats, what)
+    if problem:
+        return problem
+    if idx is None or idx.rank != 4 or str(idx.element_type) != "i32":
+        return f"{what} must read or write its positions as a 4-D i32 memref"
+    pooled = _memref(ops[0] if backward else ops[reads]).shape
+    if list(idx.shape) != list(pooled):
+        return f"{what} must have positions of the pooled shape ({list(idx.shape)}, {pooled})"
+    return None
+
+
+def _saved_call(op, var: str, threads: int) -> tuple[str, str]:
+    """Replaces a saved-indices generic by its kernel's call; (name, type)."""
+    kernel, backward, reads = _SAVED[_kind(op)]
+    ops = list(op.operands)
+    elt = str(_memref(ops[-1] if backward else ops[reads]).element_type)
+    name = saved_indices_name(kernel, elt, var)
+    t, i = pool_memref_type(elt), saved_index_memref_type()
+    if backward:
+        unread = ops[0]             # the copy's buffer, when the copy is gone
+        _replace(op, name, [_copy_source(op, ops[0]), ops[reads], ops[-1]], elt, threads, True)
+        _drop_if_unused(unread)
+        return name, f"({t}, {i}, {t}) -> ()"
+    _replace(op, name, [ops[0], ops[reads], ops[-1]], elt, threads, False)
+    return name, f"({t}, {t}, {i}) -> ()"
+
+
 def _just_before(op, skipped: tuple[str, ...]):
     """The op before ``op`` in its block, past ops named in ``skipped``
     (allocations, constants: they touch no buffer's contents); None at the
@@ -524,15 +582,17 @@ def _replace(op, name: str, args: list, elt: str, threads: int, backward: bool,
     from .rlx_parallel_loops import PIPELINE_HOT_MIN_WORK
     generic = ir.Type.parse(pool_memref_type(elt))
     indices = ir.Type.parse(index_memref_type())
+    saved = ir.Type.parse(saved_index_memref_type())
     x_shape = _memref(args[-1] if backward else args[0]).shape
     work = work_of(x_shape, backward)
     images = x_shape[0]
     blocks = min(threads, images) if threads > 1 and work >= PIPELINE_HOT_MIN_WORK else 1
     i64 = ir.IntegerType.get_signless(64)
     with ir.InsertionPoint(op), op.location:
+        types = {"i8": indices, "i32": saved}
         casts = [ir.Operation.create("memref.cast", results=[
-            indices if _memref(v).element_type == ir.IntegerType.get_signless(8) else generic],
-            operands=[v]).results[0] for v in args]
+            types.get(str(_memref(v).element_type), generic)], operands=[v]).results[0]
+            for v in args]
         if blocks == 1:
             ir.Operation.create("func.call", operands=casts, attributes={
                 "callee": ir.FlatSymbolRefAttr.get(name),

@@ -8,7 +8,8 @@ lowering; ``patterns()`` gives them as ``(op name, fn(op, rewriter))``.
 from __future__ import annotations
 
 # (imported to register their lowerings)
-from . import conv, elementwise, losses, matmul, normalization, pooling, reduce, shape  # noqa: F401
+from . import (conv, elementwise, losses, matmul, normalization, pool_indices,  # noqa: F401
+               pooling, reduce, shape)
 from .registry import LOWERINGS, pattern_for
 from .tuples import ORIGINAL_TYPE_ATTR, flatten_tuples, flatten_type
 

@@ -38,7 +38,8 @@ from .common import (ALL_ELEMENT_TYPES, FLOAT_TYPES, INDEX_TYPES, broadcast_shap
 from .create import _astype, _create, _full, _like
 from .elementwise import _binary, _compare, _matmul, _unary, _where
 from .nn import (_conv2d, _conv2d_transpose, _cross_entropy, _layer_norm, _nll_loss, _pool,
-                 _pool_backward, _rms_norm, _softmax)
+                 _pool_backward, _pool_indices_backward, _pool_with_indices, _rms_norm,
+                 _softmax)
 from .reduce import _cumsum, _extremum, _reduce
 from .shape import (_broadcast_to, _collapse_sum_to, _concat, _expand_dims, _flatten,
                     _permute_dims, _reshape, _split, _squeeze, _strided_slice, _take, _triu)
@@ -90,6 +91,8 @@ INFER: dict[str, Callable] = {
     "rlx.max_pool2d_backward": _pool_backward,
     "rlx.avg_pool2d_backward": _pool_backward,
     "rlx.collapse_sum_to": _collapse_sum_to,
+    "rlx.max_pool2d_with_indices": _pool_with_indices,
+    "rlx.max_pool2d_indices_backward": _pool_indices_backward,
     "grad.start_checkpoint": _marker,
     "grad.end_checkpoint": _marker,
     "grad.no_grad": _marker,
@@ -128,6 +131,8 @@ ATTRS: dict[str, dict[str, tuple[str, bool]]] = {
     "rlx.layer_norm": {"axes": ("axes", True), "epsilon": ("float", False)},
     "rlx.rms_norm": {"axes": ("axes", False), "epsilon": ("float", False)},
     "rlx.tuple_get_item": {"index": ("int", True)},
+    "rlx.max_pool2d_with_indices": _POOL_ATTRS,
+    "rlx.max_pool2d_indices_backward": _POOL_ATTRS,
 }
 
 # What an absent optional attribute means (DESIGN.md: Relax's defaults), for
@@ -156,6 +161,8 @@ DEFAULTS: dict[str, dict[str, str]] = {
     "rlx.avg_pool2d": {**_POOL_DEFAULTS, "count_include_pad": "false"},
     "rlx.max_pool2d_backward": _POOL_DEFAULTS,
     "rlx.avg_pool2d_backward": {**_POOL_DEFAULTS, "count_include_pad": "false"},
+    "rlx.max_pool2d_with_indices": _POOL_DEFAULTS,
+    "rlx.max_pool2d_indices_backward": _POOL_DEFAULTS,
     "rlx.layer_norm": {"epsilon": "1e-5"},
     "rlx.rms_norm": {"axes": "-1", "epsilon": "1e-5"},
 }

@@ -3,10 +3,12 @@ conv2d_transpose, the pools and their backward, layer_norm, rms_norm."""
 
 from __future__ import annotations
 
+from mlir import ir
+
 from ..util import ShapeError
 from ..util import checked_axes as _norm_axes
-from .common import (INDEX_TYPES, _check_elt, _count, _elt, _float, _fmt, _one_axis,
-                     _same_elt, _tensor_type)
+from .common import (INDEX_TYPES, _check_elt, _count, _elt, _float, _fmt, _need_result,
+                     _one_axis, _same_elt, _tensor_type)
 
 
 def _softmax(ops, attrs, results):
@@ -192,3 +194,29 @@ def _rms_norm(ops, attrs, results):
     if list(w.shape) != expect:
         raise ShapeError(f"weight must have shape {_fmt(expect)}, got {_fmt(w.shape)}")
     return [x]
+
+
+def _pool_with_indices(ops, attrs, results):
+    """``max_pool2d_with_indices``: the pooled values and their windows'
+    arg-max positions (i32: any window's ``KH * KW`` positions fit)."""
+    _count(ops, 1)
+    x = _float(ops[0], "data")
+    out = _pool_out(x, attrs)
+    return [_tensor_type(out, _elt(x)), _tensor_type(out, ir.IntegerType.get_signless(32))]
+
+
+def _pool_indices_backward(ops, attrs, results):
+    """``max_pool2d_indices_backward(output_grad, indices) -> data's type``:
+    the result type carries the input's shape; pooling it must give the
+    gradient's and the indices' shape."""
+    _count(ops, 2)
+    g = _float(ops[0], "output_grad")
+    _check_elt(ops[1], ("i32",), "indices")
+    r = _need_result(results)
+    _same_elt(g, r, "output_grad and result")
+    expect = _pool_out(r, attrs)
+    for what, t in (("output_grad", g), ("indices", ops[1])):
+        if list(t.shape) != expect:
+            raise ShapeError(f"{what} has shape {_fmt(t.shape)}, expected the pooled "
+                             f"shape {_fmt(expect)} of the result")
+    return [r]
