@@ -723,6 +723,24 @@ EXPORT CUmodule mgpuModuleLoadJIT(void *data, int optLevel, size_t assemblySize)
 
 static void free_tensor_maps(void);
 
+/* Dynamic shared memory.  A launch may ask for up to 48 KiB of it as is;
+ * more needs cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+ * on the function first (up to the device's opt-in maximum, 227 KiB on
+ * sm_90).  Upstream sets the attribute before every launch with dynamic
+ * shared memory; here only above 48 KiB, and once per function and size
+ * (the largest set so far is remembered, for DYNAMIC_CACHE functions). */
+#define DEFAULT_DYNAMIC_SMEM (48 * 1024)
+#define DYNAMIC_CACHE 256
+static struct { CUfunction fn; int32_t bytes; } dynamic_set[DYNAMIC_CACHE];
+static size_t dynamic_count;
+static pthread_mutex_t dynamic_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void forget_dynamic_shared_memory(void) {
+  pthread_mutex_lock(&dynamic_lock);
+  dynamic_count = 0;
+  pthread_mutex_unlock(&dynamic_lock);
+}
+
 EXPORT void mgpuModuleUnload(CUmodule module) {
   pthread_mutex_lock(&lock);
   for (struct pending *p = pendings; p; p = p->next)
@@ -730,6 +748,7 @@ EXPORT void mgpuModuleUnload(CUmodule module) {
   reset_caches();
   pthread_mutex_unlock(&lock);
   free_tensor_maps();   /* no launch is pending; later calls encode them again */
+  forget_dynamic_shared_memory();   /* its functions' handles may be reused */
   CUresult result = cuModuleUnload(module);
   /* At process exit the driver may have torn its context down before the
      libraries' destructors unload their modules: nothing is left to free. */
@@ -747,6 +766,16 @@ EXPORT CUfunction mgpuModuleGetFunction(CUmodule module, const char *name) {
 }
 
 static void set_dynamic_shared_memory(CUfunction function, int32_t smem) {
+  if (smem <= DEFAULT_DYNAMIC_SMEM)
+    return;
+  pthread_mutex_lock(&dynamic_lock);
+  size_t i = 0;
+  while (i < dynamic_count && dynamic_set[i].fn != function)
+    i++;
+  bool known = i < dynamic_count && dynamic_set[i].bytes >= smem;
+  pthread_mutex_unlock(&dynamic_lock);
+  if (known)
+    return;
   int32_t maxShmem = 0;
   CUdevice device = 0;
   CUDA_REPORT_IF_ERROR(cuDeviceGet(&device, /*ordinal=*/default_device));
@@ -757,8 +786,23 @@ static void set_dynamic_shared_memory(CUfunction function, int32_t smem) {
             "Requested shared memory (%dkb) is larger than maximum allowed shared memory "
             "(%dkb) for this device\n",
             smem, maxShmem);
-  CUDA_REPORT_IF_ERROR(
-      cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem));
+  CUresult r = cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                  smem);
+  report(r, "cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, "
+            "smem)");
+  if (r != CUDA_SUCCESS)
+    return;
+  pthread_mutex_lock(&dynamic_lock);
+  i = 0;
+  while (i < dynamic_count && dynamic_set[i].fn != function)
+    i++;
+  if (i == dynamic_count && dynamic_count < DYNAMIC_CACHE)
+    dynamic_count++;
+  if (i < dynamic_count && dynamic_set[i].bytes < smem) {
+    dynamic_set[i].fn = function;
+    dynamic_set[i].bytes = smem;
+  }
+  pthread_mutex_unlock(&dynamic_lock);
 }
 
 /* intptr_t for MLIR's index type, as upstream. */

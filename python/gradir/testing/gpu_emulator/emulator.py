@@ -17,7 +17,15 @@ from .tma import TmaOps
 from .wgmma import WgmmaOps
 from .values import Alloc, Buf, EmulationError, Kernel, as_op, dtype_of, fresh
 
-__all__ = ["Emulator"]
+__all__ = ["Emulator", "STATIC_SMEM", "OPTIN_SMEM"]
+
+# Workgroup (shared) memory per block: static (the kernel's workgroup
+# buffers) at most 48 KiB; static and dynamic (the launch's
+# dynamic_shared_memory_size) together at most sm_90's 227 KiB, which the
+# runtime allows a function with cuFuncSetAttribute (the fake driver checks
+# that call; here every dynamic size is taken as allowed).
+STATIC_SMEM = 48 * 1024
+OPTIN_SMEM = 227 * 1024
 
 
 class Emulator(AsyncCopyOps, TmaOps, WgmmaOps, HostOps, MemoryOps, TensorCoreOps):
@@ -176,20 +184,26 @@ class Emulator(AsyncCopyOps, TmaOps, WgmmaOps, HostOps, MemoryOps, TensorCoreOps
     # -- kernels --------------------------------------------------------------------------
     def _op_gpu_launch(self, op, env, mask):
         self._host_only(op)
-        if len(op.operands) != 6:
-            raise EmulationError(f"{op.location}: async launches are not supported")
-        sizes = [int(env[v]) for v in op.operands]
+        segments = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])) \
+            if "operandSegmentSizes" in op.attributes else [0] + [1] * 6
+        if segments[0] or len(segments) > 7 and any(segments[7:-1]):
+            raise EmulationError(f"{op.location}: async and cluster launches are not "
+                                 "supported")
+        sizes = [int(env[v]) for v in list(op.operands)[:6]]
+        dynamic = int(env[op.operands[6]]) if len(op.operands) > 6 else 0
         body = op.regions[0].blocks[0]
         args = list(body.arguments)
         kenv = dict(env)
         for a, v in zip(args[6:12], sizes):
             kenv[a] = np.int64(v)
-        self._launch(op, body, sizes[:3], sizes[3:], kenv, args[:6], args[12:])
+        self._launch(op, body, sizes[:3], sizes[3:], kenv, args[:6], args[12:], dynamic)
         return []
 
-    def run_kernel(self, func: ir.Operation, grid, block, args: list) -> None:
+    def run_kernel(self, func: ir.Operation, grid, block, args: list,
+                   dynamic_smem: int = 0) -> None:
         """Runs an outlined ``gpu.func`` kernel on ``args`` (Bufs for memrefs,
-        numpy scalars otherwise), e.g. for a launch caught by a fake driver."""
+        numpy scalars otherwise), e.g. for a launch caught by a fake driver,
+        with ``dynamic_smem`` bytes of dynamic workgroup memory per block."""
         func = as_op(func)
         body = func.regions[0].blocks[0]
         n = len(args)
@@ -197,15 +211,31 @@ class Emulator(AsyncCopyOps, TmaOps, WgmmaOps, HostOps, MemoryOps, TensorCoreOps
             if "workgroup_attributions" in func.attributes else 0
         params = list(body.arguments)
         kenv = dict(zip(params[:n], args))
-        self._launch(func, body, list(grid), list(block), kenv, None, params[n:n + n_wg])
+        self._launch(func, body, list(grid), list(block), kenv, None, params[n:n + n_wg],
+                     dynamic_smem)
 
-    def _launch(self, op, body, grid, block, kenv, id_args, workgroup_args):
+    def _launch(self, op, body, grid, block, kenv, id_args, workgroup_args, dynamic=0):
         if block[0] * block[1] * block[2] > 1024:
             raise EmulationError(f"{op.location}: {block} exceeds 1024 threads per block")
         if grid[1] > 65535 or grid[2] > 65535 or grid[0] >= 2 ** 31:
             raise EmulationError(f"{op.location}: grid {grid} exceeds the CUDA limits")
+        static = sum(int(np.prod(a.type.shape)) * np.dtype(dtype_of(a.type.element_type))
+                     .itemsize for a in workgroup_args)
+        if static > STATIC_SMEM:
+            raise EmulationError(f"{op.location}: {static} bytes of static workgroup memory "
+                                 f"per block exceed {STATIC_SMEM} (48 KiB)")
+        if dynamic < 0 or static + dynamic > OPTIN_SMEM:
+            raise EmulationError(f"{op.location}: {static} bytes of static and {dynamic} of "
+                                 f"dynamic workgroup memory per block exceed {OPTIN_SMEM} "
+                                 "(227 KiB)")
         self.launches += 1
         k = Kernel(grid, block, self.launches)
+        k.dynamic = None
+        if dynamic:
+            data = fresh([k.nblocks, dynamic], np.uint8)
+            alloc = Alloc(data, device=True, blocks=k.nblocks)
+            alloc.dynamic = True
+            k.dynamic = Buf(alloc, data, alloc.ids)
         if id_args is not None:
             t = k.lane % k.tpb
             b = k.block_of
@@ -229,6 +259,14 @@ class Emulator(AsyncCopyOps, TmaOps, WgmmaOps, HostOps, MemoryOps, TensorCoreOps
             self._block(body, kenv, None)
         finally:
             self.kernel = None
+
+    def _op_gpu_dynamic_shared_memory(self, op, env, mask):
+        """The block's dynamic workgroup memory (``memref<?xi8>``)."""
+        k = self.kernel
+        if k is None or k.dynamic is None:
+            raise EmulationError(f"{op.location}: gpu.dynamic_shared_memory in a launch "
+                                 "without dynamic shared memory")
+        return [k.dynamic]
 
     def foreign_buffer(self, base: int, size: int, dtype, shape, byte_offset: int,
                        strides) -> Buf:

@@ -163,6 +163,8 @@ class HostOps:
         dtype = np.dtype(dtype_of(t.element_type))
         n = int(np.prod(t.shape)) if t.shape else 1
         nbytes = n * dtype.itemsize
+        if src.alloc.workgroup:
+            return [self._workgroup_view(op, src, off, t, dtype, nbytes)]
         if src.data.ndim != 1 or off < 0 or off + nbytes > src.data.size:
             raise EmulationError(f"{op.location}: memref.view out of the source buffer")
         if off % dtype.itemsize:
@@ -170,6 +172,20 @@ class HostOps:
         data = src.data[off:off + nbytes].view(dtype).reshape(t.shape)
         ids = src.ids[off:off + nbytes:dtype.itemsize].reshape(t.shape)
         return [Buf(src.alloc, data, ids)]
+
+    def _workgroup_view(self, op, src, off: int, t, dtype, nbytes: int):
+        """A typed view of a block's workgroup bytes (dynamic shared memory),
+        one row per block as every workgroup buffer."""
+        width = src.data.shape[-1] if src.data.ndim == 2 else -1
+        if src.data.dtype != np.uint8 or width < 0 or off < 0 or off + nbytes > width:
+            raise EmulationError(f"{op.location}: memref.view out of the workgroup buffer")
+        if off % dtype.itemsize:
+            raise EmulationError(f"{op.location}: misaligned memref.view")
+        blocks = src.data.shape[0]
+        data = src.data[:, off:off + nbytes].view(dtype).reshape([blocks] + list(t.shape))
+        ids = src.ids[:, off:off + nbytes:dtype.itemsize].reshape([blocks] + list(t.shape))
+        assert np.shares_memory(data, src.data)
+        return Buf(src.alloc, data, ids)
 
     def _op_gpu_dealloc(self, op, env, mask):
         self._host_only(op)

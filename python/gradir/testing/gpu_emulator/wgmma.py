@@ -167,9 +167,12 @@ class WgmmaOps:
         alloc = buf.alloc
         base = next((b for b, a in st.shared if a is alloc), None)
         if base is None:
-            base = st.next_address
+            # dynamic shared memory: aligned to 16 bytes only (MLIR's
+            # declaration), so placed 16 bytes past a 1024-byte boundary
+            pad = 16 if getattr(alloc, "dynamic", False) else 0
+            base = st.next_address + pad
             size = alloc.data.nbytes // max(1, self.kernel.nblocks)
-            st.next_address += -(-size // 1024) * 1024
+            st.next_address += -(-(size + pad) // 1024) * 1024
             st.shared.append((base, alloc))
             st.proxy[id(alloc)] = (np.full(alloc.ids.size, -1, np.int64),
                                    np.full(alloc.ids.size, -1, np.int64))

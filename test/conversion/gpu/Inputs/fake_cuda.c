@@ -35,7 +35,8 @@ typedef void (*fake_launch_fn)(const void *module, const char *name, unsigned gx
                                unsigned bz, unsigned smem, void **params);
 typedef int (*fake_param_fn)(const void *module, const char *name, size_t index,
                              size_t *offset, size_t *size);
-struct function { const void *module; char *name; };
+/* A function and its CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES. */
+struct function { const void *module; char *name; int max_dynamic; };
 
 /* A recorded launch: the parameters copied (one buffer, `params` into it). */
 struct recorded {
@@ -58,8 +59,16 @@ static fake_param_fn param_cb;
    6 bytes allocated now, 7 stream create, 8 graph launch, 9 kernels run by
    graph launches, 10 launches captured, 11 graph instantiate, 12 graph
    destroy, 13 graph exec destroy, 14 param info queries, 15 stream destroy,
-   16 tensor maps encoded */
-#define NSTATS 17
+   16 tensor maps encoded, 17 launches refused (dynamic shared memory over
+   48 KiB without the function's attribute, or over 227 KiB) */
+#define NSTATS 18
+/* Dynamic shared memory per block: what a launch may ask for without
+   cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES), and
+   the most that attribute may allow (sm_90's 227 KiB opt-in; gradir's
+   kernels that use dynamic shared memory have no static shared memory). */
+#define DEFAULT_SMEM (48 * 1024)
+#define OPTIN_SMEM (227 * 1024)
+#define CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES 8
 static long stats[NSTATS];
 static const void *images[4096];
 static int deinitialized;
@@ -100,7 +109,7 @@ CUresult cuInit(unsigned flags) {
 }
 CUresult cuDeviceGet(CUdevice *d, int ordinal) { *d = ordinal; return 0; }
 CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d) {
-  (void)attr; (void)d; *v = 227 * 1024; return 0;
+  (void)attr; (void)d; *v = OPTIN_SMEM; return 0;
 }
 CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
   (void)d; *c = (CUcontext)0x1; return 0;
@@ -143,10 +152,23 @@ CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
   if (nfunctions < 4096) functions[nfunctions++] = fn;
   fn->module = m;
   fn->name = strdup(name);
+  fn->max_dynamic = DEFAULT_SMEM;
   *f = (CUfunction)fn;
   return 0;
 }
-CUresult cuFuncSetAttribute(CUfunction f, int attr, int v) { (void)f; (void)attr; (void)v; return 0; }
+CUresult cuFuncSetAttribute(CUfunction f, int attr, int v) {
+  struct function *fn = (struct function *)f;
+  if (attr != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) return 0;
+  if (v < 0 || v > OPTIN_SMEM) return 1; /* CUDA_ERROR_INVALID_VALUE */
+  fn->max_dynamic = v;
+  return 0;
+}
+/* Whether a launch of fn may have smem bytes of dynamic shared memory. */
+static int smem_ok(struct function *fn, unsigned smem) {
+  if (smem <= (unsigned)fn->max_dynamic && smem <= OPTIN_SMEM) return 1;
+  stats[17]++;
+  return 0;
+}
 CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size_t *size) {
   struct function *fn = (struct function *)f;
   stats[14]++;
@@ -184,6 +206,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
                         void **extra) {
   (void)extra;
   struct function *fn = (struct function *)f;
+  if (!smem_ok(fn, smem)) return 1; /* CUDA_ERROR_INVALID_VALUE */
   if (s && s->capturing) {
     stats[10]++;
     return record(s->graph, fn, gx, gy, gz, bx, by, bz, smem, params);

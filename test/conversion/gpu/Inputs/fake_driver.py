@@ -29,7 +29,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 STATS = {"alloc": 0, "free": 1, "memcpy": 2, "module load": 3, "launch": 4,
          "module unload": 5, "bytes": 6, "stream": 7, "graph launch": 8, "graph kernel": 9,
          "captured launch": 10, "graph instantiate": 11, "graph destroy": 12,
-         "graph exec destroy": 13, "param info": 14, "stream destroy": 15, "tensor map": 16}
+         "graph exec destroy": 13, "param info": 14, "stream destroy": 15, "tensor map": 16,
+         "refused launch": 17}
 _SCALARS = {"index": ctypes.c_int64, "i64": ctypes.c_int64, "i32": ctypes.c_int32,
             "i16": ctypes.c_int16, "i8": ctypes.c_int8, "i1": ctypes.c_bool,
             "f32": ctypes.c_float, "f64": ctypes.c_double, "f16": ctypes.c_uint16}
@@ -131,7 +132,7 @@ class FakeDriver:
             emulator, context, fn = self._kernel(module, name)
             with context:
                 args = self._arguments(emulator, fn, params)
-                emulator.run_kernel(fn, (gx, gy, gz), (bx, by, bz), args)
+                emulator.run_kernel(fn, (gx, gy, gz), (bx, by, bz), args, dynamic_smem=smem)
         except Exception as err:  # noqa: BLE001 - reported by the test
             self.errors.append(f"{name}: {type(err).__name__}: {err}")
 

@@ -96,6 +96,13 @@ ASYNC = True
 # Operands copied with TMA (tma.py) instead of cp.async where they can be.
 # Off by default (see the module docstring); the tests run both.
 TMA = False
+# Stages in dynamic workgroup memory (up to sm_90's 227 KiB per block) where
+# they need more than the 48 KiB of static workgroup memory: TF32's 128x128
+# tiles keep BK = 32 (4 stages, 128 KiB), bf16/f16's get 4 stages of BK =
+# 32 (64 KiB).  Off by default (not yet measured on a GPU); the tests run it.
+DYNAMIC_SMEM = False
+DYNAMIC_LIMIT = 227 * 1024
+DYNAMIC_ALIGN = 1024      # the tiles' alignment, rounded up from the window's 16
 # The gpu.module of the wgmma kernels of host function @f is @f_kernels_sm90a:
 # the NVVM stage gives it the sm_90a target that wgmma needs (nvvm.py).
 WGMMA_SUFFIX = "_sm90a"
@@ -116,12 +123,43 @@ class _Block:
     bvals: list
 
 
-def _stages(kind: str, bm: int, bn: int, bk: int, most: int) -> int:
-    """The pipeline stages of (BM + BN) x BK tiles that fit in a block's
-    static workgroup memory (at most ``most``), with TMA beside the
+def _stages(kind: str, bm: int, bn: int, bk: int, most: int, limit: int = SMEM_LIMIT) -> int:
+    """The pipeline stages of (BM + BN) x BK tiles that fit in ``limit``
+    bytes of workgroup memory (at most ``most``), with TMA beside the
     stages' mbarriers (8 bytes each)."""
-    limit = SMEM_LIMIT - (8 * wpipe.MAX_STAGES if TMA else 0)
+    limit -= 8 * wpipe.MAX_STAGES if TMA else 0
     return min(most, limit // ((bm + bn) * bk * BYTES[kind]))
+
+
+def _dynamic_bytes(types: list) -> int:
+    """Dynamic workgroup memory for the buffers of ``types``, each at a
+    1024-byte boundary, and the slack to align the first."""
+    total = DYNAMIC_ALIGN
+    for t in types:
+        nbytes = math.prod(t.shape) * (ir.IntegerType(t.element_type).width // 8
+                                       if isinstance(t.element_type, ir.IntegerType) else 2)
+        total += -(-nbytes // DYNAMIC_ALIGN) * DYNAMIC_ALIGN
+    return total
+
+
+def _dynamic_buffers(types: list) -> list:
+    """Views of ``types`` in the block's dynamic workgroup memory
+    (``gpu.dynamic_shared_memory``), the first at its first 1024-byte
+    boundary (the window is aligned to 16 bytes only), each next at the
+    next boundary after the previous."""
+    space = ir.Attribute.parse("#gpu.address_space<workgroup>")
+    raw = gpu.DynamicSharedMemoryOp(ir.MemRefType.get(
+        [ir.ShapedType.get_dynamic_size()], ir.IntegerType.get_signless(8),
+        memory_space=space)).result
+    addr = memref.ExtractAlignedPointerAsIndexOp(raw).result
+    align = index(DYNAMIC_ALIGN)
+    shift = arith.remui(arith.subi(align, arith.remui(addr, align)), align)
+    out, at = [], 0
+    for t in types:
+        start = arith.addi(shift, index(at)) if at else shift
+        out.append(memref.ViewOp(t, raw, start, []).result)
+        at += _dynamic_bytes([t]) - DYNAMIC_ALIGN
+    return out
 
 
 def _plan(ctx: KernelContext, gen: Generic, g: GemmMatch, kind: str,
@@ -142,6 +180,8 @@ def _plan(ctx: KernelContext, gen: Generic, g: GemmMatch, kind: str,
     bk, stages = WGMMA_BK, 1
     if pipelined:
         stages = _stages(kind, bm, bn, bk, most)
+        if DYNAMIC_SMEM and stages < most:
+            stages = _stages(kind, bm, bn, bk, most, DYNAMIC_LIMIT - DYNAMIC_ALIGN)
         if stages < 2:
             bk = WGMMA_BK // 2
             stages = _stages(kind, bm, bn, bk, most)
@@ -327,8 +367,16 @@ def build_wgmma(ctx: KernelContext, gen: Generic, g: GemmMatch, kind: str) -> No
     if ctx.options.gemm_min_blocks > 0:
         ctx.namer.attrs[fn]["nvvm.minctasm"] = 1 if t.bm == 128 else \
             ctx.options.gemm_min_blocks
-    _, body, ids, (As, Bs, *bars) = launch(t.grid, [threads], wg,
-                                           name=(module + WGMMA_SUFFIX, fn))
+    dynamic = _dynamic_bytes(wg) if sum(
+        lay.tile_bytes(tile) * nstages for lay, tile in zip(lays, (t.bm, t.bn))) + \
+        8 * (len(wg) - 2) * nstages > SMEM_LIMIT else 0
+    _, body, ids, bufs = launch(t.grid, [threads], [] if dynamic else wg,
+                                name=(module + WGMMA_SUFFIX, fn), dynamic_smem=dynamic)
+    if dynamic:
+        del ctx.namer.attrs[fn]["workgroup_attrib_attrs"]
+        with ir.InsertionPoint(body):
+            bufs = _dynamic_buffers(wg)
+    As, Bs, *bars = bufs
     with ir.InsertionPoint(body):
         tid = ids[3]
         batch_id = ids[2] if t.splits == 1 else arith.divui(ids[2], index(t.splits))
