@@ -37,11 +37,10 @@ from gradir.ir import print_module
 from gradir.testing import gradient_module
 from gradir.testing.gpu_emulator import Emulated, run
 from gradir.testing.gpu_emulator.tensor_cores import tf32_round
-from gradir.testing.gpu_emulator.values import EmulationError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "Inputs"))
-from emulate_helpers import matmul  # noqa: E402
+from emulate_helpers import find, first, inputs, matmul, mutation_error, rel, ulp  # noqa: E402,E501
 
 gradir._compat.push_diagnostic_sink(lambda *a: None)   # leak warnings (see README)
 
@@ -74,20 +73,6 @@ MATMULS = {
     "tile128": (matmul(136, 140, 72), {"sm_count": 1}),
     "split_k": (matmul(16, 1024, 24), {}),
 }
-
-
-def inputs(module, rng, dtype=np.float32):
-    fn_type = module.body.operations[0].type
-    return [rng.standard_normal(t.shape).astype(dtype) for t in fn_type.inputs]
-
-
-def rel(got, want) -> float:
-    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
-    return float(np.abs(got - want).max() / np.abs(want).max())
-
-
-def first(x):
-    return x[0] if isinstance(x, tuple) else x
 
 
 def f64(text: str) -> str:
@@ -205,11 +190,6 @@ for name, text in (("dense", DENSE), ("conv", CONV)):
 
 
 # bf16 and f16 programs: wgmma on sm_90, mma.sync on sm_80, within one ulp.
-def ulp(x, bits: int, emin: int):
-    e = np.floor(np.log2(np.maximum(np.abs(x), 2.0 ** emin)))
-    return 2.0 ** (np.maximum(e, emin) - bits)
-
-
 for t, dtype, bits, emin in (("bf16", ml_dtypes.bfloat16, 7, -126), ("f16", np.float16, 10, -14)):
     for name in ("ragged", "b_transposed", "batched", "square"):
         text = MATMULS[name][0].replace("xf32>", f"x{t}>")
@@ -237,20 +217,6 @@ for t, dtype, bits, emin in (("bf16", ml_dtypes.bfloat16, 7, -126), ("f16", np.f
 # accumulators are read, or without the barrier before the next tiles
 # overwrite what the MMAs read, is an error (the one-stage kernel of
 # cooperative loads; emulate_wgmma_pipeline.py mutates the pipelined one).
-def find(module, name: str) -> list:
-    found = []
-
-    def walk(op):
-        for region in op.regions:
-            for block in region.blocks:
-                for inner in block.operations:
-                    if inner.operation.name == name:
-                        found.append(inner.operation)
-                    walk(inner.operation)
-    walk(module.operation)
-    return found
-
-
 def overwrite(module):
     """A barrier and a store of 3 into the A tile between the MMAs and their
     wait: no race, but what the MMAs read changes before they complete."""
@@ -264,21 +230,16 @@ def overwrite(module):
 
 
 def mutated(drop: str, which: int = 0):
-    text = matmul(37, 72, 45, t="bf16")          # three K slabs
-    module = gradir.parse(text)
-    wgmma_kernels.ASYNC = False
-    lower_to_nvvm(module.operation, stop_after="kernels", chip="sm_90")
-    wgmma_kernels.ASYNC = True
-    if drop == "overwrite":
-        overwrite(module)
-    else:
-        find(module, drop)[which].erase()
-    args = inputs(gradir.parse(text), np.random.default_rng(1), ml_dtypes.bfloat16)
+    def mutate(module):
+        if drop == "overwrite":
+            overwrite(module)
+        else:
+            find(module, drop)[which].erase()
+    wgmma_kernels.ASYNC = False          # the one-stage kernel (lowered with ASYNC off)
     try:
-        run(module.operation, "main", *args)
-    except EmulationError as err:
-        return str(err).split(": ", 1)[1]
-    return "no error"
+        return mutation_error(matmul(37, 72, 45, t="bf16"), mutate)     # three K slabs
+    finally:
+        wgmma_kernels.ASYNC = True
 
 
 print(mutated("nvvm.fence.proxy"))

@@ -21,7 +21,6 @@ import os
 import sys
 
 import numpy as np
-import ml_dtypes
 from mlir import ir
 
 import gradir

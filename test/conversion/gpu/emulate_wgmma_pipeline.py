@@ -31,13 +31,13 @@ import gradir._compat
 from gradir.conversion.gpu.kernels import wgmma as wgmma_kernels
 from gradir.conversion.gpu.nvvm import lower_to_nvvm
 from gradir.ir import print_module
-from gradir.testing.gpu_emulator import Emulated, run
+from gradir.testing.gpu_emulator import run
 from gradir.testing.gpu_emulator.tensor_cores import tf32_round
-from gradir.testing.gpu_emulator.values import EmulationError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "Inputs"))
-from emulate_helpers import matmul  # noqa: E402
+from emulate_helpers import (emulate_main as emulate, find, first, inputs,  # noqa: E402
+                             matmul, mutation_error, rel, ulp)
 
 gradir._compat.push_diagnostic_sink(lambda *a: None)   # leak warnings (see README)
 
@@ -54,30 +54,10 @@ CASES = {
 }
 
 
-def inputs(module, rng, dtype=np.float32):
-    fn_type = module.body.operations[0].type
-    return [rng.standard_normal(t.shape).astype(dtype) for t in fn_type.inputs]
-
-
-def rel(got, want) -> float:
-    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
-    return float(np.abs(got - want).max() / np.abs(want).max())
-
-
-def first(x):
-    return x[0] if isinstance(x, tuple) else x
-
-
 def reference(text, args):
     f64 = text.replace("xf32>", "xf64>")
     return first(gradir.interpret(gradir.parse(f64), "main",
                                   *[np.asarray(a, np.float64) for a in args]))
-
-
-def emulate(text, args, exact=False, **options):
-    exe = Emulated(gradir.parse(text), chip="sm_90", **options)
-    exe.emulator.exact_tf32 = exact
-    return first(exe["main"](*args)), str(exe.lowered)
 
 
 def staging(lowered: str) -> str:
@@ -117,11 +97,6 @@ for name, (shape, trans, opts) in CASES.items():
 
 
 # bf16 and f16 programs (staged as stored): within one ulp of the interpreter.
-def ulp(x, bits: int, emin: int):
-    e = np.floor(np.log2(np.maximum(np.abs(x), 2.0 ** emin)))
-    return 2.0 ** (np.maximum(e, emin) - bits)
-
-
 for t, dtype, bits, emin in (("bf16", ml_dtypes.bfloat16, 7, -126), ("f16", np.float16, 10, -14)):
     for name in ("nt", "nn", "ragged_k", "batched", "tile128", "split_k"):
         shape, trans, opts = CASES[name]
@@ -157,38 +132,17 @@ print("interleaved: pipelined tf32 agrees")
 
 # The emulator's checks on the pipelined kernel (bf16 x @ w^T, 10 slabs in
 # 4 stages): each mutation is refused.
-def find(module, name: str) -> list:
-    found = []
-
-    def walk(op):
-        for region in op.regions:
-            for block in region.blocks:
-                for inner in block.operations:
-                    if inner.operation.name == name:
-                        found.append(inner.operation)
-                    walk(inner.operation)
-    walk(module.operation)
-    return found
-
-
 def mutated(what: str, which: int = 0, shallow: bool = False):
     """The error of the pipelined kernel with op ``what`` (the ``which``-th)
     erased, or (``shallow``) its cp.async wait leaving 3 groups in flight."""
-    text = matmul(40, 320, 36, tb=True, t="bf16")
-    module = gradir.parse(text)
-    lower_to_nvvm(module.operation, stop_after="kernels", chip="sm_90")
-    op = find(module, what)[which]
-    if shallow:
-        op.attributes["n"] = ir.IntegerAttr.get(
-            ir.IntegerType.get_signless(32, context=module.context), 3)
-    else:
-        op.erase()
-    args = inputs(gradir.parse(text), np.random.default_rng(1), ml_dtypes.bfloat16)
-    try:
-        run(module.operation, "main", *args)
-    except EmulationError as err:
-        return str(err).split(": ", 1)[1]
-    return "no error"
+    def mutate(module):
+        op = find(module, what)[which]
+        if shallow:
+            op.attributes["n"] = ir.IntegerAttr.get(
+                ir.IntegerType.get_signless(32, context=module.context), 3)
+        else:
+            op.erase()
+    return mutation_error(matmul(40, 320, 36, tb=True, t="bf16"), mutate)
 
 
 print(mutated("nvvm.cp.async.wait.group"))

@@ -30,13 +30,13 @@ import gradir._compat
 from gradir.conversion.gpu.kernels import wgmma as wgmma_kernels
 from gradir.conversion.gpu.nvvm import find_ptxas, lower_to_nvvm
 from gradir.ir import print_module
-from gradir.testing.gpu_emulator import Emulated, run
+from gradir.testing.gpu_emulator import run
 from gradir.testing.gpu_emulator.tensor_cores import tf32_round
-from gradir.testing.gpu_emulator.values import EmulationError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "Inputs"))
-from emulate_helpers import matmul  # noqa: E402
+from emulate_helpers import (emulate_main as emulate, find, first, inputs, matmul,  # noqa: E402
+                             mutation_error, rel, ulp)
 
 gradir._compat.push_diagnostic_sink(lambda *a: None)   # leak warnings (see README)
 wgmma_kernels.TMA = True
@@ -51,30 +51,10 @@ CASES = {
 }
 
 
-def inputs(module, rng, dtype=np.float32):
-    fn_type = module.body.operations[0].type
-    return [rng.standard_normal(t.shape).astype(dtype) for t in fn_type.inputs]
-
-
-def rel(got, want) -> float:
-    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
-    return float(np.abs(got - want).max() / np.abs(want).max())
-
-
-def first(x):
-    return x[0] if isinstance(x, tuple) else x
-
-
 def reference(text, args, t="f32"):
     f64 = text.replace(f"x{t}>", "xf64>")
     return first(gradir.interpret(gradir.parse(f64), "main",
                                   *[np.asarray(a, np.float64) for a in args]))
-
-
-def emulate(text, args, exact=False, **options):
-    exe = Emulated(gradir.parse(text), chip="sm_90", **options)
-    exe.emulator.exact_tf32 = exact
-    return first(exe["main"](*args)), str(exe.lowered)
 
 
 rng = np.random.default_rng(0)
@@ -100,11 +80,6 @@ for name, (shape, trans, opts) in CASES.items():
 # CHECK-NEXT: batched tensor maps: 2 bulk copies: 6 cp.async: False
 # CHECK-NEXT: tile128 tensor maps: 2 bulk copies: 4 cp.async: False
 # CHECK-NEXT: split_k tensor maps: 2 bulk copies: 6 cp.async: False
-
-
-def ulp(x, bits: int, emin: int):
-    e = np.floor(np.log2(np.maximum(np.abs(x), 2.0 ** emin)))
-    return 2.0 ** (np.maximum(e, emin) - bits)
 
 
 for t, dtype, bits, emin in (("bf16", ml_dtypes.bfloat16, 7, -126), ("f16", np.float16, 10, -14)):
@@ -158,32 +133,9 @@ print("ptxas: sm_90a cubins")
 # stages): each mutation is refused.  Thread 0 issues a stage's copies, so
 # with one warpgroup its own wgmma.wait_group orders them after the MMAs
 # that read the stage; the barrier after it matters with two warpgroups.
-def find(module, name: str) -> list:
-    found = []
-
-    def walk(op):
-        for region in op.regions:
-            for block in region.blocks:
-                for inner in block.operations:
-                    if inner.operation.name == name:
-                        found.append(inner.operation)
-                    walk(inner.operation)
-    walk(module.operation)
-    return found
-
-
 def mutated(what: str, which: int = 0, t: str = "bf16", **opts):
-    text = matmul(40, 320, 36, tb=True, t=t)
-    module = gradir.parse(text)
-    lower_to_nvvm(module.operation, stop_after="kernels", chip="sm_90", **opts)
-    find(module, what)[which].erase()
-    dtype = ml_dtypes.bfloat16 if t == "bf16" else np.float32
-    args = inputs(gradir.parse(text), np.random.default_rng(1), dtype)
-    try:
-        run(module.operation, "main", *args)
-    except EmulationError as err:
-        return str(err).split(": ", 1)[1]
-    return "no error"
+    return mutation_error(matmul(40, 320, 36, tb=True, t=t),
+                          lambda module: find(module, what)[which].erase(), opts)
 
 
 print(mutated("nvvm.mbarrier.try_wait.parity"))

@@ -15,36 +15,23 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "Inputs"))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "examples"))
 
 from fake_driver import FakeDriver, build  # noqa: E402
-from mlp import build_mlp, differentiate, init_params, numpy_step  # noqa: E402
+from emulate_helpers import mlp_step, outlined_kernels  # noqa: E402
 
 import gradir  # noqa: E402
-from gradir.conversion.gpu.nvvm import lower_to_nvvm, run_pipeline  # noqa: E402
-from gradir.ir import print_module  # noqa: E402
 
 out = sys.argv[1]
-batch, sizes = 24, [40, 32, 16]
-module = differentiate(build_mlp(batch, sizes))
+step = mlp_step()
+module, x, labels, params, want = step.module, step.x, step.labels, step.params, step.want
 driver = FakeDriver(build(out))
-rng = np.random.default_rng(0)
-x = rng.standard_normal((batch, sizes[0])).astype(np.float32)
-labels = rng.integers(0, sizes[-1], batch)
-params = init_params(sizes, seed=1)
-want = numpy_step(x.astype(np.float64), labels, *[p.astype(np.float64) for p in params])
 
 for name, opts, tol in (("tf32", {"precision": "tf32"}, 1e-2),
                         ("bf16", {"compute_dtype": "bf16"}, 3e-2)):
     exe = gradir.compile(module, target="cuda", chip="sm_80", **opts)
     path = str(exe.export_library(os.path.join(out, name, "mlp.so")))
     # the kernels as the library's pipeline outlined them
-    kernels = gradir.parse(print_module(module))
-    with kernels.context:
-        lower_to_nvvm(kernels.operation, stop_after="kernels", chip="sm_80", **opts)
-        text = print_module(kernels)
-        run_pipeline("builtin.module(gpu-launch-sink-index-computations,gpu-kernel-outlining,"
-                     "gpu-kernel-attributes)", kernels.operation)
+    kernels, text = outlined_kernels(module, chip="sm_80", **opts)
     driver.emulate(kernels.operation)
     lib = gradir.runtime.load(path)
     got = lib["main_adjoint"](x, labels, *params)

@@ -217,3 +217,22 @@ def outlined_kernels(module, **options):
         run_pipeline("builtin.module(gpu-launch-sink-index-computations,gpu-kernel-outlining,"
                      "gpu-kernel-attributes)", kernels.operation)
     return kernels, text
+
+
+def mlp_step(batch: int = 24, sizes=(40, 32, 16)) -> types.SimpleNamespace:
+    """The MLP training step of examples/mlp.py (its adjoint ``module``) and
+    one step's inputs (``x``, ``labels``, ``params``) and numpy's float64
+    results (``want``): the fake-driver tests' program."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                    "..", "..", "examples"))
+    from mlp import build_mlp, differentiate, init_params, numpy_step
+    sizes = list(sizes)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((batch, sizes[0])).astype(np.float32)
+    labels = rng.integers(0, sizes[-1], batch)
+    params = init_params(sizes, seed=1)
+    want = numpy_step(x.astype(np.float64), labels, *[p.astype(np.float64) for p in params])
+    return types.SimpleNamespace(module=differentiate(build_mlp(batch, sizes)), x=x,
+                                 labels=labels, params=params, want=want)
