@@ -132,9 +132,32 @@ def _affine(cx, y, weight, bias):
     return y
 
 
+def _scaled(cx, v, mean, var, eps, weight, bias):
+    """``(v - mean) * s + bias`` with ``s = weight * rsqrt(var + eps)``
+    per channel: batch norm's output in one elementwise pass, the
+    per-channel factors computed once (not per element); ``v - mean``
+    kept (not ``v * s - mean * s``), exact for large means.  Its
+    gradient (the generic rules, simplified) is then one per-element pass
+    ``dy * s + c1 * (v - mean) + c0`` after the per-channel sums of ``dy``
+    and ``dy * (v - mean)``, where normalizing first and scaling after
+    saved x-hat beside ``v - mean`` and summed ``dy * x-hat`` and ``dy *
+    weight * (v - mean)`` apart.  bench/cnn.py's ResNet step, AMD EPYC Zen
+    5, paired in one process, CPU time (load 4.6-5.3): 1 thread 17.41 ->
+    16.47 ms, 2 threads 18.19 -> 17.37 ms."""
+    rank = cx.rank(v)
+    dtype = cx.dtype(v)
+    s = rlx.rsqrt(rlx.add(var, cx.scalar(eps, dtype)))
+    if weight is not None:
+        s = rlx.multiply(s, bcast_param(cx.value(weight, dtype), rank))
+    y = rlx.multiply(rlx.subtract(v, mean), s)
+    if bias is not None:
+        y = rlx.add(y, bcast_param(cx.value(bias, dtype), rank))
+    return y
+
+
 def _batch_norm(cx, x, weight, bias, running_mean, running_var, training, eps, stats=False):
-    """The normalized, affine ``x``; with ``stats``, also the batch mean
-    and (population) variance in training mode (``keepdims``)."""
+    """The normalized, affine ``x`` (``_scaled``); with ``stats``, also the
+    batch mean and (population) variance in training mode (``keepdims``)."""
     dtype = cx.out[0].dtype if isinstance(cx.out, (list, tuple)) else cx.out_dtype
     (v,) = float_operands(cx, x, dtype=dtype)
     rank = cx.rank(v)
@@ -145,7 +168,7 @@ def _batch_norm(cx, x, weight, bias, running_mean, running_var, training, eps, s
     else:
         mean = bcast_param(cx.value(running_mean, dtype), rank)
         var = bcast_param(cx.value(running_var, dtype), rank)
-    y = _affine(cx, _normalize(cx, v, mean, var, eps), weight, bias)
+    y = _scaled(cx, v, mean, var, eps, weight, bias)
     return (y, mean, var) if stats else y
 
 
