@@ -147,6 +147,11 @@ def _rlx_conv_kernels():
     return RlxConvKernels
 
 
+def _rlx_pool_indices():
+    from .conversion.cpu.rlx_pool_indices import RlxPoolIndices
+    return RlxPoolIndices
+
+
 def _rlx_pool_kernels():
     from .conversion.cpu.rlx_pool_kernels import RlxPoolKernels
     return RlxPoolKernels
@@ -182,6 +187,11 @@ def _rlx_collapse_elementwise():
     return RlxCollapseElementwise
 
 
+def _rlx_merge_elementwise():
+    from .conversion.cpu.rlx_merge_elementwise import RlxMergeElementwise
+    return RlxMergeElementwise
+
+
 def _rlx_widen_bool_memrefs():
     from .conversion.cpu.rlx_widen_bool_memrefs import RlxWidenBoolMemrefs
     return RlxWidenBoolMemrefs
@@ -209,9 +219,11 @@ PASSES = {
     "rlx-lower-to-llvm": _rlx_lower_to_llvm,
     "rlx-math-approx": _rlx_math_approx,
     "rlx-matmul-kernels": _rlx_matmul_kernels,
+    "rlx-merge-elementwise": _rlx_merge_elementwise,
     "rlx-memory-report": _rlx_memory_report,
     "rlx-order-globals": _rlx_order_globals,
     "rlx-parallel-loops": _rlx_parallel_loops,
+    "rlx-pool-indices": _rlx_pool_indices,
     "rlx-pool-kernels": _rlx_pool_kernels,
     "rlx-conv-kernels": _rlx_conv_kernels,
     "rlx-readonly-arguments": _rlx_readonly_arguments,

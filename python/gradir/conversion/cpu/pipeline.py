@@ -48,6 +48,12 @@ STAGES = ("bufferized", "llvm")
 RLX_TO_LINALG = "rlx-to-linalg{sum-block=256}"
 # issue 14 (compile time): 2-D f32/f64 matmuls for gradir's kernel library
 RLX_TO_LINALG_KERNELS = "rlx-to-linalg{sum-block=256 matmul-kernels=true pool-kernels=true}"
+# issue 43: rlx-pool-indices (run before runtime/partition.py cuts a function)
+# saves a max pool's arg-max positions as an rlx value, which the cut passes
+# between the parts; here, a pool and its backward in one function go back
+# to rlx-pool-kernels' pairing on buffers (byte positions: the ResNet stem
+# pool's gradient 0.75 -> 0.70 ms)
+RLX_POOL_INDICES = "rlx-pool-indices{undo=true}"
 
 # The ops the schedule's matmul sequences match (after rlx-to-linalg).
 _SCHEDULED_MATMULS = frozenset(("linalg.matmul", "linalg.batch_matmul"))
@@ -171,8 +177,11 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
         # After fusion (the fused generics are vectorized).  No cse after it:
         # vectorized ops lose the grad.recomputed mark of their generic, and
         # cse would merge a recomputation with the forward computation again
-        # (undoing rematerialization).
-        steps += ["rlx-collapse-elementwise",
+        # (undoing rematerialization).  rlx-merge-elementwise first: a
+        # producer that fusion left apart (other ops read it too) computed
+        # in its consumer's loop (batch norm's x - mean, its output and relu
+        # in one pass).
+        steps += ["rlx-merge-elementwise", "rlx-collapse-elementwise",
                   f"transform-interpreter{{entry-point={params.elementwise_entry_point}}}",
                   "canonicalize"]
     # Tensors -> buffers: every public function gets identity-layout memref
@@ -274,7 +283,7 @@ def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str =
 
     op = module.operation if hasattr(module, "operation") else module
     with op.context:
-        to_linalg = RLX_TO_LINALG_KERNELS if kernels else RLX_TO_LINALG
+        to_linalg = f"{RLX_POOL_INDICES},{RLX_TO_LINALG_KERNELS}" if kernels else RLX_TO_LINALG
         pm = build_pass_manager(f"builtin.module({to_linalg})", op.context)
         try:
             pm.run(op)
