@@ -115,3 +115,33 @@ func.func @left_alone(%x: tensor<2x8x8xf32>, %r: tensor<8xf32>, %y: tensor<4x16x
   } -> tensor<2x8x8xf32>
   return %a, %b, %c, %d, %i : tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<4x16xf32>, tensor<4xf32>, tensor<2x8x8xf32>
 }
+
+// -----
+
+// Several results (rlx-merge-elementwise's merged loops): every result
+// collapsed alike, each expanded back.
+// CHECK-DAG:   #[[$ID3:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG:   #[[$CH3:.*]] = affine_map<(d0, d1, d2) -> (d1)>
+// CHECK-LABEL: func.func @two_results(
+// CHECK-SAME:      %[[X:.*]]: tensor<4x8x8x8xf32>, %[[C:.*]]: tensor<1x8x1x1xf32>)
+// CHECK:         %[[G:.*]]:2 = linalg.generic {indexing_maps = [#[[$ID3]], #[[$CH3]], #[[$ID3]], #[[$ID3]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%{{.*}}, %{{.*}} : tensor<4x8x64xf32>, tensor<8xf32>) outs(%{{.*}}, %{{.*}} : tensor<4x8x64xf32>, tensor<4x8x64xf32>)
+// CHECK:           linalg.yield %{{.*}}, %{{.*}} : f32, f32
+// CHECK-DAG:     %[[R0:.*]] = tensor.expand_shape %[[G]]#0 {{\[\[}}0], [1], [2, 3]] output_shape [4, 8, 8, 8] : tensor<4x8x64xf32> into tensor<4x8x8x8xf32>
+// CHECK-DAG:     %[[R1:.*]] = tensor.expand_shape %[[G]]#1 {{\[\[}}0], [1], [2, 3]] output_shape [4, 8, 8, 8] : tensor<4x8x64xf32> into tensor<4x8x8x8xf32>
+// CHECK:         return %[[R0]], %[[R1]]
+func.func @two_results(%x: tensor<4x8x8x8xf32>, %c: tensor<1x8x1x1xf32>) -> (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) {
+  %e0 = tensor.empty() : tensor<4x8x8x8xf32>
+  %e1 = tensor.empty() : tensor<4x8x8x8xf32>
+  %r:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>,
+                                          affine_map<(d0, d1, d2, d3) -> (0, d1, 0, 0)>,
+                                          affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>,
+                                          affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>],
+                         iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %c : tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>) outs(%e0, %e1 : tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o0: f32, %o1: f32):
+    %d = arith.subf %a, %b : f32
+    %m = arith.mulf %d, %b : f32
+    linalg.yield %d, %m : f32, f32
+  } -> (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>)
+  return %r#0, %r#1 : tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>
+}

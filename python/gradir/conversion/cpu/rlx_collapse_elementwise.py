@@ -57,7 +57,7 @@ def _dims(m: ir.AffineMap, shape) -> list | None:
 
 def _plan(op):
     """(k, per-operand dims) for ``op``: its last k >= 2 loops collapse."""
-    if op.name != "linalg.generic" or len(op.results) != 1:
+    if op.name != "linalg.generic" or not op.results:
         return None
     its = [str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])]
     n = len(its)
@@ -72,10 +72,11 @@ def _plan(op):
                for t in types):
         return None
     shapes = [list(ir.RankedTensorType(t).shape) for t in types]
-    init = maps[-1]
-    if not init.is_permutation or [ir.AffineDimExpr(e).position for e in init.results] \
-            != list(range(n)):
-        return None
+    # (several results: rlx-merge-elementwise's merged loops)
+    for init in maps[len(maps) - len(op.results):]:
+        if not init.is_permutation or [ir.AffineDimExpr(e).position for e in init.results] \
+                != list(range(n)):
+            return None
     loop = shapes[-1]
     if loop[-1] >= MIN_ROW or 0 in loop:
         return None
@@ -153,9 +154,9 @@ def _collapse(op, k, dims, shapes, maps) -> None:
             new_vals.append(nv)
             new_maps.append(ir.AffineMapAttr.get(ir.AffineMap.get(
                 nd, 0, [ir.AffineDimExpr.get(x) for x in loops])))
-        n_in = len(op.operands) - 1
-        out_t = new_vals[-1].type
-        new = linalg.GenericOp([out_t], new_vals[:n_in], new_vals[n_in:],
+        n_in = len(op.operands) - len(op.results)
+        new = linalg.GenericOp([v.type for v in new_vals[n_in:]], new_vals[:n_in],
+                               new_vals[n_in:],
                                ir.ArrayAttr.get(new_maps), ir.ArrayAttr.get([iterator] * nd))
         for a in op.attributes:
             name = a if isinstance(a, str) else a.name
@@ -170,10 +171,11 @@ def _collapse(op, k, dims, shapes, maps) -> None:
             o.detach_from_parent()
             ip.insert(o)
         groups, _ = _reassociation(dims[-1], n, k)
-        res_t = op.results[0].type
-        exp = tensor.ExpandShapeOp(res_t, new.results[0], _reassoc_attr(groups), [],
-                                   ir.DenseI64ArrayAttr.get(shapes[-1]))
-    op.results[0].replace_all_uses_with(exp.result)
+        expanded = [tensor.ExpandShapeOp(r.type, nr, _reassoc_attr(groups), [],
+                                         ir.DenseI64ArrayAttr.get(shapes[-1])).result
+                    for r, nr in zip(op.results, new.results)]
+    for r, e in zip(op.results, expanded):
+        r.replace_all_uses_with(e)
     op.erase()
 
 
