@@ -106,9 +106,8 @@ class RlxPoolIndices(ModulePass):
         if bad:
             raise self.failure()
         if self.undo:
-            for op in walk(module.operation):
-                if op.name == _WITH:
-                    _undo(op)
+            for op in [op for op in walk(module.operation) if op.name == _WITH]:
+                _undo(op)
             return
         order = {_compat.op_key(op): n for n, op in enumerate(ops)}
         backwards = [op for op in ops if op.name == _BACKWARD]
