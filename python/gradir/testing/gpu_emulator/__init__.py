@@ -16,6 +16,10 @@ wrong only sometimes:
 * out-of-bounds loads and stores, use after ``gpu.dealloc``, host code
   reading or writing device memory (anything but ``gpu.memcpy``), device
   code touching host memory;
+* workgroup memory past a block's limits: over 48 KiB of static
+  workgroup buffers, or over 227 KiB of static and dynamic
+  (``dynamic_shared_memory_size``, read with ``gpu.dynamic_shared_memory``)
+  together;
 * fresh device and workgroup buffers hold NaN (floats) or a junk pattern
   (integers), so reading uninitialised memory shows in the results.
 

@@ -55,8 +55,9 @@ measured on a GPU first, and MLIR's own runtime library, with
 ``GRADIR_CUDA_RUNTIME=mlir``, lacks that function), MN-major TF32 (wgmma
 transposes only 16-bit types: a TF32 operand with M or N innermost, or
 any operand whose rows are not 16-byte aligned, is transposed by the
-cooperative loads), dynamic workgroup memory (the stages fit in the 48 KiB of static
-workgroup memory; sm_90 allows 227 KiB)."""
+cooperative loads), dynamic workgroup memory by default (``DYNAMIC_SMEM``:
+the stages in up to 227 KiB where 48 KiB of static workgroup memory does
+not hold them, 128x128 tiles only; not yet measured on a GPU)."""
 
 from __future__ import annotations
 
@@ -136,9 +137,9 @@ def _dynamic_bytes(types: list) -> int:
     1024-byte boundary, and the slack to align the first."""
     total = DYNAMIC_ALIGN
     for t in types:
-        nbytes = math.prod(t.shape) * (ir.IntegerType(t.element_type).width // 8
-                                       if isinstance(t.element_type, ir.IntegerType) else 2)
-        total += -(-nbytes // DYNAMIC_ALIGN) * DYNAMIC_ALIGN
+        elt = t.element_type          # i32 (TF32), i64 (mbarriers), bf16, f16
+        size = ir.IntegerType(elt).width // 8 if isinstance(elt, ir.IntegerType) else 2
+        total += -(-math.prod(t.shape) * size // DYNAMIC_ALIGN) * DYNAMIC_ALIGN
     return total
 
 

@@ -35,7 +35,8 @@ have landed, each thread rounds the chunks it copied in place
 
 The loop (``wgmma._pipelined_k_loop``), for S stages (2 to 4, as many as
 fit in the 48 KiB of static workgroup memory of a block, TF32's 128x128
-tiles taking BK = 16; 2 when no operand is copied)::
+tiles taking BK = 16, or with ``wgmma.DYNAMIC_SMEM`` in up to 227 KiB of
+dynamic workgroup memory; 2 when no operand is copied)::
 
     issue slabs 0 .. S-2 into stages 0 .. S-2 (one commit group each)
     load slab 0 of the operands without cp.async into registers
