@@ -144,7 +144,10 @@ def export_library(exe, path: Path, object_file: Path | None = None,
             objs = [Path(o) for o in object_file]
         else:
             objs = [Path(object_file) if object_file is not None
-                    else _compile_object(exe, libs, tmp)]
+                    else _compile_object(exe, kernel_runtime_libraries(
+                        exe.options.target, threads,
+                        getattr(exe.options, "cpu", "host") if kernels else None,
+                        process=True), tmp)]
         if not objs or any(not o.exists() or o.stat().st_size == 0 for o in objs):
             raise CompileError("ExecutionEngine produced no object file to export")
         source = "" if data_in_objects else "".join(

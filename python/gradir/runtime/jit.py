@@ -65,14 +65,14 @@ class Executable(FunctionTable):
         threads = options.threads if parallel else 1
         libs = [str(p) for p in kernel_runtime_libraries(
             options.target, threads, options.cpu if self.uses_kernels else None,
-            needs_runner_utils(lowered.operation))]
+            needs_runner_utils(lowered.operation), process=True)]
         if threads > 1:
             import ctypes
             from .openmp import configure
-            # libomp (the kernel library, when used, comes after it), before
-            # its first region
-            from .toolchain import openmp_library
-            configure(ctypes.CDLL(str(openmp_library())))   # (libs holds it)
+            # the process's OpenMP runtime (the kernel library, when used,
+            # comes after it), before its first region
+            from .toolchain import process_openmp_library
+            configure(ctypes.CDLL(str(process_openmp_library())))   # (libs holds it)
         self._engine = _compat.execution_engine(lowered, llvm_opt_level(options.opt_level),
                                                 libs, pic=pic)
         keep_freed_memory()

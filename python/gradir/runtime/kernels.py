@@ -43,13 +43,14 @@ def uses_kernels(text: str) -> bool:
 
 
 def runtime_libraries(target: str, threads: int = 1, kernels=None,
-                      runner_utils: bool = True) -> list[Path]:
-    """``toolchain.runtime_libraries`` and, last, the kernel library of the
+                      runner_utils: bool = True, process: bool = False) -> list[Path]:
+    """``toolchain.runtime_libraries`` (``process``: the OpenMP runtime this
+    process loads, not the one to ship) and, last, the kernel library of the
     CPU ``kernels`` (a cpu name; None: the code calls no kernel), then, for
     multi-threaded code (``threads`` > 1), its drivers' (``..._omp.so``,
     which needs the other two)."""
     from . import toolchain
-    libs = toolchain.runtime_libraries(target, threads, runner_utils)
+    libs = toolchain.runtime_libraries(target, threads, runner_utils, process)
     if target == "cpu" and kernels is not None:
         libs.append(kernel_library(kernels))
         if threads > 1:
@@ -131,10 +132,13 @@ def kernel_library(cpu="host", threaded: bool = False) -> Path:
         found = _found(name)
     if found is not None:
         return found
-    needs = []
+    needs, loads = [], []
     if threaded:    # (looked up only to build: libomp's costs a scan of /proc/self/maps)
-        from .toolchain import openmp_library
+        from .toolchain import openmp_library, process_openmp_library
+        # linked with LLVM's libomp (NEEDED libomp.so), built with the
+        # process's runtime loaded (gomp.py: gradir's entry points on libgomp)
         needs = [kernel_library(cpu), openmp_library()]
+        loads = [needs[0], process_openmp_library()]
     with _lock:
         found = _found(name)
         if found is not None:
@@ -143,7 +147,7 @@ def kernel_library(cpu="host", threaded: bool = False) -> Path:
         for folder in _folders():
             try:
                 folder.mkdir(parents=True, exist_ok=True)
-                path = _build(_text(target, threaded), target, folder, name, needs)
+                path = _build(_text(target, threaded), target, folder, name, needs, loads)
             except OSError as err:
                 errors.append(f"{folder}: {err}")
                 continue
@@ -164,7 +168,8 @@ def _found(name: str) -> Path | None:
     return None
 
 
-def _build(text: str, target, folder: Path, name: str, needs: list[Path] = ()) -> Path:
+def _build(text: str, target, folder: Path, name: str, needs: list[Path] = (),
+           loads: list[Path] = ()) -> Path:
     """Compiles the kernels' text for ``target`` into ``folder/name``
     (written under a temporary name, then renamed: never half a library),
     linked with the libraries ``needs`` (the drivers': the kernels and
@@ -194,7 +199,7 @@ def _build(text: str, target, folder: Path, name: str, needs: list[Path] = ()) -
         # (the object is dumped once LLVM resolved every symbol it calls:
         # the drivers' are in ``needs``)
         engine = _compat.execution_engine(module, llvm_opt_level(3),
-                                          [str(lib) for lib in needs], pic=True)
+                                          [str(lib) for lib in loads or needs], pic=True)
         work = Path(tempfile.mkdtemp(prefix=".kernels-", dir=folder))
         try:
             obj = work / "kernels.o"

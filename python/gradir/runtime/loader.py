@@ -137,6 +137,8 @@ class Library(FunctionTable):
             raise LibraryError(f"cannot read {path}: {err.strerror or err}") from None
         self.signatures = read_signatures(image)
         check_record(read_image_target(image), path)     # issue 14: before dlopen
+        from .gomp import preload_for    # issue 43: on PyTorch's libgomp, where it runs
+        preload_for(path)
         copy, directory = _fresh_copy(path)
         try:
             self._dll = ctypes.CDLL(str(copy), mode=os.RTLD_LOCAL | os.RTLD_NOW)

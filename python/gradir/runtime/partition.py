@@ -592,12 +592,13 @@ def _compile_split(src, options, functions, flag: str, cpus: int, prestart: _Pre
     threads = options.threads
     from .kernels import runtime_libraries as kernel_runtime_libraries
     libs = [str(p) for p in kernel_runtime_libraries(options.target, threads,
-                                                     options.cpu if options.kernels else None)]
+                                                     options.cpu if options.kernels else None,
+                                                     process=True)]
     if threads > 1:
         import ctypes
         from .openmp import configure
-        from .toolchain import openmp_library
-        configure(ctypes.CDLL(str(openmp_library())))   # (libs holds it)
+        from .toolchain import process_openmp_library
+        configure(ctypes.CDLL(str(process_openmp_library())))   # (libs holds it)
     from concurrent.futures import ThreadPoolExecutor
     try:
         prestart.llvm.result()

