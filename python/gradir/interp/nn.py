@@ -1,6 +1,6 @@
 """Neural-network ops: softmax log_softmax cross_entropy_with_logits nll_loss
 conv2d conv2d_transpose max_pool2d avg_pool2d (and their backward ops)
-layer_norm rms_norm.  Layouts are NCHW data / OIHW (conv2d) and IOHW
+max_pool2d_with_indices max_pool2d_indices_backward layer_norm rms_norm.  Layouts are NCHW data / OIHW (conv2d) and IOHW
 (conv2d_transpose) weights, as Relax's defaults."""
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 softmax log_softmax cross_entropy_with_logits nll_loss conv2d
 conv2d_transpose max_pool2d avg_pool2d avg_pool2d_backward layer_norm
-rms_norm; max_pool2d_backward has a JVP rule only.
+rms_norm max_pool2d_with_indices; max_pool2d_backward and
+max_pool2d_indices_backward have a JVP rule only.
 
 Ops left without a VJP rule (the pass reports "no gradient rule" if one
 lies on the path to the target):
@@ -10,6 +11,8 @@ lies on the path to the target):
   of each window's arg-max, which no rlx op expresses; w.r.t. ``data`` it is
   zero almost everywhere.  So max-pool has no reverse-over-reverse second
   derivative; its JVP rule below makes forward-over-reverse work.
+- ``rlx.max_pool2d_indices_backward`` (rlx-pool-indices' backward from the
+  saved arg-max positions): the same gather, at the saved positions.
 - ``rlx.collapse_sum_to`` is not an nn op (rules of the shape group).
 
 JVP rules (each after its op's VJP rule) take tangents with the leading
@@ -38,6 +41,9 @@ JVP rules (each after its op's VJP rule) take tangents with the leading
   per kernel offset a strided slice gives that element of every window, and
   its equality with the output, less the windows matched at an earlier
   offset, selects it (``kh * kw`` slices).
+- ``max_pool2d_with_indices``: its values' tangent is ``max_pool2d``'s, its
+  positions' none; ``max_pool2d_indices_backward``: linear in its output
+  gradient (the batch folded into N, the positions tiled to match).
 - ``layer_norm``: ``dxhat * gamma + xhat * tgamma + tbeta``, ``dxhat = rstd *
   (tx - mean(tx) - xhat * mean(xhat * tx))``; ``rms_norm``: ``w * r * (tx -
   xr * mean(xr * tx)) + xr * tw``, ``xr = x * r``.

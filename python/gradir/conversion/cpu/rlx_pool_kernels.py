@@ -93,6 +93,16 @@ class RlxPoolKernels(ModulePass):
         func.call @gradir_kernel_<variant>_max_pool2x2_backward_indices_f32(%g, %i, %dx)
         memref.dealloc %i : memref<2x3x4x3xi8>
 
+    The generics of ``rlx.max_pool2d_with_indices`` and
+    ``rlx.max_pool2d_indices_backward`` (``linalg/pool_indices.py``: the
+    positions an i32 buffer of the pooled shape, an rlx value that a cut of
+    the function passes between its parts) become calls of the saved-index
+    kernels (``pool_index_kernels.py``): ``{gradir.kernel =
+    "max_pool2x2_indices"}`` (``"max_pool3x3s2_indices"``) of ``..._<pool>
+    _indices32_<elt>(x, y, idx)``, ``"max_pool2x2_backward_indices"``
+    (``"max_pool3x3s2_backward_indices"``) of ``..._<pool>_backward_indices32
+    _<elt>(g, idx, dx)`` reading the gradient copy's source.
+
     With ``threads`` > 1 a pool of enough work runs as an ``scf.parallel``
     over blocks of images, one kernel call each on views
     (``rlx-parallel-loops`` then runs it on the threads when it is worth
