@@ -9,14 +9,25 @@ from mlir import ir
 from .ops import set_attribute_from
 
 
-def gpu_launch(grid, block, workgroup_types=()):
+def gpu_launch(grid, block, workgroup_types=(), dynamic_shared_memory_size=None):
     """A ``gpu.launch`` at the current insertion point with its body block
     (12 index arguments, then one per workgroup attribution).  ``grid`` and
-    ``block`` are 3 index Values or ints.  Returns ``(op, body)``; the caller
-    fills the body and ends it with ``gpu.terminator``.  (MLIR 22's Python
-    ``LaunchOp`` takes the sizes as tuples and creates the body itself.)"""
+    ``block`` are 3 index Values or ints.  ``dynamic_shared_memory_size``
+    (bytes per block, an int or an i32 Value; None or 0: none) becomes the
+    launch's ``dynamic_shared_memory_size`` operand, an int as an
+    ``arith.constant`` of i32 built just before the launch.  Returns
+    ``(op, body)``; the caller fills the body and ends it with
+    ``gpu.terminator``.  (MLIR 22's Python ``LaunchOp`` takes the sizes as
+    tuples and creates the body itself.)"""
     from mlir.dialects import gpu
-    op = gpu.LaunchOp(tuple(grid), tuple(block))
+    size = dynamic_shared_memory_size
+    if isinstance(size, int):
+        if size:
+            from mlir.dialects import arith
+            size = arith.constant(ir.IntegerType.get_signless(32), size)
+        else:
+            size = None
+    op = gpu.LaunchOp(tuple(grid), tuple(block), dynamic_shared_memory_size=size)
     body = op.regions[0].blocks[0]
     for t in workgroup_types:
         body.add_argument(t, ir.Location.unknown())

@@ -233,19 +233,7 @@ def launch(grid, block, workgroup_types=(), name=None, dynamic_smem: int = 0):
     which the body reads with ``gpu.dynamic_shared_memory``)."""
     g = [index(x) for x in list(grid) + [1] * (3 - len(grid))]
     b = [index(x) for x in list(block) + [1] * (3 - len(block))]
-    if dynamic_smem:
-        # (_compat.gpu_launch takes no dynamic size: the same construction
-        # with the operand)
-        size = arith.constant(ir.IntegerType.get_signless(32), dynamic_smem)
-        op = gpu.LaunchOp(tuple(g), tuple(b), dynamic_shared_memory_size=size)
-        body = op.regions[0].blocks[0]
-        for t in workgroup_types:
-            body.add_argument(t, ir.Location.unknown())
-        if workgroup_types:
-            op.attributes["workgroup_attributions"] = ir.IntegerAttr.get(
-                ir.IntegerType.get_signless(64), len(workgroup_types))
-    else:
-        op, body = _compat.gpu_launch(g, b, list(workgroup_types))
+    op, body = _compat.gpu_launch(g, b, list(workgroup_types), dynamic_smem)
     if name is not None:
         op.attributes["module"] = ir.FlatSymbolRefAttr.get(name[0])
         op.attributes["function"] = ir.FlatSymbolRefAttr.get(name[1])
