@@ -217,10 +217,11 @@ static void fork_region(void *loc, struct region *r, int parallel) {
     int n = pushed;
     pushed = 0;
     __typeof__(loop) outer = loop;
-    /* top level: libgomp while workers may be hot, else libomp; nested: the
-     * enclosing region's runtime */
-    int use_kmp = kmp_bound && (depth > 0 ? on_kmp : kmp_get_blocktime() <= 0 || !bound);
-    if (!parallel || serial || n == 1 || (!use_kmp && !bound)) {
+    /* libgomp while workers may be hot, else libomp; a region inside another
+     * runs on its thread alone, as both runtimes run nested regions by
+     * default */
+    int use_kmp = kmp_bound && (kmp_get_blocktime() <= 0 || !bound);
+    if (!parallel || serial || depth > 0 || n == 1 || (!use_kmp && !bound)) {
         alone(r);
     } else if (use_kmp) {
         __atomic_add_fetch(&kmp_regions, 1, __ATOMIC_RELAXED);
