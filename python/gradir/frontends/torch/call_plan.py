@@ -109,14 +109,14 @@ class CallPlan:
     """One variant's calls with the parameters and buffers of the call that
     made it (see the module docstring).  ``tensors``: the inputs, then the
     parameters, then the buffers ``v.buffers`` names, as that call passed
-    them."""
+    them; ``grad``: whether that call differentiated (ran ``@main_fwd``)."""
 
-    def __init__(self, program, v, tensors, n_inputs, grad_enabled):
+    def __init__(self, program, v, tensors, n_inputs, grad):
         module = program.module
         self.module = module
         self.v = v
         self.training = module.training
-        self.grad_enabled = grad_enabled
+        self.grad = grad
         self.n_inputs = n_inputs
         self.held = list(tensors[n_inputs:])          # the parameters and buffers
         self.specs = [(t.shape, t.dtype, t.requires_grad) for t in tensors]
@@ -125,7 +125,9 @@ class CallPlan:
         exe = v.exe
         n_results = len(exe.signatures["main"].outputs)
         self.n_out = n_results - v.n_extra
-        self.apply = bool(v.wrt)       # as flat_call: @main_fwd whenever the variant has one
+        # as flat_call: @main_fwd when the call differentiates (grad mode and
+        # something requires grad), else @main, which saves nothing
+        self.apply = bool(v.wrt) and grad
         if self.apply:
             self.fwd, self.bwd = exe["main_fwd"], exe["main_bwd"]
             sig = self.fwd.signature

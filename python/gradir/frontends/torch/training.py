@@ -13,7 +13,8 @@ a ``torch.autograd.Function`` whose backward runs ``@main_bwd``: autograd then
 accumulates the gradients into ``.grad`` (so ``torch.optim``, gradient
 clipping and DistributedDataParallel's hooks work unchanged).  Under
 ``torch.no_grad()``, or when nothing requires grad, the call runs ``@main``
-only and saves nothing.  The model's buffers are arguments too
+only and saves nothing, also on a variant compiled for training (the
+same ``@main``, BatchNorm's running statistics updated the same way).  The model's buffers are arguments too
 (``import_program(..., buffers=True)``), read at each call; the new values
 of those the forward mutates (BatchNorm's running statistics in training
 mode) come back after the outputs and are copied into the buffers, as
@@ -453,7 +454,12 @@ class Program:
         bufs = [self._buffer(named, name) for name in v.buffers]
         device = self._check([(f"buffer '{n}'", b) for n, b in zip(v.buffers, bufs)]) or device
         tensors += bufs
-        if v.wrt:
+        # @main_fwd (which saves the backward's values) only when this call
+        # differentiates: under no_grad, or with nothing requiring grad, a
+        # variant compiled for training runs its @main, which saves nothing
+        grad = bool(v.wrt) and grad_enabled and any(
+            t.requires_grad for t in tensors[:len(inputs) + len(params)])
+        if grad:
             out = GradirFunction.apply(v, device, *tensors)
         else:
             out = tuple(_from_numpy(a, device)
@@ -461,7 +467,7 @@ class Program:
         out = self._update_buffers(v, inputs, out, named)
         if device is None and CallPlan.eligible(self, v, tensors):
             self.plans[(self.module.training, grad_enabled)] = \
-                CallPlan(self, v, tensors, len(inputs), grad_enabled)
+                CallPlan(self, v, tensors, len(inputs), grad)
         return v, out
 
     @staticmethod
