@@ -4,7 +4,8 @@
 // checkpointed with an integer period (gpu-device-buffers leaves it in
 // memref.alloc buffers), through views, loops (a carried copy), branches
 // and frees, next to device buffers, kernels and a condition copied to the
-// host.
+// host; a scalar loaded from it may reach a kernel as a value (a trip
+// counter that selects data).
 
 // CHECK-LABEL: func.func @trip_stack(
 // CHECK:      %[[S:.*]] = memref.alloc(%{{.*}}) : memref<?xindex>
@@ -13,7 +14,9 @@
 // CHECK:      memref.load
 // CHECK:      memref.dim
 // CHECK:      memref.dealloc
+// CHECK:      %[[ROW:.*]] = memref.load %[[S]][%{{.*}}] {gradir.host_memory}
 // CHECK:      gpu.launch
+// CHECK:        arith.addi %{{.*}}, %[[ROW]] : index
 // CHECK:      memref.dealloc %[[S]] : memref<?xindex>
 // CHECK:      gpu.dealloc
 func.func @trip_stack(%x: memref<4xf32>, %n: index) -> index {
@@ -45,11 +48,13 @@ func.func @trip_stack(%x: memref<4xf32>, %n: index) -> index {
   %last = memref.load %t[%c0] : memref<2xindex>
   %len = memref.dim %s, %c0 : memref<?xindex>
   memref.dealloc %t : memref<2xindex>
+  %row = memref.load %s[%c0] {gradir.host_memory} : memref<?xindex>
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
              threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
     %a = memref.load %d[%tx] : memref<4xf32>
     %m = arith.mulf %a, %a : f32
-    memref.store %m, %d[%tx] : memref<4xf32>
+    %o = arith.addi %tx, %row : index
+    memref.store %m, %d[%o] : memref<4xf32>
     gpu.terminator
   }
   memref.dealloc %s : memref<?xindex>

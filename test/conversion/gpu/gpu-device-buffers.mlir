@@ -341,7 +341,8 @@ func.func @regions(%a: memref<4xf32>, %out: memref<4xf32>)
 // Host bookkeeping stays on the host: the trip-count stack of a checkpointed
 // scf.while adjoint (memref<?xindex>) that only host memref.store /
 // memref.load use keeps its memref.alloc and is freed with memref.dealloc
-// after its last load; the float data goes to the device as usual.
+// after its last load, which is marked gradir.host_memory; the float data
+// goes to the device as usual.
 
 // CHECK-LABEL: func.func @trip_stack(
 // CHECK-NOT:  gpu.alloc ({{.*}}) : memref<?xindex>
@@ -349,7 +350,7 @@ func.func @regions(%a: memref<4xf32>, %out: memref<4xf32>)
 // CHECK:      scf.for
 // CHECK:        memref.store %{{.*}}, %[[S]][%{{.*}}] : memref<?xindex>
 // CHECK:      %[[T:.*]] = scf.for
-// CHECK:        memref.load %[[S]][%{{.*}}] : memref<?xindex>
+// CHECK:        memref.load %[[S]][%{{.*}}] {gradir.host_memory} : memref<?xindex>
 // CHECK:      }
 // CHECK-NEXT: memref.dealloc %[[S]] : memref<?xindex>
 // CHECK-NOT:  gpu.dealloc %[[S]]
@@ -399,8 +400,8 @@ func.func @trip_stack(%a: memref<4xf32>, %n: index, %out: memref<4xf32>)
 // CHECK-NEXT:   memref.dealloc %[[B]] : memref<4xindex>
 // CHECK-NEXT:   memref.store %{{.*}}, %[[N]][%{{.*}}] : memref<4xindex>
 // CHECK-NEXT:   scf.yield %[[N]] : memref<4xindex>
-// CHECK:      memref.load %[[R]]
-// CHECK-NEXT: memref.load %[[I]]
+// CHECK:      memref.load %[[R]][%{{.*}}] {gradir.host_memory}
+// CHECK-NEXT: memref.load %[[I]][%{{.*}}] {gradir.host_memory}
 // CHECK-NEXT: arith.addi
 // CHECK-NEXT: memref.dealloc %[[I]] : memref<4xindex>
 // CHECK-NEXT: memref.dealloc %[[R]] : memref<4xindex>
@@ -425,17 +426,25 @@ func.func @carried_stack(%n: index) -> index {
 
 // -----
 
-// Integer buffers a kernel reads or writes stay device buffers: a scalar
-// loaded from %k reaches a linalg body (gpu-linalg-to-kernels loads it in
-// the kernel), %w is written by a linalg op.
+// An integer buffer that host stores and loads alone use stays host memory
+// even when a scalar loaded from it reaches a linalg body (a trip counter
+// that selects data): %k keeps its memref.alloc, its load is marked
+// gradir.host_memory (the kernel takes the scalar as an argument, never
+// reads %k) and %k is freed after the last op using the scalar.  %w, which
+// a linalg op writes, is a device buffer.
 
 // CHECK-LABEL: func.func @kernel_reads_index(
-// CHECK:      %[[K:.*]] = gpu.alloc () : memref<2xindex>
-// CHECK:      memref.store %{{.*}}, %[[K]]
-// CHECK:      %[[W:.*]] = gpu.alloc () : memref<4xi32>
+// CHECK:      %[[K:.*]] = memref.alloc() : memref<2xindex>
+// CHECK-NEXT: memref.store %{{.*}}, %[[K]]
+// CHECK-NEXT: %[[V:.*]] = memref.load %[[K]][%{{.*}}] {gradir.host_memory} : memref<2xindex>
+// CHECK-NEXT: %[[VI:.*]] = arith.index_cast %[[V]] : index to i32
+// CHECK-NEXT: %[[W:.*]] = gpu.alloc () : memref<4xi32>
 // CHECK-NOT:  memref.alloc
-// CHECK-DAG:  gpu.dealloc %[[K]]
-// CHECK-DAG:  gpu.dealloc %[[W]]
+// CHECK:      linalg.generic
+// CHECK:        arith.addi %{{.*}}, %[[VI]] : i32
+// CHECK:      gpu.dealloc %[[W]]
+// CHECK-NEXT: memref.dealloc %[[K]] : memref<2xindex>
+// CHECK-NOT:  gpu.dealloc %[[K]]
 func.func @kernel_reads_index(%a: memref<4xf32>, %out: memref<4xf32>)
     attributes {gradir.original_type = (tensor<4xf32>) -> tensor<4xf32>} {
   %c0 = arith.constant 0 : index

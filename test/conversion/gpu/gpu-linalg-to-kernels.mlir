@@ -231,6 +231,38 @@ func.func @device_scalar_in_region(%s: memref<f32>, %x: memref<8xf32>, %out: mem
 
 // -----
 
+// A scalar loaded from host memory (a load marked gradir.host_memory by
+// gpu-device-buffers: a trip counter kept on a host stack) stays on the
+// host and reaches the kernel as a value (a kernel argument once outlined);
+// the kernel never reads the host buffer %s.
+// CHECK-LABEL: func.func @scale_by_host_scalar(
+// CHECK-SAME: %[[X:.*]]: memref<7x8xf32>, %[[OUT:.*]]: memref<8xf32>)
+// CHECK:      %[[S:.*]] = memref.alloc() : memref<3xindex>
+// CHECK:      %[[K:.*]] = memref.load %[[S]][%{{.*}}] {gradir.host_memory} : memref<3xindex>
+// CHECK-NEXT: gpu.launch
+// CHECK-NOT:    memref.load %[[S]]
+// CHECK:        memref.load %[[X]][%[[K]], %{{.*}}]
+// CHECK:        gpu.terminator
+// CHECK:      memref.dealloc %[[S]]
+func.func @scale_by_host_scalar(%x: memref<7x8xf32>, %out: memref<8xf32>) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %s = memref.alloc() : memref<3xindex>
+  memref.store %c4, %s[%c1] : memref<3xindex>
+  %k = memref.load %s[%c1] {gradir.host_memory} : memref<3xindex>
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      outs(%out : memref<8xf32>) {
+  ^bb0(%o: f32):
+    %j = linalg.index 0 : index
+    %v = memref.load %x[%k, %j] : memref<7x8xf32>
+    linalg.yield %v : f32
+  }
+  memref.dealloc %s : memref<3xindex>
+  return
+}
+
+// -----
+
 // Few outputs and a long K: the K loop is split over blocks (grid z); the
 // zero-initialised C is cleared by a kernel first and the partial sums are
 // added atomically.

@@ -13,9 +13,15 @@ from ..memref_views import (VIEW_OPS, aliases_of, ancestor_in_block,  # noqa: F4
 
 __all__ = ["VIEW_OPS", "ALLOC_OPS", "host_functions", "walk", "aliases_of",
            "ancestor_in_block", "index", "index_type", "inside_kernel", "memref_operands",
-           "is_memref", "n_inputs", "flat_count"]
+           "is_memref", "n_inputs", "flat_count", "HOST_MEMORY"]
 
-# Ops whose result is a view (same buffer, other metadata) of their first operand.
+# Marks a host ``memref.load`` of host memory (gpu-device-buffers: a buffer
+# of ``gpu_check_host.host_buffers``, such as a checkpointed loop's
+# trip-count stack): its scalar is a host value that kernels take as an
+# argument; gpu-linalg-to-kernels never clones such a load into a kernel,
+# gpu-host-conditions never copies its buffer from the device.
+HOST_MEMORY = "gradir.host_memory"
+
 ALLOC_OPS = frozenset({"memref.alloc", "memref.alloca"})
 
 

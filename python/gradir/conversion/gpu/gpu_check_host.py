@@ -77,11 +77,12 @@ def host_buffers(fn: ir.Operation) -> frozenset:
     sources are ``memref.alloc`` of integer or index elements and whose
     every use is a host ``memref.load``, ``memref.store`` into it,
     ``memref.dim``, ``memref.dealloc`` or a ``memref.copy`` with another
-    such buffer; a load whose scalar (or a scalar computed from it) reaches
-    a linalg op or a kernel disqualifies the buffer (gpu-linalg-to-kernels
-    sinks such loads into the kernel, which cannot read host memory).  The
-    integer bookkeeping of the host (the trip-count stacks of checkpointed
-    scf.while adjoints) stays in such buffers."""
+    such buffer.  The integer bookkeeping of the host (the trip-count
+    stacks of checkpointed scf.while adjoints) stays in such buffers.  A
+    scalar loaded from one may reach kernels (a trip counter that selects
+    data): gpu-device-buffers marks those loads ``gradir.host_memory``, so
+    the kernels take the scalar as an argument instead of reading the
+    buffer."""
     parent: dict = {}
 
     def find(v):
@@ -152,12 +153,9 @@ def host_buffers(fn: ir.Operation) -> frozenset:
                 bad.add(cls)
             elif user.name in VIEW_OPS and number == 0 or user.name in _CARRIERS:
                 continue
-            elif user.name == "memref.load" and number == 0:
-                if _scalar_reaches_kernel(user):
-                    bad.add(cls)
             elif user.name == "memref.store" and number == 1:
                 continue
-            elif user.name in ("memref.dim", "memref.dealloc") and number == 0:
+            elif user.name in ("memref.load", "memref.dim", "memref.dealloc") and number == 0:
                 continue
             elif user.name == "memref.copy":
                 copies.append((user.operands[0], user.operands[1]))
@@ -197,24 +195,6 @@ def _in_kernel_or_linalg(op: ir.Operation) -> bool:
         if op.name.startswith(("linalg.", "gpu.launch", "gpu.func", "gpu.module")):
             return True
         op = _compat.parent_op(op)
-    return False
-
-
-def _scalar_reaches_kernel(load: ir.Operation) -> bool:
-    """Whether the scalar ``load`` reads, or one computed from it, is used
-    by a linalg op or in a kernel."""
-    todo, seen = [load], set()
-    while todo:
-        op = todo.pop()
-        for r in op.results:
-            if is_memref(r):
-                continue
-            for user, _ in _compat.uses_of(r):
-                if _in_kernel_or_linalg(user):
-                    return True
-                if user not in seen:
-                    seen.add(user)
-                    todo.append(user)
     return False
 
 

@@ -11,8 +11,8 @@ from ... import _compat
 from ...passes.base import ModulePass, option
 from .gpu_check_host import host_buffers
 from .resident import resident_buffer, upload_function
-from .common import (ALLOC_OPS, VIEW_OPS, aliases_of, ancestor_in_block, host_functions,
-                     index, is_memref, n_inputs, walk)
+from .common import (ALLOC_OPS, HOST_MEMORY, VIEW_OPS, aliases_of, ancestor_in_block,
+                     host_functions, index, is_memref, n_inputs, walk)
 
 __all__ = ["GpuDeviceBuffers", "written_values"]
 
@@ -74,7 +74,10 @@ class GpuDeviceBuffers(ModulePass):
     integer buffers that only host loads and stores use, such as the
     trip-count stack of an scf.while adjoint checkpointed with an integer
     period): its ``memref.alloc`` stays, and ``_Ownership`` frees it with
-    ``memref.dealloc`` (copies of it are host ``memref.copy``).
+    ``memref.dealloc`` (copies of it are host ``memref.copy``), and its
+    loads are marked ``gradir.host_memory``: their scalars (a trip counter
+    that selects data) reach kernels as arguments, not as loads that
+    gpu-linalg-to-kernels would clone into the kernel.
     Inputs and outputs are told apart by ``gradir.original_type``; without
     it every argument is copied in and the written ones are copied back.
     Arguments whose index is in ``keep-resident`` are uploaded by the first
@@ -192,6 +195,9 @@ class GpuDeviceBuffers(ModulePass):
                 with ir.InsertionPoint(op), op.location:
                     linalg.copy(op.operands[0], outs=[op.operands[1]])
                 op.erase()
+        for op in walk(fn, into_kernels=False):
+            if op.name == "memref.load" and op.operands[0] in host:
+                op.attributes[HOST_MEMORY] = ir.UnitAttr.get()
         _Ownership(self, pinned, host).block(entry, [])
         return new_globals, resident_indices
 

@@ -9,7 +9,7 @@ from mlir.dialects import gpu, memref
 
 from ...ir import walk
 from ...passes.base import ModulePass
-from .common import host_functions
+from .common import HOST_MEMORY, host_functions
 
 __all__ = ["GpuHostConditions", "HOST_SCALAR"]
 
@@ -27,7 +27,8 @@ class GpuHostConditions(ModulePass):
     Each such load reads a host copy instead (``memref.alloca`` marked
     ``gradir.host_scalar``, ``gpu.memcpy``).  Runs after
     gpu-linalg-to-kernels, before gpu-check-host; loads of larger device
-    buffers are left to gpu-check-host's refusal.
+    buffers are left to gpu-check-host's refusal, loads of host memory
+    (marked ``gradir.host_memory`` by gpu-device-buffers) stay as they are.
 
         %b = memref.load %dev[] : memref<i8>            // host code
     becomes
@@ -41,7 +42,8 @@ class GpuHostConditions(ModulePass):
     def apply(self, module: ir.Operation) -> None:
         for fn in host_functions(module):
             for op in list(walk(fn, descend=lambda o: o.name != "gpu.launch")):
-                if op.name != "memref.load" or len(op.operands) != 1:
+                if op.name != "memref.load" or len(op.operands) != 1 or \
+                        HOST_MEMORY in op.attributes:
                     continue
                 src = op.operands[0]
                 owner = getattr(src.owner, "operation", src.owner)

@@ -12,7 +12,7 @@ from mlir import ir
 from mlir.dialects import affine, arith, gpu, memref, scf
 
 from .... import _compat
-from ..common import index
+from ..common import HOST_MEMORY, index
 from ..gpu_fold_zero_init import ZERO_INIT
 
 __all__ = ["PARALLEL", "REDUCTION", "Generic", "GenericError", "KernelOptions", "KernelContext",
@@ -366,9 +366,11 @@ def _in_kernel(op: ir.Operation) -> bool:
 
 
 def reads_device_scalar(op: ir.Operation) -> bool:
-    """Host ops computing a scalar from device memory (to be sunk)."""
+    """Host ops computing a scalar from device memory (to be sunk); a load
+    marked ``gradir.host_memory`` reads host memory (its scalar is a kernel
+    argument, as any host value)."""
     if op.name == "memref.load":
-        return True
+        return HOST_MEMORY not in op.attributes
     if not op.name.startswith(("arith.", "math.")) or op.name == "arith.constant":
         return False
     for v in op.operands:
