@@ -20,7 +20,10 @@ The patterns, by module:
   symbolic zeros, constant folding of zeros/ones/full, implicit
   broadcasting of operands; ``sum(matmul(a, b))`` and matmuls with a splat
   operand as row/column sums (no GEMM); factors the same along every summed
-  axis moved out of ``collapse_sum_to`` (a batch norm's gradient).
+  axis moved out of ``collapse_sum_to`` (a batch norm's gradient);
+- ``concat``: ``add`` of two ``concat``s whose non-zero pieces are disjoint
+  -> one ``concat`` (the zero-padded adjoints of slices that cover a value:
+  a Transformer's q, k, v cut from one projection).
 
 Every pattern keeps the types of the values it replaces, creates no more
 ops than it removes (except ``algebra.sum_of_matmul`` and
@@ -40,7 +43,7 @@ from mlir import ir
 
 from ... import _compat
 from ..cleanup import cse, erase_dead_ops
-from . import algebra, shape, transpose
+from . import algebra, concat, shape, transpose
 from ._driver import simplify_block
 from ._mirror import Mirror, Unsupported
 
@@ -49,7 +52,7 @@ __all__ = ["simplify_function", "PATTERNS", "count_ops", "paused_gc"]
 # The patterns wrap many ops (``value.owner``): make that cheap.
 _compat.skip_dialect_module_lookup(("rlx", "grad"))
 
-PATTERNS = transpose.PATTERNS + shape.PATTERNS + algebra.PATTERNS
+PATTERNS = transpose.PATTERNS + shape.PATTERNS + algebra.PATTERNS + concat.PATTERNS
 
 # Rounds of (patterns, cse, dce); each round that changes nothing ends it.
 MAX_ROUNDS = 8
