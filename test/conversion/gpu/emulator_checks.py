@@ -115,3 +115,54 @@ func.func @main(%x: memref<4xf32>, %y: memref<4xf32>) {
     attempt(module, np.zeros(4, np.float32))
 # CHECK-LABEL: TEST: test_host_reads_device
 # CHECK-NEXT: refused: 'memref.load' on the host
+
+
+@run
+def test_view_addresses():
+    # The aligned pointer of a memref.view is its source's moved by the byte
+    # shift (a subview keeps its source's: its offset is the descriptor's),
+    # and a descriptor built on the host from such an address (resident
+    # buffers and arenas keep addresses in globals) is that view again.
+    module = gradir.parse("""
+func.func @main(%x: memref<2xf32>, %shifts: memref<2xindex>, %y: memref<2xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %arena = gpu.alloc () : memref<256xi8>
+  %v = memref.view %arena[%c64][] : memref<256xi8> to memref<4xf32>
+  %s = memref.subview %v[2] [2] [1] : memref<4xf32> to memref<2xf32, strided<[1], offset: 2>>
+  gpu.memcpy %s, %x : memref<2xf32, strided<[1], offset: 2>>, memref<2xf32>
+  %pa = memref.extract_aligned_pointer_as_index %arena : memref<256xi8> -> index
+  %pv = memref.extract_aligned_pointer_as_index %v : memref<4xf32> -> index
+  %ps = memref.extract_aligned_pointer_as_index %s : memref<2xf32, strided<[1], offset: 2>> -> index
+  %dv = arith.subi %pv, %pa : index
+  %ds = arith.subi %ps, %pa : index
+  memref.store %dv, %shifts[%c0] : memref<2xindex>
+  memref.store %ds, %shifts[%c1] : memref<2xindex>
+  %c8 = arith.constant 8 : index
+  %pw = arith.addi %pv, %c8 : index
+  %a = arith.index_cast %pw : index to i64
+  %p = llvm.inttoptr %a : i64 to !llvm.ptr
+  %zero = arith.constant 0 : i64
+  %one = arith.constant 1 : i64
+  %two = arith.constant 2 : i64
+  %d0 = llvm.mlir.undef : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
+  %d1 = llvm.insertvalue %p, %d0[0] : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
+  %d2 = llvm.insertvalue %p, %d1[1] : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
+  %d3 = llvm.insertvalue %zero, %d2[2] : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
+  %d4 = llvm.insertvalue %two, %d3[3, 0] : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
+  %d5 = llvm.insertvalue %one, %d4[4, 0] : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
+  %w = builtin.unrealized_conversion_cast %d5 : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)> to memref<2xf32>
+  gpu.memcpy %y, %w : memref<2xf32>, memref<2xf32>
+  gpu.dealloc %arena : memref<256xi8>
+  return
+}""")
+    with module.context:
+        try:
+            shifts, y = gpu_emulator.run(module.operation, "main",
+                                         np.array([1.5, -2.0], np.float32))
+            print("byte shifts:", shifts.tolist(), "read back:", y.tolist())
+        except gpu_emulator.EmulationError as err:
+            print("refused:", str(err).split(": ", 1)[1])
+# CHECK-LABEL: TEST: test_view_addresses
+# CHECK-NEXT: byte shifts: [64, 64] read back: [1.5, -2.0]

@@ -137,41 +137,61 @@ class HostOps:
         return [np.int64(env[op.operands[0]])]
 
     def _op_memref_extract_aligned_pointer_as_index(self, op, env, mask):
+        """The device address of the memref's aligned pointer: its
+        allocation's, moved by the byte shifts of the ``memref.view``s it
+        comes through (not by a subview's offset)."""
         buf = env[op.operands[0]]
         if not hasattr(buf.alloc, "address"):
             raise EmulationError(f"{op.location}: address of a buffer that is not a "
                                  "gpu.alloc")
-        return [np.int64(buf.alloc.address)]
+        return [np.int64(buf.alloc.address + buf.shift)]
 
     def _op_builtin_unrealized_conversion_cast(self, op, env, mask):
+        """A memref from an LLVM descriptor built on the host (resident
+        buffers, arenas): its aligned pointer is a device address, the start
+        of a ``gpu.alloc`` of the memref's shape, or a byte shift into a
+        byte buffer (as ``memref.view``)."""
         struct = env[op.operands[0]]
         t = op.results[0].type
         if not isinstance(struct, dict) or not isinstance(t, ir.MemRefType):
             raise EmulationError(f"{op.location}: unsupported unrealized_conversion_cast")
-        alloc = self.addresses.get(int(struct.get((1,), -1)))
-        if alloc is None or alloc.freed:
+        address = int(struct.get((1,), -1))
+        base = max((a for a in self.addresses if a <= address), default=None)
+        alloc = self.addresses.get(base)
+        if alloc is None or alloc.freed or address - base >= alloc.data.nbytes:
             raise EmulationError(f"{op.location}: descriptor of an unknown or freed device "
                                  "address")
-        if int(struct.get((2,), -1)) != 0 or alloc.data.shape != tuple(t.shape):
+        if int(struct.get((2,), -1)) != 0:
             raise EmulationError(f"{op.location}: descriptor does not match its allocation")
-        return [Buf(alloc, alloc.data, alloc.ids)]
+        if address == base and alloc.data.shape == tuple(t.shape):
+            return [Buf(alloc, alloc.data, alloc.ids)]
+        whole = Buf(alloc, alloc.data, alloc.ids)
+        if alloc.data.dtype.itemsize != 1:
+            raise EmulationError(f"{op.location}: descriptor does not match its allocation")
+        return [self._byte_view(op, whole, address - base, t)]
 
     def _op_memref_view(self, op, env, mask):
         src = env[op.operands[0]]
         off = int(env[op.operands[1]])
         t = op.results[0].type
-        dtype = np.dtype(dtype_of(t.element_type))
-        n = int(np.prod(t.shape)) if t.shape else 1
-        nbytes = n * dtype.itemsize
         if src.alloc.workgroup:
+            dtype = np.dtype(dtype_of(t.element_type))
+            nbytes = (int(np.prod(t.shape)) if t.shape else 1) * dtype.itemsize
             return [self._workgroup_view(op, src, off, t, dtype, nbytes)]
+        return [self._byte_view(op, src, off, t)]
+
+    def _byte_view(self, op, src, off: int, t) -> Buf:
+        """The ``t`` at byte ``off`` of the 1-D byte buffer ``src`` (its
+        aligned pointer ``off`` bytes past ``src``'s)."""
+        dtype = np.dtype(dtype_of(t.element_type))
+        nbytes = (int(np.prod(t.shape)) if t.shape else 1) * dtype.itemsize
         if src.data.ndim != 1 or off < 0 or off + nbytes > src.data.size:
             raise EmulationError(f"{op.location}: memref.view out of the source buffer")
         if off % dtype.itemsize:
             raise EmulationError(f"{op.location}: misaligned memref.view")
         data = src.data[off:off + nbytes].view(dtype).reshape(t.shape)
         ids = src.ids[off:off + nbytes:dtype.itemsize].reshape(t.shape)
-        return [Buf(src.alloc, data, ids)]
+        return Buf(src.alloc, data, ids, src.shift + off)
 
     def _workgroup_view(self, op, src, off: int, t, dtype, nbytes: int):
         """A typed view of a block's workgroup bytes (dynamic shared memory),

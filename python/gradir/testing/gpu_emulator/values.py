@@ -58,13 +58,16 @@ class Alloc:
 
 
 class Buf:
-    """A memref value: a numpy view of an allocation and its element ids."""
+    """A memref value: a numpy view of an allocation and its element ids.
+    ``shift``: the bytes from the allocation's start to the memref's aligned
+    pointer, which ``memref.view`` moves (its byte shift) and subviews and
+    reshapes keep (their offset is the descriptor's, not the pointer's)."""
 
-    def __init__(self, alloc: Alloc, data: np.ndarray, ids: np.ndarray):
-        self.alloc, self.data, self.ids = alloc, data, ids
+    def __init__(self, alloc: Alloc, data: np.ndarray, ids: np.ndarray, shift: int = 0):
+        self.alloc, self.data, self.ids, self.shift = alloc, data, ids, shift
 
     def view(self, fn) -> "Buf":
-        return Buf(self.alloc, fn(self.data), fn(self.ids))
+        return Buf(self.alloc, fn(self.data), fn(self.ids), self.shift)
 
 
 def fresh(shape, dtype) -> np.ndarray:
