@@ -82,7 +82,8 @@ func.func @twice(%x: tensor<64xf32>, %w: tensor<64xf32>) -> (tensor<64xf32>, ten
 // Left apart: another reader before the consumer (the merged op, at the
 // consumer's place, would not dominate it); a producer read by its consumer
 // alone (elementwise fusion's case); a producer read through a transposing
-// map; loops of another shape; a producer marked grad.recomputed.
+// map; loops of another shape; a producer marked grad.recomputed; a
+// consumer writing into the producer's result.
 // CHECK-LABEL: func.func @reader_before(
 // CHECK-COUNT-2: linalg.generic
 // CHECK-LABEL: func.func @one_reader(
@@ -92,6 +93,8 @@ func.func @twice(%x: tensor<64xf32>, %w: tensor<64xf32>) -> (tensor<64xf32>, ten
 // CHECK-LABEL: func.func @broadcast_loops(
 // CHECK-COUNT-2: linalg.generic
 // CHECK-LABEL: func.func @recomputed(
+// CHECK-COUNT-2: linalg.generic
+// CHECK-LABEL: func.func @into_producer(
 // CHECK-COUNT-2: linalg.generic
 #v = affine_map<(d0) -> (d0)>
 #m = affine_map<(d0, d1) -> (d0, d1)>
@@ -177,6 +180,23 @@ func.func @recomputed(%x: tensor<64xf32>) -> (tensor<64xf32>, tensor<64xf32>) {
       ins(%ex : tensor<64xf32>) outs(%e : tensor<64xf32>) {
   ^bb0(%a: f32, %o: f32):
     %p = arith.mulf %a, %a : f32
+    linalg.yield %p : f32
+  } -> tensor<64xf32>
+  %t = "test.use"(%ex) : (tensor<64xf32>) -> tensor<64xf32>
+  return %c, %t : tensor<64xf32>, tensor<64xf32>
+}
+func.func @into_producer(%x: tensor<64xf32>) -> (tensor<64xf32>, tensor<64xf32>) {
+  %e = tensor.empty() : tensor<64xf32>
+  %ex = linalg.generic {indexing_maps = [#v, #v], iterator_types = ["parallel"]}
+      ins(%x : tensor<64xf32>) outs(%e : tensor<64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = math.exp %a : f32
+    linalg.yield %v : f32
+  } -> tensor<64xf32>
+  %c = linalg.generic {indexing_maps = [#v, #v, #v], iterator_types = ["parallel"]}
+      ins(%ex, %x : tensor<64xf32>, tensor<64xf32>) outs(%ex : tensor<64xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %p = arith.mulf %a, %b : f32
     linalg.yield %p : f32
   } -> tensor<64xf32>
   %t = "test.use"(%ex) : (tensor<64xf32>) -> tensor<64xf32>

@@ -109,6 +109,8 @@ def _candidate(c) -> tuple | None:
                  if c.operands[j] == p.results[r]}
         if not all(_identity(cmaps[j], n) for j in reads):
             continue
+        if any(c.operands[_n_inputs(c) + k] in list(p.results) for k in range(len(c.results))):
+            continue   # (the consumer writing into the producer's result)
         others = [u for r in p.results for u, _ in _compat.uses_of(r) if u != c]
         if not others:
             continue   # elementwise fusion's case (the consumer its one user)
