@@ -10,7 +10,11 @@ Scatter-back constructions (no scatter op exists in the contract):
 - ``strided_slice``: axis by axis; stride 1 pads the adjoint with zeros
   (``rlx.zeros`` + ``rlx.concat``), stride -1 flips it first (a stride -1
   ``strided_slice``) and pads; other strides scatter through the same one-hot
-  matmul as ``take`` with the constant list of selected positions.
+  matmul as ``take`` with the constant list of selected positions.  The
+  padded adjoints of several slices of one value are added; where their
+  non-zero pieces are disjoint (slices that cut a value into parts, as a
+  Transformer's q, k and v) rlx-simplify-gradient merges the sum into one
+  ``concat`` of the pieces (``simplify/concat.py``): no zero-padded copies.
 
 JVP rules: every shape op is linear in its float operand(s), so the tangent
 goes through the same op.  A tangent carries the ``batch`` dims in front
