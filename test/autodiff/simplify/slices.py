@@ -60,7 +60,8 @@ def slice_text(shape, cuts, axis):
         total.append(f"%r{i}")
     acc = total[0]
     for i, r in enumerate(total[1:]):
-        lines.append(f'  %acc{i} = "rlx.add"({acc}, {r}) : (tensor<f64>, tensor<f64>) -> tensor<f64>')
+        lines.append(f'  %acc{i} = "rlx.add"({acc}, {r}) : '
+                     f'(tensor<f64>, tensor<f64>) -> tensor<f64>')
         acc = f"%acc{i}"
     body = "\n".join(lines)
     return (f"func.func @main(%x: {t(shape)}, %w: {t(shape)}) -> tensor<f64> {{\n{body}\n"
@@ -87,7 +88,8 @@ def check(shape, cuts, axis):
 @run
 def covering():
     # q, k, v: three equal slices along the first axis, then the last
-    print("qkv axis 0 (add, zeros, concat):", check((3, 4, 5), [(0, 1, 1), (1, 2, 1), (2, 3, 1)], 0))
+    print("qkv axis 0 (add, zeros, concat):",
+          check((3, 4, 5), [(0, 1, 1), (1, 2, 1), (2, 3, 1)], 0))
     print("qkv axis -1:", check((2, 3, 6), [(0, 2, 1), (2, 4, 1), (4, 6, 1)], -1))
     # unequal slices, listed out of order
     print("unequal:", check((7, 2), [(3, 7, 1), (0, 1, 1), (1, 3, 1)], 0))

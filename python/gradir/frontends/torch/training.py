@@ -14,8 +14,9 @@ accumulates the gradients into ``.grad`` (so ``torch.optim``, gradient
 clipping and DistributedDataParallel's hooks work unchanged).  Under
 ``torch.no_grad()``, or when nothing requires grad, the call runs ``@main``
 only and saves nothing, also on a variant compiled for training (the
-same ``@main``, BatchNorm's running statistics updated the same way).  The model's buffers are arguments too
-(``import_program(..., buffers=True)``), read at each call; the new values
+same ``@main``, BatchNorm's running statistics updated the same way).  The
+model's buffers are arguments too (``import_program(..., buffers=True)``),
+read at each call; the new values
 of those the forward mutates (BatchNorm's running statistics in training
 mode) come back after the outputs and are copied into the buffers, as
 PyTorch updates them; so do the new values of inputs the forward mutates in
