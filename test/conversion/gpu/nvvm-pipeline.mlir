@@ -16,8 +16,8 @@
 // KERNELS-NOT:  linalg.
 // KERNELS:      gpu.launch {{.*}} function(@main_adjoint_gemm_0) workgroup(
 // KERNELS:        gpu.barrier
-// KERNELS:      gpu.launch {{.*}} function(@main_adjoint_map_1) {
-// KERNELS:      gpu.launch {{.*}} function(@main_adjoint_reduce_2) workgroup(
+// KERNELS:      gpu.launch {{.*}} function(@main_adjoint_reduce_1) workgroup(
+// KERNELS:      gpu.launch {{.*}} function(@main_adjoint_map_2) {
 // KERNELS:      gpu.launch {{.*}} function(@main_adjoint_gemm_{{[0-9]+}}) workgroup(
 // KERNELS:      gpu.launch {{.*}} function(@main_adjoint_gemm_{{[0-9]+}}) workgroup(
 // KERNELS-NOT:  linalg.
