@@ -15,7 +15,7 @@ from gradir.runtime import gomp
 from gradir.runtime.toolchain import compiler, openmp_library
 
 out = sys.argv[1]
-lib = gomp.library()
+lib = gomp.library(compiler())
 exe = os.path.join(out, "gomp_entry_points")
 here = os.path.dirname(os.path.abspath(__file__))
 subprocess.run([compiler(), "-O1", "-o", exe, os.path.join(here, "Inputs", "gomp_entry_points.c"),

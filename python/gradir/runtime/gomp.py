@@ -28,9 +28,10 @@ libomp is not), ``libomp`` (always LLVM's runtime).  ``GRADIR_OPENMP_LIBRARY``
 (a libomp.so to use) implies ``libomp``.  Once either runtime is loaded, the
 process keeps it.
 
-Imports neither mlir nor the rest of gradir at module level: the loader of
-exported libraries uses it; building needs a C compiler (where there is
-none, the process runs libomp as before).
+A leaf module (imports only ``folders.py``, never mlir): ``toolchain``
+chooses the process's runtime with it, the loader of exported libraries
+(``preload_for``) too; where there is no C compiler, the process runs
+libomp as before.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ import uuid
 from pathlib import Path
 
 __all__ = ["SOURCE", "LIBRARY_PREFIX", "mode", "loaded_libgomp", "loaded_library",
-           "loaded_libomp", "preload_for", "wanted", "library", "activate", "counters"]
+           "loaded_libomp", "needs_libomp", "preload_for", "wanted", "library", "activate", "counters"]
 
 SOURCE = Path(__file__).resolve().parent / "native" / "gradir_gomp.c"
 LIBRARY_PREFIX = "libgradir_gomp_"
@@ -95,20 +96,17 @@ def loaded_libomp() -> bool:
 
 
 def preload_for(path) -> None:
-    """Before the library ``path`` is loaded: where it needs ``libomp.so``
-    and this process should run libgomp (``wanted``), loads this library
-    first, so that the NEEDED entry binds to it (its soname) rather than to
-    the libomp beside ``path``.  Does nothing where it cannot be built."""
-    if mode() != "auto" or loaded_library() is not None:
-        return
-    try:
-        with open(path, "rb") as f:
-            if b"libomp.so\x00" not in f.read():
-                return
-    except OSError:
+    """Before the library ``path`` is loaded (``gradir.runtime.load``, where
+    MLIR need not be): where it needs ``libomp.so`` and this process should
+    run its regions on libgomp (``wanted``), loads these entry points first,
+    with the libomp beside ``path`` behind them, so that the NEEDED entry
+    binds to them (their soname).  Nothing where they cannot be built."""
+    if mode() != "auto" or loaded_library() is not None or not needs_libomp(path):
         return
     if wanted(loaded_libomp()):
-        activate()
+        from .folders import c_compiler
+        beside = Path(path).resolve().parent / "libomp.so"
+        activate(c_compiler(), beside if beside.is_file() else None)
 
 
 def wanted(libomp_loaded: bool) -> bool:
@@ -117,22 +115,18 @@ def wanted(libomp_loaded: bool) -> bool:
     return not libomp_loaded and mode() == "auto" and loaded_libgomp() is not None
 
 
-def activate() -> Path | None:
-    """Loads this library (built if needed) and binds LLVM's libomp behind
-    it for the regions that run while workers are cold (``native/
-    gradir_gomp.c``); returns its path, or None where it cannot be built."""
-    built = library()
+def activate(cc: str | None, libomp: Path | None) -> Path | None:
+    """Loads this library (built with ``cc`` if needed) and binds LLVM's
+    libomp at ``libomp`` behind it for the regions that run while workers
+    are cold (``native/gradir_gomp.c``; None: every region on libgomp);
+    returns its path, or None where it cannot be built."""
+    built = library(cc)
     if built is None:
         return None
     lib = ctypes.CDLL(str(built))
-    try:
-        from .toolchain import openmp_library
-        real = openmp_library()
-    except Exception:   # noqa: BLE001 - no libomp: every region on libgomp
-        real = None
-    if real is not None:
+    if libomp is not None:
         lib.gradir_gomp_fallback.argtypes = [ctypes.c_char_p]
-        lib.gradir_gomp_fallback(str(real).encode())
+        lib.gradir_gomp_fallback(str(libomp).encode())
     return built
 
 
@@ -142,41 +136,43 @@ def source_digest() -> str:
     return h.hexdigest()
 
 
-def _folders() -> list[Path]:
-    from .kernels import _folders as kernel_folders
-    return kernel_folders()
+def needs_libomp(path) -> bool:
+    """Whether the library file ``path`` names ``libomp.so`` (a NEEDED entry)."""
+    try:
+        with open(path, "rb") as f:
+            return b"libomp.so\x00" in f.read()
+    except OSError:
+        return False
 
 
-def library() -> Path | None:
-    """This library (built if no folder has it yet), or None where it cannot
-    be built (no C compiler, no writable folder)."""
+def library(cc: str | None) -> Path | None:
+    """This library (built with the C compiler ``cc`` if no folder has it
+    yet), or None where it cannot be built (no compiler, no writable
+    folder)."""
+    from .folders import library_folders
     global _built
     if _built is not None and _built.is_file():
         return _built
     digest = source_digest()
     name = f"{LIBRARY_PREFIX}{digest[:16]}.so"
     with _lock:
-        for folder in _folders():
+        for folder in library_folders():
             if (folder / name).is_file():
                 _built = folder / name
                 return _built
-        for folder in _folders():
+        if cc is None:
+            return None
+        for folder in library_folders():
             try:
                 folder.mkdir(parents=True, exist_ok=True)
-                _built = _compile(folder, name, digest)
+                _built = _compile(cc, folder, name, digest)
                 return _built
             except (OSError, RuntimeError):
                 continue
     return None
 
 
-def _compile(folder: Path, name: str, digest: str) -> Path:
-    from .toolchain import compiler
-    from .signature import CompileError
-    try:
-        cc = compiler()
-    except CompileError as err:
-        raise RuntimeError(str(err)) from None
+def _compile(cc: str, folder: Path, name: str, digest: str) -> Path:
     with tempfile.TemporaryDirectory(prefix="gradir-gomp-") as tmp:
         script = Path(tmp) / "version.map"
         script.write_text(_VERSION_SCRIPT)

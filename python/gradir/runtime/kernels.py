@@ -81,7 +81,8 @@ def _source_digest() -> str | None:
         from ..conversion import cpu
         digest = hashlib.sha256()
         try:
-            for name in ("kernels.py", "pool_kernels.py", "conv_kernels.py", "schedule.py", "host.py"):
+            for name in ("kernels.py", "pool_kernels.py", "pool_index_kernels.py", "conv_kernels.py",
+                         "schedule.py", "host.py"):
                 digest.update(Path(cpu.__file__).with_name(name).read_bytes())
             _sources.append(digest.hexdigest()[:8])
         except OSError:
@@ -109,18 +110,9 @@ def library_name(target, threaded: bool = False) -> str:
 
 
 def _folders() -> list[Path]:
-    """Where a library is looked for, in order, and built (the first
-    writable one): ``$GRADIR_CACHE_DIR/kernels`` when set, the Python
-    environment's ``share/gradir/kernels`` (where ``cmake`` builds the
-    host's), ``~/.cache/gradir/kernels``, a temporary directory."""
-    folders = []
-    if os.environ.get("GRADIR_CACHE_DIR"):
-        folders.append(Path(os.environ["GRADIR_CACHE_DIR"]) / "kernels")
-    folders.append(Path(sys.prefix) / "share" / "gradir" / "kernels")
-    folders.append(Path(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"))
-                   / "gradir" / "kernels")
-    folders.append(Path(tempfile.gettempdir()) / f"gradir-{os.getuid()}" / "kernels")
-    return list(dict.fromkeys(folders))
+    """Where a library is looked for, in order, and built (``folders.py``)."""
+    from .folders import library_folders
+    return library_folders()
 
 
 def kernel_library(cpu="host", threaded: bool = False) -> Path:

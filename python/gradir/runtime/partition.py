@@ -71,7 +71,8 @@ last_error = None
 # conv 12, pool 4, everything else 1.)
 _WEIGHTS = {"rlx.matmul": 8, "rlx.conv2d": 8, "rlx.conv2d_transpose": 10,
             "rlx.max_pool2d": 2, "rlx.avg_pool2d": 2, "rlx.max_pool2d_backward": 5,
-            "rlx.avg_pool2d_backward": 5, "rlx.log_softmax": 3, "rlx.softmax": 3}
+            "rlx.avg_pool2d_backward": 5, "rlx.log_softmax": 3, "rlx.softmax": 3,
+            "rlx.max_pool2d_with_indices": 2, "rlx.max_pool2d_indices_backward": 5}
 _MATMUL_LHS_T, _MATMUL_RHS_T = 2, 2         # a permute_dims operand, read in place
 _TRANSPOSE_2D = 8                           # a 2-d permute_dims no matmul reads in place
 # With the matmul kernels (compile's default) a 2-D f32/f64 matmul is a call
@@ -636,6 +637,10 @@ def _split_copy(src: ir.Operation, flag: str, functions, kernels: bool = False):
     try:
         with src.context:
             copy = ir.Module.parse(text)
+            if kernels:     # issue 43: a pool's arg-max positions cross the cut as rlx values
+                from ..passes.pipeline import build_pass_manager
+                build_pass_manager("builtin.module(rlx-pool-indices)",
+                                   copy.context).run(copy.operation)
             sigs = select_functions(copy.operation, functions)
             if not sigs or (functions is not None and set(functions) - set(sigs)):
                 return None

@@ -9,7 +9,6 @@ from __future__ import annotations
 import ctypes
 import os
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -202,11 +201,22 @@ def process_openmp_library() -> Path:
         _process_runtime = found
         return found
     if gomp.wanted(libomp_loaded=False):
-        built = gomp.activate()
+        built = _activate_gomp()
         if built is not None:
             _process_runtime = built
             return built
     return openmp_library()
+
+
+def _activate_gomp() -> Path | None:
+    from .folders import c_compiler
+    cc = c_compiler()
+    try:
+        libomp = openmp_library()
+    except CompileError:     # no libomp: every region on libgomp
+        libomp = None
+    from . import gomp
+    return gomp.activate(cc, libomp)
 
 
 def preload_openmp() -> None:
@@ -222,9 +232,10 @@ def preload_openmp() -> None:
 
 
 def compiler() -> str:
-    for name in (os.environ.get("CC"), "cc", "gcc", "clang"):
-        if name and shutil.which(name):
-            return shutil.which(name)
+    from .folders import c_compiler
+    found = c_compiler()
+    if found:
+        return found
     raise CompileError("export_library needs a C compiler/linker (cc, gcc or clang) on PATH")
 
 

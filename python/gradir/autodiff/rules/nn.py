@@ -333,6 +333,14 @@ def _conv2d_weight_grad(data, out_grad, kernel_hw, strides, pad, dilation, group
         g_t = rlx.reshape(out_grad, [n, groups, og, ho, wo])
         g_t = rlx.permute_dims(g_t, [1, 2, 0, 3, 4])                  # (G, Og, N, Ho, Wo)
         g_t = rlx.reshape(g_t, [cout, n, ho, wo])
+    # Bottom/right padding that only windows past the kernel's last row or
+    # column read is not padded at all (a stride-2 3x3 conv's weight gradient
+    # came out 4x4 and was cropped: 44% of it wasted); _crop_hw crops the rest.
+    pad = list(pad)
+    for i, (size, k, out) in enumerate(((h, kernel_hw[0], ho), (w, kernel_hw[1], wo))):
+        span = size + pad[i] + pad[i + 2] - strides[i] * (out - 1) - 1
+        excess = span // dilation[i] + 1 - k
+        pad[i + 2] -= min(max(0, excess) * dilation[i], pad[i + 2])
     dw = rlx.conv2d(x_t, g_t, strides=dilation, padding=pad, dilation=strides,
                     groups=groups)                                    # (Cg, O, KH', KW')
     dw = rlx.permute_dims(dw, [1, 0, 2, 3])                           # (O, Cg, KH', KW')
