@@ -97,30 +97,7 @@ def _backward2(elt: str, w: int, j: str, s: str) -> list[str]:
     """``w`` windows (0: one, scalar) from column ``j`` of output row ``%oh``:
     each input element its window's gradient where the saved position is its
     own, else 0 (``pool_kernels._backward_indices`` over i32 positions)."""
-    T, TI = pool_memref_type(elt), saved_index_memref_type()
-    V, V2 = (f"vector<{w}x{elt}>", f"vector<{2 * w}x{elt}>") if w else (elt, elt)
-    it, mt = (f"vector<{w}xi32>", f"vector<{w}xi1>, ") if w else ("i32", "")
-    load = (lambda m, t: f"vector.load {m} : {t}, {it if t == TI else V}") if w else \
-        (lambda m, t: f"memref.load {m} : {t}")
-    dense = (lambda v: f"dense<{v}>") if w else (lambda v: v)
-    lines = [f"%col{s} = arith.muli {j}, %c2 : index",
-             f"%col1{s} = arith.addi %col{s}, %c1 : index",
-             f"%gv{s} = " + load(f"%g[%i, %ch, %oh, {j}]", T),
-             f"%kv{s} = " + load(f"%idx[%i, %ch, %oh, {j}]", TI),
-             f"%z{s} = arith.constant {dense('0.0')} : {V}"]
-    for pos in range(4):
-        lines += [f"%p{pos}{s} = arith.constant {dense(pos)} : {it}",
-                  f"%hit{pos}{s} = arith.cmpi eq, %kv{s}, %p{pos}{s} : {it}",
-                  f"%d{pos}{s} = arith.select %hit{pos}{s}, %gv{s}, %z{s} : {mt}{V}"]
-    if not w:
-        return lines + [f"memref.store %d{pos}{s}, %dx[%i, %ch, %h{pos // 2}, %col"
-                        f"{'1' if pos % 2 else ''}{s}] : {T}" for pos in range(4)]
-    interleave = [i // 2 + (w if i % 2 else 0) for i in range(2 * w)]
-    return lines + [
-        f"%top{s} = " + pk._shuffle(f"%d0{s}", f"%d1{s}", interleave, w, elt),
-        f"%bot{s} = " + pk._shuffle(f"%d2{s}", f"%d3{s}", interleave, w, elt),
-        f"vector.store %top{s}, %dx[%i, %ch, %h0, %col{s}] : {T}, {V2}",
-        f"vector.store %bot{s}, %dx[%i, %ch, %h1, %col{s}] : {T}, {V2}"]
+    return pk._backward_indices(elt, w, j, s, index="i32")
 
 
 def _copy3(w: int):

@@ -718,12 +718,14 @@ def _no_window() -> tuple[tuple[str, ...], tuple[str, ...]]:
              f"  memref.store %nwc, %idx[%i, %ch, %ho, %jn] : {TI}", "}"))
 
 
-def _backward_indices(elt: str, w: int, j: str, s: str) -> list[str]:
+def _backward_indices(elt: str, w: int, j: str, s: str, index: str = "i8") -> list[str]:
     """``_backward_step`` (``w`` columns; 0: ``_backward_scalar``) with the
-    positions read from ``%idx``."""
-    T, TI = pool_memref_type(elt), index_memref_type()
+    positions read from ``%idx`` (``index``: their element type, i8 here,
+    i32 for ``pool_index_kernels``)."""
+    T = pool_memref_type(elt)
+    TI = index_memref_type().replace("xi8,", f"x{index},")
     V, V2 = (f"vector<{w}x{elt}>", f"vector<{2 * w}x{elt}>") if w else (elt, elt)
-    it, mt = (f"vector<{w}xi8>", f"vector<{w}xi1>, ") if w else ("i8", "")
+    it, mt = (f"vector<{w}x{index}>", f"vector<{w}xi1>, ") if w else (index, "")
     load = (lambda m, t: f"vector.load {m} : {t}, {it if t == TI else V}") if w else \
         (lambda m, t: f"memref.load {m} : {t}")
     dense = (lambda v: f"dense<{v}>") if w else (lambda v: v)
