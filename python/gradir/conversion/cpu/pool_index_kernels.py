@@ -129,18 +129,7 @@ def _backward3_kernel(name: str, elt: str, lanes: int) -> list[str]:
     T, TI = pool_memref_type(elt), saved_index_memref_type()
     L = pk._widths(lanes, elt)[0]
     ind = "        "
-    w = [f"  func.func @{name}(%g: {T}, %idx: {TI}, %dx: {T}) attributes "
-         "{llvm.emit_c_interface} {",
-         "    %c0 = arith.constant 0 : index",
-         "    %c1 = arith.constant 1 : index",
-         "    %c2 = arith.constant 2 : index",
-         "    %c3 = arith.constant 3 : index",
-         f"    %n = memref.dim %dx, %c0 : {T}",
-         f"    %c = memref.dim %dx, %c1 : {T}",
-         f"    %hx = memref.dim %dx, %c2 : {T}",
-         f"    %wx = memref.dim %dx, %c3 : {T}",
-         "    %ho = arith.divui %hx, %c2 : index",
-         "    %wo = arith.divui %wx, %c2 : index",
+    w = pk._backward3_head(name, T, TI) + [
          "    %rows = arith.addi %ho, %c1 : index",
          "    %cols0 = arith.addi %wo, %c1 : index",
          f"    %cLs = arith.constant {L} : index",

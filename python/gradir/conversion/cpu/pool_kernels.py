@@ -749,6 +749,23 @@ def _backward_indices(elt: str, w: int, j: str, s: str, index: str = "i8") -> li
         f"vector.store %bot{s}, %dx[%i, %ch, %h1, %col{s}] : {T}, {V2}"]
 
 
+def _backward3_head(name: str, T: str, TI: str) -> list[str]:
+    """The 3x3 backward-from-positions kernels' signature ``(g, idx, dx)``
+    and sizes: %n, %c, %hx, %wx of dx, %ho, %wo (also pool_index_kernels')."""
+    return [f"  func.func @{name}(%g: {T}, %idx: {TI}, %dx: {T}) attributes "
+            "{llvm.emit_c_interface} {",
+            "    %c0 = arith.constant 0 : index",
+            "    %c1 = arith.constant 1 : index",
+            "    %c2 = arith.constant 2 : index",
+            "    %c3 = arith.constant 3 : index",
+            f"    %n = memref.dim %dx, %c0 : {T}",
+            f"    %c = memref.dim %dx, %c1 : {T}",
+            f"    %hx = memref.dim %dx, %c2 : {T}",
+            f"    %wx = memref.dim %dx, %c3 : {T}",
+            "    %ho = arith.divui %hx, %c2 : index",
+            "    %wo = arith.divui %wx, %c2 : index"]
+
+
 def _backward3_indices_kernel(name: str, elt: str, lanes: int) -> list[str]:
     """``(g, idx, dx)``: phase 2 of ``_backward3_kernel`` alone, reading the
     positions from ``idx`` (N, C, Ho + 1, Wo + 1; ``NO_WINDOW`` past the
@@ -756,18 +773,7 @@ def _backward3_indices_kernel(name: str, elt: str, lanes: int) -> list[str]:
     lowering's): the same sums in the same order."""
     T, TI = pool_memref_type(elt), index_memref_type()
     ind = "        "
-    w = [f"  func.func @{name}(%g: {T}, %idx: {TI}, %dx: {T}) attributes "
-         "{llvm.emit_c_interface} {",
-         "    %c0 = arith.constant 0 : index",
-         "    %c1 = arith.constant 1 : index",
-         "    %c2 = arith.constant 2 : index",
-         "    %c3 = arith.constant 3 : index",
-         f"    %n = memref.dim %dx, %c0 : {T}",
-         f"    %c = memref.dim %dx, %c1 : {T}",
-         f"    %hx = memref.dim %dx, %c2 : {T}",
-         f"    %wx = memref.dim %dx, %c3 : {T}",
-         "    %ho = arith.divui %hx, %c2 : index",
-         "    %wo = arith.divui %wx, %c2 : index",
+    w = _backward3_head(name, T, TI) + [
          "    scf.for %i = %c0 to %n step %c1 {",
          "      scf.for %ch = %c0 to %c step %c1 {",
          f"{ind}scf.for %lo = %c0 to %ho step %c1 {{",
