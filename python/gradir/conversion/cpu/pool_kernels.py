@@ -750,8 +750,7 @@ def _backward_indices(elt: str, w: int, j: str, s: str, index: str = "i8") -> li
 
 
 def _backward3_head(name: str, T: str, TI: str) -> list[str]:
-    """The 3x3 backward-from-positions kernels' signature ``(g, idx, dx)``
-    and sizes: %n, %c, %hx, %wx of dx, %ho, %wo (also pool_index_kernels')."""
+    """3x3 backward-from-positions kernels' ``(g, idx, dx)`` and dx's sizes."""
     return [f"  func.func @{name}(%g: {T}, %idx: {TI}, %dx: {T}) attributes "
             "{llvm.emit_c_interface} {",
             "    %c0 = arith.constant 0 : index",
@@ -771,9 +770,8 @@ def _backward3_indices_kernel(name: str, elt: str, lanes: int) -> list[str]:
     positions from ``idx`` (N, C, Ho + 1, Wo + 1; ``NO_WINDOW`` past the
     last window) and the gradients from ``g`` (zero-padded, as the
     lowering's): the same sums in the same order."""
-    T, TI = pool_memref_type(elt), index_memref_type()
     ind = "        "
-    w = _backward3_head(name, T, TI) + [
+    w = _backward3_head(name, pool_memref_type(elt), index_memref_type()) + [
          "    scf.for %i = %c0 to %n step %c1 {",
          "      scf.for %ch = %c0 to %c step %c1 {",
          f"{ind}scf.for %lo = %c0 to %ho step %c1 {{",
