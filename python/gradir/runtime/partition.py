@@ -637,9 +637,10 @@ def _split_copy(src: ir.Operation, flag: str, functions, kernels: bool = False):
     try:
         with src.context:
             copy = ir.Module.parse(text)
-            if kernels:     # issue 43: a pool's arg-max positions cross the cut as rlx values
+            if kernels:     # issue 43: an overlapping pool's arg-max positions cross the
+                # cut as rlx values (rlx_pool_indices.py: not worth it for 2x2/2)
                 from ..passes.pipeline import build_pass_manager
-                build_pass_manager("builtin.module(rlx-pool-indices)",
+                build_pass_manager("builtin.module(rlx-pool-indices{overlapping=true})",
                                    copy.context).run(copy.operation)
             sigs = select_functions(copy.operation, functions)
             if not sigs or (functions is not None and set(functions) - set(sigs)):

@@ -1,12 +1,14 @@
 // RUN: gradir-opt %s --split-input-file --rlx-pool-indices | FileCheck %s
 // RUN: gradir-opt %s --split-input-file --rlx-pool-indices=all-windows=true | FileCheck %s --check-prefix=ALL
+// RUN: gradir-opt %s --split-input-file --rlx-pool-indices=overlapping=true | FileCheck %s --check-prefix=OVER
 // RUN: gradir-opt %s --split-input-file --rlx-pool-indices --rlx-pool-indices=undo=true | FileCheck %s --check-prefix=UNDO
 // RUN: gradir-opt %s --split-input-file --rlx-pool-indices --rlx-verify | gradir-opt --split-input-file --rlx-verify > /dev/null
 
 // rlx-pool-indices: a max pool and its backward of the same input, with the
 // same options, share the forward's arg-max positions (an rlx value: a cut
 // of the function passes them on).  By default only the pools the CPU's
-// pooling kernels take; all-windows: every pool.  undo=true turns the pairs
+// pooling kernels take; all-windows: every pool; overlapping=true: only
+// pools whose windows overlap (the cut's choice).  undo=true turns the pairs
 // whose positions stay in their function back.
 
 // CHECK-LABEL: func.func @pool2x2(
@@ -20,6 +22,10 @@
 // UNDO-NEXT: "rlx.relu"
 // UNDO-NEXT: "rlx.max_pool2d_backward"(%{{.+}}, %{{.+}}) {padding = array<i64: 0, 0, 0, 0>, pool_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<2x3x4x4xf32>, tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
 // UNDO-NOT: indices
+// OVER-LABEL: func.func @pool2x2(
+// OVER-NEXT: "rlx.max_pool2d"(%{{.+}}) {pool_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<2x3x8x8xf32>) -> tensor<2x3x4x4xf32>
+// OVER-NOT: indices
+// OVER: return
 func.func @pool2x2(%x: tensor<2x3x8x8xf32>, %g: tensor<2x3x4x4xf32>) -> (tensor<2x3x4x4xf32>, tensor<2x3x8x8xf32>) {
   %y = "rlx.max_pool2d"(%x) {pool_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<2x3x8x8xf32>) -> tensor<2x3x4x4xf32>
   %r = "rlx.relu"(%y) : (tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
@@ -35,6 +41,11 @@ func.func @pool2x2(%x: tensor<2x3x8x8xf32>, %g: tensor<2x3x4x4xf32>) -> (tensor<
 // CHECK: "rlx.max_pool2d_indices_backward"(%{{.+}}, %[[Y]]#1)
 // CHECK: "rlx.max_pool2d_indices_backward"(%{{.+}}, %[[Y]]#1)
 // CHECK-NOT: "rlx.max_pool2d
+// OVER-LABEL: func.func @stem(
+// OVER: %[[Y:.+]]:2 = "rlx.max_pool2d_with_indices"(%{{.+}}) {{.+}} -> (tensor<1x2x4x4xf64>, tensor<1x2x4x4xi32>)
+// OVER-COUNT-2: "rlx.max_pool2d_indices_backward"(%{{.+}}, %[[Y]]#1)
+// OVER-NOT: "rlx.max_pool2d
+// OVER: return
 func.func @stem(%x: tensor<1x2x8x8xf64>, %g: tensor<1x2x4x4xf64>) -> (tensor<1x2x4x4xf64>, tensor<1x2x8x8xf64>, tensor<1x2x8x8xf64>) {
   %y = "rlx.max_pool2d"(%x) {pool_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x8x8xf64>) -> tensor<1x2x4x4xf64>
   %a = "rlx.max_pool2d_backward"(%g, %x) {pool_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, dilation = array<i64: 1, 1>} : (tensor<1x2x4x4xf64>, tensor<1x2x8x8xf64>) -> tensor<1x2x8x8xf64>
