@@ -30,8 +30,8 @@ from ..._compat import linalg
 from .linalg_utils import (PARALLEL, elt_of, empty, generic, identity_map, index_value,
                            scalar_const, shape_of, zero)
 from .pooling import (_TAPS3, _WINDOWS3, _Pool, _argmax, _argmax_unrolled, _beats, _exact,
-                      _gather_backward, _kernel_pool, _kernel_pool3, _scatter, _unrolled,
-                      lower_max_pool2d)
+                      _gather_backward, _hit, _kernel_pool, _kernel_pool3, _scatter_argmax,
+                      _unrolled, lower_max_pool2d)
 from .registry import lowers
 
 _I32 = lambda: ir.IntegerType.get_signless(32)  # noqa: E731 - needs a context
@@ -99,12 +99,6 @@ def _kernel_forward(xp, p, out_shape, elt, k, kind):
     return [region.results[0], region.results[1]]
 
 
-def _hit(a, pos, g, elt):
-    """``g`` where the saved position ``a`` is ``pos``, else 0."""
-    same = arith.cmpi(arith.CmpIPredicate.eq, a, arith.constant(a.type, pos))
-    return arith.select(same, g, zero(elt))
-
-
 @lowers("rlx.max_pool2d_indices_backward")
 def lower_max_pool2d_indices_backward(op):
     grad, idx = op.operands
@@ -116,18 +110,11 @@ def lower_max_pool2d_indices_backward(op):
     if _kernel_pool3(p, elt):
         return [_kernel_backward3(grad, idx, p, elt)]
     if _unrolled(p):
-        return [_gather_backward(p, grad, idx, shape, elt, lambda g, a, pos: _hit(a, pos, g, elt))]
+        return [_gather_backward(p, grad, idx, shape, elt,
+                                 lambda g, a, pos: _hit(a, arith.constant(a.type, pos), g, elt))]
     arg = generic([idx], [empty(shape_of(idx), ir.IndexType.get())], [identity_map(4)] * 2,
                   [PARALLEL] * 4, lambda a, _o: [arith.index_cast(ir.IndexType.get(), a)])[0]
-
-    def contrib(pos, dest):
-        def body(g, a, acc):
-            hit = arith.cmpi(arith.CmpIPredicate.eq, a, pos)
-            return [arith.addf(acc, arith.select(hit, g, zero(elt)))]
-
-        return generic([grad, arg], [dest], [identity_map(4)] * 3, [PARALLEL] * 4, body)[0]
-
-    return [_scatter(p, contrib, shape, elt)]
+    return [_scatter_argmax(p, grad, arg, shape, elt)]
 
 
 def _kernel_backward(grad, idx, shape, elt, kind, maps, value):
@@ -159,8 +146,7 @@ def _kernel_backward2(grad, idx, p, elt):
         two_i = index_value(2)
         own = arith.addi(arith.muli(arith.remui(linalg.IndexOp(2).result, two_i), two_i),
                          arith.remui(linalg.IndexOp(3).result, two_i))
-        same = arith.cmpi(arith.CmpIPredicate.eq, idxs[0], arith.index_cast(_I32(), own))
-        return arith.select(same, gs[0], zero(elt))
+        return _hit(idxs[0], arith.index_cast(_I32(), own), gs[0], elt)
 
     return _kernel_backward(grad, idx, p.shape, elt, "max_pool2x2_backward_indices",
                             [window, window], value)

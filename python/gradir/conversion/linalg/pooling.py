@@ -423,22 +423,25 @@ def lower_max_pool2d_backward(op):
         return [_exact_backward(p, grad, x, elt, pick)]
     if _unrolled(p):
         arg = _argmax_unrolled(p.padded(x, float("-inf")), p, gshape)
+        return [_gather_backward(p, grad, arg, shape, elt,
+                                 lambda g, a, pos: _hit(a, arith.constant(a.type, pos), g, elt))]
+    return [_scatter_argmax(p, grad, _argmax(p.padded(x, float("-inf")), p, gshape), shape, elt)]
 
-        def pick(g, a, pos):
-            hit = arith.cmpi(arith.CmpIPredicate.eq, a, arith.constant(a.type, pos))
-            return arith.select(hit, g, zero(elt))
 
-        return [_gather_backward(p, grad, arg, shape, elt, pick)]
-    arg = _argmax(p.padded(x, float("-inf")), p, gshape)
+def _hit(a, pos, g, elt):
+    """``g`` where the arg-max ``a`` is ``pos`` (a value of its type), else 0."""
+    return arith.select(arith.cmpi(arith.CmpIPredicate.eq, a, pos), g, zero(elt))
 
+
+def _scatter_argmax(p, grad, arg, shape, elt):
+    """The input gradient (``shape``): each window's gradient ``grad`` added
+    at its arg-max ``arg`` (index positions in the window), window offset by
+    window offset (``_scatter``)."""
     def contrib(pos, dest):
-        def body(g, a, acc):
-            hit = arith.cmpi(arith.CmpIPredicate.eq, a, pos)
-            return [arith.addf(acc, arith.select(hit, g, zero(elt)))]
+        return generic([grad, arg], [dest], [identity_map(4)] * 3, [PARALLEL] * 4,
+                       lambda g, a, acc: [arith.addf(acc, _hit(a, pos, g, elt))])[0]
 
-        return generic([grad, arg], [dest], [identity_map(4)] * 3, [PARALLEL] * 4, body)[0]
-
-    return [_scatter(p, contrib, shape, elt)]
+    return _scatter(p, contrib, shape, elt)
 
 
 @lowers("rlx.avg_pool2d_backward")
