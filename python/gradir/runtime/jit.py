@@ -364,7 +364,8 @@ def _kernels_enabled(kernels, threads: int) -> bool:
 def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_90",
             keep_resident=(), cpu: str = "host", cache=None, functions=None,
             threads: int | None = None, kernels: bool | None = None,
-            precision: str = "fp32", compute_dtype: str | None = None) -> Executable:
+            precision: str = "fp32", compute_dtype: str | None = None,
+            sm_count: int | None = None) -> Executable:
     """Compiles every public function (or those of ``functions``) of an rlx
     module for ``target``.
 
@@ -406,7 +407,10 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
     accumulation; sm_80+).  ``compute_dtype`` (target "cuda"): None, or
     "bf16" to round f32 matmul and convolution operands to bf16 for bf16
     tensor cores (f32 accumulation and results; sm_80+).  docs/gpu.md,
-    "Tensor cores and precision".  The CPU target takes only the defaults.
+    "Tensor cores and precision".  ``sm_count`` (target "cuda"): the GPU's
+    multiprocessors, which the GEMM kernels' tile size follows (a GEMM of
+    fewer tiles than multiprocessors takes smaller ones); None: 132 (H100,
+    H200).  The CPU target takes only the defaults.
     """
     if not hasattr(module, "operation") and not isinstance(module, ir.Operation):
         raise TypeError(f"gradir.compile expects an MLIR module (gradir.parse(text)), "
@@ -438,6 +442,11 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
         raise CompileError(f"precision={precision!r} and compute_dtype={compute_dtype!r}: "
                            "target 'cpu' computes in the program's own types (precision "
                            "'fp32', compute_dtype None); these options are for target 'cuda'")
+    if sm_count is not None and (target != "cuda" or isinstance(sm_count, bool)
+                                 or not isinstance(sm_count, int) or sm_count < 1):
+        raise CompileError(f"sm_count must be None or a positive integer for target 'cuda', "
+                           f"not {sm_count!r}" + (f" (target {target!r})"
+                                                   if target != "cuda" else ""))
     kernels = target == "cpu" and opt_level >= 1 and _kernels_enabled(kernels, threads)
     options = CompileOptions(target, opt_level, chip, tuple(keep_resident), cpu=cpu,
                              threads=threads, kernels=kernels, precision=precision,
@@ -453,7 +462,8 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
             raise TypeError(f"functions must name at least one function, not {functions!r}")
     if target == "cuda":
         from .cuda import compile_cuda
-        return compile_cuda(module, options, functions=functions)
+        return compile_cuda(module, options, functions=functions,
+                            sm_count=132 if sm_count is None else sm_count)
     # --- issue 14: the persistent compile cache (runtime/cache.py) ---
     from . import cache as _cache
     directory = _cache.cache_dir(cache) if target == "cpu" else None

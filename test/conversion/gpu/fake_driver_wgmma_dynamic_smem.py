@@ -27,8 +27,6 @@ from fake_driver import FakeDriver, build  # noqa: E402
 
 import gradir  # noqa: E402
 from gradir.conversion.gpu.kernels import wgmma as wgmma_kernels  # noqa: E402
-from gradir.runtime.cuda import compile_cuda  # noqa: E402
-from gradir.runtime.toolchain import CompileOptions  # noqa: E402
 
 out = sys.argv[1]
 driver = FakeDriver(build(out))
@@ -70,8 +68,7 @@ for name, text, opts, tol in (
         ("f16", matmul(136, 200, 144, ta=True, t="f16"), {}, 2e-3)):
     module = gradir.parse(text)
     refused = driver.stat("refused launch")
-    exe = compile_cuda(module, CompileOptions(target="cuda", chip="sm_90", **opts),
-                       sm_count=1)
+    exe = gradir.compile(module, target="cuda", chip="sm_90", sm_count=1, **opts)
     path = str(exe.export_library(os.path.join(out, name, "gemm.so")))
     kernels, _ = outlined_kernels(module, chip="sm_90", sm_count=1, **opts)
     driver.emulate(kernels.operation)
