@@ -5,8 +5,9 @@
 # last tile, output rows shorter than a vector (several runs per tile) and
 # longer than a tile, output channels not a multiple of the register tile's
 # rows, K over one K block, asymmetric padding, dilation, batch 1, blocks of
-# images, the stride-1 transposed convolution (a flipped conv2d), and stride
-# 2 (the panels packed element by element: CONV_KERNEL_STRIDES widened);
+# images, the stride-1 transposed convolution (a flipped conv2d), stride 2
+# (the panels' two-vector shuffles) and 3 (element by element;
+# CONV_KERNEL_STRIDES widened);
 # then the same bits as the im2col GEMM (CONV_KERNEL off: the same FMA
 # chains in the same K order), and at 2 threads (the blocks of images on
 # the threads) the same bits on repeated runs and as at 1 thread.
@@ -43,9 +44,16 @@ CONVS = [  # (data shape, weight shape, strides, padding, dilation)
     ((2, 3, 12, 40), (7, 3, 5, 3), [1, 1], [2, 1, 2, 1], [1, 1]),
     # the stem's 3 channels over 32x32, blocks of 4 images
     ((8, 3, 32, 32), (16, 3, 3, 3), [1, 1], [1, 1, 1, 1], [1, 1]),
-    # stride 2 and (1, 2): the element-by-element panels
+    # stride 2 and (1, 2): the panels' runs as two masked vectors and a
+    # shuffle of their even lanes (odd widths: runs of 9, 19 = a vector and
+    # 3, ragged tiles; the last image's last run ends at the buffer's end)
     ((2, 6, 17, 18), (8, 6, 3, 3), [2, 2], [1, 1, 1, 0], [1, 1]),
     ((2, 4, 12, 30), (8, 4, 3, 3), [1, 2], [0, 1, 2, 1], [2, 1]),
+    ((3, 3, 21, 37), (6, 3, 3, 3), [2, 2], [1, 1, 1, 1], [1, 1]),
+    ((2, 4, 19, 23), (5, 4, 3, 3), [2, 2], [0, 1, 0, 0], [1, 2]),
+    ((1, 2, 9, 39), (3, 2, 1, 1), [2, 2], [0, 0, 0, 0], [1, 1]),
+    # stride 3: element by element
+    ((2, 3, 26, 29), (4, 3, 3, 3), [3, 3], [1, 1, 1, 1], [1, 1]),
 ]
 CONV_T = [((2, 16, 8, 8), (16, 16, 3, 3), [1, 0, 1, 2])]   # (data, weight IOHW, padding)
 
@@ -66,14 +74,14 @@ def build(dts):
     return s
 
 
-conv.CONV_KERNEL_STRIDES = ((1, 1), (2, 2), (1, 2))
+conv.CONV_KERNEL_STRIDES = ((1, 1), (2, 2), (1, 2), (3, 3))
 
 
 @run
 def test_interpreter():
     s = build(FLOATS)
     s.run()
-    exe = gradir.compile(s.module(), threads=1)
+    exe = gradir.compile(s.module(), threads=1, cache=False)
     ir = exe.llvm_ir
     print("calls the f32 and f64 kernels:", all(f"_conv_{t}" in ir for t in ("f32", "f64")),
           "im2col GEMMs:", "_matmul_f" in ir)
@@ -83,7 +91,7 @@ def compiled(threads, kernel=True):
     s = build(FLOATS)
     conv.CONV_KERNEL = kernel
     try:
-        return s, gradir.compile(s.module(), threads=threads)
+        return s, gradir.compile(s.module(), threads=threads, cache=False)
     finally:
         conv.CONV_KERNEL = True
 
@@ -104,7 +112,7 @@ def test_bits():
 # CHECK-LABEL: TEST: test_interpreter
 # CHECK: ok conv2d_0_f32
 # CHECK: ok conv2d_transpose_0_f64
-# CHECK: conv kernels: all 16 cases match the interpreter
+# CHECK: conv kernels: all 24 cases match the interpreter
 # CHECK: calls the f32 and f64 kernels: True im2col GEMMs: False
 # CHECK-LABEL: TEST: test_bits
-# CHECK: 16 cases: the im2col GEMM's bits, 2 threads x 3 runs the same bits
+# CHECK: 24 cases: the im2col GEMM's bits, 2 threads x 3 runs the same bits

@@ -115,3 +115,81 @@ func.func @wide(%w: memref<32x288xf32>, %x: memref<4x32x18x18xf32>) -> memref<4x
   memref.dealloc %s : memref<32x3x3xf32>
   return %y : memref<4x32x16x16xf32>
 }
+
+// -----
+
+// gradir.wgrad_conv_kernel: the same generic writing the output channels
+// first, (O, N, OH, OW), a call of the weight gradient's kernel (one GEMM
+// over the columns of every image), the fill left out; at threads=2 blocks
+// of images (the images' dim 0, the output's dim 1), and one image's blocks
+// of output rows (the output's dim 2 and the image rows they read: 3 and 2
+// output rows of stride 2 read 20 and 18 rows).  An output whose (N, OH,
+// OW) are not contiguous keeps its loops.
+// CHECK-LABEL: func.func @wgrad(
+// CHECK-NOT: linalg.fill
+// CHECK: call @gradir_kernel_{{[0-9a-f]+}}_wgrad_conv_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {gradir.work = 147456 : i64} : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?x?x?xf32, strided<[?, ?, ?, ?], offset: ?>>, memref<?x?x?x?xf32, strided<[?, ?, ?, ?], offset: ?>>, i1, index, index, index, index, index, index) -> ()
+// CHECK-LABEL: func.func @wgrad_one_image(
+// CHECK: call @gradir_kernel_{{[0-9a-f]+}}_wgrad_conv_f64(
+// CHECK-LABEL: func.func @wgrad_strided_output(
+// CHECK: linalg.generic {{.*}}gradir.wgrad_conv_kernel
+// THREADS-LABEL: func.func @wgrad(
+// THREADS: scf.parallel (%[[I:.*]]) = (%{{.*}}) to (%{{.*}}) step
+// THREADS: %[[START:.*]] = arith.muli %[[I]]
+// THREADS: %[[VX:.*]] = memref.subview %{{.*}}[%[[START]], 0, 0, 0]
+// THREADS: %[[VY:.*]] = memref.subview %{{.*}}[0, %[[START]], 0, 0]
+// THREADS: call @gradir_kernel_{{[0-9a-f]+}}_wgrad_conv_f32(%{{.*}}, %[[VX]], %[[VY]], %{{.*}}) {gradir.work = 73728 : i64}
+// THREADS-LABEL: func.func @wgrad_one_image(
+// THREADS: scf.parallel (%[[I:.*]]) = (%{{.*}}) to (%{{.*}}) step
+// THREADS: %[[START:.*]] = arith.muli %[[I]], %{{.*}}
+// THREADS: %[[ROWS:.*]] = arith.minsi
+// THREADS: %[[R0:.*]] = arith.subi %[[ROWS]], %{{.*}}
+// THREADS: %[[R1:.*]] = arith.muli %[[R0]], %{{.*}}
+// THREADS: %[[REACH:.*]] = arith.addi %[[R1]], %{{.*}}
+// THREADS: %[[XROW:.*]] = arith.muli %[[START]], %{{.*}}
+// THREADS: %[[VX:.*]] = memref.subview %{{.*}}[0, 0, %[[XROW]], 0] [%{{.*}}, %{{.*}}, %[[REACH]], %{{.*}}]
+// THREADS: %[[VY:.*]] = memref.subview %{{.*}}[0, 0, %[[START]], 0] [%{{.*}}, %{{.*}}, %[[ROWS]], %{{.*}}]
+// THREADS: call @gradir_kernel_{{[0-9a-f]+}}_wgrad_conv_f64(%{{.*}}, %[[VX]], %[[VY]], %{{.*}})
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, (d4 * 16 + d5) * 16 + d6)>
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 + d5, d3 + d6)>
+#x2 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 * 2 + d5, d3 * 2 + d6)>
+#s = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6)>
+#y = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d0, d2, d3)>
+func.func @wgrad(%w: memref<32x2048xf32>, %x: memref<2x8x18x18xf32>) -> memref<32x2x3x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %y = memref.alloc() : memref<32x2x3x3xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<32x2x3x3xf32>)
+  %s = memref.alloc() : memref<8x16x16xf32>
+  linalg.generic {indexing_maps = [#w, #x, #s, #y], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%w, %x, %s : memref<32x2048xf32>, memref<2x8x18x18xf32>, memref<8x16x16xf32>) outs(%y : memref<32x2x3x3xf32>) attrs = {gradir.wgrad_conv_kernel = array<i64: 16, 16, 1, 1, 1, 1>} {
+  ^bb0(%a: f32, %b: f32, %c: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %o, %m : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %s : memref<8x16x16xf32>
+  return %y : memref<32x2x3x3xf32>
+}
+func.func @wgrad_one_image(%w: memref<32x2048xf64>, %x: memref<1x8x24x24xf64>) -> memref<32x1x5x5xf64> {
+  %zero = arith.constant 0.0 : f64
+  %y = memref.alloc() : memref<32x1x5x5xf64>
+  linalg.fill ins(%zero : f64) outs(%y : memref<32x1x5x5xf64>)
+  %s = memref.alloc() : memref<8x16x16xf64>
+  linalg.generic {indexing_maps = [#w, #x2, #s, #y], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%w, %x, %s : memref<32x2048xf64>, memref<1x8x24x24xf64>, memref<8x16x16xf64>) outs(%y : memref<32x1x5x5xf64>) attrs = {gradir.wgrad_conv_kernel = array<i64: 16, 16, 2, 2, 1, 1>} {
+  ^bb0(%a: f64, %b: f64, %c: f64, %o: f64):
+    %m = arith.mulf %a, %b : f64
+    %r = arith.addf %o, %m : f64
+    linalg.yield %r : f64
+  }
+  memref.dealloc %s : memref<8x16x16xf64>
+  return %y : memref<32x1x5x5xf64>
+}
+func.func @wgrad_strided_output(%w: memref<32x2048xf32>, %x: memref<2x8x18x18xf32>, %y: memref<32x2x3x3xf32, strided<[36, 12, 3, 1]>>) {
+  %s = memref.alloc() : memref<8x16x16xf32>
+  linalg.generic {indexing_maps = [#w, #x, #s, #y], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%w, %x, %s : memref<32x2048xf32>, memref<2x8x18x18xf32>, memref<8x16x16xf32>) outs(%y : memref<32x2x3x3xf32, strided<[36, 12, 3, 1]>>) attrs = {gradir.wgrad_conv_kernel = array<i64: 16, 16, 1, 1, 1, 1>} {
+  ^bb0(%a: f32, %b: f32, %c: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %o, %m : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %s : memref<8x16x16xf32>
+  return
+}

@@ -30,7 +30,8 @@ panels are packed element by element here) and the weight gradient's form
 
 from __future__ import annotations
 
-__all__ = ["conv_name", "conv_type", "conv_text", "conv_memref_type", "CONV_ELEMENT_TYPES"]
+__all__ = ["conv_name", "conv_type", "conv_text", "conv_memref_type", "CONV_ELEMENT_TYPES",
+           "convw_name"]
 
 # (kernels.py's: this module imports nothing of it, which imports this one;
 # ``conv_text`` gets its helpers from its caller)
@@ -67,12 +68,19 @@ def conv_text(var: str, params: dict, k) -> list[str]:
     lines = []
     for elt in CONV_ELEMENT_TYPES:
         lines += _conv_driver(elt, *params[elt], var, k)
+        lines += convw_driver(elt, *params[elt], var, k)
     return lines
 
 
-def _conv_driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int,
-                 var: str, k) -> list[str]:
-    _lhs_block, _tile_name, _types = k._lhs_block, k._tile_name, k._types
+def _head(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, name: str, k,
+          columns: list[str], extra: list[str] = (), round_k: bool = False) -> list[str]:
+    """The kernels' start, up to an M block's register tiles (inside ``scf.for
+    %kb`` over the K blocks, its rows' offsets ``%roff`` in an image, and
+    ``scf.for %mb`` over the M blocks, the lhs block packed): ``columns``
+    defines ``%N`` (the GEMM's columns, per call of the tiles' loop) and
+    ``%manyw`` (the lhs is worth packing); ``extra`` runs before the K
+    blocks; ``round_k``: K blocks a multiple of L long (at most kb)."""
+    _lhs_block, _types = k._lhs_block, k._types
     PACK_A_TILES = k.PACK_A_TILES
     T, L = elt, lanes
     NR = nv * L
@@ -80,9 +88,9 @@ def _conv_driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int,
     XT = conv_memref_type(elt)
     APT = f"memref<?x{kb}x{rows}x{T}>"
     FT = f"memref<?x{T}>"
-    targs = f"{AT}, index, index, {BT}, index, {BT}, index, index, index, index, i1, index"
     meta = f"memref<{T}>, index, index, index, index, index, index, index, index, index"
-    w = [f"  func.func @{conv_name(elt, var)}(%A: {AT}, %X: {XT}, %Y: {XT}, %zc: i1, "
+    PS = (kb + L) * NR if round_k else kb * NR + L
+    w = [f"  func.func @{name}(%A: {AT}, %X: {XT}, %Y: {XT}, %zc: i1, "
          "%kh: index, %kw: index, %sh: index, %sw: index, %dh: index, %dw: index) "
          "attributes {llvm.emit_c_interface} {",
          "    %c0 = arith.constant 0 : index",
@@ -97,15 +105,24 @@ def _conv_driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int,
          f"    %K = memref.dim %A, %c1 : {AT}",
          f"    %xb, %xo, %xd:4, %xs:4 = memref.extract_strided_metadata %X : {XT} -> {meta}",
          f"    %yb, %yo, %yd:4, %ys:4 = memref.extract_strided_metadata %Y : {XT} -> {meta}",
-         "    %OW = arith.addi %yd#3, %c0 : index",
-         "    %N = arith.muli %yd#2, %yd#3 : index",
+         f"    %cPA = arith.constant {PACK_A_TILES * NR} : index"] + columns + [
          "    %kk2 = arith.muli %kh, %kw : index",
          # the image's rows apart by sh, columns by sw, flat from the base
          "    %rowstep = arith.muli %sh, %xs#2 : index",
          "    %colstep = arith.muli %sw, %xs#3 : index",
          "    %kystep = arith.muli %dh, %xs#2 : index",
          "    %kxstep = arith.muli %dw, %xs#3 : index",
+         # a K step's offset from the last's across a kernel row / channel
+         "    %kw1 = arith.subi %kw, %c1 : index",
+         "    %kh1 = arith.subi %kh, %c1 : index",
+         "    %rwx = arith.muli %kw1, %kxstep : index",
+         "    %rwy = arith.muli %kh1, %kystep : index",
+         "    %rdy = arith.subi %kystep, %rwx : index",
+         "    %rdc0 = arith.subi %xs#1, %rwy : index",
+         "    %rdc = arith.subi %rdc0, %rwx : index",
          "    %vecok = arith.cmpi eq, %colstep, %c1 : index",
+         "    %c2 = arith.constant 2 : index",
+         "    %vec2 = arith.cmpi eq, %colstep, %c2 : index",
          "    %xn0 = arith.subi %xd#0, %c1 : index",
          "    %xe0 = arith.muli %xn0, %xs#0 : index",
          "    %xe1 = arith.muli %xd#1, %xs#1 : index",
@@ -116,16 +133,15 @@ def _conv_driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int,
          "    %nkb0 = arith.ceildivsi %K, %cKB : index",
          "    %nkb = arith.maxsi %nkb0, %c1 : index",
          "    %kstep0 = arith.ceildivsi %K, %nkb : index",
-         "    %kstep = arith.maxsi %kstep0, %c1 : index",
+         "    %kstep1 = arith.ceildivsi %kstep0, %cL : index",
+         "    %kstep2 = arith.muli %kstep1, %cL : index",
+         "    %kstep3 = arith.minsi %kstep2, %cKB : index",
+         f"    %kstep = arith.maxsi {'%kstep3' if round_k else '%kstep0'}, %c1 : index",
          f"    %ab, %ao, %as:2, %at:2 = memref.extract_strided_metadata %A : {AT} -> "
          f"memref<{T}>, index, index, index, index, index",
          "    %aunit = arith.cmpi eq, %at#1, %c1 : index",
          "    %akunit = arith.cmpi eq, %at#0, %c1 : index",
          "    %aany = arith.ori %aunit, %akunit : i1",
-         f"    %cPA = arith.constant {PACK_A_TILES * NR} : index",
-         "    %manyn = arith.cmpi sgt, %N, %cPA : index",
-         "    %nimg = arith.cmpi sgt, %xd#0, %c1 : index",
-         "    %manyw = arith.ori %manyn, %nimg : i1",
          "    %packa = arith.andi %aany, %manyw : i1",
          f"    %At = memref.reinterpret_cast %ab to offset: [%ao], sizes: [%K, %M], "
          f"strides: [%at#1, 1] : memref<{T}> to {BT}",
@@ -141,30 +157,45 @@ def _conv_driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int,
          f"    %apack = memref.reinterpret_cast %apflat to offset: [0], sizes: [%atiles, {kb}, "
          f"{rows}], strides: [{kb * rows}, {rows}, 1] : {FT} to {APT}",
          # the panel (K block x NR, flat: its runs are stored as masked vectors)
-         f"    %pflat = memref.alloc() {{alignment = 64 : i64}} : memref<{kb * NR + L}x{T}>",
-         f"    %pf = memref.cast %pflat : memref<{kb * NR + L}x{T}> to {FT}",
-         f"    %packv = memref.reinterpret_cast %pflat to offset: [0], sizes: [{kb}, {NR}], "
-         f"strides: [{NR}, 1] : memref<{kb * NR + L}x{T}> to {BT}",
+         f"    %pflat = memref.alloc() {{alignment = 64 : i64}} : memref<{PS}x{T}>",
+         f"    %pf = memref.cast %pflat : memref<{PS}x{T}> to {FT}",
+         f"    %packv = memref.reinterpret_cast %pflat to offset: [0], sizes: [{PS // NR}, {NR}], "
+         f"strides: [{NR}, 1] : memref<{PS}x{T}> to {BT}",
          # a K block's rows' offsets in an image: (c, ky, kx) of k
-         f"    %roff = memref.alloc() : memref<{kb}xindex>",
+         f"    %roff = memref.alloc() : memref<{kb}xindex>"] + list(extra) + [
          "    scf.for %kb = %c0 to %K step %kstep {",
          "      %krem = arith.subi %K, %kb : index",
          "      %kc = arith.minsi %krem, %kstep : index",
          "      %kfirst = arith.cmpi eq, %kb, %c0 : index",
          "      %first = arith.andi %zc, %kfirst : i1",
-         "      scf.for %rk = %c0 to %kc step %c1 {",
-         "        %rkk = arith.addi %kb, %rk : index",
-         "        %rc = arith.divui %rkk, %kk2 : index",
-         "        %rr = arith.remui %rkk, %kk2 : index",
-         "        %ry = arith.divui %rr, %kw : index",
-         "        %rx = arith.remui %rr, %kw : index",
-         "        %ro0 = arith.muli %rc, %xs#1 : index",
-         "        %ro1 = arith.muli %ry, %kystep : index",
-         "        %ro2 = arith.muli %rx, %kxstep : index",
-         "        %ro3 = arith.addi %ro0, %ro1 : index",
-         "        %ro4 = arith.addi %ro3, %ro2 : index",
-         "        %ro = arith.addi %ro4, %xo : index",
+         # (c, ky, kx) of the block's first K step, then stepped along
+         # (no divisions per K step: the stem's weight gradient has 32768)
+         "      %rc = arith.divui %kb, %kk2 : index",
+         "      %rr = arith.remui %kb, %kk2 : index",
+         "      %ry0 = arith.divui %rr, %kw : index",
+         "      %rx0 = arith.remui %rr, %kw : index",
+         "      %ro0 = arith.muli %rc, %xs#1 : index",
+         "      %ro1 = arith.muli %ry0, %kystep : index",
+         "      %ro2 = arith.muli %rx0, %kxstep : index",
+         "      %ro3 = arith.addi %ro0, %ro1 : index",
+         "      %ro4 = arith.addi %ro3, %ro2 : index",
+         "      %ros = arith.addi %ro4, %xo : index",
+         "      %rf:3 = scf.for %rk = %c0 to %kc step %c1 iter_args(%ro = %ros, %ry = %ry0, "
+         "%rx = %rx0) -> (index, index, index) {",
+         "        %rx1 = arith.addi %rx, %c1 : index",
+         "        %ry1 = arith.addi %ry, %c1 : index",
+         "        %rxw = arith.cmpi eq, %rx1, %kw : index",
+         "        %ryw = arith.cmpi eq, %ry1, %kh : index",
+         "        %rox = arith.addi %ro, %kxstep : index",
+         "        %roy = arith.addi %ro, %rdy : index",
+         "        %roc = arith.addi %ro, %rdc : index",
+         "        %roz = arith.select %ryw, %roc, %roy : index",
+         "        %rnext = arith.select %rxw, %roz, %rox : index",
+         "        %ryz = arith.select %ryw, %c0, %ry1 : index",
+         "        %rynext = arith.select %rxw, %ryz, %ry : index",
+         "        %rxnext = arith.select %rxw, %c0, %rx1 : index",
          f"        memref.store %ro, %roff[%rk] : memref<{kb}xindex>",
+         "        scf.yield %rnext, %rynext, %rxnext : index, index, index",
          "      }",
          "      scf.for %mb = %c0 to %M step %cMB {",
          "        %mrem = arith.subi %M, %mb : index",
@@ -182,8 +213,66 @@ def _conv_driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int,
           "        %mrest = arith.remui %mc, %cMR : index",
           "        %mfrows = arith.muli %mfull, %cMR : index",
           "        %mtr = arith.addi %mb, %mfrows : index",
-          "        %hasfull = arith.cmpi sgt, %mfull, %c0 : index",
-          "        scf.for %img = %c0 to %xd#0 step %c1 {",
+          "        %hasfull = arith.cmpi sgt, %mfull, %c0 : index"]
+    return w
+
+
+def _tile_calls(elt: str, rows: int, lanes: int, nv: int, kb: int, var: str, k) -> list[str]:
+    """The register tiles of the N tile ``%nt`` (``%nr`` columns of ``%Cv``,
+    its panel ``%packv``) for the M block's rows: full width, more than one
+    vector (the last masked), one vector, less than one."""
+    _tile_name, _types = k._tile_name, k._types
+    T = elt
+    AT, BT, _, _ = _types(elt, lanes)
+    APT = f"memref<?x{kb}x{rows}x{T}>"
+    targs = f"{AT}, index, index, {BT}, index, {BT}, index, index, index, index, i1, index"
+    w = ["            %wide = arith.cmpi sgt, %nr, %cL : index",
+          "            %onev = arith.cmpi eq, %nr, %cL : index",
+          "            %kind = arith.select %full, %c0, %c1 : index",
+          "            %c2i = arith.constant 2 : index",
+          "            %c3i = arith.constant 3 : index",
+          "            %kind1 = arith.select %onev, %c2i, %c3i : index",
+          "            %kind2 = arith.select %wide, %kind, %kind1 : index",
+          "            scf.index_switch %kind2"]
+    ptargs = targs.replace(AT, APT, 1)
+    for case, (tnv, masked) in enumerate(((nv, False), (nv, True), (1, False), (1, True))):
+        w += [f"            case {case} {{", "              scf.if %packa {"]
+        for packed in (True, False):
+            def call(r: int, first: tuple, cnt: str) -> str:
+                args = (f"%apack, {first[0]}, %c0, %packv, %c0, %Cv, {first[1]}, %nt, %kc, %nr, "
+                        f"%first, {cnt}) : ({ptargs})" if packed else
+                        f"%A, {first[1]}, %kb, %packv, %c0, %Cv, {first[1]}, %nt, %kc, %nr, "
+                        f"%first, {cnt}) : ({targs})")
+                return f"func.call @{_tile_name(T, r, tnv, masked, packed, var)}({args} -> ()"
+            w += ["              scf.if %hasfull {",
+                  "                " + call(rows, ("%c0", "%mb"), "%mfull"),
+                  "              }"]
+            if rows > 1:
+                w += ["              scf.index_switch %mrest"]
+                for r in range(rows - 1, 0, -1):
+                    w += [f"              case {r} {{",
+                          "                " + call(r, ("%mfull", "%mtr"), "%c1"),
+                          "                scf.yield", "              }"]
+                w += ["              default {", "              }"]
+            if packed:
+                w.append("              } else {")
+        w += ["              }", "              scf.yield", "            }"]
+    return w + ["            default {", "            }"]
+
+
+def _conv_driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int,
+                 var: str, k) -> list[str]:
+    T, L = elt, lanes
+    NR = nv * L
+    AT, BT, VT, MT = k._types(elt, lanes)
+    FT = f"memref<?x{T}>"
+    columns = ["    %OW = arith.addi %yd#3, %c0 : index",
+               "    %N = arith.muli %yd#2, %yd#3 : index",
+               "    %manyn = arith.cmpi sgt, %N, %cPA : index",
+               "    %nimg = arith.cmpi sgt, %xd#0, %c1 : index",
+               "    %manyw = arith.ori %manyn, %nimg : i1"]
+    w = _head(elt, rows, lanes, nv, kb, mb, conv_name(elt, var), k, columns)
+    w += ["        scf.for %img = %c0 to %xd#0 step %c1 {",
           "          %xi = arith.muli %img, %xs#0 : index",
           "          %yi0 = arith.muli %img, %ys#0 : index",
           "          %yi = arith.addi %yi0, %yo : index",
@@ -229,6 +318,38 @@ def _conv_driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int,
           "                  }",
           "                }",
           "              } else {",
+          "              scf.if %vec2 {"]
+    # column step 2: 2L contiguous elements (two masked vectors, up to the
+    # run's last element) and their even lanes (one shuffle)
+    even = ", ".join(str(2 * i) for i in range(L))
+    w += ["                scf.for %q = %c0 to %plen step %cL {",
+          "                  %qrem = arith.subi %plen, %q : index",
+          "                  %ql = arith.minsi %qrem, %cL : index",
+          f"                  %qm = vector.create_mask %ql : {MT}",
+          "                  %qn0 = arith.addi %ql, %ql : index",
+          "                  %qn = arith.subi %qn0, %c1 : index",
+          "                  %qnl = arith.minsi %qn, %cL : index",
+          "                  %qnh0 = arith.subi %qn, %qnl : index",
+          f"                  %qml = vector.create_mask %qnl : {MT}",
+          f"                  %qmh = vector.create_mask %qnh0 : {MT}",
+          "                  %qs1 = arith.addi %q, %q : index",
+          "                  %qs = arith.addi %poff, %qs1 : index",
+          "                  %qd = arith.addi %pcol, %q : index",
+          "                  scf.for %pk = %c0 to %kc step %c1 {",
+          f"                    %pr = memref.load %roff[%pk] : memref<{kb}xindex>",
+          "                    %pa = arith.addi %pr, %qs : index",
+          "                    %pah = arith.addi %pa, %cL : index",
+          f"                    %pvl = vector.maskedload %Xf[%pa], %qml, %vz : {FT}, {MT}, {VT} "
+          f"into {VT}",
+          f"                    %pvh = vector.maskedload %Xf[%pah], %qmh, %vz : {FT}, {MT}, {VT} "
+          f"into {VT}",
+          f"                    %pv = vector.shuffle %pvl, %pvh [{even}] : {VT}, {VT}",
+          "                    %pd0 = arith.muli %pk, %cNR : index",
+          "                    %pd = arith.addi %pd0, %qd : index",
+          f"                    vector.maskedstore %pf[%pd], %qm, %pv : {FT}, {MT}, {VT}",
+          "                  }",
+          "                }",
+          "              } else {",
           "                scf.for %q = %c0 to %plen step %c1 {",
           "                  %qs0 = arith.muli %q, %colstep : index",
           "                  %qs = arith.addi %poff, %qs0 : index",
@@ -243,42 +364,160 @@ def _conv_driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int,
           "                  }",
           "                }",
           "              }",
-          "            }",
-          "            %wide = arith.cmpi sgt, %nr, %cL : index",
-          "            %onev = arith.cmpi eq, %nr, %cL : index",
-          "            %kind = arith.select %full, %c0, %c1 : index",
-          "            %c2i = arith.constant 2 : index",
-          "            %c3i = arith.constant 3 : index",
-          "            %kind1 = arith.select %onev, %c2i, %c3i : index",
-          "            %kind2 = arith.select %wide, %kind, %kind1 : index",
-          "            scf.index_switch %kind2"]
-    ptargs = targs.replace(AT, APT, 1)
-    for case, (tnv, masked) in enumerate(((nv, False), (nv, True), (1, False), (1, True))):
-        w += [f"            case {case} {{", "              scf.if %packa {"]
-        for packed in (True, False):
-            def call(r: int, first: tuple, cnt: str) -> str:
-                args = (f"%apack, {first[0]}, %c0, %packv, %c0, %Cv, {first[1]}, %nt, %kc, %nr, "
-                        f"%first, {cnt}) : ({ptargs})" if packed else
-                        f"%A, {first[1]}, %kb, %packv, %c0, %Cv, {first[1]}, %nt, %kc, %nr, "
-                        f"%first, {cnt}) : ({targs})")
-                return f"func.call @{_tile_name(T, r, tnv, masked, packed, var)}({args} -> ()"
-            w += ["              scf.if %hasfull {",
-                  "                " + call(rows, ("%c0", "%mb"), "%mfull"),
-                  "              }"]
-            if rows > 1:
-                w += ["              scf.index_switch %mrest"]
-                for r in range(rows - 1, 0, -1):
-                    w += [f"              case {r} {{",
-                          "                " + call(r, ("%mfull", "%mtr"), "%c1"),
-                          "                scf.yield", "              }"]
-                w += ["              default {", "              }"]
-            if packed:
-                w.append("              } else {")
-        w += ["              }", "              scf.yield", "            }"]
-    w += ["            default {", "            }",
-          "          }", "        }", "      }", "    }",
-          f"    memref.dealloc %roff : memref<{kb}xindex>",
-          f"    memref.dealloc %pflat : memref<{kb * NR + L}x{T}>",
-          f"    memref.dealloc %apflat : {FT}",
-          "    return", "  }"]
-    return w
+          "              }",
+          "            }",]
+    w += _tile_calls(elt, rows, lanes, nv, kb, var, k)
+    return w + ["          }", "        }", "      }", "    }",
+                f"    memref.dealloc %roff : memref<{kb}xindex>",
+                f"    memref.dealloc %pflat : memref<{kb * NR + L}x{T}>",
+                f"    memref.dealloc %apflat : {FT}",
+                "    return", "  }"]
+
+
+def convw_name(elt: str, var: str) -> str:
+    """The symbol of the weight gradient's implicit-GEMM kernel (its type
+    is ``conv_kernels.conv_type``'s)."""
+    return f"{KERNEL_PREFIX}{var}_wgrad_conv_{elt}"
+
+
+def convw_driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int,
+                 var: str, k) -> list[str]:
+    T, L = elt, lanes
+    NR = nv * L
+    _, BT, VT, MT = k._types(elt, lanes)
+    FT = f"memref<?x{T}>"
+    XT = f"vector<{L}x{L}x{T}>"
+    BM = f"vector<{L}xi1>"
+    PS = (kb + L) * NR
+    columns = ["    %P = arith.muli %yd#2, %yd#3 : index",
+               "    %N = arith.muli %yd#1, %P : index",
+               "    %manyw = arith.cmpi sgt, %N, %cPA : index"]
+    # the columns' base offsets in the images: (n, oy, ox)
+    extra = ["    %coff = memref.alloc(%N) : memref<?xindex>",
+             "    scf.for %cc = %c0 to %N step %c1 {",
+             "      %cn = arith.divui %cc, %P : index",
+             "      %cp = arith.remui %cc, %P : index",
+             "      %cy = arith.divui %cp, %yd#3 : index",
+             "      %cx = arith.remui %cp, %yd#3 : index",
+             "      %co0 = arith.muli %cn, %xs#0 : index",
+             "      %co1 = arith.muli %cy, %rowstep : index",
+             "      %co2 = arith.muli %cx, %colstep : index",
+             "      %co3 = arith.addi %co0, %co1 : index",
+             "      %co = arith.addi %co3, %co2 : index",
+             "      memref.store %co, %coff[%cc] : memref<?xindex>",
+             "    }",
+             "    %kvec = arith.cmpi eq, %kxstep, %c1 : index",
+             f"    %Cv = memref.reinterpret_cast %yb to offset: [%yo], sizes: [%M, %N], "
+             f"strides: [%ys#0, 1] : memref<{T}> to {BT}"]
+    w = _head(elt, rows, lanes, nv, kb, mb, convw_name(elt, var), k, columns, extra,
+              round_k=True)
+    ind = "              "
+    w += ["        scf.for %nt = %c0 to %N step %cNR {",
+          "            %nrem = arith.subi %N, %nt : index",
+          "            %nr = arith.minsi %nrem, %cNR : index",
+          "            %full = arith.cmpi eq, %nr, %cNR : index",
+          "            scf.if %kvec {",
+          f"{ind}%xz = arith.constant dense<0.0> : {XT}",
+          f"{ind}%mnone = arith.constant dense<false> : {BM}",
+          f"{ind}%mall = arith.constant dense<true> : {BM}",
+          f"{ind}scf.for %k0 = %c0 to %kc step %cL {{",
+          f"{ind}  %kr0 = arith.subi %kc, %k0 : index",
+          f"{ind}  %klen = arith.minsi %kr0, %cL : index",
+          f"{ind}  %kk0 = arith.addi %kb, %k0 : index",
+          # the runs the chunk meets: s = 0 .. ceil((j0 + klen) / kw)
+          f"{ind}  %j0 = arith.remui %kk0, %kw : index",
+          f"{ind}  %jn0 = arith.addi %j0, %klen : index",
+          f"{ind}  %nseg = arith.ceildivui %jn0, %kw : index"]
+    for jb in range(nv):
+        for j in range(L):
+            t = f"{jb}_{j}"
+            w += [f"{ind}  %tj{t} = arith.constant {jb * L + j} : index",
+                  f"{ind}  %tv{t} = arith.cmpi slt, %tj{t}, %nr : index",
+                  f"{ind}  %tc{t} = arith.addi %nt, %tj{t} : index",
+                  # (a column past N is never read: its masks are empty; its
+                  # offset is the tile's first column's all the same)
+                  f"{ind}  %ts{t} = arith.select %tv{t}, %tc{t}, %nt : index",
+                  f"{ind}  %tb{t} = memref.load %coff[%ts{t}] : memref<?xindex>"]
+        types = ", ".join([VT] * L)
+
+        def seg(sidx: str, ins: list[str], x: str, pad: str) -> tuple[list[str], list[str]]:
+            """Run ``sidx`` of the chunk into the vectors ``ins`` (lanes
+            [a, b) of the chunk are the run's); names suffixed ``x``."""
+            i2 = ind + pad
+            lines = [f"{i2}%sa0{x} = arith.muli {sidx}, %kw : index",
+                     f"{i2}%sa1{x} = arith.subi %sa0{x}, %j0 : index",
+                     f"{i2}%sa{x} = arith.maxsi %sa1{x}, %c0 : index",
+                     f"{i2}%sb0{x} = arith.addi %sa1{x}, %kw : index",
+                     f"{i2}%sb{x} = arith.minsi %sb0{x}, %klen : index",
+                     f"{i2}%smb{x} = vector.create_mask %sb{x} : {MT}",
+                     f"{i2}%sma{x} = vector.create_mask %sa{x} : {MT}",
+                     f"{i2}%smn{x} = arith.xori %sma{x}, %mall : {BM}",
+                     f"{i2}%sm{x} = arith.andi %smb{x}, %smn{x} : {BM}",
+                     f"{i2}%sk{x} = arith.addi %k0, %sa{x} : index",
+                     f"{i2}%sr{x} = memref.load %roff[%sk{x}] : memref<{kb}xindex>",
+                     f"{i2}%so{x} = arith.subi %sr{x}, %sa{x} : index"]
+            outs = []
+            for j in range(L):
+                t = f"{jb}_{j}{x}"
+                c = f"{jb}_{j}"
+                lines += [f"{i2}%sm{t} = arith.select %tv{c}, %sm{x}, %mnone : {BM}",
+                          f"{i2}%sp{t} = arith.addi %tb{c}, %so{x} : index",
+                          f"{i2}%sv{t} = vector.maskedload %Xf[%sp{t}], %sm{t}, {ins[j]} : "
+                          f"{FT}, {MT}, {VT} into {VT}"]
+                outs.append(f"%sv{t}")
+            return lines, outs
+        # the first run, the second (KW under L, or a chunk across two
+        # runs), then any others
+        body, v0 = seg("%c0", ["%vz"] * L, f"f{jb}", "  ")
+        w += body
+        body, v1 = seg("%c1", v0, f"g{jb}", "    ")
+        w += [f"{ind}  %two{jb} = arith.cmpi sgt, %nseg, %c1 : index",
+              f"{ind}  %tw{jb}:{L} = scf.if %two{jb} -> ({types}) {{"] + body
+        w += [f"{ind}    scf.yield {', '.join(v1)} : {types}",
+              f"{ind}  }} else {{",
+              f"{ind}    scf.yield {', '.join(v0)} : {types}",
+              f"{ind}  }}"]
+        iters = ", ".join(f"%tr{jb}_{j} = %tw{jb}#{j}" for j in range(L))
+        body, v2 = seg("%s", [f"%tr{jb}_{j}" for j in range(L)], f"h{jb}", "    ")
+        w += [f"{ind}  %tl{jb}:{L} = scf.for %s = %c2 to %nseg step %c1 iter_args({iters}) "
+              f"-> ({types}) {{"] + body + [
+              f"{ind}    scf.yield {', '.join(v2)} : {types}", f"{ind}  }}"]
+        prev = "%xz"
+        for j in range(L):
+            w.append(f"{ind}  %tx{jb}_{j} = vector.insert %tl{jb}#{j}, {prev} [{j}] : "
+                     f"{VT} into {XT}")
+            prev = f"%tx{jb}_{j}"
+        w.append(f"{ind}  %tt{jb} = vector.transpose {prev}, [1, 0] : {XT} to {XT}")
+        for i in range(L):
+            w += [f"{ind}  %te{jb}_{i} = vector.extract %tt{jb}[{i}] : {VT} from {XT}",
+                  f"{ind}  %tk{jb}_{i} = arith.addi %k0, %tj0_{i} : index",
+                  f"{ind}  %tq{jb}_{i} = arith.constant {jb * L} : index",
+                  f"{ind}  vector.store %te{jb}_{i}, %packv[%tk{jb}_{i}, %tq{jb}_{i}] : "
+                  f"{BT}, {VT}"]
+    w += [f"{ind}}}",
+          "            } else {",
+          f"{ind}%fz = arith.constant 0.0 : {T}",
+          f"{ind}scf.for %k = %c0 to %kc step %c1 {{",
+          f"{ind}  %er = memref.load %roff[%k] : memref<{kb}xindex>",
+          f"{ind}  scf.for %j = %c0 to %cNR step %c1 {{",
+          f"{ind}    %inb = arith.cmpi slt, %j, %nr : index",
+          f"{ind}    %val = scf.if %inb -> ({T}) {{",
+          f"{ind}      %nj = arith.addi %nt, %j : index",
+          f"{ind}      %eb = memref.load %coff[%nj] : memref<?xindex>",
+          f"{ind}      %ea = arith.addi %eb, %er : index",
+          f"{ind}      %x = memref.load %Xf[%ea] : {FT}",
+          f"{ind}      scf.yield %x : {T}",
+          f"{ind}    }} else {{",
+          f"{ind}      scf.yield %fz : {T}",
+          f"{ind}    }}",
+          f"{ind}    memref.store %val, %packv[%k, %j] : {BT}",
+          f"{ind}  }}",
+          f"{ind}}}",
+          "            }"]
+    w += _tile_calls(elt, rows, lanes, nv, kb, var, k)
+    return w + ["        }", "      }", "    }",
+                "    memref.dealloc %coff : memref<?xindex>",
+                f"    memref.dealloc %roff : memref<{kb}xindex>",
+                f"    memref.dealloc %pflat : memref<{PS}x{T}>",
+                f"    memref.dealloc %apflat : {FT}",
+                "    return", "  }"]

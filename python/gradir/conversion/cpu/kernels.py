@@ -71,7 +71,7 @@ __all__ = ["ELEMENT_TYPES", "kernel_name", "kernel_text", "variant", "KERNEL_PRE
 KERNEL_PREFIX = "gradir_kernel_"
 ELEMENT_TYPES = ("f32", "f64")
 # Bumped when the kernels' code changes (their symbols then change too).
-KERNEL_VERSION = 11
+KERNEL_VERSION = 12
 # K steps per iteration of the tiles' inner loop
 KUNROLL = 4
 # N tiles from which the lhs block is packed (fewer read it in place): the

@@ -9,10 +9,13 @@ from mlir import ir
 from ... import _compat
 from ...passes.base import ModulePass, option
 from .conv_kernels import (CONV_ELEMENT_TYPES, _matrix_type, conv_memref_type, conv_name,
-                           conv_type)
+                           conv_type, convw_name)
 from .rlx_matmul_kernels import _const, _declare, _zero_start, kernel_target
 
 ATTR = "gradir.conv_kernel"
+# the weight gradient's form: the output (O, N, OH, OW), one GEMM over the
+# columns of every image (conv_kernels.convw_driver)
+ATTR_W = "gradir.wgrad_conv_kernel"
 
 
 @dataclass(frozen=True)
@@ -38,8 +41,14 @@ class RlxConvKernels(ModulePass):
     the zero fill left out when nothing between it and the generic touches
     the output (the kernel then writes without reading).  An op whose output
     is not contiguous per image (OW and OH*OW apart along its channels and
-    rows) keeps its loops.  Run after bufferization, before
-    ``convert-linalg-to-loops``.
+    rows) keeps its loops.  ``gradir.wgrad_conv_kernel`` (the same array) marks
+    the same generic writing the output channels first, (O, N, OH, OW),
+    whose (N, OH, OW) are contiguous (else it keeps its loops): a call of
+    ``gradir_kernel_<variant>_wgrad_conv_<elt>`` (``conv_kernels.py``, one GEMM
+    over the columns of every image: the weight gradient's form, a few
+    output pixels per image); threads split it by blocks of images (the
+    images' and the output's dims 0 and 1).  Run after bufferization,
+    before ``convert-linalg-to-loops``.
     """
 
     name = "rlx-conv-kernels"
@@ -60,7 +69,7 @@ class RlxConvKernels(ModulePass):
         target = kernel_target(self, module)
         module = module.operation
         ops = _compat.collect_ops(module, lambda o: o.name == "linalg.generic"
-                                  and ATTR in o.attributes)
+                                  and (ATTR in o.attributes or ATTR_W in o.attributes))
         if not ops:
             return
         var = variant(target)
@@ -73,14 +82,20 @@ class RlxConvKernels(ModulePass):
             if not _layout_ok(op):
                 continue
             elt = str(ir.MemRefType(op.operands[-1].type).element_type)
-            name = conv_name(elt, var)
+            name = (convw_name if _attr(op) == ATTR_W else conv_name)(elt, var)
             _replace(op, name, elt, self.threads)
             needed.add((name, conv_type(elt)))
         _declare(module, sorted(needed))
 
 
+def _attr(op) -> str:
+    return ATTR_W if ATTR_W in op.attributes else ATTR
+
+
 def _problem(op) -> str | None:
-    what = "a gradir.conv_kernel generic"
+    what = f"a {_attr(op)} generic"
+    if ATTR in op.attributes and ATTR_W in op.attributes:
+        return f"{what} must not be marked {ATTR} as well"
     if len(op.operands) != 4 or op.results:
         return f"{what} must read weights, images and a shape operand and write an output, " \
                "on buffers"
@@ -94,7 +109,7 @@ def _problem(op) -> str | None:
     if len(elts) != 1 or next(iter(elts)) not in CONV_ELEMENT_TYPES:
         return f"{what} must have one element type, one of " + ", ".join(CONV_ELEMENT_TYPES)
     try:
-        geom = list(ir.DenseI64ArrayAttr(op.attributes[ATTR]))
+        geom = list(ir.DenseI64ArrayAttr(op.attributes[_attr(op)]))
     except (TypeError, ValueError):
         geom = []
     if len(geom) != 6 or min(geom) < 1:
@@ -104,7 +119,9 @@ def _problem(op) -> str | None:
 
 def _layout_ok(op) -> bool:
     """Static shapes, unit innermost strides, and an output whose image is
-    one (O, OH*OW) matrix."""
+    one (O, OH*OW) matrix (with ATTR_W: whose (N, OH, OW) are contiguous,
+    and images whose channels and rows do not overlap: the kernel's loads
+    of a run's lanes start before the run, inside the image)."""
     for v in (op.operands[0], op.operands[1], op.operands[3]):
         t = ir.MemRefType(v.type)
         if not t.has_static_shape:
@@ -117,6 +134,11 @@ def _layout_ok(op) -> bool:
             return False
     y = ir.MemRefType(op.operands[3].type)
     strides, _ = y.get_strides_and_offset()
+    if _attr(op) == ATTR_W:
+        x = ir.MemRefType(op.operands[1].type)
+        xs, _ = x.get_strides_and_offset()
+        return (strides[2] == y.shape[3] and strides[1] == y.shape[2] * y.shape[3]
+                and xs[2] >= x.shape[3] and xs[1] >= x.shape[2] * xs[2])
     return strides[2] == y.shape[3]
 
 
@@ -125,13 +147,15 @@ def _replace(op, name: str, elt: str, threads: int = 1) -> None:
     from .rlx_pool_kernels import _parallel_calls
     w, xp, shapes, y = op.operands
     zero = _zero_start(op_view(op))
-    geom = list(ir.DenseI64ArrayAttr(op.attributes[ATTR]))
+    geom = list(ir.DenseI64ArrayAttr(op.attributes[_attr(op)]))
+    columns = _attr(op) == ATTR_W
     t2 = ir.Type.parse(_matrix_type(elt))
     t4 = ir.Type.parse(conv_memref_type(elt))
     i1 = ir.IntegerType.get_signless(1)
     i64 = ir.IntegerType.get_signless(64)
     o, kk = ir.MemRefType(w.type).shape
-    n, _, oh, ow = ir.MemRefType(y.type).shape
+    n = ir.MemRefType(xp.type).shape[0]
+    oh, ow = ir.MemRefType(y.type).shape[2:]
     with ir.InsertionPoint(op), op.location:
         casts = [ir.Operation.create("memref.cast", results=[t], operands=[v]).results[0]
                  for v, t in ((w, t2), (xp, t4), (y, t4))]
@@ -139,11 +163,16 @@ def _replace(op, name: str, elt: str, threads: int = 1) -> None:
             "value": ir.IntegerAttr.get(i1, int(zero))}).results[0]
         scalars = [flag] + [_const(g) for g in geom]
         work = max(1, n * o * oh * ow * kk // 8)
-        blocks = min(threads, n) if threads > 1 and work >= PIPELINE_HOT_MIN_WORK else 1
+        # (the convw kernel of one image: blocks of its output rows)
+        rows = columns and n == 1
+        count = oh if rows else n
+        blocks = min(threads, count) if threads > 1 and work >= PIPELINE_HOT_MIN_WORK else 1
         if blocks == 1:
             ir.Operation.create("func.call", operands=casts + scalars, attributes={
                 "callee": ir.FlatSymbolRefAttr.get(name),
                 "gradir.work": ir.IntegerAttr.get(i64, work)})
+        elif columns:
+            _parallel_columns(name, casts, blocks, count, work, scalars, geom if rows else None)
         else:
             _parallel_calls(name, casts[1:], blocks, n, work, shared=casts[:1], scalars=scalars)
     op.erase()
@@ -169,3 +198,48 @@ def _drop_if_unused(value) -> None:
     for u, _ in users:
         u.erase()
     owner.erase()
+
+
+def _parallel_columns(name, casts, blocks, count, work, scalars, geom=None) -> None:
+    """``scf.parallel`` over ``blocks`` blocks of ``count`` images (the
+    last block shorter), each calling the convw kernel on the weights, its
+    images (dim 0) and its columns of the output (dim 1); with ``geom``
+    (kh, kw, sh, sw, dh, dw), of one image's ``count`` output rows instead
+    (the output's dim 2) and the image rows they read."""
+    from mlir.dialects import arith, memref
+    w, x, y = casts
+    size = -(-count // blocks)
+    loop = ir.Operation.create("scf.parallel", operands=[_const(0), _const(blocks), _const(1)],
+                               regions=1, attributes={
+                                   "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1, 1, 0])})
+    body = loop.regions[0].blocks.append(ir.IndexType.get())
+    i64 = ir.IntegerType.get_signless(64)
+    dynamic = ir.ShapedType.get_dynamic_size()
+    with ir.InsertionPoint(body):
+        start = arith.muli(body.arguments[0], _const(size))
+        part = arith.minsi(arith.subi(_const(count), start), _const(size))
+        cuts = [(x, 0, start, part), (y, 1, start, part)]
+        if geom is not None:
+            kh, _, sh, _, dh, _ = geom
+            # rows start*sh .. (start + part - 1)*sh + (kh - 1)*dh of the image
+            reach = arith.addi(arith.muli(arith.subi(part, _const(1)), _const(sh)),
+                               _const((kh - 1) * dh + 1))
+            cuts = [(x, 2, arith.muli(start, _const(sh)), reach), (y, 2, start, part)]
+        views = {}
+        for v, d, at, length in cuts:
+            rank = ir.MemRefType(v.type).rank
+            dims = [memref.dim(v, _const(i)) for i in range(rank)]
+            dims[d] = length
+            offsets = [0] * rank
+            offsets[d] = ir.ShapedType.get_dynamic_stride_or_offset()
+            views[id(v)] = ir.Operation.create(
+                "memref.subview", results=[v.type], operands=[v, at, *dims], attributes={
+                    "static_offsets": ir.DenseI64ArrayAttr.get(offsets),
+                    "static_sizes": ir.DenseI64ArrayAttr.get([dynamic] * rank),
+                    "static_strides": ir.DenseI64ArrayAttr.get([1] * rank),
+                    "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1, rank, 0])}).results[0]
+        views = [views.get(id(v), v) for v in casts]
+        ir.Operation.create("func.call", operands=views + list(scalars), attributes={
+            "callee": ir.FlatSymbolRefAttr.get(name),
+            "gradir.work": ir.IntegerAttr.get(i64, max(1, work // blocks))})
+        ir.Operation.create("scf.reduce", operands=[], regions=0)

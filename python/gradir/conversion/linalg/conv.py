@@ -319,15 +319,39 @@ def _conv_kernel_wanted(wm, elt, strides, pixels) -> bool:
             and pixels >= IMAGE_BLOCK_MIN_PIXELS)
 
 
-def _conv_kernel(xp, wm, out_shape, kernel, strides, dilation):
+# The weight gradient's form (an image's im2col matrix over the budget, few
+# output pixels per image) with the kernels: one GEMM over the columns of
+# every image, its rhs panels packed from the padded images
+# (conv_kernels.convw_driver), ``linalg.generic {gradir.wgrad_conv_kernel = [kh, kw, sh,
+# sw, dh, dw]}`` writing (O, N, OH, OW), read back as NCHW.  For unit
+# column dilation (runs of KW contiguous elements) and kernel rows of at
+# least CONVW_KERNEL_MIN_KW.
+CONVW_KERNEL = True
+CONVW_KERNEL_ATTR = "gradir.wgrad_conv_kernel"
+CONVW_KERNEL_MIN_KW = 1
+# column dilations the kernel runs (others pack the panels element by element)
+CONVW_KERNEL_DILATIONS = (1,)
+
+
+def _convw_kernel_wanted(wm, elt, kw, dilation) -> bool:
+    return (CONVW_KERNEL and _kernel_eligible(wm, wm, elt) and dilation[1] in CONVW_KERNEL_DILATIONS
+            and kw >= CONVW_KERNEL_MIN_KW)
+
+
+def _conv_kernel(xp, wm, out_shape, kernel, strides, dilation, columns=False):
     """out[n, o, oy, ox] = sum wm[o, (c*KH + ky)*KW + kx] * xp[n, c, oy*sh + ky*dh, ox*sw + kx*dw],
-    marked for the implicit-GEMM kernel."""
+    marked for the implicit-GEMM kernel; ``columns``: for the weight
+    gradient's kernel (CONVW_KERNEL_ATTR), its output (O, N, OH, OW) read
+    back as NCHW."""
     elt = elt_of(xp)
     (kh, kw), (sh, sw), (dh, dw) = kernel, strides, dilation
     # d: (n, o, oy, ox, c, ky, kx)
     wmap = affine_map(7, [_d(1), (_d(4) * kh + _d(5)) * kw + _d(6)])
     xmap = affine_map(7, [_d(0), _d(4), _d(2) * sh + _d(5) * dh, _d(3) * sw + _d(6) * dw])
-    omap = affine_map(7, [0, 1, 2, 3])
+    omap = affine_map(7, [1, 0, 2, 3] if columns else [0, 1, 2, 3])
+    n, o, oh, ow = out_shape
+    if columns:
+        out_shape = [o, n, oh, ow]
     c = shape_of(xp)[1]
     shapes = empty([c, kh, kw], elt)
     smap = affine_map(7, [4, 5, 6])
@@ -336,8 +360,11 @@ def _conv_kernel(xp, wm, out_shape, kernel, strides, dilation):
         return arith.addf(acc, arith.mulf(wv, xv))
     y = generic([wm, xp, shapes], [filled(out_shape, elt, 0)], [wmap, xmap, smap, omap],
                 [PARALLEL] * 4 + ["reduction"] * 3, body)[0]
-    _compat.defining_op(y).attributes[CONV_KERNEL_ATTR] = ir.DenseI64ArrayAttr.get(
-        [kh, kw, sh, sw, dh, dw])
+    _compat.defining_op(y).attributes[CONVW_KERNEL_ATTR if columns else CONV_KERNEL_ATTR] = \
+        ir.DenseI64ArrayAttr.get([kh, kw, sh, sw, dh, dw])
+    if columns:
+        return maps_generic([y], [affine_map(4, [1, 0, 2, 3])], [n, o, oh, ow], elt,
+                            lambda v: v)
     return y
 
 
@@ -412,6 +439,9 @@ def _conv(x, w, out_shape, strides, dilation, groups, padding=(0, 0, 0, 0)):
     # (LeNet conv1 dw 0.82 ms against 0.45 ms in one piece; bench/conv_ops.py);
     # with them per block of channels (_conv_channel_blocks) unless the
     # kernel rows are long.
+    if _convw_kernel_wanted(wm, elt, kw, dilation):
+        return _conv_kernel(_padded(x, padding), wm, out_shape, (kh, kw), strides, dilation,
+                            columns=True)
     if kw >= TRANSPOSED_COL_KW and kw > ow and _kernel_eligible(wm, wm, elt):
         # With two images or more, per block of channels and per half of
         # the images, the blocks' matrices transposed (below).  bench/cnn.py's
