@@ -3,6 +3,8 @@
     void gradir_kernel_<variant>_conv_<elt>(W, X, Y, zero, kh, kw, sh, sw, dh, dw)
         Y[n, o, oy, ox] (+)= sum_k W[o, k] * X[n, c, oy*sh + ky*dh, ox*sw + kx*dw]
         with k = (c * kh + ky) * kw + kx
+    void gradir_kernel_<variant>_wgrad_conv_<elt>(W, X, Y, zero, kh, kw, sh, sw, dh, dw)
+        Y[o, n, oy, ox] (+)= the same sum
 
 ``W`` (O x C*KH*KW) is the packed weights (a strided 2-D memref), ``X`` the
 padded images (N, C, Hp, Wp), ``Y`` the output (N, O, OH, OW, each
@@ -15,20 +17,72 @@ straight from the image: the im2col matrix B is never written.  The
 panel's row k is the image's pixels of the tile's columns shifted by
 (c, ky, kx); those columns are runs along output rows, each run
 contiguous in the image at unit stride (``sw`` 1), copied as masked
-vectors, a K step at a time (else element by element).  Every element of
-Y is the same chain of FMAs in the same K order as the matmul kernel's on
-the im2col matrix (the same bits).
+vectors, a K step at a time; at column step 2 (``sw`` 2) as two masked
+vectors of the 2L - 1 elements a run of L pixels spans (none past its
+last) and one shuffle of their even lanes; else element by element.  A K
+block's rows' offsets in an image (``%roff``) are stepped along K from
+its first (no divisions per K step: 32768 K steps in the stem's weight
+gradient).  Every element of Y is the same chain of FMAs in the same K
+order as the matmul kernel's on the im2col matrix (the same bits; a K
+block's bounds do not change it: each block's tiles go on from the sums
+the last stored).
 
 conv.py calls it for conv2d of stride 1 with at least 64 output pixels per
 image (the forward convs and the stride-1 transposed convs' flipped
 conv2d): bench/cnn.py's 3x3 convs, f32, one thread, AMD EPYC Zen 5 (load
 3-9), min of 40 paired, 0.89-0.95x the im2col GEMM's time (conv.py's
-docstring).  Not measured, so left to the im2col GEMM: strides over 1 (their
-panels are packed element by element here) and the weight gradient's form
-(a few "pixels" per image: one masked tile per image and K block).
+docstring).  Stride 2, the ResNet's 32x32x16x16 -> 32x64x8x8 (pad 1; f32,
+load 0.4-1.1, min of 200-400 paired): 1 thread 0.95-1.01x the im2col GEMM's
+time (0.397-0.412 against 0.392-0.430 ms), 2 threads 1.00-1.14x (wall):
+left to the im2col GEMM (conv.py's CONV_KERNEL_STRIDES); its runs are 8
+pixels, half a vector.
+
+The weight gradient's kernel (``convw_driver``) takes the conv2d the VJP
+rule emits for the weight gradient (the batch and the channels swapped: a
+few output "pixels" per image, 3x3, a kernel as large as the forward
+output, 16x16): ``Y`` has the output channels first, (O, N, OH, OW), its
+(N, OH, OW) contiguous, the product C (O x N*OH*OW) of one GEMM over the
+columns (n, oy, ox) of every image.  Its rhs panels are packed the way the
+matmul kernel packs a transposed rhs (``kernels._transposed_panel``): L
+consecutive K steps of each of L columns as a vector, the L x L block
+transposed in registers.  A column's L K steps are read at its base
+offset in the images (``%coff``: n, oy, ox) plus theirs (``%roff``: c,
+ky, kx); they lie in runs of KW contiguous elements (kx, where ``dw`` is
+1), so a chunk of L K steps is a ``vector.maskedload`` per run it meets,
+of the run's lanes [a, b), its base shifted back by a (inside the image:
+the runs before it in the chunk lie lower), the chunk so far its
+pass-through (one load for KW a multiple of L, two for KW 8 and L 16);
+its K blocks are multiples of L; a full N tile's columns all read (its
+masks not selected per column: 32x32x16x16 0.770 -> 0.746-0.753 ms,
+64x32x8x8 0.738 -> 0.704).  Other ``dw`` pack element by element.
+rlx-conv-kernels runs it on threads as blocks of images, or of one image's
+output rows.  AMD EPYC Zen 5 AVX-512, f32, load 0.4-1.4, min of 150-300
+paired, ms, im2col lowering (conv.py's channel blocks or transposed
+im2col) -> kernel, 1 thread / 2 threads (wall): the ResNet's
+32x32x16x16 -> 32x32x3x3 (pad 1, KW 16) 0.898-0.915 -> 0.746-0.753 /
+0.481 -> 0.441, 64x32x8x8 -> 64x64x3x3 (KW 8) 0.800-0.809 -> 0.704 /
+0.434 -> 0.395, the stem's
+3x32x32x32 -> 3x32x3x3 (KW 32, 27 columns) 0.429 -> 0.415 / 0.393 ->
+0.410 (blocks of 2 and 1 images: no faster than one thread; blocks of the
+output channels, each thread packing every panel, were no faster either);
+LeNet's conv1 dw (KW 24, one image) 0.206 -> 0.172 / 0.206 -> 0.156,
+conv2 dw (KW 8) 0.199 -> 0.150 / 0.125 -> 0.118.  Where its time goes
+(32x32x16x16, perf): the register tiles 66% (~285 GFLOP/s: the FMA ports'
+peak), the packing 18%, the rest the padding and the read back as NCHW;
+dividing (c, ky, kx) out of every K step had cost the stem 1.17x the
+im2col lowering's time.  Tried and dropped: the GEMM the other way round,
+C^T = B^T W^T (the columns as the rows of a lhs block copied from the
+images without transposes, read in place by the tiles; the weights'
+panels transposed, O x K once per N tile): 32x32x16x16 0.786, 64x32x8x8
+0.727, the stem 0.460, LeNet's conv1 dw 0.325 ms (its 6 output channels
+a masked third of one vector).  Column dilation 2 (the stride-2 conv's weight
+gradient, element by element) ran 1.09x the im2col lowering's time: left
+to it (conv.py's CONVW_KERNEL_DILATIONS).
 """
 
 from __future__ import annotations
+
+import re
 
 __all__ = ["conv_name", "conv_type", "conv_text", "conv_memref_type", "CONV_ELEMENT_TYPES",
            "convw_name"]
@@ -382,6 +436,10 @@ def convw_name(elt: str, var: str) -> str:
 
 def convw_driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int,
                  var: str, k) -> list[str]:
+    """The weight gradient's kernel (the module's docstring): ``_head``'s
+    K and M blocks, then per N tile of the columns of every image its panel
+    (L x L blocks transposed in registers, a masked load per kernel row run
+    a chunk of L K steps meets) and ``_tile_calls``."""
     T, L = elt, lanes
     NR = nv * L
     _, BT, VT, MT = k._types(elt, lanes)
@@ -416,8 +474,9 @@ def convw_driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int,
           "            %nrem = arith.subi %N, %nt : index",
           "            %nr = arith.minsi %nrem, %cNR : index",
           "            %full = arith.cmpi eq, %nr, %cNR : index",
-          "            scf.if %kvec {",
-          f"{ind}%xz = arith.constant dense<0.0> : {XT}",
+          "            scf.if %kvec {"]
+    start = len(w)
+    w += [f"{ind}%xz = arith.constant dense<0.0> : {XT}",
           f"{ind}%mnone = arith.constant dense<false> : {BM}",
           f"{ind}%mall = arith.constant dense<true> : {BM}",
           f"{ind}scf.for %k0 = %c0 to %kc step %cL {{",
@@ -432,7 +491,7 @@ def convw_driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int,
         for j in range(L):
             t = f"{jb}_{j}"
             w += [f"{ind}  %tj{t} = arith.constant {jb * L + j} : index",
-                  f"{ind}  %tv{t} = arith.cmpi slt, %tj{t}, %nr : index",
+                  f"{ind}  %tv{t} = TV",
                   f"{ind}  %tc{t} = arith.addi %nt, %tj{t} : index",
                   # (a column past N is never read: its masks are empty; its
                   # offset is the tile's first column's all the same)
@@ -494,7 +553,17 @@ def convw_driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int,
                   f"{ind}  %tq{jb}_{i} = arith.constant {jb * L} : index",
                   f"{ind}  vector.store %te{jb}_{i}, %packv[%tk{jb}_{i}, %tq{jb}_{i}] : "
                   f"{BT}, {VT}"]
-    w += [f"{ind}}}",
+    w.append(f"{ind}}}")
+    # a full tile's columns all read (its masks not selected per column),
+    # the others' up to %nr
+    panel = w[start:]
+    del w[start:]
+    w += ["              scf.if %full {"]
+    w += ["  " + ln.replace("TV", "arith.constant true") for ln in panel]
+    w += ["              } else {"]
+    w += ["  " + re.sub(r"%tv(\w+) = TV", r"%tv\1 = arith.cmpi slt, %tj\1, %nr : index", ln)
+          for ln in panel]
+    w += ["              }",
           "            } else {",
           f"{ind}%fz = arith.constant 0.0 : {T}",
           f"{ind}scf.for %k = %c0 to %kc step %c1 {{",

@@ -27,6 +27,19 @@ forms below are the CPU's:
   of 30) 1.533 -> 1.508, 1.435 -> 1.355, 0.826 -> 0.717; the same bits;
   blocks of 1024 / 256 pixels instead of 4096: 16x16 0.98x / 1.03x the
   im2col GEMM's time, the stem 0.89x / 0.86x (0.78x at 4096);
+- with the kernels, the weight gradient's form (an image's im2col matrix
+  over the budget, few output pixels per image) of unit column dilation ->
+  the weight gradient kernel's marked generic (``_conv_kernel(...,
+  columns=True)``, ``conv_kernels.convw_driver``): one GEMM over the
+  columns (n, oy, ox) of every image, written (O, N, OH, OW) and read back
+  as NCHW, the whole input padded first; the threads' share is split by
+  rlx-conv-kernels.  bench/cnn.py's weight gradients, f32, AMD EPYC Zen 5
+  (load 0.4-0.7), min of 150-300 paired, ms, blocks of channels / the
+  transposed im2col -> kernel, 1 thread / 2 threads: 32x32x16x16 (KW 16)
+  0.915 -> 0.770 / 0.481 -> 0.441, 64x32x8x8 (KW 8) 0.809 -> 0.738 /
+  0.434 -> 0.395, the stem (KW 32, 27 columns) 0.429 -> 0.415 / 0.393 ->
+  0.410; LeNet's conv1 dw 0.206 -> 0.172 / 0.206 -> 0.156, conv2 dw 0.199
+  -> 0.152 / 0.125 -> 0.118; the same bits;
 - conv2d_transpose of stride 1 -> conv2d of the input padded by the
   kernel's reach less the padding, with the kernel flipped and its input
   and output channels swapped; other strides ->
@@ -307,14 +320,18 @@ CONV_KERNEL_BLOCK_PIXELS = 4096
 CONV_KERNEL_ATTR = "gradir.conv_kernel"
 
 
-# Strides the kernel runs (other strides pack the panels element by element)
+# Strides the kernel runs.  Stride 2 (its panels' runs as two masked vectors
+# and an even-lane shuffle) measured no faster: bench/cnn.py's 32x32x16x16 ->
+# 32x64x8x8, f32, AMD EPYC Zen 5 (load 0.4-1.1), min of 200-400 paired, 1
+# thread 0.95-1.01x the im2col GEMM's time, 2 threads 1.00-1.14x; other
+# strides pack the panels element by element.
 CONV_KERNEL_STRIDES = ((1, 1),)
 
 
 def _conv_kernel_wanted(wm, elt, strides, pixels) -> bool:
     """Stride 1 and at least IMAGE_BLOCK_MIN_PIXELS output pixels per image
-    (the weight gradient's form, 3x3 "pixels", keeps its blocks of channels:
-    the kernel's GEMMs are per image)."""
+    (the weight gradient's form, 3x3 "pixels", runs its own kernel,
+    CONVW_KERNEL: this kernel's GEMMs are per image)."""
     return (CONV_KERNEL and _kernel_eligible(wm, wm, elt) and tuple(strides) in CONV_KERNEL_STRIDES
             and pixels >= IMAGE_BLOCK_MIN_PIXELS)
 
@@ -322,20 +339,20 @@ def _conv_kernel_wanted(wm, elt, strides, pixels) -> bool:
 # The weight gradient's form (an image's im2col matrix over the budget, few
 # output pixels per image) with the kernels: one GEMM over the columns of
 # every image, its rhs panels packed from the padded images
-# (conv_kernels.convw_driver), ``linalg.generic {gradir.wgrad_conv_kernel = [kh, kw, sh,
-# sw, dh, dw]}`` writing (O, N, OH, OW), read back as NCHW.  For unit
-# column dilation (runs of KW contiguous elements) and kernel rows of at
-# least CONVW_KERNEL_MIN_KW.
+# (conv_kernels.convw_driver), ``linalg.generic {gradir.wgrad_conv_kernel =
+# [kh, kw, sh, sw, dh, dw]}`` writing (O, N, OH, OW), read back as NCHW;
+# for the column dilations of CONVW_KERNEL_DILATIONS: 1, runs of KW
+# contiguous elements (measured faster from KW 8 to 32, the module's
+# docstring); 2 packs element by element, 1.09x the im2col lowering's time
+# (bench/cnn.py's 32x32x16x16 x 64x32x8x8 -> 32x64x3x3, f32, one thread).
 CONVW_KERNEL = True
 CONVW_KERNEL_ATTR = "gradir.wgrad_conv_kernel"
-CONVW_KERNEL_MIN_KW = 1
-# column dilations the kernel runs (others pack the panels element by element)
 CONVW_KERNEL_DILATIONS = (1,)
 
 
-def _convw_kernel_wanted(wm, elt, kw, dilation) -> bool:
-    return (CONVW_KERNEL and _kernel_eligible(wm, wm, elt) and dilation[1] in CONVW_KERNEL_DILATIONS
-            and kw >= CONVW_KERNEL_MIN_KW)
+def _convw_kernel_wanted(wm, elt, dilation) -> bool:
+    return (CONVW_KERNEL and _kernel_eligible(wm, wm, elt)
+            and dilation[1] in CONVW_KERNEL_DILATIONS)
 
 
 def _conv_kernel(xp, wm, out_shape, kernel, strides, dilation, columns=False):
@@ -381,7 +398,8 @@ def _conv(x, w, out_shape, strides, dilation, groups, padding=(0, 0, 0, 0)):
     COL_BLOCK_BYTES is built and multiplied per block of images (an scf.for
     writing the output's slices) when a block of at least two images fits;
     each block then pads its own images (PAD_PER_BLOCK); the other forms pad
-    the whole input first."""
+    the whole input first.  With the kernels, the implicit-GEMM kernels'
+    marked generics instead (CONV_KERNEL, CONVW_KERNEL): no im2col matrix."""
     elt = elt_of(x)
     n = shape_of(x)[0]
     o, cg, kh, kw = shape_of(w)
@@ -437,9 +455,10 @@ def _conv(x, w, out_shape, strides, dilation, groups, padding=(0, 0, 0, 0)):
     # large "images").  Without the kernels in one piece: blocks of input
     # channels accumulating the schedule's GEMM were measured slower there
     # (LeNet conv1 dw 0.82 ms against 0.45 ms in one piece; bench/conv_ops.py);
-    # with them per block of channels (_conv_channel_blocks) unless the
-    # kernel rows are long.
-    if _convw_kernel_wanted(wm, elt, kw, dilation):
+    # with them the weight gradient's kernel (CONVW_KERNEL, unit column
+    # dilation), else per block of channels (_conv_channel_blocks) unless
+    # the kernel rows are long.
+    if _convw_kernel_wanted(wm, elt, dilation):
         return _conv_kernel(_padded(x, padding), wm, out_shape, (kh, kw), strides, dilation,
                             columns=True)
     if kw >= TRANSPOSED_COL_KW and kw > ow and _kernel_eligible(wm, wm, elt):
