@@ -9,9 +9,8 @@
 # by element), row dilation 2, stride 2, columns that leave a ragged last
 # tile (63, 75) or fill less than a vector (9: one image), K over several
 # K blocks; then the same bits as the im2col lowering (CONVW_KERNEL off:
-# the same FMA chains in the same K order), and at 2 threads (blocks of
-# images on the threads, or of one image's output rows) the same bits on
-# repeated runs and as at 1 thread.
+# the same FMA chains in the same K order), and at 2 threads (a range of
+# the columns each) the same bits on repeated runs and as at 1 thread.
 
 import os
 import sys
@@ -55,8 +54,7 @@ CONVS = [  # (data shape, weight shape, strides, padding, dilation)
     ((3, 4, 21, 21), (5, 4, 16, 16), [2, 2], [0, 0, 0, 0], [1, 1]),
     # rows of 7, row dilation 2
     ((3, 4, 15, 11), (5, 4, 5, 7), [1, 1], [0, 0, 0, 0], [2, 1]),
-    # one image, stride 2 and row dilation 2 (at 2 threads: blocks of its
-    # output rows)
+    # one image, stride 2 and row dilation 2
     ((1, 3, 27, 21), (4, 3, 8, 16), [2, 2], [0, 1, 0, 0], [2, 1]),
 ]
 

@@ -120,35 +120,34 @@ func.func @wide(%w: memref<32x288xf32>, %x: memref<4x32x18x18xf32>) -> memref<4x
 
 // gradir.wgrad_conv_kernel: the same generic writing the output channels
 // first, (O, N, OH, OW), a call of the weight gradient's kernel (one GEMM
-// over the columns of every image), the fill left out; at threads=2 blocks
-// of images (the images' dim 0, the output's dim 1), and one image's blocks
-// of output rows (the output's dim 2 and the image rows they read: 3 and 2
-// output rows of stride 2 read 20 and 18 rows).  An output whose (N, OH,
-// OW) are not contiguous keeps its loops.
+// over the columns (n, oy, ox) of every image, then the range of them it
+// computes: all 18 here), the fill left out; at threads=2 a range of the
+// columns each (9 and 9; one image's 25 as 13 and 12), every call on the
+// whole operands.  An output whose (N, OH, OW) are not contiguous keeps its
+// loops.
 // CHECK-LABEL: func.func @wgrad(
 // CHECK-NOT: linalg.fill
-// CHECK: call @gradir_kernel_{{[0-9a-f]+}}_wgrad_conv_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {gradir.work = 147456 : i64} : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?x?x?xf32, strided<[?, ?, ?, ?], offset: ?>>, memref<?x?x?x?xf32, strided<[?, ?, ?, ?], offset: ?>>, i1, index, index, index, index, index, index) -> ()
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C18:.*]] = arith.constant 18 : index
+// CHECK: call @gradir_kernel_{{[0-9a-f]+}}_wgrad_conv_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[C0]], %[[C18]]) {gradir.work = 147456 : i64} : (memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?x?x?xf32, strided<[?, ?, ?, ?], offset: ?>>, memref<?x?x?x?xf32, strided<[?, ?, ?, ?], offset: ?>>, i1, index, index, index, index, index, index, index, index) -> ()
 // CHECK-LABEL: func.func @wgrad_one_image(
 // CHECK: call @gradir_kernel_{{[0-9a-f]+}}_wgrad_conv_f64(
 // CHECK-LABEL: func.func @wgrad_strided_output(
 // CHECK: linalg.generic {{.*}}gradir.wgrad_conv_kernel
 // THREADS-LABEL: func.func @wgrad(
+// THREADS: %[[CW:.*]] = memref.cast %arg0
+// THREADS: %[[CX:.*]] = memref.cast %arg1
+// THREADS: %[[CY:.*]] = memref.cast %alloc
 // THREADS: scf.parallel (%[[I:.*]]) = (%{{.*}}) to (%{{.*}}) step
-// THREADS: %[[START:.*]] = arith.muli %[[I]]
-// THREADS: %[[VX:.*]] = memref.subview %{{.*}}[%[[START]], 0, 0, 0]
-// THREADS: %[[VY:.*]] = memref.subview %{{.*}}[0, %[[START]], 0, 0]
-// THREADS: call @gradir_kernel_{{[0-9a-f]+}}_wgrad_conv_f32(%{{.*}}, %[[VX]], %[[VY]], %{{.*}}) {gradir.work = 73728 : i64}
+// THREADS: %[[START:.*]] = arith.muli %[[I]], %{{.*}} : index
+// THREADS: %[[END0:.*]] = arith.addi %[[START]], %{{.*}} : index
+// THREADS: %[[END:.*]] = arith.minsi %[[END0]], %{{.*}} : index
+// THREADS: call @gradir_kernel_{{[0-9a-f]+}}_wgrad_conv_f32(%[[CW]], %[[CX]], %[[CY]], %{{.*}}, %[[START]], %[[END]]) {gradir.work = 73728 : i64}
+// THREADS: scf.reduce
 // THREADS-LABEL: func.func @wgrad_one_image(
-// THREADS: scf.parallel (%[[I:.*]]) = (%{{.*}}) to (%{{.*}}) step
-// THREADS: %[[START:.*]] = arith.muli %[[I]], %{{.*}}
-// THREADS: %[[ROWS:.*]] = arith.minsi
-// THREADS: %[[R0:.*]] = arith.subi %[[ROWS]], %{{.*}}
-// THREADS: %[[R1:.*]] = arith.muli %[[R0]], %{{.*}}
-// THREADS: %[[REACH:.*]] = arith.addi %[[R1]], %{{.*}}
-// THREADS: %[[XROW:.*]] = arith.muli %[[START]], %{{.*}}
-// THREADS: %[[VX:.*]] = memref.subview %{{.*}}[0, 0, %[[XROW]], 0] [%{{.*}}, %{{.*}}, %[[REACH]], %{{.*}}]
-// THREADS: %[[VY:.*]] = memref.subview %{{.*}}[0, 0, %[[START]], 0] [%{{.*}}, %{{.*}}, %[[ROWS]], %{{.*}}]
-// THREADS: call @gradir_kernel_{{[0-9a-f]+}}_wgrad_conv_f64(%{{.*}}, %[[VX]], %[[VY]], %{{.*}})
+// THREADS: scf.parallel
+// THREADS: %[[START:.*]] = arith.muli %{{.*}}, %c13 : index
+// THREADS: call @gradir_kernel_{{[0-9a-f]+}}_wgrad_conv_f64(%{{.*}}, %[[START]], %{{.*}}) {gradir.work = 102400 : i64}
 #w = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, (d4 * 16 + d5) * 16 + d6)>
 #x = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 + d5, d3 + d6)>
 #x2 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 * 2 + d5, d3 * 2 + d6)>

@@ -3,8 +3,10 @@
     void gradir_kernel_<variant>_conv_<elt>(W, X, Y, zero, kh, kw, sh, sw, dh, dw)
         Y[n, o, oy, ox] (+)= sum_k W[o, k] * X[n, c, oy*sh + ky*dh, ox*sw + kx*dw]
         with k = (c * kh + ky) * kw + kx
-    void gradir_kernel_<variant>_wgrad_conv_<elt>(W, X, Y, zero, kh, kw, sh, sw, dh, dw)
-        Y[o, n, oy, ox] (+)= the same sum
+    void gradir_kernel_<variant>_wgrad_conv_<elt>(W, X, Y, zero, kh, kw, sh, sw, dh, dw,
+                                                   col0, col1)
+        Y[o, n, oy, ox] (+)= the same sum, for the columns (n, oy, ox) of
+        [col0, col1) (row-major over N, OH, OW)
 
 ``W`` (O x C*KH*KW) is the packed weights (a strided 2-D memref), ``X`` the
 padded images (N, C, Hp, Wp), ``Y`` the output (N, O, OH, OW, each
@@ -52,21 +54,22 @@ ky, kx); they lie in runs of KW contiguous elements (kx, where ``dw`` is
 of the run's lanes [a, b), its base shifted back by a (inside the image:
 the runs before it in the chunk lie lower), the chunk so far its
 pass-through (one load for KW a multiple of L, two for KW 8 and L 16);
-its K blocks are multiples of L; a full N tile's columns all read (its
-masks not selected per column: 32x32x16x16 0.770 -> 0.746-0.753 ms,
-64x32x8x8 0.738 -> 0.704).  Other ``dw`` pack element by element.
-rlx-conv-kernels runs it on threads as blocks of images, or of one image's
-output rows.  AMD EPYC Zen 5 AVX-512, f32, load 0.4-1.4, min of 150-300
+its K blocks are multiples of L.  Other ``dw`` pack element by element.
+rlx-conv-kernels runs it on threads as ranges of the columns (a multiple
+of 16 long where over 16: whole vectors), each thread packing its columns'
+panels (blocks of images had run the stem's 27 columns as 18 and 9, two
+and one vectors of columns to pack: 1.06x the im2col lowering's time at 2
+threads).  AMD EPYC Zen 5 AVX-512, f32, load 0.4-1.4, min of 200-400
 paired, ms, im2col lowering (conv.py's channel blocks or transposed
 im2col) -> kernel, 1 thread / 2 threads (wall): the ResNet's
-32x32x16x16 -> 32x32x3x3 (pad 1, KW 16) 0.898-0.915 -> 0.746-0.753 /
-0.481 -> 0.441, 64x32x8x8 -> 64x64x3x3 (KW 8) 0.800-0.809 -> 0.704 /
-0.434 -> 0.395, the stem's
-3x32x32x32 -> 3x32x3x3 (KW 32, 27 columns) 0.429 -> 0.415 / 0.393 ->
-0.410 (blocks of 2 and 1 images: no faster than one thread; blocks of the
-output channels, each thread packing every panel, were no faster either);
-LeNet's conv1 dw (KW 24, one image) 0.206 -> 0.172 / 0.206 -> 0.156,
-conv2 dw (KW 8) 0.199 -> 0.150 / 0.125 -> 0.118.  Where its time goes
+32x32x16x16 -> 32x32x3x3 (pad 1, KW 16) 0.898-0.950 -> 0.746-0.788 /
+0.484 -> 0.442, 64x32x8x8 -> 64x64x3x3 (KW 8) 0.800-0.809 -> 0.704 /
+0.443 -> 0.387, the stem's 3x32x32x32 -> 3x32x3x3 (KW 32, 27 columns)
+0.429-0.436 -> 0.415-0.432 / 0.393 -> 0.307; LeNet's conv1 dw (KW 24,
+one image) 0.207-0.220 -> 0.172-0.186 / 0.207 -> 0.168, conv2 dw (KW 8)
+0.199 -> 0.150 / 0.108 -> 0.091.  A full N tile's columns are all read
+(its masks not selected per column: 32x32x16x16 0.770 -> 0.746-0.753,
+64x32x8x8 0.738 -> 0.704).  Where its time goes
 (32x32x16x16, perf): the register tiles 66% (~285 GFLOP/s: the FMA ports'
 peak), the packing 18%, the rest the padding and the read back as NCHW;
 dividing (c, ky, kx) out of every K step had cost the stem 1.17x the
@@ -85,7 +88,7 @@ from __future__ import annotations
 import re
 
 __all__ = ["conv_name", "conv_type", "conv_text", "conv_memref_type", "CONV_ELEMENT_TYPES",
-           "convw_name"]
+           "convw_name", "convw_type"]
 
 # (kernels.py's: this module imports nothing of it, which imports this one;
 # ``conv_text`` gets its helpers from its caller)
@@ -145,7 +148,8 @@ def _head(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, name: str,
     meta = f"memref<{T}>, index, index, index, index, index, index, index, index, index"
     PS = (kb + L) * NR if round_k else kb * NR + L
     w = [f"  func.func @{name}(%A: {AT}, %X: {XT}, %Y: {XT}, %zc: i1, "
-         "%kh: index, %kw: index, %sh: index, %sw: index, %dh: index, %dw: index) "
+         "%kh: index, %kw: index, %sh: index, %sw: index, %dh: index, %dw: index"
+         + ", %col0: index, %col1: index" * round_k + ") "
          "attributes {llvm.emit_c_interface} {",
          "    %c0 = arith.constant 0 : index",
          "    %c1 = arith.constant 1 : index",
@@ -428,6 +432,12 @@ def _conv_driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int,
                 "    return", "  }"]
 
 
+def convw_type(elt: str) -> str:
+    """The weight gradient kernel's function type: ``conv_type``'s, then the
+    columns it computes, [col0, col1) of the N*OH*OW (the threads' shares)."""
+    return conv_type(elt).replace(") -> ()", ", index, index) -> ()")
+
+
 def convw_name(elt: str, var: str) -> str:
     """The symbol of the weight gradient's implicit-GEMM kernel (its type
     is ``conv_kernels.conv_type``'s)."""
@@ -449,10 +459,11 @@ def convw_driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int,
     PS = (kb + L) * NR
     columns = ["    %P = arith.muli %yd#2, %yd#3 : index",
                "    %N = arith.muli %yd#1, %P : index",
-               "    %manyw = arith.cmpi sgt, %N, %cPA : index"]
+               "    %ncols = arith.subi %col1, %col0 : index",
+               "    %manyw = arith.cmpi sgt, %ncols, %cPA : index"]
     # the columns' base offsets in the images: (n, oy, ox)
     extra = ["    %coff = memref.alloc(%N) : memref<?xindex>",
-             "    scf.for %cc = %c0 to %N step %c1 {",
+             "    scf.for %cc = %col0 to %col1 step %c1 {",
              "      %cn = arith.divui %cc, %P : index",
              "      %cp = arith.remui %cc, %P : index",
              "      %cy = arith.divui %cp, %yd#3 : index",
@@ -470,8 +481,8 @@ def convw_driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int,
     w = _head(elt, rows, lanes, nv, kb, mb, convw_name(elt, var), k, columns, extra,
               round_k=True)
     ind = "              "
-    w += ["        scf.for %nt = %c0 to %N step %cNR {",
-          "            %nrem = arith.subi %N, %nt : index",
+    w += ["        scf.for %nt = %col0 to %col1 step %cNR {",
+          "            %nrem = arith.subi %col1, %nt : index",
           "            %nr = arith.minsi %nrem, %cNR : index",
           "            %full = arith.cmpi eq, %nr, %cNR : index",
           "            scf.if %kvec {"]

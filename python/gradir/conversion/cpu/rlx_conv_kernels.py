@@ -9,7 +9,7 @@ from mlir import ir
 from ... import _compat
 from ...passes.base import ModulePass, option
 from .conv_kernels import (CONV_ELEMENT_TYPES, _matrix_type, conv_memref_type, conv_name,
-                           conv_type, convw_name)
+                           conv_type, convw_name, convw_type)
 from .rlx_matmul_kernels import _const, _declare, _zero_start, kernel_target
 
 ATTR = "gradir.conv_kernel"
@@ -46,8 +46,8 @@ class RlxConvKernels(ModulePass):
     whose (N, OH, OW) are contiguous (else it keeps its loops): a call of
     ``gradir_kernel_<variant>_wgrad_conv_<elt>`` (``conv_kernels.py``, one GEMM
     over the columns of every image: the weight gradient's form, a few
-    output pixels per image); threads split it by blocks of images (the
-    images' and the output's dims 0 and 1).  Run after bufferization,
+    output pixels per image), then the columns (n, oy, ox) it computes,
+    all of them or, threads > 1, a range each.  Run after bufferization,
     before ``convert-linalg-to-loops``.
     """
 
@@ -57,8 +57,9 @@ class RlxConvKernels(ModulePass):
                               "of gradir.conversion.cpu.host.NAMED_TARGETS)")
     threads: int = option(1, "threads the code runs on: a convolution of enough work (the "
                              "pipeline's hot-min-work) runs as an scf.parallel over that many "
-                             "blocks of images, one kernel call each (each image computed by "
-                             "one call: the same bits at any thread count)")
+                             "blocks of images (the weight gradient's kernel: ranges of its "
+                             "columns), one kernel call each (each image or column computed "
+                             "by one call: the same bits at any thread count)")
 
     def check_options(self):
         if self.threads < 1:
@@ -82,9 +83,10 @@ class RlxConvKernels(ModulePass):
             if not _layout_ok(op):
                 continue
             elt = str(ir.MemRefType(op.operands[-1].type).element_type)
-            name = (convw_name if _attr(op) == ATTR_W else conv_name)(elt, var)
+            wgrad = _attr(op) == ATTR_W
+            name = (convw_name if wgrad else conv_name)(elt, var)
             _replace(op, name, elt, self.threads)
-            needed.add((name, conv_type(elt)))
+            needed.add((name, (convw_type if wgrad else conv_type)(elt)))
         _declare(module, sorted(needed))
 
 
@@ -163,16 +165,16 @@ def _replace(op, name: str, elt: str, threads: int = 1) -> None:
             "value": ir.IntegerAttr.get(i1, int(zero))}).results[0]
         scalars = [flag] + [_const(g) for g in geom]
         work = max(1, n * o * oh * ow * kk // 8)
-        # (the convw kernel of one image: blocks of its output rows)
-        rows = columns and n == 1
-        count = oh if rows else n
+        # (the convw kernel: ranges of its columns, (n, oy, ox))
+        count = n * oh * ow if columns else n
         blocks = min(threads, count) if threads > 1 and work >= PIPELINE_HOT_MIN_WORK else 1
         if blocks == 1:
-            ir.Operation.create("func.call", operands=casts + scalars, attributes={
+            cols = [_const(0), _const(count)] if columns else []
+            ir.Operation.create("func.call", operands=casts + scalars + cols, attributes={
                 "callee": ir.FlatSymbolRefAttr.get(name),
                 "gradir.work": ir.IntegerAttr.get(i64, work)})
         elif columns:
-            _parallel_columns(name, casts, blocks, count, work, scalars, geom if rows else None)
+            _parallel_columns(name, casts, blocks, count, work, scalars)
         else:
             _parallel_calls(name, casts[1:], blocks, n, work, shared=casts[:1], scalars=scalars)
     op.erase()
@@ -200,46 +202,26 @@ def _drop_if_unused(value) -> None:
     owner.erase()
 
 
-def _parallel_columns(name, casts, blocks, count, work, scalars, geom=None) -> None:
-    """``scf.parallel`` over ``blocks`` blocks of ``count`` images (the
-    last block shorter), each calling the convw kernel on the weights, its
-    images (dim 0) and its columns of the output (dim 1); with ``geom``
-    (kh, kw, sh, sw, dh, dw), of one image's ``count`` output rows instead
-    (the output's dim 2) and the image rows they read."""
-    from mlir.dialects import arith, memref
-    w, x, y = casts
+def _parallel_columns(name, casts, blocks, count, work, scalars) -> None:
+    """``scf.parallel`` over ``blocks`` ranges of the ``count`` columns (n,
+    oy, ox) of the convw kernel (a multiple of 16 long where over 16, the
+    last shorter), each calling it on the whole operands for its range (a
+    thread packs the panels of its columns only)."""
+    from mlir.dialects import arith
     size = -(-count // blocks)
+    if size > 16:
+        size = -(-size // 16) * 16
+    blocks = -(-count // size)
     loop = ir.Operation.create("scf.parallel", operands=[_const(0), _const(blocks), _const(1)],
                                regions=1, attributes={
                                    "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1, 1, 0])})
     body = loop.regions[0].blocks.append(ir.IndexType.get())
     i64 = ir.IntegerType.get_signless(64)
-    dynamic = ir.ShapedType.get_dynamic_size()
     with ir.InsertionPoint(body):
         start = arith.muli(body.arguments[0], _const(size))
-        part = arith.minsi(arith.subi(_const(count), start), _const(size))
-        cuts = [(x, 0, start, part), (y, 1, start, part)]
-        if geom is not None:
-            kh, _, sh, _, dh, _ = geom
-            # rows start*sh .. (start + part - 1)*sh + (kh - 1)*dh of the image
-            reach = arith.addi(arith.muli(arith.subi(part, _const(1)), _const(sh)),
-                               _const((kh - 1) * dh + 1))
-            cuts = [(x, 2, arith.muli(start, _const(sh)), reach), (y, 2, start, part)]
-        views = {}
-        for v, d, at, length in cuts:
-            rank = ir.MemRefType(v.type).rank
-            dims = [memref.dim(v, _const(i)) for i in range(rank)]
-            dims[d] = length
-            offsets = [0] * rank
-            offsets[d] = ir.ShapedType.get_dynamic_stride_or_offset()
-            views[id(v)] = ir.Operation.create(
-                "memref.subview", results=[v.type], operands=[v, at, *dims], attributes={
-                    "static_offsets": ir.DenseI64ArrayAttr.get(offsets),
-                    "static_sizes": ir.DenseI64ArrayAttr.get([dynamic] * rank),
-                    "static_strides": ir.DenseI64ArrayAttr.get([1] * rank),
-                    "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1, rank, 0])}).results[0]
-        views = [views.get(id(v), v) for v in casts]
-        ir.Operation.create("func.call", operands=views + list(scalars), attributes={
-            "callee": ir.FlatSymbolRefAttr.get(name),
-            "gradir.work": ir.IntegerAttr.get(i64, max(1, work // blocks))})
+        end = arith.minsi(arith.addi(start, _const(size)), _const(count))
+        ir.Operation.create("func.call", operands=list(casts) + list(scalars) + [start, end],
+                            attributes={"callee": ir.FlatSymbolRefAttr.get(name),
+                                        "gradir.work": ir.IntegerAttr.get(
+                                            i64, max(1, work // blocks))})
         ir.Operation.create("scf.reduce", operands=[], regions=0)

@@ -33,13 +33,14 @@ forms below are the CPU's:
   columns=True)``, ``conv_kernels.convw_driver``): one GEMM over the
   columns (n, oy, ox) of every image, written (O, N, OH, OW) and read back
   as NCHW, the whole input padded first; the threads' share is split by
-  rlx-conv-kernels.  bench/cnn.py's weight gradients, f32, AMD EPYC Zen 5
-  (load 0.4-0.7), min of 150-300 paired, ms, blocks of channels / the
-  transposed im2col -> kernel, 1 thread / 2 threads: 32x32x16x16 (KW 16)
-  0.915 -> 0.770 / 0.481 -> 0.441, 64x32x8x8 (KW 8) 0.809 -> 0.738 /
-  0.434 -> 0.395, the stem (KW 32, 27 columns) 0.429 -> 0.415 / 0.393 ->
-  0.410; LeNet's conv1 dw 0.206 -> 0.172 / 0.206 -> 0.156, conv2 dw 0.199
-  -> 0.152 / 0.125 -> 0.118; the same bits;
+  rlx-conv-kernels (ranges of the columns).  bench/cnn.py's weight
+  gradients, f32, AMD EPYC Zen 5 (load 0.4-1.4), min of 200-400 paired,
+  ms, blocks of channels / the transposed im2col -> kernel, 1 thread / 2
+  threads: 32x32x16x16 (KW 16) 0.898-0.950 -> 0.746-0.788 / 0.484 ->
+  0.442, 64x32x8x8 (KW 8) 0.800-0.809 -> 0.704 / 0.443 -> 0.387, the stem
+  (KW 32, 27 columns) 0.429-0.436 -> 0.415-0.432 / 0.393 -> 0.307;
+  LeNet's conv1 dw 0.207-0.220 -> 0.172-0.186 / 0.207 -> 0.168, conv2 dw
+  0.199 -> 0.150 / 0.108 -> 0.091; the same bits;
 - conv2d_transpose of stride 1 -> conv2d of the input padded by the
   kernel's reach less the padding, with the kernel flipped and its input
   and output channels swapped; other strides ->
