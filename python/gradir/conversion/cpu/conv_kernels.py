@@ -67,7 +67,9 @@ im2col) -> kernel, 1 thread / 2 threads (wall): the ResNet's
 0.443 -> 0.387, the stem's 3x32x32x32 -> 3x32x3x3 (KW 32, 27 columns)
 0.429-0.436 -> 0.415-0.432 / 0.393 -> 0.307; LeNet's conv1 dw (KW 24,
 one image) 0.207-0.220 -> 0.172-0.186 / 0.207 -> 0.168, conv2 dw (KW 8)
-0.199 -> 0.150 / 0.108 -> 0.091.  A full N tile's columns are all read
+0.199 -> 0.150 / 0.108 -> 0.091; f64, 1 thread (min of 100): 1.824 ->
+1.686, 1.450 -> 1.446, 0.949 -> 0.922, 0.472 -> 0.386, 0.315 -> 0.294.
+A full N tile's columns are all read
 (its masks not selected per column: 32x32x16x16 0.770 -> 0.746-0.753,
 64x32x8x8 0.738 -> 0.704).  Where its time goes
 (32x32x16x16, perf): the register tiles 66% (~285 GFLOP/s: the FMA ports'
