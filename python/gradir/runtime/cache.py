@@ -11,7 +11,14 @@ the cache directory before it lowers anything.  The key is the SHA-256 of
   * gradir's own code (a digest of the package's sources and the dialect
     files, so editing a pass invalidates old entries), the MLIR and LLVM
     builds (name, size and time of their shared libraries) and this file's
-    ``FORMAT``.
+    ``FORMAT``,
+  * the lowering's tuning switches a program changed at run time: an
+    upper-case module constant of ``gradir.conversion``, ``transforms``,
+    ``autodiff`` or ``simplify`` (``conv.CONV_KERNEL``,
+    ``rlx_parallel_loops.PIPELINE_MIN_WORK``, ...) whose value is no longer
+    the one its source file assigns (``_switches``), so a build made under
+    other switches is never served; unchanged switches add nothing, so the
+    key does not depend on which modules happen to be imported.
 
 A hit loads the library with ``gradir.runtime.load`` (its ELF, signature
 digest and CPU-feature checks apply) and ``compile`` returns a
@@ -61,6 +68,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import tempfile
 import threading
 import shutil
@@ -179,10 +187,82 @@ def cache_key(module_text: str, options, functions=None) -> str:
                     for k, v in dataclasses.asdict(options).items()},
         "functions": sorted(functions) if functions is not None else None,
         "cpu": repr(target),
+        **({"switches": switches} if (switches := _switches()) else {}),
     }, sort_keys=True, default=str).encode())
     h.update(b"\0")
     h.update(module_text.encode())
     return h.hexdigest()
+
+
+# The packages whose module constants steer the lowering (``_switches``).
+_SWITCH_PACKAGES = ("gradir.conversion.", "gradir.transforms.", "gradir.autodiff.",
+                    "gradir.simplify.")
+_SIMPLE = (bool, int, float, str, type(None))
+_ASSIGNED = re.compile(r"^([A-Z][A-Z0-9_]*)\s*(?::[^=\n]*)?=\s*([^\n]+)$", re.M)
+_source_values: dict[str, dict] = {}
+
+
+def _simple(value) -> bool:
+    if isinstance(value, (tuple, list, frozenset)):
+        return all(_simple(v) for v in value)
+    return isinstance(value, _SIMPLE)
+
+
+def _constant(node):
+    """The value of a constant expression (literals, tuples, unary and
+    binary arithmetic of them: ``1 << 17``); ValueError otherwise."""
+    import ast
+    import operator
+    ops = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+           ast.FloorDiv: operator.floordiv, ast.Div: operator.truediv, ast.Pow: operator.pow,
+           ast.LShift: operator.lshift, ast.RShift: operator.rshift, ast.Mod: operator.mod}
+    if isinstance(node, ast.BinOp) and type(node.op) in ops:
+        return ops[type(node.op)](_constant(node.left), _constant(node.right))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_constant(node.operand)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return tuple(_constant(e) for e in node.elts)
+    if isinstance(node, ast.Constant):
+        return node.value
+    raise ValueError("not a constant")
+
+
+def _assigned(module) -> dict:
+    """``module``'s one-line upper-case constant assignments, as its source
+    file gives them (read once per module and process)."""
+    name = module.__name__
+    if name not in _source_values:
+        import ast
+        values = {}
+        try:
+            text = Path(module.__file__).read_text()
+        except (OSError, TypeError):
+            text = ""
+        for var, rhs in _ASSIGNED.findall(text):
+            try:
+                values[var] = _constant(ast.parse(rhs.split("  #")[0].strip(), mode="eval").body)
+            except (SyntaxError, ValueError, TypeError, ArithmeticError):
+                continue
+        _source_values[name] = values
+    return _source_values[name]
+
+
+def _switches() -> list:
+    """(module, name, value) of each lowering switch (``_SWITCH_PACKAGES``'
+    upper-case module constants of simple values) that differs from its
+    source's assignment, in imported modules (one not imported has its
+    source's values)."""
+    import sys
+    changed = []
+    for mod_name, module in sorted(sys.modules.items()):
+        if module is None or not mod_name.startswith(_SWITCH_PACKAGES):
+            continue
+        source = _assigned(module)
+        for var, default in source.items():
+            value = getattr(module, var, default)
+            if _simple(value) and (tuple(value) if isinstance(value, list) else value) != default:
+                changed.append((mod_name, var, repr(value)))
+    return changed
 
 
 # --- reading --------------------------------------------------------------------

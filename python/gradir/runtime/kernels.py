@@ -74,16 +74,20 @@ def _text(target, threaded: bool = False) -> str:
 
 
 def _source_digest() -> str | None:
-    """A digest of the modules the kernels' text is made from (the kernels,
-    the schedule's parameters, the targets), read once per process; None
-    where they cannot be read (then the text itself is hashed)."""
+    """A digest of the modules the kernels' text is made from (every
+    ``*kernels.py`` of ``conversion/cpu`` but the ``rlx_*`` passes, the
+    schedule's parameters, the targets), read once per process; None where
+    they cannot be read (then the text itself is hashed).  A new kernel
+    module beside the others counts without being listed."""
     if not _sources:
         from ..conversion import cpu
         digest = hashlib.sha256()
+        here = Path(cpu.__file__).parent
+        names = sorted(p.name for p in here.glob("*kernels.py") if not p.name.startswith("rlx_"))
         try:
-            for name in ("kernels.py", "pool_kernels.py", "pool_index_kernels.py", "conv_kernels.py",
-                         "schedule.py", "host.py"):
-                digest.update(Path(cpu.__file__).with_name(name).read_bytes())
+            for name in names + ["schedule.py", "host.py"]:
+                digest.update(name.encode() + b"\0")
+                digest.update((here / name).read_bytes())
             _sources.append(digest.hexdigest()[:8])
         except OSError:
             _sources.append(None)
