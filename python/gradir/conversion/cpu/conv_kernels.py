@@ -187,7 +187,7 @@ def _head(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, name: str,
          "    %xe0 = arith.muli %xn0, %xs#0 : index",
          "    %xe1 = arith.muli %xd#1, %xs#1 : index",
          "    %xext0 = arith.addi %xe0, %xe1 : index",
-         f"    %xext = arith.addi %xext0, %xo : index",
+         "    %xext = arith.addi %xext0, %xo : index",
          f"    %Xf = memref.reinterpret_cast %xb to offset: [0], sizes: [%xext], strides: [1] "
          f": memref<{T}> to {FT}",
          "    %nkb0 = arith.ceildivsi %K, %cKB : index",
@@ -277,10 +277,12 @@ def _head(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, name: str,
     return w
 
 
-def _tile_calls(elt: str, rows: int, lanes: int, nv: int, kb: int, var: str, k) -> list[str]:
+def _tile_calls(elt: str, rows: int, lanes: int, nv: int, kb: int, var: str, k,
+                panel: tuple[str, str] = ("%packv", "%c0")) -> list[str]:
     """The register tiles of the N tile ``%nt`` (``%nr`` columns of ``%Cv``,
-    its panel ``%packv``) for the M block's rows: full width, more than one
-    vector (the last masked), one vector, less than one."""
+    its panel ``panel``: the view and its first K step) for the M block's
+    rows: full width, more than one vector (the last masked), one vector,
+    less than one (also the matmul kernel's: ``kernels._driver``)."""
     _tile_name, _types = k._tile_name, k._types
     T = elt
     AT, BT, _, _ = _types(elt, lanes)
@@ -299,10 +301,10 @@ def _tile_calls(elt: str, rows: int, lanes: int, nv: int, kb: int, var: str, k) 
         w += [f"            case {case} {{", "              scf.if %packa {"]
         for packed in (True, False):
             def call(r: int, first: tuple, cnt: str) -> str:
-                args = (f"%apack, {first[0]}, %c0, %packv, %c0, %Cv, {first[1]}, %nt, %kc, %nr, "
-                        f"%first, {cnt}) : ({ptargs})" if packed else
-                        f"%A, {first[1]}, %kb, %packv, %c0, %Cv, {first[1]}, %nt, %kc, %nr, "
-                        f"%first, {cnt}) : ({targs})")
+                args = (f"%apack, {first[0]}, %c0, {panel[0]}, {panel[1]}, %Cv, {first[1]}, %nt, "
+                        f"%kc, %nr, %first, {cnt}) : ({ptargs})" if packed else
+                        f"%A, {first[1]}, %kb, {panel[0]}, {panel[1]}, %Cv, {first[1]}, %nt, "
+                        f"%kc, %nr, %first, {cnt}) : ({targs})")
                 return f"func.call @{_tile_name(T, r, tnv, masked, packed, var)}({args} -> ()"
             w += ["              scf.if %hasfull {",
                   "                " + call(rows, ("%c0", "%mb"), "%mfull"),

@@ -62,6 +62,8 @@ LLVM; the MLP step's two parts held 2 and 3).
 
 from __future__ import annotations
 
+import sys
+
 from .schedule import PACK_ROWS
 
 __all__ = ["ELEMENT_TYPES", "kernel_name", "kernel_text", "variant", "KERNEL_PREFIX",
@@ -384,7 +386,6 @@ def _driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, var: str
     PT = f"memref<{kb}x{NR}x{T}>"
     BPT = f"memref<?x{kb}x{NR}x{T}>"
     APT = _apack_type(elt, rows, kb)
-    targs = f"{AT}, index, index, {BT}, index, {BT}, index, index, index, index, i1, index"
     # (the C interface: gradir's pipeline calls functions declared in the
     # module through it, llvm-request-c-wrappers)
     w = [f"  func.func @{kernel_name(elt, var)}(%A: {AT}, %B: {AT}, %C: {AT}, %zc: i1) "
@@ -436,7 +437,7 @@ def _driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, var: str
          # (flat, L elements longer: the packing stores whole vectors)
          f"    %cAPS = arith.constant {kb * rows} : index",
          "    %apsz0 = arith.muli %atiles, %cAPS : index",
-         f"    %apsz = arith.addi %apsz0, %cL : index",
+         "    %apsz = arith.addi %apsz0, %cL : index",
          f"    %apflat = memref.alloc(%apsz) {{alignment = 64 : i64}} : memref<?x{T}>",
          f"    %apack = memref.reinterpret_cast %apflat to offset: [0], sizes: [%atiles, {kb}, "
          f"{rows}], strides: [{kb * rows}, {rows}, 1] : memref<?x{T}> to {APT}",
@@ -560,40 +561,9 @@ def _driver(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, var: str
           "          %mfrows = arith.muli %mfull, %cMR : index",
           "          %mtr = arith.addi %mb, %mfrows : index",
           "          %hasfull = arith.cmpi sgt, %mfull, %c0 : index"]
-    # the tile: full width (nv vectors), more than one vector's worth of
-    # columns (nv vectors, the last masked), one vector, less than one
-    w += ["            %wide = arith.cmpi sgt, %nr, %cL : index",
-          "            %onev = arith.cmpi eq, %nr, %cL : index",
-          "            %kind = arith.select %full, %c0, %c1 : index",
-          "            %c2i = arith.constant 2 : index",
-          "            %c3i = arith.constant 3 : index",
-          "            %kind1 = arith.select %onev, %c2i, %c3i : index",
-          "            %kind2 = arith.select %wide, %kind, %kind1 : index",
-          "            scf.index_switch %kind2"]
-    ptargs = targs.replace(AT, APT, 1)
-    for case, (tnv, masked) in enumerate(((nv, False), (nv, True), (1, False), (1, True))):
-        w += [f"            case {case} {{", "              scf.if %packa {"]
-        for packed in (True, False):
-            def call(r: int, first: str, cnt: str) -> str:
-                args = (f"%apack, {first[0]}, %c0, %src, %bk0, %Cv, {first[1]}, %nt, %kc, %nr, "
-                        f"%first, {cnt}) : ({ptargs})" if packed else
-                        f"%A, {first[1]}, %kb, %src, %bk0, %Cv, {first[1]}, %nt, %kc, %nr, "
-                        f"%first, {cnt}) : ({targs})")
-                return f"func.call @{_tile_name(T, r, tnv, masked, packed, var)}({args} -> ()"
-            w += ["              scf.if %hasfull {",
-                  "                " + call(rows, ("%c0", "%mb"), "%mfull"),
-                  "              }"]
-            if rows > 1:
-                w += ["              scf.index_switch %mrest"]
-                for r in range(rows - 1, 0, -1):
-                    w += [f"              case {r} {{",
-                          "                " + call(r, ("%mfull", "%mtr"), "%c1"),
-                          "                scf.yield", "              }"]
-                w += ["              default {", "              }"]
-            if packed:
-                w.append("              } else {")
-        w += ["              }", "              scf.yield", "            }"]
-    w += ["            default {", "            }"]
+    # the tiles (full width, the last vector masked, one vector, less)
+    from .conv_kernels import _tile_calls
+    w += _tile_calls(elt, rows, lanes, nv, kb, var, sys.modules[__name__], ("%src", "%bk0"))
     w += ["        }", "      }", "    }",
           # C = A @ B with no K steps: zeros (no tile ran)
           "    %knone = arith.cmpi eq, %K, %c0 : index",
@@ -794,7 +764,6 @@ def kernel_text(target) -> str:
     for elt in ELEMENT_TYPES:
         lines += saved_indices_text(var, elt, target.lanes(32 if elt == "f32" else 64))
     # the implicit-GEMM convolutions (conv_kernels.py, rlx-conv-kernels)
-    import sys
     from .conv_kernels import conv_text
     lines += conv_text(var, conv, sys.modules[__name__])
     return "\n".join(lines + ["}"]) + "\n"
