@@ -37,6 +37,19 @@ TOLERANCES = {np.dtype(np.float16): (2e-3, 2e-3), np.dtype(np.float32): (2e-5, 2
 FLOATS = (np.float32, np.float64)
 
 
+def short(dt) -> str:
+    """A float dtype's MLIR name: f32, f64."""
+    return np.dtype(dt).name.replace("float", "f")
+
+
+def sum_atol(dt, terms):
+    """Absolute tolerance of a sum of ``terms`` products of values in
+    [-2, 2] computed in another order than the interpreter's: f32 rounding
+    grows with the number of terms (the suite's default, 2e-6, is for a few
+    dozen); f64 keeps the default (None)."""
+    return None if dt != np.float32 else 2e-6 * max(1.0, terms / 32)
+
+
 def run(f):
     print(f"TEST: {f.__name__}")
     f()

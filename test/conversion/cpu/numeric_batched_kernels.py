@@ -16,14 +16,10 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Inputs"))
-from numeric_helpers import FLOATS, Suite, op, rand, run  # noqa: E402
+from numeric_helpers import FLOATS, Suite, op, rand, run, short  # noqa: E402
 
 import gradir  # noqa: E402
 from gradir.testing.oracle import export_differences  # noqa: E402
-
-
-def short(dt):
-    return np.dtype(dt).name.replace("float", "f")
 
 
 def tol(k, dt):

@@ -18,19 +18,11 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Inputs"))
-from numeric_helpers import FLOATS, Suite, op, rand, run  # noqa: E402
+from numeric_helpers import FLOATS, Suite, op, rand, run, short, sum_atol  # noqa: E402
 
 import gradir  # noqa: E402
 from gradir.conversion.cpu import rlx_parallel_loops  # noqa: E402
 from gradir.conversion.linalg import conv  # noqa: E402
-
-
-def short(dt):
-    return np.dtype(dt).name.replace("float", "f")
-
-
-def sum_atol(dt, terms):
-    return None if dt != np.float32 else 2e-6 * max(1.0, terms / 32)
 
 
 CONVS = [  # (data shape, weight shape, strides, padding, dilation)

@@ -9,17 +9,13 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Inputs"))
-from numeric_helpers import FLOATS, Suite, bools, ints, op, rand, run  # noqa: E402
+from numeric_helpers import FLOATS, Suite, bools, ints, op, rand, run, short  # noqa: E402
 
 from gradir.dialects.ops import BINARY, COMPARE, UNARY  # noqa: E402  (read from the IRDL file)
 
 POSITIVE = {"log", "sqrt", "rsqrt"}
 SHAPES = [((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 1), (1, 4)), ((), (2, 3)),
           ((2, 1, 4), (3, 1)), ((5,), ())]
-
-
-def short(dt):
-    return np.dtype(dt).name.replace("float", "f")
 
 
 @run

@@ -12,13 +12,9 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Inputs"))
-from numeric_helpers import FLOATS, Suite, ints, op, rand, run  # noqa: E402
+from numeric_helpers import FLOATS, Suite, ints, op, rand, run, short  # noqa: E402
 
 from gradir.dialects.ops import BINARY, UNARY  # noqa: E402  (read from the IRDL file)
-
-
-def short(dt):
-    return np.dtype(dt).name.replace("float", "f")
 
 
 def target(y):

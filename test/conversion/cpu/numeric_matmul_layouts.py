@@ -12,11 +12,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Inputs"))
-from numeric_helpers import FLOATS, Suite, op, rand, run  # noqa: E402
-
-
-def short(dt):
-    return np.dtype(dt).name.replace("float", "f")
+from numeric_helpers import FLOATS, Suite, op, rand, run, short  # noqa: E402
 
 
 ODD = [(7, 13, 29), (1, 784, 10), (64, 512, 10), (20, 784, 50), (9, 300, 33), (17, 1, 5),

@@ -13,17 +13,13 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Inputs"))
-from numeric_helpers import FLOATS, Suite, op, rand, run  # noqa: E402
+from numeric_helpers import FLOATS, Suite, op, rand, run, short  # noqa: E402
 
 import gradir  # noqa: E402
 from gradir.conversion.cpu import pipeline  # noqa: E402
 
 SHAPES = ((4, 8, 32, 32), (8, 16, 16, 16), (8, 16, 8, 8), (5, 3, 7, 9))
 AXES = [0, 2, 3]
-
-
-def short(dt):
-    return np.dtype(dt).name.replace("float", "f")
 
 
 def name(shape):

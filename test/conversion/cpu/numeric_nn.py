@@ -10,11 +10,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Inputs"))
-from numeric_helpers import FLOATS, Suite, ints, op, rand, run  # noqa: E402
-
-
-def short(dt):
-    return np.dtype(dt).name.replace("float", "f")
+from numeric_helpers import FLOATS, Suite, ints, op, rand, run, short, sum_atol  # noqa: E402
 
 
 CONVS = [  # (data shape, weight shape, strides, padding, dilation, groups)
@@ -85,14 +81,6 @@ POOLS = [  # (data, pool_size, strides, padding, dilation, ceil_mode, count_incl
     ((1, 2, 8, 9), [2, 2], [3, 3], [0, 0, 0, 0], None, False, True),
     ((1, 2, 11, 10), [3, 2], [3, 2], [1, 0, 1, 1], [2, 2], True, False),
 ]
-
-
-def sum_atol(dt, terms):
-    """Absolute tolerance of a sum of ``terms`` products of values in
-    [-2, 2] computed in another order than the interpreter's: f32 rounding
-    grows with the number of terms (the suite's default, 2e-6, is for a few
-    dozen); f64 keeps the default."""
-    return None if dt != np.float32 else 2e-6 * max(1.0, terms / 32)
 
 
 def pool_kw(size, strides, padding, dilation, ceil, include=None):

@@ -9,11 +9,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Inputs"))
-from numeric_helpers import FLOATS, Suite, bools, ints, op, rand, run  # noqa: E402
-
-
-def short(dt):
-    return np.dtype(dt).name.replace("float", "f")
+from numeric_helpers import FLOATS, Suite, bools, ints, op, rand, run, short  # noqa: E402
 
 
 @run

@@ -18,17 +18,13 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Inputs"))
-from numeric_helpers import FLOATS, Suite, ints, op, rand, run  # noqa: E402
+from numeric_helpers import FLOATS, Suite, ints, op, rand, run, short  # noqa: E402
 
 import gradir  # noqa: E402
 from gradir.conversion.cpu.host import detect_host, missing_features, resolve  # noqa: E402
 from gradir.conversion.cpu.schedule import schedule_params  # noqa: E402
 
 TARGETS = ("x86-64-v3", "x86-64-v4")
-
-
-def short(dt):
-    return np.dtype(dt).name.replace("float", "f")
 
 
 def gemm_cases(s, dt):
