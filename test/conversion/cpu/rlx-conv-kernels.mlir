@@ -192,3 +192,60 @@ func.func @wgrad_strided_output(%w: memref<32x2048xf32>, %x: memref<2x8x18x18xf3
   memref.dealloc %s : memref<8x16x16xf32>
   return
 }
+
+// -----
+
+// Images read through a linalg.copy (rlx-to-linalg's shield against
+// elementwise fusion): the kernel reads the copy's source in place and the
+// copy and its buffer go; a source the kernel cannot take (every other
+// column) keeps the copy, whose buffer the kernel reads.
+// CHECK-LABEL: func.func @copied_images(
+// CHECK-SAME: %{{.*}}: memref<8x27xf32>, %[[X:.*]]: memref<2x3x10x10xf32>)
+// CHECK-NOT: linalg.copy
+// CHECK: %[[CX:.*]] = memref.cast %[[X]]
+// CHECK: call @gradir_kernel_{{[0-9a-f]+}}_conv_f32(%{{.*}}, %[[CX]],
+// CHECK-NOT: memref.alloc() : memref<2x3x10x10xf32>
+// CHECK: return
+// CHECK-LABEL: func.func @copied_strided_images(
+// CHECK: %[[B:.*]] = memref.alloc() : memref<2x3x10x10xf32>
+// CHECK-NEXT: linalg.copy ins(%{{.*}} : memref<2x3x10x10xf32, strided<[600, 200, 20, 2]>>) outs(%[[B]] : memref<2x3x10x10xf32>)
+// CHECK: %[[CB:.*]] = memref.cast %[[B]]
+// CHECK: call @gradir_kernel_{{[0-9a-f]+}}_conv_f32(%{{.*}}, %[[CB]],
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, (d4 * 3 + d5) * 3 + d6)>
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 + d5, d3 + d6)>
+#s = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6)>
+#y = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+func.func @copied_images(%w: memref<8x27xf32>, %x: memref<2x3x10x10xf32>) -> memref<2x8x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %y = memref.alloc() : memref<2x8x8x8xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x8x8x8xf32>)
+  %s = memref.alloc() : memref<3x3x3xf32>
+  %xc = memref.alloc() : memref<2x3x10x10xf32>
+  linalg.copy ins(%x : memref<2x3x10x10xf32>) outs(%xc : memref<2x3x10x10xf32>)
+  linalg.generic {indexing_maps = [#w, #x, #s, #y], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%w, %xc, %s : memref<8x27xf32>, memref<2x3x10x10xf32>, memref<3x3x3xf32>) outs(%y : memref<2x8x8x8xf32>) attrs = {gradir.conv_kernel = array<i64: 3, 3, 1, 1, 1, 1>} {
+  ^bb0(%a: f32, %b: f32, %c: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %o, %m : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %xc : memref<2x3x10x10xf32>
+  memref.dealloc %s : memref<3x3x3xf32>
+  return %y : memref<2x8x8x8xf32>
+}
+func.func @copied_strided_images(%w: memref<8x27xf32>, %x: memref<2x3x10x10xf32, strided<[600, 200, 20, 2]>>) -> memref<2x8x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %y = memref.alloc() : memref<2x8x8x8xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x8x8x8xf32>)
+  %s = memref.alloc() : memref<3x3x3xf32>
+  %xc = memref.alloc() : memref<2x3x10x10xf32>
+  linalg.copy ins(%x : memref<2x3x10x10xf32, strided<[600, 200, 20, 2]>>) outs(%xc : memref<2x3x10x10xf32>)
+  linalg.generic {indexing_maps = [#w, #x, #s, #y], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%w, %xc, %s : memref<8x27xf32>, memref<2x3x10x10xf32>, memref<3x3x3xf32>) outs(%y : memref<2x8x8x8xf32>) attrs = {gradir.conv_kernel = array<i64: 3, 3, 1, 1, 1, 1>} {
+  ^bb0(%a: f32, %b: f32, %c: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %o, %m : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %xc : memref<2x3x10x10xf32>
+  memref.dealloc %s : memref<3x3x3xf32>
+  return %y : memref<2x8x8x8xf32>
+}

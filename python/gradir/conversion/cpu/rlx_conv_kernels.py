@@ -80,6 +80,7 @@ class RlxConvKernels(ModulePass):
             if problem:
                 self.error(op, problem)
                 raise self.failure()
+            _read_in_place(op)
             if not _layout_ok(op):
                 continue
             elt = str(ir.MemRefType(op.operands[-1].type).element_type)
@@ -117,6 +118,26 @@ def _problem(op) -> str | None:
     if len(geom) != 6 or min(geom) < 1:
         return f"{what}'s attribute must be array<i64: kh, kw, sh, sw, dh, dw>, all positive"
     return None
+
+
+def _read_in_place(op) -> None:
+    """The images as the buffer the ``linalg.copy`` just before ``op``
+    copied them from (``conv.py`` reads them through one, a named op that
+    elementwise fusion leaves alone), when the kernel takes its layout: the
+    copy and its buffer are dropped.  Else the copy stays."""
+    from .rlx_pool_kernels import _copy_source, _drop_if_unused, _just_before
+    x = op.operands[1]
+    copy = _just_before(op, ("memref.alloc",))
+    if copy is None or copy.name != "linalg.copy" or copy.operands[1] != x:
+        return
+    op.operands[1] = copy.operands[0]
+    ok = _layout_ok(op)
+    op.operands[1] = x
+    if ok:
+        source = _copy_source(op, x)
+        if source != x:
+            op.operands[1] = source
+            _drop_if_unused(x)
 
 
 def _layout_ok(op) -> bool:
