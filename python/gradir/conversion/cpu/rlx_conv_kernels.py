@@ -47,8 +47,11 @@ class RlxConvKernels(ModulePass):
     ``gradir_kernel_<variant>_wgrad_conv_<elt>`` (``conv_kernels.py``, one GEMM
     over the columns of every image: the weight gradient's form, a few
     output pixels per image), then the columns (n, oy, ox) it computes,
-    all of them or, threads > 1, a range each.  Run after bufferization,
-    before ``convert-linalg-to-loops``.
+    all of them or, threads > 1, a range each.  Images copied by a
+    ``linalg.copy`` just before the generic (rlx-to-linalg's shield against
+    elementwise fusion) are read from the copy's source, and the copy and
+    its buffer dropped, when the kernel takes that layout.  Run after
+    bufferization, before ``convert-linalg-to-loops``.
     """
 
     name = "rlx-conv-kernels"
