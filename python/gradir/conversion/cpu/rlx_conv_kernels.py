@@ -133,22 +133,21 @@ def _read_in_place(op) -> None:
     copy = _just_before(op, ("memref.alloc",))
     if copy is None or copy.name != "linalg.copy" or copy.operands[1] != x:
         return
-    op.operands[1] = copy.operands[0]
-    ok = _layout_ok(op)
-    op.operands[1] = x
-    if ok:
+    if _layout_ok(op, copy.operands[0]):
         source = _copy_source(op, x)
         if source != x:
             op.operands[1] = source
             _drop_if_unused(x)
 
 
-def _layout_ok(op) -> bool:
+def _layout_ok(op, images=None) -> bool:
     """Static shapes, unit innermost strides, and an output whose image is
     one (O, OH*OW) matrix (with ATTR_W: whose (N, OH, OW) are contiguous,
     and images whose channels and rows do not overlap: the kernel's loads
-    of a run's lanes start before the run, inside the image)."""
-    for v in (op.operands[0], op.operands[1], op.operands[3]):
+    of a run's lanes start before the run, inside the image).  ``images``:
+    a buffer to read instead of the op's own images operand."""
+    images = op.operands[1] if images is None else images
+    for v in (op.operands[0], images, op.operands[3]):
         t = ir.MemRefType(v.type)
         if not t.has_static_shape:
             return False
@@ -161,7 +160,7 @@ def _layout_ok(op) -> bool:
     y = ir.MemRefType(op.operands[3].type)
     strides, _ = y.get_strides_and_offset()
     if _attr(op) == ATTR_W:
-        x = ir.MemRefType(op.operands[1].type)
+        x = ir.MemRefType(images.type)
         xs, _ = x.get_strides_and_offset()
         return (strides[2] == y.shape[3] and strides[1] == y.shape[2] * y.shape[3]
                 and xs[2] >= x.shape[3] and xs[1] >= x.shape[2] * xs[2])
