@@ -21,6 +21,7 @@ from .kernels.common import outputs_of, reads_device_scalar
 from .kernels.mma import build_mma, chip_has_tensor_cores, mma_kind, tensor_core_problem
 from .kernels.wgmma import build_wgmma, chip_has_wgmma
 from .nvvm import chip_problem
+from .padded_inputs import erase_folded_buffers, fold_padded_inputs
 
 __all__ = ["GpuLinalgToKernels", "Generic", "COMBINERS", "KERNEL_ATTRIBUTES"]
 
@@ -112,6 +113,7 @@ class GpuLinalgToKernels(ModulePass):
         wgmma = chip_has_wgmma(self.chip)
         for fn in host_functions(module):
             ctx = KernelContext(options, Namer(symbol_name(fn), taken))
+            padded, folded = fold_padded_inputs(fn, lambda op: _becomes_gemm(ctx, op))
             for op in list(walk(fn, into_kernels=False)):
                 if not op.name.startswith("linalg.") or op.name in ("linalg.yield",
                                                                      "linalg.index"):
@@ -120,9 +122,11 @@ class GpuLinalgToKernels(ModulePass):
                 if gen is None:
                     failed = True
                     continue
+                gen.padded = next((d for r, d in padded if r == op), {})
                 with ir.InsertionPoint(op), op.location:
                     _lower(ctx, gen, wgmma)
                 op.erase()
+            erase_folded_buffers(folded)
             attrs.update(ctx.namer.attrs)
         if failed:
             raise self.failure()
@@ -169,6 +173,23 @@ def _lower(ctx: KernelContext, gen: Generic, wgmma: bool = False) -> None:
         if combiners is not None:
             return build_reduction(ctx, gen, combiners)
     return build_elementwise(ctx, gen)
+
+
+def _becomes_gemm(ctx: KernelContext, op: ir.Operation) -> bool:
+    """Whether ``_lower`` makes the generic ``op`` a GEMM kernel (one whose
+    tile loads can read a padded input in place: ``padded_inputs``)."""
+    if not ctx.options.tiled or op.name != "linalg.generic":
+        return False
+    if any(not isinstance(v.type, ir.MemRefType) for v in outputs_of(op)):
+        return False
+    try:
+        gen = Generic(op)
+    except GenericError:
+        return False
+    if not gen.reduction:
+        return False
+    gemm = match_gemm(gen)
+    return gemm is not None and gemm_worthwhile(gen, gemm)
 
 
 def _erase_dead_host_scalars(module: ir.Operation) -> None:

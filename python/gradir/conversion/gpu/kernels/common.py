@@ -18,7 +18,8 @@ from ..gpu_fold_zero_init import ZERO_INIT
 __all__ = ["PARALLEL", "REDUCTION", "Generic", "GenericError", "KernelOptions", "KernelContext",
            "Namer", "Cloner", "as_op", "const", "apply_map", "delinearize", "ult", "if_",
            "pow2_ceil", "launch", "workgroup_type", "binary", "clone_unary", "defining",
-           "load_operand", "fill_unused", "reads_device_scalar", "outputs_of"]
+           "load_operand", "fill_unused", "reads_device_scalar", "outputs_of", "PaddedInput",
+           "read_input", "all_of"]
 
 PARALLEL, REDUCTION = "parallel", "reduction"
 WORKGROUP = "#gpu.address_space<workgroup>"
@@ -59,6 +60,8 @@ class Generic:
         self.parallel = [d for d, k in enumerate(self.iterators) if k == PARALLEL]
         self.reduction = [d for d, k in enumerate(self.iterators) if k == REDUCTION]
         self.zero_init = ZERO_INIT in op.attributes
+        # input number -> PaddedInput: read from its source, zero in the padding
+        self.padded: dict = {}
 
     @property
     def operands(self):
@@ -273,6 +276,81 @@ def load_operand(gen: Generic, k: int, dims: list) -> ir.Value:
     if not isinstance(value.type, ir.MemRefType):
         return value
     return memref.LoadOp(value, apply_map(gen.maps[k], dims)).result
+
+
+@dataclass(frozen=True)
+class PaddedInput:
+    """An input of a GEMM generic that is a zero-filled buffer with
+    ``source`` copied into its subview at ``offsets`` (``sizes``,
+    ``strides``): a padded (or zero-inserted) convolution input.  The
+    kernel reads ``source`` itself, zero where the subview does not reach
+    (``read_input``); gpu-linalg-to-kernels drops the fill and the copy."""
+    source: ir.Value
+    offsets: tuple
+    sizes: tuple
+    strides: tuple
+
+
+def read_input(gen: Generic, k: int, dims: list) -> tuple:
+    """``(value, ok)``: input ``k`` at the loop coordinates ``dims``; for a
+    padded input (``gen.padded``) the element of its source, with ``ok``
+    the i1 that is false in the padding (the caller selects zero there),
+    else ``ok`` is None.  Per padded dim ``p`` (offset ``o``, size ``z``,
+    stride ``s``): ``q = p - o``, inside when ``q <u (z-1)*s + 1`` (one
+    unsigned compare: ``p < o`` wraps) and ``q % s == 0``; the source is
+    read at ``q / s`` (0 outside, so the load stays in bounds).  A check
+    the map's range cannot fail is left out."""
+    idx = apply_map(gen.maps[k], dims)
+    pad = gen.padded.get(k)
+    if pad is None:
+        return memref.LoadOp(gen.inputs[k], idx).result, None
+    conds, src_idx = [], []
+    exprs = list(gen.maps[k].results)
+    for p, e, o, z, s in zip(idx, exprs, pad.offsets, pad.sizes, pad.strides):
+        lo, hi = _expr_range(e, gen.ranges) or (-1, 1 << 62)
+        last = o + (z - 1) * s
+        q = arith.subi(p, index(o)) if o else p
+        ok = ult(q, (z - 1) * s + 1) if lo < o or hi > last else None
+        if s > 1:
+            on = arith.cmpi(arith.CmpIPredicate.eq, arith.remui(q, index(s)), index(0))
+            ok = on if ok is None else arith.andi(ok, on)
+        if ok is not None:
+            q = arith.select(ok, q, index(0))
+            conds.append(ok)
+        src_idx.append(arith.divui(q, index(s)) if s > 1 else q)
+    return memref.LoadOp(pad.source, src_idx).result, all_of(conds) if conds else None
+
+
+def all_of(conds: list) -> ir.Value:
+    """The conjunction of one or more i1 values."""
+    out = conds[0]
+    for c in conds[1:]:
+        out = arith.andi(out, c)
+    return out
+
+
+def _expr_range(expr, ranges: list):
+    """``(min, max)`` of an affine expression (dims, constants, sums,
+    products by constants) over the loop ranges, or None."""
+    if isinstance(expr, ir.AffineDimExpr):
+        return 0, ranges[ir.AffineDimExpr(expr).position] - 1
+    if isinstance(expr, ir.AffineConstantExpr):
+        return expr.value, expr.value
+    if isinstance(expr, ir.AffineAddExpr):
+        a, b = _expr_range(expr.lhs, ranges), _expr_range(expr.rhs, ranges)
+        return None if a is None or b is None else (a[0] + b[0], a[1] + b[1])
+    if isinstance(expr, ir.AffineMulExpr):
+        lhs, rhs = expr.lhs, expr.rhs
+        if isinstance(lhs, ir.AffineConstantExpr):
+            lhs, rhs = rhs, lhs
+        if not isinstance(rhs, ir.AffineConstantExpr):
+            return None
+        a = _expr_range(lhs, ranges)
+        if a is None:
+            return None
+        c = rhs.value
+        return (a[0] * c, a[1] * c) if c >= 0 else (a[1] * c, a[0] * c)
+    return None
 
 
 # --- cloning bodies ---------------------------------------------------------------

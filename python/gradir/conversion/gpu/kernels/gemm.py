@@ -31,9 +31,9 @@ from mlir.dialects import math as math_d
 
 from ..common import index
 from ...memref_views import VIEW_OPS
-from .common import (Cloner, Generic, KernelContext, apply_map, as_op, binary, clone_unary,
-                     const, defining, delinearize, if_, launch, load_operand, ult,
-                     workgroup_type)
+from .common import (Cloner, Generic, KernelContext, all_of, apply_map, as_op, binary,
+                     clone_unary, const, defining, delinearize, if_, launch, load_operand,
+                     read_input, ult, workgroup_type)
 from .reduction import ATOMIC, atomic_type
 
 __all__ = ["GEMM_CONFIGS", "GemmMatch", "GemmTiling", "match_gemm", "gemm_worthwhile",
@@ -420,8 +420,9 @@ def _multiply_accumulate(g: GemmMatch, t: GemmTiling, blk: _Block, As, Bs,
 def _load_tile(gen: Generic, g: GemmMatch, t: GemmTiling, blk: _Block, load: _TileLoad,
                k0: ir.Value) -> None:
     """Cooperative load of the (bk x tile) slab of one operand into
-    ``smem[kk][mn]``; consecutive threads read consecutive addresses."""
-    operand = gen.inputs[load.operand]
+    ``smem[kk][mn]``; consecutive threads read consecutive addresses.  Zero
+    past ragged M/N/K edges and in a padded input's padding (``read_input``:
+    its source read in place)."""
     bk, bmn, K, extent = t.bk, load.tile, t.K, load.extent
     per_thread = bmn * bk // (THREADS * THREADS)
     for step in range(per_thread):
@@ -444,12 +445,13 @@ def _load_tile(gen: Generic, g: GemmMatch, t: GemmTiling, blk: _Block, load: _Ti
         _place(gen, dims, load.mn_dims, gmn)
         for d, v in zip(g.batch, blk.bvals):
             dims[d] = v
-        v = memref.LoadOp(operand, apply_map(gen.maps[load.operand], dims)).result
+        v, inside = read_input(gen, load.operand, dims)
+        if inside is not None:
+            conds.append(inside)
         if load.cast is not None:
             v = clone_unary(load.cast, v)
         if conds:
-            ok = conds[0] if len(conds) == 1 else arith.andi(conds[0], conds[1])
-            v = arith.select(ok, v, const(v.type, 0))
+            v = arith.select(all_of(conds), v, const(v.type, 0))
         if load.convert is not None:
             v = load.convert(v)
         memref.StoreOp(v, load.smem, [kk, mn])
@@ -597,7 +599,8 @@ def match_epilogue(gen: Generic) -> Epilogue | None:
     in_place = out == c and e.maps[n_in] == ident
     if out_root == c_root and not in_place:
         return None
-    if any(_root(v) == out_root for v in gen.inputs):
+    read = gen.inputs + [p.source for p in gen.padded.values()]
+    if any(_root(v) == out_root for v in read):
         return None
     for k, v in enumerate(e.inputs):
         if k in c_inputs:

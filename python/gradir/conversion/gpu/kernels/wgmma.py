@@ -68,8 +68,8 @@ from mlir import ir
 from mlir.dialects import arith, gpu, llvm, memref, nvvm, scf
 
 from ..common import index
-from .common import (Generic, KernelContext, apply_map, clone_unary, const, delinearize,
-                     if_, launch, ult, workgroup_type)
+from .common import (Generic, KernelContext, all_of, clone_unary, const, delinearize, if_,
+                     launch, read_input, ult, workgroup_type)
 from .gemm import (GemmMatch, GemmTiling, Epilogue, _extent, _k_inner, _place, _retire,
                    _RELEASES, match_epilogue)
 from .mma import _operand_kind, store_element
@@ -244,7 +244,6 @@ def _stage_load(gen: Generic, g: GemmMatch, t: GemmTiling, blk: _Block, s: _Stag
     BK does not divide K), converted to the staged format."""
     if ragged_k is None:
         ragged_k = t.K % t.bk != 0
-    operand = gen.inputs[s.operand]
     out = []
     for step in range(s.tile * t.bk // threads):
         mn, kk = _position(t, blk, s, threads, step)
@@ -261,12 +260,13 @@ def _stage_load(gen: Generic, g: GemmMatch, t: GemmTiling, blk: _Block, s: _Stag
         _place(gen, dims, s.mn_dims, gmn)
         for d, v in zip(g.batch, blk.bvals):
             dims[d] = v
-        v = memref.LoadOp(operand, apply_map(gen.maps[s.operand], dims)).result
+        v, inside = read_input(gen, s.operand, dims)     # a padded input: its source
+        if inside is not None:
+            conds.append(inside)
         if s.cast is not None:
             v = clone_unary(s.cast, v)
         if conds:
-            ok = conds[0] if len(conds) == 1 else arith.andi(conds[0], conds[1])
-            v = arith.select(ok, v, const(v.type, 0))
+            v = arith.select(all_of(conds), v, const(v.type, 0))
         if s.convert is not None:
             v = s.convert(v)
         out.append(v)
