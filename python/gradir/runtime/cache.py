@@ -59,7 +59,12 @@ Where and whether (read when ``compile`` runs):
     the cap (a hit refreshes an entry's time).  ``clear()`` (or deleting the
     folder) empties it.
 
-CUDA executables are not cached (``compile_cuda`` has its own path).
+``gradir.compile(target="cuda")`` uses the same folder, switches and
+rules (``cuda_cache.py``): its entries are exported CUDA libraries, under
+``compiled/cuda-<runtime>/`` beside the CUDA runtime they link, in the
+same size cap; their key adds the binary format, ``sm_count``, the ptxas
+version and the runtime.  ``lookup`` then reads an entry without loading
+it (``reader``).
 """
 
 from __future__ import annotations
@@ -76,14 +81,17 @@ import uuid
 import warnings
 from pathlib import Path
 
-__all__ = ["CacheWarning", "CacheStats", "stats", "cache_dir", "cache_key", "lookup",
-           "store", "wait", "clear", "FORMAT", "MAGIC"]
+__all__ = ["CacheWarning", "CacheStats", "stats", "cache_dir", "cache_key", "lookup", "verify",
+           "library_bytes", "warn",
+           "store", "store_library", "work_folder", "discard_entry", "wait", "clear", "FORMAT",
+           "MAGIC", "TARGET_PREFIX"]
 
 FORMAT = 2
 MAGIC = b"\0GRADIR-CACHE-2\0"   # 16 bytes, then the key and the hex SHA-256 (64 bytes each)
 _TRAILER = len(MAGIC) + 128
 _OFF = ("0", "off", "false", "no")
 SUBDIR = "compiled"
+TARGET_PREFIX = "cuda-"  # compiled/cuda-<runtime>/: CUDA entries and the runtime they link
 
 
 class CacheWarning(UserWarning):
@@ -109,6 +117,9 @@ stats = CacheStats()
 
 def _warn(message: str) -> None:
     warnings.warn(message, CacheWarning, stacklevel=4)
+
+
+warn = _warn
 
 
 # --- where -------------------------------------------------------------------
@@ -175,8 +186,10 @@ def _fingerprint() -> str:
     return _FINGERPRINT
 
 
-def cache_key(module_text: str, options, functions=None) -> str:
-    """SHA-256 (hex) of everything the compiled code depends on."""
+def cache_key(module_text: str, options, functions=None, extra: dict | None = None) -> str:
+    """SHA-256 (hex) of everything the compiled code depends on; ``extra``:
+    what else a target's code depends on (target "cuda": the binary
+    format, ``sm_count``, the ptxas version, the CUDA runtime; ``cuda_cache``)."""
     from ..conversion.cpu.host import resolve
     target = resolve(options.cpu) if options.target == "cpu" else None
     h = hashlib.sha256()
@@ -188,6 +201,7 @@ def cache_key(module_text: str, options, functions=None) -> str:
         "functions": sorted(functions) if functions is not None else None,
         "cpu": repr(target),
         **({"switches": switches} if (switches := _switches()) else {}),
+        **({"target": extra} if extra else {}),
     }, sort_keys=True, default=str).encode())
     h.update(b"\0")
     h.update(module_text.encode())
@@ -200,6 +214,7 @@ _SWITCH_PACKAGES = ("gradir.conversion.", "gradir.transforms.", "gradir.autodiff
 _SIMPLE = (bool, int, float, str, type(None))
 _ASSIGNED = re.compile(r"^([A-Z][A-Z0-9_]*)\s*(?::[^=\n]*)?=\s*([^\n]+)$", re.M)
 _source_values: dict[str, dict] = {}
+_MAX_LINES = 12          # lines an assignment's value may continue over
 
 
 def _simple(value) -> bool:
@@ -238,11 +253,24 @@ def _assigned(module) -> dict:
             text = Path(module.__file__).read_text()
         except (OSError, TypeError):
             text = ""
-        for var, rhs in _ASSIGNED.findall(text):
-            try:
-                values[var] = _constant(ast.parse(rhs.split("  #")[0].strip(), mode="eval").body)
-            except (SyntaxError, ValueError, TypeError, ArithmeticError):
-                continue
+        for m in _ASSIGNED.finditer(text):
+            # a value over several lines (a tuple of tuples: the GEMM tiles):
+            # the next lines joined while its brackets are open
+            lines = [m.group(2)]
+            more = iter(text[m.end():].split("\n", _MAX_LINES + 1)[1:_MAX_LINES + 1])
+            while True:
+                source = "\n".join(line.split("  #")[0].strip() for line in lines)
+                try:
+                    values[m.group(1)] = _constant(ast.parse(source, mode="eval").body)
+                except SyntaxError:
+                    opened = sum(map(source.count, "([{")) - sum(map(source.count, ")]}"))
+                    line = next(more, None) if opened > 0 else None
+                    if line is not None:
+                        lines.append(line)
+                        continue
+                except (ValueError, TypeError, ArithmeticError):
+                    pass
+                break
         _source_values[name] = values
     return _source_values[name]
 
@@ -275,9 +303,12 @@ def _digest(data: bytes, key: str) -> bytes:
     return hashlib.sha256(data + b"\0" + key.encode()).hexdigest().encode()
 
 
-def _verify(path: Path, key: str) -> str | None:
+def verify(path: Path, key: str) -> str | None:
     """Why the entry cannot be used for ``key`` (None: it is whole and its own)."""
-    data = path.read_bytes()
+    return _problem(path.read_bytes(), key)
+
+
+def _problem(data: bytes, key: str) -> str | None:
     if len(data) <= _TRAILER or data[-_TRAILER:-128] != MAGIC:
         return "is truncated or corrupt (no trailer)"
     stored_key = data[-128:-64].decode("ascii", "replace")
@@ -289,7 +320,18 @@ def _verify(path: Path, key: str) -> str | None:
     return None
 
 
-# Runtime libraries checked by this process: name -> (size, mtime_ns) when found whole.
+def library_bytes(path: Path, key: str) -> bytes:
+    """The library the entry at ``path`` holds (its trailer cut off);
+    ``LibraryError`` when it is not whole or not ``key``'s."""
+    from .errors import LibraryError
+    data = path.read_bytes()
+    why = _problem(data, key)
+    if why is not None:
+        raise LibraryError(f"{path} {why}")
+    return data[:-_TRAILER]
+
+
+# Runtime libraries checked by this process: path -> (size, mtime_ns) when found whole.
 _checked_libraries: dict[str, tuple[int, int]] = {}
 
 
@@ -309,7 +351,7 @@ def _check_runtime_libraries(directory: Path) -> bool:
     for lib in directory.glob("lib*.so"):
         try:
             st = lib.stat()
-            if _checked_libraries.get(lib.name) == (st.st_size, st.st_mtime_ns):
+            if _checked_libraries.get(str(lib)) == (st.st_size, st.st_mtime_ns):
                 continue
             try:
                 want = _record(lib).read_bytes().strip()
@@ -320,7 +362,7 @@ def _check_runtime_libraries(directory: Path) -> bool:
             whole = False
             continue
         if ok:
-            _checked_libraries[lib.name] = (st.st_size, st.st_mtime_ns)
+            _checked_libraries[str(lib)] = (st.st_size, st.st_mtime_ns)
             continue
         whole = False
         if want is not None:
@@ -347,16 +389,20 @@ def discard_entry(directory: Path, key: str, why: str) -> None:
     stats.misses += 1
 
 
-def lookup(directory: Path, key: str):
-    """The cached ``Library`` for ``key``, or None (a miss)."""
+def lookup(directory: Path, key: str, reader=None):
+    """The cached ``Library`` for ``key``, or None (a miss).  ``reader``:
+    what opens a whole entry instead of ``gradir.runtime.load`` (a CUDA
+    entry is read, not loaded: ``cuda_cache``); its ``LibraryError`` or
+    ``OSError`` discards the entry."""
     from .loader import LibraryError, load
     from .target_check import TargetMismatchError
+    reader = reader or load
     path = _entry(directory, key)
     try:
         if not path.is_file():
             stats.misses += 1
             return None
-        why = _verify(path, key)
+        why = verify(path, key)
         libraries_whole = why is not None or _check_runtime_libraries(directory)
     except FileNotFoundError:               # evicted by another process meanwhile
         stats.misses += 1
@@ -374,7 +420,7 @@ def lookup(directory: Path, key: str):
         stats.misses += 1
         return None
     try:
-        lib = load(path)
+        lib = reader(path)
     except FileNotFoundError:
         stats.misses += 1
         return None
@@ -408,15 +454,8 @@ def store(directory: Path, key: str, exe, engine) -> None:
     from .export import unexportable_names
     if unexportable_names(exe.signatures):
         return      # no library can hold it (each process rewrote and refused the entry)
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        if not os.access(directory, os.W_OK | os.X_OK):
-            raise PermissionError(13, "Permission denied")
-        work = Path(tempfile.mkdtemp(prefix=".build-", dir=directory))
-    except OSError as err:
-        stats.errors += 1
-        _warn(f"gradir compile cache: cannot write to {directory}: "
-              f"{err.strerror or err}; not cached")
+    work = work_folder(directory)
+    if work is None:
         return
     try:
         engines = engine if isinstance(engine, (list, tuple)) else [engine]
@@ -435,8 +474,22 @@ def store(directory: Path, key: str, exe, engine) -> None:
     thread.start()
 
 
+def work_folder(directory: Path) -> Path | None:
+    """A new temporary folder in ``directory`` (created) to build an entry
+    in, or None (with a CacheWarning) when the directory cannot be written."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        if not os.access(directory, os.W_OK | os.X_OK):
+            raise PermissionError(13, "Permission denied")
+        return Path(tempfile.mkdtemp(prefix=".build-", dir=directory))
+    except OSError as err:
+        stats.errors += 1
+        _warn(f"gradir compile cache: cannot write to {directory}: "
+              f"{err.strerror or err}; not cached")
+        return None
+
+
 def _cleanup(work: Path) -> None:
-    import shutil
     shutil.rmtree(work, ignore_errors=True)
 
 
@@ -496,22 +549,26 @@ def _write_entry(directory: Path, key: str, data: bytes) -> None:
     os.replace(tmp, _entry(directory, key))     # atomic: a whole entry or none
     stats.writes += 1
     try:
-        _prune(directory)
+        _prune(directory.parent if directory.name.startswith(TARGET_PREFIX) else directory)
     except OSError as err:                      # the entry is written: only pruning failed
         stats.errors += 1
         _warn(f"gradir compile cache: pruning {directory} failed: {err.strerror or err}")
 
 
-def store_library(directory: Path, key: str, library: Path) -> None:
+def store_library(directory: Path, key: str, library: Path) -> bool:
     """Writes the entry ``key`` from an already linked library (the LLVM
-    tools path, ``llvm_tools.build_library``); nothing left to link."""
+    tools path, ``llvm_tools.build_library``; a CUDA library) and the
+    runtime libraries beside it; nothing left to link.  False (with a
+    CacheWarning) when it could not be written."""
     try:
         directory.mkdir(parents=True, exist_ok=True)
         _copy_runtime_libraries(Path(library).parent, directory, exclude=Path(library).name)
         _write_entry(directory, key, Path(library).read_bytes())
+        return True
     except Exception as err:  # noqa: BLE001 - a cache write must never fail the compile
         stats.errors += 1
         _warn(f"gradir compile cache: writing the entry for {key[:12]} failed: {err}")
+        return False
 
 
 def wait() -> None:
@@ -545,15 +602,23 @@ def _max_bytes() -> float:
     return mb * (1 << 20)
 
 
+def _folders(directory: Path) -> list[Path]:
+    """``directory`` (``compiled/``) and its CUDA entries' folders."""
+    return [directory, *sorted(p for p in directory.glob(TARGET_PREFIX + "*") if p.is_dir())]
+
+
 def _prune(directory: Path) -> None:
-    """Deletes least recently used entries until the folder is under the cap,
-    and temporary files that crashed writers left behind (older than an hour)."""
+    """Deletes least recently used entries (CPU and CUDA ones together)
+    until the folder is under the cap, and temporary files that crashed
+    writers left behind (older than an hour)."""
     import time
     entries, total, now = [], 0, time.time()
-    for path in directory.iterdir():
+    for path in (p for folder in _folders(directory) for p in folder.iterdir()):
         try:
             st = path.stat()
         except OSError:
+            continue
+        if path.name.startswith(TARGET_PREFIX):
             continue
         if path.name.startswith("."):
             if now - st.st_mtime > 3600:
@@ -582,7 +647,7 @@ def clear(cache=None) -> int:
     count = 0
     if directory is None or not directory.is_dir():
         return 0
-    for path in directory.iterdir():
+    for path in (p for folder in _folders(directory) for p in folder.iterdir()):
         if path.suffix == ".so":
             path.unlink(missing_ok=True)
             _record(path).unlink(missing_ok=True)

@@ -78,6 +78,11 @@ class CudaExecutable(FunctionTable):
     starts the ExecutionEngine and loads the kernels, so it needs a GPU.
     """
 
+    # The compile cache (cuda_cache.py): True when the functions run a cached
+    # library, False when compiled here, None with the cache off.
+    cache_hit = None
+    cache_path = None
+
     def __init__(self, lowered_text: str, signatures: dict, options, fmt: str,
                  resident: dict | None = None):
         self.options = options
@@ -128,7 +133,7 @@ class CudaExecutable(FunctionTable):
         """PTX text per GPU module (``format="isa"`` only)."""
         out = {}
         for name, blob in re.findall(r'gpu\.binary @(\w+)[^\n]*?assembly = "((?:[^"\\]|\\.)*)"',
-                                     self._lowered_text):
+                                     self.llvm_ir):
             out[name] = _unescape(blob)
         return out
 

@@ -386,8 +386,9 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
     single-threaded code with no runtime.  Results are bitwise identical
     from run to run, and at every thread count.
 
-    ``cache`` (target "cpu"): the persistent compile cache (``runtime/cache.py``):
-    None follows ``GRADIR_CACHE``/``GRADIR_CACHE_DIR`` (on by default, under
+    ``cache``: the persistent compile cache (``runtime/cache.py``; target
+    "cuda": ``runtime/cuda_cache.py``): None follows
+    ``GRADIR_CACHE``/``GRADIR_CACHE_DIR`` (on by default, under
     ``~/.cache/gradir``), False turns it off for this call, True turns it on,
     a path uses that directory.  ``functions``: names of the public functions
     to compile (default: all); the others are not lowered nor compiled.
@@ -461,9 +462,15 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
         if not functions or not all(isinstance(f, str) for f in functions):
             raise TypeError(f"functions must name at least one function, not {functions!r}")
     if target == "cuda":
+        from . import cache as _cache
         from .cuda import compile_cuda
-        return compile_cuda(module, options, functions=functions,
-                            sm_count=132 if sm_count is None else sm_count)
+        sm_count = 132 if sm_count is None else sm_count
+        directory = _cache.cache_dir(cache)
+        if directory is not None:       # the compile cache (cuda_cache.py)
+            from .cuda_cache import compile_cached
+            return compile_cached(module, options, directory, functions=functions,
+                                  sm_count=sm_count)
+        return compile_cuda(module, options, functions=functions, sm_count=sm_count)
     # --- issue 14: the persistent compile cache (runtime/cache.py) ---
     from . import cache as _cache
     directory = _cache.cache_dir(cache) if target == "cpu" else None
