@@ -11,7 +11,8 @@
 # another entry; damaged or foreign entries are discarded with a warning and
 # rebuilt (also one damaged between the compile and the first call);
 # cache=False and GRADIR_CACHE=0 bypass the cache; without a driver a hit's
-# first call raises what a fresh compile's does.
+# first call raises what a fresh compile's does; clear() and the size cap
+# count CUDA entries (a miss whose entry is evicted runs its own code).
 
 import os
 import re
@@ -93,7 +94,7 @@ def run(exe):
         got += [step(x, labels, *p1), exe["main"](x, labels, *p1)]
     for w in caught:
         if w.category is cache.CacheWarning:
-            print("  warning:", str(w.message).split(";")[0].replace(out, "<out>"))
+            print("  warning:", str(w.message).replace(out, "<out>"))
     return [np.asarray(a) for r in got for a in r]
 
 
@@ -188,11 +189,27 @@ print("  sm_80 again: hit:", exe.cache_hit, delta, "| entries:", len(entries()))
 # format; gradir.compile takes a cubin when ptxas is found, else PTX).
 from gradir.runtime.toolchain import CompileOptions  # noqa: E402
 options = CompileOptions("cuda", 3, "sm_90", RESIDENT)
+before = cache.stats.misses, cache.stats.corrupt
 isa = cuda_cache.compile_cached(module, options, os.path.join(CACHE, "compiled"), format="isa")
-print("  format isa:", isa.cache_hit, isa.format, "| ptxas in the cubin key:",
-      "ptxas" in cuda_cache.tool_versions("bin"), "| none in PTX's:",
-      cuda_cache.tool_versions("isa") == {})
-# CHECK-NEXT: format isa: False isa | ptxas in the cubin key: True | none in PTX's: True
+print("  format isa:", isa.cache_hit, isa.format, "| misses, corrupt:",
+      (cache.stats.misses - before[0], cache.stats.corrupt - before[1]),
+      "| no tool in PTX's key:", cuda_cache.tool_versions("isa") == {})
+# CHECK-NEXT: format isa: False isa | misses, corrupt: (1, 0) | no tool in PTX's key: True
+saved = dict(cuda_cache._versions)
+cuda_cache._versions.update({k: "ptxas: another release" for k in saved})
+exe, delta = compile_()
+cuda_cache._versions.update(saved)
+print("  another ptxas: hit:", exe.cache_hit, delta, "| memoized:", len(saved))
+# CHECK-NEXT: another ptxas: hit: False {'misses': 1, 'writes': 1} | memoized: 1
+os.environ["GRADIR_CUDA_RUNTIME"] = "mlir"
+exe, delta = compile_()
+del os.environ["GRADIR_CUDA_RUNTIME"]
+print("  MLIR's runtime: hit:", exe.cache_hit, delta, "| folder:",
+      exe.cache_path.parent.name.split("-")[:2], sorted(os.listdir(exe.cache_path.parent))[-4:])
+# CHECK-NEXT: MLIR's runtime: hit: False {'misses': 1, 'writes': 1} | folder: ['cuda', 'mlir'] ['libLLVM.so', 'libLLVM.so.sha256', 'libmlir_cuda_runtime.so', 'libmlir_cuda_runtime.so.sha256']
+exe, delta = compile_()
+print("  gradir's runtime again: hit:", exe.cache_hit, delta, "| entries:", len(entries()))
+# CHECK-NEXT: gradir's runtime again: hit: True {'hits': 1} | entries: 12
 
 print("TEST: damaged entries are rebuilt")
 path = miss.cache_path
@@ -235,7 +252,7 @@ path.write_bytes(data[:1000])
 got = run(exe)
 print("damaged before the call: like fresh:", all(np.array_equal(a, b) for a, b in zip(got, want)),
       "| launch errors:", driver.errors)
-# CHECK-NEXT: warning: gradir compile cache: <out>/cache/compiled/cuda-{{.*}}.so cannot be loaded (is truncated or corrupt (no trailer))
+# CHECK-NEXT: warning: gradir compile cache: <out>/cache/compiled/cuda-{{.*}}.so cannot be loaded (is truncated or corrupt (no trailer)); compiling again
 # CHECK-NEXT: damaged before the call: like fresh: True | launch errors: []
 exe, delta = compile_()
 print("next compile:", exe.cache_hit, delta)
@@ -279,3 +296,19 @@ print(lines[-1][1].split(":")[0])
 # CHECK-LABEL: TEST: no driver
 # CHECK-NEXT: None True | same error: True
 # CHECK-NEXT: RuntimeError cannot start the CUDA runtime (libmlir_cuda_runtime.so)
+
+print("TEST: clear and size cap")
+n = len(entries())
+print("cleared:", cache.clear(CACHE) == n, n > 0, "left:", len(entries()))
+# CHECK-LABEL: TEST: clear and size cap
+# CHECK-NEXT: cleared: True True left: 0
+# An entry evicted at once (a tiny cap): the miss runs the code compiled here.
+os.environ["GRADIR_CACHE_MAX_MB"] = "0.000001"
+exe, delta = compile_()
+del os.environ["GRADIR_CACHE_MAX_MB"]
+print("capped:", exe.cache_hit, delta, "entries:", len(entries()))
+print("capped runs like fresh:", all(np.array_equal(a, b) for a, b in zip(run(exe), want)),
+      "| launch errors:", driver.errors)
+# CHECK-NEXT: capped: False {'misses': 1, 'writes': 1} entries: 0
+# CHECK-NEXT: warning: gradir compile cache: <out>/cache/compiled/cuda-{{.*}}.so cannot be loaded ([Errno 2] No such file or directory{{.*}}); running the code compiled here
+# CHECK-NEXT: capped runs like fresh: True | launch errors: []

@@ -196,7 +196,7 @@ def compile_cached(module, options, directory: Path, *, sm_count: int = 132,
     if unexportable_names(exe.signatures) or not _store(folder, key, exe):
         return exe
     return CachedCudaExecutable(exe.cache_path, key, exe.signatures, options, fmt, text,
-                                functions, sm_count, hit=False, lowered_text=exe.llvm_ir)
+                                functions, sm_count, hit=False, compiled=exe)
 
 
 def _store(folder: Path, key: str, exe: CudaExecutable) -> bool:
@@ -220,13 +220,15 @@ class CachedCudaExecutable(CudaExecutable):
     """A ``CudaExecutable`` whose functions run a compile-cache entry (an
     exported CUDA library), loaded at the first call; nothing is lowered
     and LLVM is not invoked.  ``cache_hit``: True when the entry was
-    found, False when this process compiled and wrote it.  ``llvm_ir`` and
-    ``kernels()`` lower the module again on first use (a hit);
-    ``export_library`` copies the entry's library and its runtime."""
+    found, False when this process compiled and wrote it (``compiled``: that
+    ``CudaExecutable``, which runs instead should the entry be gone by the
+    first call).  ``llvm_ir`` and ``kernels()`` lower the module again on
+    first use (a hit); ``export_library`` copies the entry's library and
+    its runtime."""
 
     def __init__(self, path: Path, key: str, signatures: dict, options, fmt: str,
                  module_text: str, functions, sm_count: int, *, hit: bool,
-                 lowered_text: str | None = None):
+                 compiled: CudaExecutable | None = None):
         self.options = options
         self.format = fmt
         self.signatures = signatures
@@ -237,7 +239,8 @@ class CachedCudaExecutable(CudaExecutable):
         self._module_text = module_text
         self._requested = functions
         self._sm_count = sm_count
-        self._lowered_text = lowered_text
+        self._compiled = compiled
+        self._lowered_text = compiled.llvm_ir if compiled is not None else None
         self._engine = None         # the loaded Library (or a CudaExecutable compiled again)
         self._keepalive = None
         self._functions = {name: Function(sig, self._caller(name), keepalive=self)
@@ -278,12 +281,15 @@ class CachedCudaExecutable(CudaExecutable):
         except OSError as err:      # LibraryError; FileNotFoundError: evicted meanwhile
             cache.stats.errors += 1
             cache.warn(f"gradir compile cache: {self.cache_path} cannot be loaded ({err}); "
-                       "compiling again")
+                       + ("compiling again" if self._compiled is None
+                          else "running the code compiled here"))
         fresh = self._compile_again()
         fresh._ensure_engine()
         return fresh
 
     def _compile_again(self) -> CudaExecutable:
+        if self._compiled is not None:
+            return self._compiled
         from mlir import ir
         from ..ir import make_context
         with make_context():
