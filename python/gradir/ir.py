@@ -18,7 +18,7 @@ __all__ = ["DIALECT_FILES", "load_dialects", "make_context", "parse", "print_mod
            "as_operation", "VARIADIC_OPS", "MAX_RUNS", "segment_sizes", "strip_segments",
            "symbol_name", "functions", "find_function", "function_type",
            "set_function_type", "walk", "blocks_of", "has_uses", "MAX_NESTING",
-           "nesting_problem"]
+           "nesting_problem", "input_problem"]
 
 _DIALECT_DIR = Path(__file__).resolve().parent / "dialect"
 DIALECT_FILES = (_DIALECT_DIR / "rlx.irdl.mlir", _DIALECT_DIR / "grad.irdl.mlir")
@@ -138,13 +138,38 @@ def nesting_problem(text: str) -> tuple[int, int] | None:
     return None
 
 
+# Text on which MLIR 22's parser aborts the process (an assertion, SIGABRT)
+# instead of reporting an error: ``array<index: 1>`` (a dense array of
+# ``index``, which has no bit width).  Found outside strings and comments.
+_HAZARDS = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|(?P<hit>\barray\s*<\s*index\b)')
+
+
+def input_problem(text: str) -> tuple[int, int, str] | None:
+    """(line, column, message) of the first construct in ``text`` that MLIR's
+    parser cannot take without crashing or overflowing its stack (nesting
+    deeper than ``MAX_NESTING``, a dense array of ``index``), or None."""
+    where = nesting_problem(text)
+    if where is not None:
+        return (*where, f"nesting deeper than {MAX_NESTING} levels is not supported")
+    for m in _HAZARDS.finditer(text):
+        if m.group("hit"):
+            start = m.start("hit")
+            line = text.count("\n", 0, start) + 1
+            return (line, start - (text.rfind("\n", 0, start) + 1) + 1,
+                    "dense arrays of 'index' are not supported (MLIR's parser aborts on them): "
+                    "use array<i64: ...>")
+    return None
+
+
 def parse(text: str, *, source_name: str = "<string>",
           context: ir.Context | None = None) -> builtin.ModuleOp:
     """Parses gradir IR (a module, or several top-level ops) into a module.
 
     Raises ``mlir.ir.MLIRError`` with located diagnostics on bad input,
     ``TypeError`` when ``text`` is not text (UTF-8 bytes are accepted) and
-    ``ValueError`` when it nests deeper than ``MAX_NESTING`` levels."""
+    ``ValueError`` (located) for what MLIR's parser cannot take safely
+    (``input_problem``: nesting deeper than ``MAX_NESTING`` levels, a dense
+    array of ``index``)."""
     if isinstance(text, (bytes, bytearray)):
         try:
             text = bytes(text).decode("utf-8")
@@ -152,10 +177,9 @@ def parse(text: str, *, source_name: str = "<string>",
             raise TypeError(f"gradir.parse: the bytes are not UTF-8 text ({err})") from None
     if not isinstance(text, str):
         raise TypeError(f"gradir.parse expects IR text (str), not {type(text).__name__}")
-    where = nesting_problem(text)
-    if where is not None:
-        raise ValueError(f"{source_name}:{where[0]}:{where[1]}: nesting deeper than "
-                         f"{MAX_NESTING} levels is not supported")
+    problem = input_problem(text)
+    if problem is not None:
+        raise ValueError(f"{source_name}:{problem[0]}:{problem[1]}: {problem[2]}")
     ctx = context
     if ctx is None:
         try:

@@ -128,6 +128,9 @@ def parse_args(argv: list[str]) -> Options:
                 opts.elide_elements = int(value)
                 if opts.elide_elements < 0:
                     raise ValueError(value)
+                # no attribute has 2^63 elements: a larger limit elides nothing
+                # (MLIR's printer takes an int64)
+                opts.elide_elements = min(opts.elide_elements, (1 << 63) - 1)
             except ValueError:
                 raise UsageError(f"option '--{name}' expects a non-negative integer, "
                                  f"got '{value}'") from None
@@ -502,11 +505,10 @@ def read_input(tool: str, path: str) -> tuple[str, str] | None:
                 return None
             return name, text
         text = raw.decode("utf-8")
-        from ..ir import MAX_NESTING, nesting_problem
-        where = nesting_problem(text)
-        if where is not None:
-            print(f"{name}:{where[0]}:{where[1]}: error: nesting deeper than {MAX_NESTING} "
-                  "levels is not supported", file=sys.stderr)
+        from ..ir import input_problem
+        problem = input_problem(text)
+        if problem is not None:
+            print(f"{name}:{problem[0]}:{problem[1]}: error: {problem[2]}", file=sys.stderr)
             return None
         return name, text
     except (OSError, ValueError) as err:

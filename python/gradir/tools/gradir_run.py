@@ -25,6 +25,7 @@ from .driver import Diag, UsageError
 __all__ = ["main", "entry"]
 
 USAGE = __doc__.split("\n\n")[1]
+MAX_PRECISION = 1000       # an f64 prints exactly in fewer than 800 digits
 
 
 @dataclass
@@ -91,9 +92,10 @@ def parse_args(argv: list[str]) -> tuple[RunOptions, driver.Options]:
                 ro.precision = int(v)
             except ValueError:
                 raise UsageError(f"--print-precision expects an integer, not '{v}'") from None
-            if ro.precision < 0:
-                raise UsageError(f"--print-precision expects a non-negative number of "
-                                 f"digits, not {v}")
+            if not 0 <= ro.precision <= MAX_PRECISION:
+                # (numpy takes a C int; no float has more digits than that)
+                raise UsageError(f"--print-precision expects a number of digits from 0 to "
+                                 f"{MAX_PRECISION}, not {v}")
         else:
             rest.append(arg)
     if ro.inputs and ro.seed is not None:

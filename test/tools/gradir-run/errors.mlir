@@ -10,6 +10,7 @@
 // RUN: not gradir-run %t.missing.mlir 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: rm -f %t.none.npz && not gradir-run %s --entry nope --random-inputs 0 -o %t.none.npz && not test -e %t.none.npz
 // RUN: not gradir-run %s --random-inputs 0 --print-precision -1 2>&1 | FileCheck %s --check-prefix=PRECISION
+// RUN: not gradir-run %s --random-inputs 0 --print-precision 99999999999 2>&1 | FileCheck %s --check-prefix=PRECISION-HUGE
 // RUN: not gradir-run %s --random-inputs 0 --interpret=maybe 2>&1 | FileCheck %s --check-prefix=INTERPRET
 
 func.func @main(%x: tensor<3xf32>, %y: tensor<3xf32>) -> tensor<f32> {
@@ -26,5 +27,7 @@ func.func @main(%x: tensor<3xf32>, %y: tensor<3xf32>) -> tensor<f32> {
 // MISSING: gradir-run: error: could not open input file '{{.*}}missing.mlir'
 // NEGSEED: gradir-run: error: --random-inputs expects a non-negative integer seed, not '-1'
 // NODIR: gradir-run: error: could not write output file '{{.*}}nodir/out.npz': No such file or directory
-// PRECISION: gradir-run: error: --print-precision expects a non-negative number of digits, not -1
+// PRECISION: gradir-run: error: --print-precision expects a number of digits from 0 to 1000, not -1
+// (numpy's printer takes a C int: a larger value was an internal OverflowError)
+// PRECISION-HUGE: gradir-run: error: --print-precision expects a number of digits from 0 to 1000, not 99999999999
 // INTERPRET: gradir-run: error: --interpret takes no value or true/false, not 'maybe'
