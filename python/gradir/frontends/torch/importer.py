@@ -43,6 +43,11 @@ IR_DTYPES = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "
              "int64": "i64", "int32": "i32", "bool": "i1"}
 _FROM_IR = {v: k for k, v in IR_DTYPES.items()}
 
+_RANDOM = ("a random op (PyTorch draws new values at each call; an imported program is "
+           "deterministic): dropout, stochastic depth (torchvision's StochasticDepth) and "
+           "random masks in training mode; import the model in eval mode (model.eval()) or "
+           "with their probability 0")
+
 _GRADIR_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)\n(?P<code>[^\n]*)')
 
@@ -550,6 +555,8 @@ class _Importer:
                 self.env[node] = self._count(node, args, kwargs)
                 return
             fn = OPS.get(cx.op)
+            if fn is None and not self._foldable(node):
+                raise cx.error(_RANDOM)
             if fn is None:
                 raise cx.error("no rlx mapping for this aten op (gradir.frontends.torch."
                                "supported_ops() lists the mapped ones)")

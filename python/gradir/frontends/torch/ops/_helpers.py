@@ -7,7 +7,7 @@ from mlir import ir
 from gradir.dialects import rlx
 
 __all__ = ["norm_axis", "norm_axes", "pair", "float_operands", "reshape_to", "bcast_param",
-           "concat_many", "split_sizes", "FLOATING", "Unavailable"]
+           "concat_many", "split_sizes", "integer_via_f64", "FLOATING", "Unavailable"]
 
 
 
@@ -49,6 +49,19 @@ def float_operands(cx, *xs, dtype=None):
         raise cx.error(f"integer arithmetic ({dtype}) on run-time tensors: rlx arithmetic "
                        "is floating-point only")
     return [cx.value(x, dtype) for x in xs]
+
+
+def integer_via_f64(cx, compute, *xs):
+    """Integer arithmetic (``lengths - 1``, ``mask.sum(-1)``) that rlx,
+    floating-point only, cannot do: ``compute`` on the operands cast to f64,
+    the result cast back to the node's integer type; exact while every
+    value stays below 2**53 in magnitude (torch's int64 would wrap around
+    only past 2**63).  Integer results carry no gradient."""
+    if str(cx.out_dtype) not in ("torch.int64", "torch.int32", "torch.bool"):
+        raise cx.error(f"integer arithmetic ({cx.out_dtype}) on run-time tensors has no "
+                       "rlx mapping")
+    f64 = cx.torch.float64
+    return rlx.astype(compute(*[cx.value(x, f64) for x in xs]), cx.ir_type(cx.out_dtype))
 
 
 def reshape_to(x: ir.Value, shape) -> ir.Value:

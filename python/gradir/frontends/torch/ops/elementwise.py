@@ -9,7 +9,7 @@ import math
 from gradir.dialects import grad, rlx
 
 from .registry import aten
-from ._helpers import FLOATING, float_operands
+from ._helpers import FLOATING, float_operands, integer_via_f64
 
 __all__: list[str] = []
 
@@ -144,30 +144,46 @@ def _clip(cx, v, lo, hi):
     return v
 
 
+def _saturate(cx, v, lo, hi, at_lo, at_hi, body):
+    """``body`` where ``lo < v < hi``, ``at_lo`` where ``v <= lo``, ``at_hi``
+    where ``v >= hi`` (floats or Values): ``where`` masks rather than
+    ``maximum``/``minimum``, so that at the corners themselves the gradient
+    is the outer one, as in torch's hardtanh/hardsigmoid/hardswish backward
+    (a ``maximum`` tie gave the inner slope).  Exact corner values are
+    common: a ReLU6 after an eval-mode BatchNorm of a depthwise conv over an
+    all-zero patch (torchvision's MobileNetV2) sees exact zeros."""
+    dtype = cx.dtype(v)
+    const = lambda c: cx.scalar(c, dtype) if isinstance(c, float) else c  # noqa: E731
+    return rlx.where(rlx.less_equal(v, cx.scalar(lo, dtype)), const(at_lo),
+                     rlx.where(rlx.greater_equal(v, cx.scalar(hi, dtype)), const(at_hi), body))
+
+
 @aten("aten.hardswish.default")
 def hardswish(cx, x):
-    # x * min(max(x + 3, 0), 6) / 6
+    # x * (x + 3) / 6 inside (-3, 3), 0 below, x above (torch: x * min(max(x + 3, 0), 6) / 6)
     (v,) = float_operands(cx, x)
-    r6 = _clip(cx, rlx.add(v, _one(cx, v, 3.0)), 0.0, 6.0)
-    return rlx.divide(rlx.multiply(v, r6), _one(cx, v, 6.0))
+    body = rlx.divide(rlx.multiply(v, rlx.add(v, _one(cx, v, 3.0))), _one(cx, v, 6.0))
+    return _saturate(cx, v, -3.0, 3.0, 0.0, v, body)
 
 
 @aten("aten.hardsigmoid.default")
 def hardsigmoid(cx, x):
+    # torch's f64 backward scales by float32(1/6); gradir's by 1/6
     (v,) = float_operands(cx, x)
-    return rlx.divide(_clip(cx, rlx.add(v, _one(cx, v, 3.0)), 0.0, 6.0), _one(cx, v, 6.0))
+    body = rlx.divide(rlx.add(v, _one(cx, v, 3.0)), _one(cx, v, 6.0))
+    return _saturate(cx, v, -3.0, 3.0, 0.0, 1.0, body)
 
 
 @aten("aten.hardtanh.default")
 def hardtanh(cx, x, min_val=-1.0, max_val=1.0):
     (v,) = float_operands(cx, x)
-    return _clip(cx, v, float(min_val), float(max_val))
+    lo, hi = float(min_val), float(max_val)
+    return _saturate(cx, v, lo, hi, lo, hi, v)
 
 
 @aten("aten.relu6.default")
 def relu6(cx, x):
-    (v,) = float_operands(cx, x)
-    return _clip(cx, v, 0.0, 6.0)
+    return hardtanh(cx, x, 0.0, 6.0)
 
 
 @aten("aten.leaky_relu.default")
@@ -213,26 +229,38 @@ def _scaled(cx, b, alpha):
     return rlx.multiply(b, cx.value(alpha, cx.dtype(b)))
 
 
+def _integer(cx):
+    return str(cx.out_dtype) not in FLOATING
+
+
 @aten("aten.add.Tensor", "aten.add.Scalar")
 def add(cx, a, b, alpha=1):
+    if _integer(cx):   # lengths + 1, positions + offset: through f64
+        return integer_via_f64(cx, lambda a, b: rlx.add(a, _scaled(cx, b, alpha)), a, b)
     a, b = float_operands(cx, a, b)
     return rlx.add(a, _scaled(cx, b, alpha))
 
 
 @aten("aten.sub.Tensor", "aten.sub.Scalar")
 def sub(cx, a, b, alpha=1):
+    if _integer(cx):
+        return integer_via_f64(cx, lambda a, b: rlx.subtract(a, _scaled(cx, b, alpha)), a, b)
     a, b = float_operands(cx, a, b)
     return rlx.subtract(a, _scaled(cx, b, alpha))
 
 
 @aten("aten.rsub.Tensor", "aten.rsub.Scalar")
 def rsub(cx, a, b, alpha=1):
+    if _integer(cx):
+        return integer_via_f64(cx, lambda a, b: rlx.subtract(b, _scaled(cx, a, alpha)), a, b)
     a, b = float_operands(cx, a, b)
     return rlx.subtract(b, _scaled(cx, a, alpha))
 
 
 @aten("aten.mul.Tensor", "aten.mul.Scalar")
 def mul(cx, a, b):
+    if _integer(cx):
+        return integer_via_f64(cx, rlx.multiply, a, b)
     a, b = float_operands(cx, a, b)
     return rlx.multiply(a, b)
 

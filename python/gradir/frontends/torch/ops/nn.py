@@ -1,4 +1,4 @@
-"""Layers: linear and matrix products, convolutions, batch/layer/RMS/group
+"""Layers: linear and matrix products, convolutions, batch/layer/RMS/group/instance
 normalization, embedding, pooling (max, average, adaptive average)."""
 
 from __future__ import annotations
@@ -295,6 +295,26 @@ def group_norm(cx, x, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enable
 def native_group_norm(cx, x, weight, bias, n, c, hxw, group, eps):
     y = _group_norm(cx, x, group, weight, bias, eps)
     return [y] + [Unavailable(cx.op, "saved statistics are not imported")] * 2
+
+
+@aten("aten.instance_norm.default")
+def instance_norm(cx, x, weight, bias, running_mean, running_var, use_input_stats, momentum,
+                  eps, cudnn_enabled=False):
+    """Each (sample, channel) normalized over its own spatial axes (population
+    variance), or, with ``use_input_stats=False`` (``track_running_stats``
+    in eval mode), with the running statistics; then the per-channel affine.
+    In training mode with ``track_running_stats=True`` PyTorch also updates
+    the running statistics inside the op, which torch.export does not
+    record: that update is not imported."""
+    (v,) = float_operands(cx, x, dtype=cx.dtype(x))
+    rank = cx.rank(v)
+    if use_input_stats or running_mean is None:
+        axes = list(range(2, rank))
+        mean, var = rlx.mean(v, axes, True), rlx.variance(v, axes, True)
+    else:
+        mean = bcast_param(cx.value(running_mean, cx.dtype(v)), rank)
+        var = bcast_param(cx.value(running_var, cx.dtype(v)), rank)
+    return _scaled(cx, v, mean, var, eps, weight, bias)
 
 
 # --- embedding -------------------------------------------------------------------

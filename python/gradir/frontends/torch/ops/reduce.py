@@ -6,7 +6,7 @@ from __future__ import annotations
 from gradir.dialects import rlx
 
 from .registry import aten
-from ._helpers import Unavailable, float_operands, norm_axes, norm_axis
+from ._helpers import FLOATING, Unavailable, float_operands, integer_via_f64, norm_axes, norm_axis
 
 __all__: list[str] = []
 
@@ -24,6 +24,11 @@ def _reduce(builder):
             # keyword-only dtype second, where dim was read (x.sum(dtype=...)
             # raised a TypeError); the operand is cast to the result's dtype
             dim, keepdim = None, False
+        if builder is rlx.sum_ and str(cx.out_dtype) not in FLOATING:
+            # mask.sum(-1): the count, through f64 (integer_via_f64)
+            return integer_via_f64(
+                cx, lambda v: v if cx.rank(v) == 0 else builder(v, _axes(cx, v, dim),
+                                                                bool(keepdim)), x)
         (v,) = float_operands(cx, x)
         if cx.rank(v) == 0:
             return v

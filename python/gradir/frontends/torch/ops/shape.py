@@ -1,10 +1,11 @@
 """Shape aten ops: view/reshape/flatten/unflatten, permute/transpose/t,
 expand, cat/stack, split/chunk/unbind, select/slice/narrow, unsqueeze/squeeze,
-index_select/index, repeat, tril/triu, and the creation ops whose result does
+index_select/index/gather, repeat, tril/triu, and the creation ops whose result does
 not depend on their operand's values (zeros_like, new_ones, ...)."""
 
 from __future__ import annotations
 
+import math
 import sys
 
 import numpy as np
@@ -160,15 +161,100 @@ def index_select(cx, x, dim, index):
     return rlx.take(v, cx.value(index), [norm_axis(dim, cx.rank(v))])
 
 
+_INTEGER = ("torch.int64", "torch.int32")
+
+
+def _flat_index(cx, parts, shape):
+    """The row-major flat position ``sum_k index_k * stride_k`` of integer
+    index tensors (constants or Values, broadcast to ``shape``) into axes
+    of ``sizes``; ``parts``: (index, size, stride).  rlx has no integer
+    arithmetic: a run-time index is computed in f64 (exact below 2**53)
+    and cast back to i64.  Negative indices count from the end, as in
+    torch."""
+    t = cx.torch
+    const = np.zeros(shape, dtype=np.int64)
+    dynamic = []
+    for ix, size, stride in parts:
+        if isinstance(ix, np.ndarray):
+            const = const + np.where(ix < 0, ix + size, ix) * stride
+        elif cx.is_value(ix):
+            dynamic.append((ix, size, stride))
+        else:
+            arr = ix.detach().cpu().numpy().astype(np.int64)
+            const = const + np.broadcast_to(np.where(arr < 0, arr + size, arr) * stride, shape)
+    if not dynamic:
+        return cx.const(np.ascontiguousarray(np.broadcast_to(const, shape)))
+    f64 = cx.ir_type(t.float64)
+    total = cx.const(np.broadcast_to(const, shape).astype(np.float64))
+    zero = cx.scalar(0.0, t.float64)
+    for ix, size, stride in dynamic:
+        f = rlx.astype(ix, f64)
+        f = rlx.where(rlx.less(f, zero), rlx.add(f, cx.scalar(float(size), t.float64)), f)
+        if stride != 1:
+            f = rlx.multiply(f, cx.scalar(float(stride), t.float64))
+        total = rlx.add(total, f)
+    if cx.shape(total) != list(shape):
+        total = rlx.broadcast_to(total, list(shape))
+    return rlx.astype(total, cx.ir_type(t.int64))
+
+
 @aten("aten.index.Tensor")
 def index(cx, x, indices):
+    """``x[i0, i1, ...]`` with integer index tensors (and ``:`` between or
+    around them): one ``rlx.take`` along one axis, or, for several index
+    tensors, of the flat positions into the indexed axes gathered into one
+    (``_flat_index``).  The result's axes are placed as torch places them
+    (at the first indexed axis when the indexed axes are adjacent, else
+    first).  Boolean masks give data-dependent shapes: no mapping."""
     v = cx.value(x)
-    used = [(i, ix) for i, ix in enumerate(indices) if ix is not None]
-    if len(used) != 1 or str(cx.dtype(used[0][1])) not in ("torch.int64", "torch.int32"):
-        raise cx.error("advanced indexing with one integer index tensor is supported "
-                       "(x[idx], x[:, idx]); several index tensors or boolean masks are not")
-    axis, ix = used[0]
-    return rlx.take(v, cx.value(ix), [axis])
+    rank = cx.rank(v)
+    indices = list(indices) + [None] * (rank - len(indices))
+    used = [i for i, ix in enumerate(indices) if ix is not None]
+    if any(str(cx.dtype(indices[i])) not in _INTEGER for i in used):
+        raise cx.error("indexing with a boolean mask (x[mask]) has a data-dependent shape: "
+                       "no rlx mapping (torch.where(mask, x, 0) keeps the shape)")
+    if len(used) == 1:
+        return rlx.take(v, cx.value(indices[used[0]]), [used[0]])
+    shape = cx.shape(v)
+    bshape = list(np.broadcast_shapes(*[tuple(cx.shape(indices[i])) for i in used]))
+    rest = [i for i in range(rank) if i not in used]
+    strides = [math.prod(shape[j] for j in used[k + 1:]) for k in range(len(used))]
+    flat = _flat_index(cx, [(indices[i], shape[i], st) for i, st in zip(used, strides)],
+                       bshape)
+    moved = rlx.permute_dims(v, used + rest) if used + rest != list(range(rank)) else v
+    moved = reshape_to(moved, [math.prod(shape[i] for i in used)] + [shape[i] for i in rest])
+    y = rlx.take(moved, flat, [0])                       # (bshape..., rest...)
+    adjacent = used == list(range(used[0], used[-1] + 1))
+    if adjacent and used[0] > 0:
+        nb, lead = len(bshape), used[0]
+        axes = list(range(nb, nb + lead)) + list(range(nb)) + list(range(nb + lead,
+                                                                        nb + len(rest)))
+        y = rlx.permute_dims(y, axes)
+    return y
+
+
+@aten("aten.gather.default")
+def gather(cx, x, dim, index, sparse_grad=False):
+    """``torch.gather``: ``out[p] = x[p with axis dim replaced by
+    index[p]]``, a ``rlx.take`` of the flat positions from the flattened
+    ``x`` (its gradient a scatter-add, as torch's)."""
+    v = cx.value(x)
+    if cx.rank(v) == 0:
+        return v
+    shape = cx.shape(v)
+    axis = norm_axis(dim, len(shape))
+    ishape = cx.shape(index)
+    strides = [math.prod(shape[k + 1:]) for k in range(len(shape))]
+    parts = []
+    for k, n in enumerate(ishape):
+        if k == axis:
+            parts.append((index, shape[k], strides[k]))
+        else:
+            iota = np.arange(n, dtype=np.int64).reshape([n if j == k else 1
+                                                         for j in range(len(ishape))])
+            parts.append((iota, shape[k], strides[k]))
+    flat = _flat_index(cx, parts, ishape)
+    return rlx.take(reshape_to(v, [math.prod(shape)]), flat, [0])
 
 
 @aten("aten.tril.default", "aten.triu.default")
