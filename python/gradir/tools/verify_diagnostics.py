@@ -9,7 +9,11 @@ Annotations in the input, each matched against the diagnostics produced:
                                          not itself an annotation; @unknown)
     // expected-error-re {{regex with {{[0-9]+}} parts}}
 
-Every diagnostic must be expected and every expectation met.
+Every diagnostic must be expected and every expectation met.  Stricter
+than mlir-opt where a typo would make a test unable to fail: a comment that
+starts with ``expected-error`` (or warning/note/remark) but is not an
+annotation (``{{`` unclosed, an unknown designator) and an ``-re`` pattern
+that is not a valid regex are errors at the annotation.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Expectation", "parse_expectations", "check"]
+__all__ = ["Expectation", "parse_expectations", "annotation_problems", "check"]
 
 _EXPECT = re.compile(
     r"expected-(?P<sev>error|warning|note|remark)(?P<re>-re)?"
@@ -40,17 +44,46 @@ class Expectation:
         return self.pattern in message
 
 
+# A comment that starts like an annotation; one that ``_EXPECT`` does not
+# read was silently no expectation at all (a test that cannot fail).
+_LOOKS_LIKE = re.compile(r"//\s*(?P<ann>expected-(?:error|warning|note|remark)(?:-re)?)\b")
+
+
 def _regex_of(pattern: str) -> str:
-    """``a {{[0-9]+}} b``: text outside ``{{ }}`` is literal (mlir's -re)."""
+    """``a {{[0-9]+}} b``: text outside ``{{ }}`` is literal (mlir's -re),
+    also when there is no ``{{ }}`` part."""
     out, pos = [], 0
     for m in re.finditer(r"\{\{(.*?)\}\}", pattern):
         out.append(re.escape(pattern[pos:m.start()]))
         out.append("(?:" + m.group(1) + ")")
         pos = m.end()
     out.append(re.escape(pattern[pos:]))
-    if not out or len(out) == 1:
-        return pattern
     return "".join(out)
+
+
+def annotation_problems(text: str, source_name: str) -> list:
+    """Errors (``Diag``) at the annotations of ``text`` that cannot work: a
+    comment starting with ``expected-<severity>`` that is no annotation, an
+    ``-re`` pattern that is not a valid regex."""
+    from .driver import Diag
+
+    out = []
+    for idx, line in enumerate(text.split("\n"), start=1):
+        loose = _LOOKS_LIKE.search(line)
+        if loose is None:
+            continue
+        m = _EXPECT.search(line)
+        where = f"{source_name}:{idx}:{loose.start('ann') + 1}"
+        if m is None:
+            out.append(Diag("error", where, f"malformed '{loose['ann']}' annotation: expected "
+                            f"'{loose['ann']} [@+N|@-N|@above|@below|@unknown] [*N] "
+                            "{{message}}'"))
+        elif m["re"]:
+            try:
+                re.compile(_regex_of(m["msg"]))
+            except re.error as err:
+                out.append(Diag("error", where, f"invalid regex in '{loose['ann']}': {err}"))
+    return out
 
 
 def parse_expectations(text: str) -> list[Expectation]:
@@ -93,9 +126,11 @@ def check(text: str, source_name: str, diags) -> list:
     """Returns the problems as diagnostics to print (empty when all match)."""
     from .driver import Diag
 
+    problems = annotation_problems(text, source_name)
+    if problems:
+        return problems
     expectations = parse_expectations(text)
     remaining = {id(e): e.count for e in expectations}
-    problems = []
     for d in diags:
         line = d.line()
         hit = None
