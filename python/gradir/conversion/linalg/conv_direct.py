@@ -23,6 +23,12 @@ generic's operands in place as an implicit GEMM (``kernels/gemm.py``).
   ``y + (KH-1-ky)*dh``).
   The padding the kernel's reach does not cover is a constant offset in the
   input's map.
+
+The pad (and the zero-inserting insert_slice) stays a tensor op, so every
+path that does not make a GEMM kernel of the generic reads a valid buffer;
+gpu-linalg-to-kernels recognises the bufferized form (a zero fill, the
+input copied into a static subview) and has the GEMM's tile loads read the
+unpadded input instead, masked (``conversion/gpu/padded_inputs.py``).
 """
 
 from __future__ import annotations
