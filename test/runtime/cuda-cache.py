@@ -195,6 +195,19 @@ print("  format isa:", isa.cache_hit, isa.format, "| misses, corrupt:",
       (cache.stats.misses - before[0], cache.stats.corrupt - before[1]),
       "| no tool in PTX's key:", cuda_cache.tool_versions("isa") == {})
 # CHECK-NEXT: format isa: False isa | misses, corrupt: (1, 0) | no tool in PTX's key: True
+# The GPU lowering's switches are in the key: wgmma.TMA, and gemm.GEMM_CONFIGS,
+# whose source assigns it over two lines.
+from gradir.conversion.gpu.kernels import gemm  # noqa: E402
+key = cache.cache_key("module", options)
+wgmma.TMA = True
+tma = cache.cache_key("module", options)
+wgmma.TMA = False
+tiles, gemm.GEMM_CONFIGS = gemm.GEMM_CONFIGS, ((64, 64, 16, 4, 4),)
+configs = cache.cache_key("module", options)
+gemm.GEMM_CONFIGS = tiles
+print("  switches: TMA", tma != key, "| GEMM_CONFIGS", configs != key,
+      "| restored", cache.cache_key("module", options) == key, cache._switches())
+# CHECK-NEXT: switches: TMA True | GEMM_CONFIGS True | restored True []
 saved = dict(cuda_cache._versions)
 cuda_cache._versions.update({k: "ptxas: another release" for k in saved})
 exe, delta = compile_()
