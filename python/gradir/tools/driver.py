@@ -144,6 +144,8 @@ def parse_args(argv: list[str]) -> Options:
             opts.pass_flags.append((name, value if eq else None, arg))
     if len(inputs) > 1:
         raise UsageError(f"too many positional arguments: {' '.join(inputs)}")
+    if opts.output == "":
+        raise UsageError("option '-o' requires a file name")
     if inputs:
         opts.input = inputs[0]
     if opts.pipeline is not None and opts.pass_flags:
@@ -483,6 +485,49 @@ def _bytecode_as_text(tool: str, name: str, raw: bytes) -> str | None:
         return print_module(module, debug_info=True, segments=True)
 
 
+# The most a stream (a pipe, a FIFO, a device) may hold: ``yes |`` or
+# ``/dev/zero`` would otherwise be read until memory runs out.
+MAX_STREAM_BYTES = 1 << 31
+
+
+class _NotText(ValueError):
+    """A stream that cannot be MLIR text or bytecode (said as it is read)."""
+
+
+def _read_stream(f) -> bytes:
+    """All of stream ``f``, refusing as soon as it cannot be MLIR input:
+    a NUL byte or invalid UTF-8 in text (``/dev/zero``, ``/dev/urandom``
+    would never end), more than ``MAX_STREAM_BYTES``.  Bytecode is read
+    whole (it holds any byte)."""
+    import codecs
+    parts, size, checked = [], 0, 0
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    text = None                 # known once the first bytes are in
+    while True:
+        part = f.read(1 << 20)
+        if part:
+            parts.append(part)
+            size += len(part)
+        if text is None and (size >= len(_BYTECODE_MAGIC) or not part):
+            text = not b"".join(parts).startswith(_BYTECODE_MAGIC)
+        while text and checked < len(parts):
+            chunk = parts[checked]
+            at = size - sum(len(p) for p in parts[checked:])
+            nul = chunk.find(b"\0")
+            if nul >= 0:
+                raise _NotText(f"not text (a NUL byte at byte {at + nul})")
+            try:
+                decoder.decode(chunk, final=False)
+            except UnicodeDecodeError as err:
+                raise _NotText(f"not UTF-8 text (byte {at + err.start})") from None
+            checked += 1
+        if size > MAX_STREAM_BYTES:
+            raise _NotText(f"more than {MAX_STREAM_BYTES >> 30} GiB of input, which is not "
+                           "supported")
+        if not part:
+            return b"".join(parts)
+
+
 def read_input(tool: str, path: str) -> tuple[str, str] | None:
     """``(source name, text)`` of the input file (``-``: stdin), or None
     after printing why it cannot be read (missing, unreadable, a closed
@@ -495,10 +540,11 @@ def read_input(tool: str, path: str) -> tuple[str, str] | None:
             stream = sys.stdin.buffer if sys.stdin is not None else None
             if stream is None:
                 raise OSError(errno.EBADF, "standard input is closed")
-            raw = stream.read()
+            raw = _read_stream(stream)
         else:
             with open(path, "rb") as f:
-                raw = f.read()
+                raw = f.read() if stat.S_ISREG(os.fstat(f.fileno()).st_mode) \
+                    else _read_stream(f)
         if raw.startswith(_BYTECODE_MAGIC):
             text = _bytecode_as_text(tool, name, raw)
             if text is None:
@@ -512,7 +558,9 @@ def read_input(tool: str, path: str) -> tuple[str, str] | None:
             return None
         return name, text
     except (OSError, ValueError) as err:
-        if isinstance(err, UnicodeDecodeError):
+        if isinstance(err, _NotText):
+            reason = str(err)
+        elif isinstance(err, UnicodeDecodeError):
             reason = f"not UTF-8 text (byte {err.start})"
         elif isinstance(err, OSError):
             reason = err.strerror or str(err)
