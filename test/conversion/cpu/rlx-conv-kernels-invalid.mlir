@@ -70,3 +70,20 @@ func.func @both(%w: memref<8x27xf32>, %x: memref<2x3x10x10xf32>, %s: memref<3x3x
   }
   return
 }
+
+// -----
+
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, (d4 * 3 + d5) * 3 + d6)>
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d2 + d5, d3 + d6)>
+#s = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6)>
+#y = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+func.func @images_map(%w: memref<8x27xf32>, %x: memref<8x3x10x10xf32>, %s: memref<3x3x3xf32>, %y: memref<2x8x8x8xf32>) {
+  // expected-error @below {{a gradir.conv_kernel generic must read its images at (d0, d4, ...) or, swapped, (d4, d0, ...)}}
+  linalg.generic {indexing_maps = [#w, #x, #s, #y], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%w, %x, %s : memref<8x27xf32>, memref<8x3x10x10xf32>, memref<3x3x3xf32>) outs(%y : memref<2x8x8x8xf32>) attrs = {gradir.conv_kernel = array<i64: 3, 3, 1, 1, 1, 1>} {
+  ^bb0(%a: f32, %b: f32, %c: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %o, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}

@@ -249,3 +249,74 @@ func.func @copied_strided_images(%w: memref<8x27xf32>, %x: memref<2x3x10x10xf32,
   memref.dealloc %s : memref<3x3x3xf32>
   return %y : memref<2x8x8x8xf32>
 }
+
+// -----
+
+// Images read with their first two dims swapped (the images map (d4, d0,
+// ...): the weight gradient's data, conv.py's SWAPPED_IMAGES): the kernel
+// gets a memref.transpose view of them, here of the copy's source (read in
+// place: the copy goes).  The layout checks see the view: a source whose
+// view's rows overlap its channels (channels 32 apart, rows of 18 x 18)
+// keeps its loops.
+// CHECK-LABEL: func.func @wgrad_swapped(
+// CHECK-SAME: %{{.*}}: memref<32x2048xf32>, %[[X:.*]]: memref<8x2x18x18xf32>)
+// CHECK-NOT: linalg.copy
+// CHECK: %[[T:.*]] = memref.transpose %[[X]] (d0, d1, d2, d3) -> (d1, d0, d2, d3) : memref<8x2x18x18xf32> to memref<2x8x18x18xf32, strided<[324, 648, 18, 1]>>
+// CHECK: %[[CX:.*]] = memref.cast %[[T]] : memref<2x8x18x18xf32, strided<[324, 648, 18, 1]>> to memref<?x?x?x?xf32, strided<[?, ?, ?, ?], offset: ?>>
+// CHECK: call @gradir_kernel_{{[0-9a-f]+}}_wgrad_conv_f32(%{{.*}}, %[[CX]],
+// CHECK-LABEL: func.func @forward_swapped(
+// CHECK-SAME: %{{.*}}: memref<8x27xf32>, %[[X:.*]]: memref<3x2x10x10xf32>)
+// CHECK: %[[T:.*]] = memref.transpose %[[X]] (d0, d1, d2, d3) -> (d1, d0, d2, d3)
+// CHECK: %[[CX:.*]] = memref.cast %[[T]]
+// CHECK: call @gradir_kernel_{{[0-9a-f]+}}_conv_f32(%{{.*}}, %[[CX]],
+// CHECK-LABEL: func.func @wgrad_swapped_overlapping(
+// CHECK-NOT: memref.transpose
+// CHECK: linalg.generic {{.*}}gradir.wgrad_conv_kernel
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, (d4 * 16 + d5) * 16 + d6)>
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0, d2 + d5, d3 + d6)>
+#s = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6)>
+#y = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d0, d2, d3)>
+#w3 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, (d4 * 3 + d5) * 3 + d6)>
+#y3 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+func.func @wgrad_swapped(%w: memref<32x2048xf32>, %x: memref<8x2x18x18xf32>) -> memref<32x2x3x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %y = memref.alloc() : memref<32x2x3x3xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<32x2x3x3xf32>)
+  %s = memref.alloc() : memref<8x16x16xf32>
+  %xc = memref.alloc() : memref<8x2x18x18xf32>
+  linalg.copy ins(%x : memref<8x2x18x18xf32>) outs(%xc : memref<8x2x18x18xf32>)
+  linalg.generic {indexing_maps = [#w, #x, #s, #y], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%w, %xc, %s : memref<32x2048xf32>, memref<8x2x18x18xf32>, memref<8x16x16xf32>) outs(%y : memref<32x2x3x3xf32>) attrs = {gradir.wgrad_conv_kernel = array<i64: 16, 16, 1, 1, 1, 1>} {
+  ^bb0(%a: f32, %b: f32, %c: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %o, %m : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %xc : memref<8x2x18x18xf32>
+  memref.dealloc %s : memref<8x16x16xf32>
+  return %y : memref<32x2x3x3xf32>
+}
+func.func @forward_swapped(%w: memref<8x27xf32>, %x: memref<3x2x10x10xf32>) -> memref<2x8x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %y = memref.alloc() : memref<2x8x8x8xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x8x8x8xf32>)
+  %s = memref.alloc() : memref<3x3x3xf32>
+  linalg.generic {indexing_maps = [#w3, #x, #s, #y3], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%w, %x, %s : memref<8x27xf32>, memref<3x2x10x10xf32>, memref<3x3x3xf32>) outs(%y : memref<2x8x8x8xf32>) attrs = {gradir.conv_kernel = array<i64: 3, 3, 1, 1, 1, 1>} {
+  ^bb0(%a: f32, %b: f32, %c: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %o, %m : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %s : memref<3x3x3xf32>
+  return %y : memref<2x8x8x8xf32>
+}
+func.func @wgrad_swapped_overlapping(%w: memref<32x2048xf32>, %x: memref<8x2x18x18xf32, strided<[32, 324, 18, 1]>>, %y: memref<32x2x3x3xf32>) {
+  %s = memref.alloc() : memref<8x16x16xf32>
+  linalg.generic {indexing_maps = [#w, #x, #s, #y], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%w, %x, %s : memref<32x2048xf32>, memref<8x2x18x18xf32, strided<[32, 324, 18, 1]>>, memref<8x16x16xf32>) outs(%y : memref<32x2x3x3xf32>) attrs = {gradir.wgrad_conv_kernel = array<i64: 16, 16, 1, 1, 1, 1>} {
+  ^bb0(%a: f32, %b: f32, %c: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %o, %m : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %s : memref<8x16x16xf32>
+  return
+}

@@ -9,7 +9,8 @@
         [col0, col1) (row-major over N, OH, OW)
 
 ``W`` (O x C*KH*KW) is the packed weights (a strided 2-D memref), ``X`` the
-padded images (N, C, Hp, Wp), ``Y`` the output (N, O, OH, OW, each
+padded images (N, C, Hp, Wp; any strides: the weight gradient's data is a
+transposed view of NCHW images), ``Y`` the output (N, O, OH, OW, each
 image's (OH, OW) contiguous: one image's product is the (O, OH*OW) matrix
 C of the GEMM).  ``zero``: Y is written, not read.  It is the matmul
 kernel's driver (``kernels._driver``: K blocks, M blocks, N tiles of
@@ -183,11 +184,21 @@ def _head(elt: str, rows: int, lanes: int, nv: int, kb: int, mb: int, name: str,
          "    %vecok = arith.cmpi eq, %colstep, %c1 : index",
          "    %c2 = arith.constant 2 : index",
          "    %vec2 = arith.cmpi eq, %colstep, %c2 : index",
+         # the images' extent from the base: the last element's offset + 1
+         # (any strides: the weight gradient's images are a transposed view)
          "    %xn0 = arith.subi %xd#0, %c1 : index",
          "    %xe0 = arith.muli %xn0, %xs#0 : index",
-         "    %xe1 = arith.muli %xd#1, %xs#1 : index",
+         "    %xn1 = arith.subi %xd#1, %c1 : index",
+         "    %xe1 = arith.muli %xn1, %xs#1 : index",
+         "    %xn2 = arith.subi %xd#2, %c1 : index",
+         "    %xe2 = arith.muli %xn2, %xs#2 : index",
+         "    %xn3 = arith.subi %xd#3, %c1 : index",
+         "    %xe3 = arith.muli %xn3, %xs#3 : index",
          "    %xext0 = arith.addi %xe0, %xe1 : index",
-         "    %xext = arith.addi %xext0, %xo : index",
+         "    %xext1 = arith.addi %xext0, %xe2 : index",
+         "    %xext2 = arith.addi %xext1, %xe3 : index",
+         "    %xext3 = arith.addi %xext2, %xo : index",
+         "    %xext = arith.addi %xext3, %c1 : index",
          f"    %Xf = memref.reinterpret_cast %xb to offset: [0], sizes: [%xext], strides: [1] "
          f": memref<{T}> to {FT}",
          "    %nkb0 = arith.ceildivsi %K, %cKB : index",

@@ -50,8 +50,12 @@ class RlxConvKernels(ModulePass):
     all of them or, threads > 1, a range each.  Images copied by a
     ``linalg.copy`` just before the generic (rlx-to-linalg's shield against
     elementwise fusion) are read from the copy's source, and the copy and
-    its buffer dropped, when the kernel takes that layout.  Run after
-    bufferization, before ``convert-linalg-to-loops``.
+    its buffer dropped, when the kernel takes that layout.  Images read
+    with their first two dims swapped (the images map ``(d4, d0, ...)``:
+    the weight gradient's data, NCHW read as (C, N, H, W) through the map,
+    conv.py's SWAPPED_IMAGES) are given to the kernel as a
+    ``memref.transpose`` view.  Run after bufferization, before
+    ``convert-linalg-to-loops``.
     """
 
     name = "rlx-conv-kernels"
@@ -120,7 +124,42 @@ def _problem(op) -> str | None:
         geom = []
     if len(geom) != 6 or min(geom) < 1:
         return f"{what}'s attribute must be array<i64: kh, kw, sh, sw, dh, dw>, all positive"
+    try:
+        xmap = ir.AffineMapAttr(ir.ArrayAttr(op.attributes["indexing_maps"])[1]).value
+        lead = [str(e) for e in xmap.results[:2]]
+    except (KeyError, TypeError, ValueError, IndexError):
+        lead = []
+    if lead not in (["d0", "d4"], ["d4", "d0"]):
+        return f"{what} must read its images at (d0, d4, ...) or, swapped, (d4, d0, ...)"
     return None
+
+
+def _swapped(op) -> bool:
+    """The images read with their first two dims swapped (``_problem`` has
+    checked the map)."""
+    xmap = ir.AffineMapAttr(ir.ArrayAttr(op.attributes["indexing_maps"])[1]).value
+    return str(xmap.results[0]) == "d4"
+
+
+def _images_view(op, images):
+    """``images`` as the kernel reads them: a ``memref.transpose`` of its
+    first two dims when the op reads them swapped (created before ``op``)."""
+    if not _swapped(op):
+        return images
+    t = ir.MemRefType(images.type)
+    strides, offset = t.get_strides_and_offset()
+    view = ir.MemRefType.get(_swap01(t.shape), t.element_type,
+                             ir.StridedLayoutAttr.get(offset, _swap01(strides)),
+                             t.memory_space)
+    perm = ir.AffineMap.get_permutation([1, 0, 2, 3])
+    with ir.InsertionPoint(op), op.location:
+        return ir.Operation.create("memref.transpose", results=[view], operands=[images],
+                                   attributes={"permutation": ir.AffineMapAttr.get(perm)}
+                                   ).results[0]
+
+
+def _swap01(v):
+    return [v[1], v[0]] + list(v[2:])
 
 
 def _read_in_place(op) -> None:
@@ -162,8 +201,11 @@ def _layout_ok(op, images=None) -> bool:
     if _attr(op) == ATTR_W:
         x = ir.MemRefType(images.type)
         xs, _ = x.get_strides_and_offset()
+        shape = x.shape
+        if _swapped(op):
+            xs, shape = _swap01(xs), _swap01(shape)
         return (strides[2] == y.shape[3] and strides[1] == y.shape[2] * y.shape[3]
-                and xs[2] >= x.shape[3] and xs[1] >= x.shape[2] * xs[2])
+                and xs[2] >= shape[3] and xs[1] >= shape[2] * xs[2])
     return strides[2] == y.shape[3]
 
 
@@ -179,6 +221,7 @@ def _replace(op, name: str, elt: str, threads: int = 1) -> None:
     i1 = ir.IntegerType.get_signless(1)
     i64 = ir.IntegerType.get_signless(64)
     o, kk = ir.MemRefType(w.type).shape
+    xp = _images_view(op, xp)
     n = ir.MemRefType(xp.type).shape[0]
     oh, ow = ir.MemRefType(y.type).shape[2:]
     with ir.InsertionPoint(op), op.location:

@@ -78,7 +78,7 @@ from ...dialects.infer import attributes_of
 from .linalg_utils import (PARALLEL, affine_map, elt_of, empty, extract_slice, filled, generic,
                            identity_map, index_value, insert_slice, int_list, kernel_loops,
                            maps_generic, pad, scaled_index, shape_of)
-from .conv_direct import (direct_conv2d, direct_conv2d_transpose, direct_enabled,
+from .conv_direct import (_permuted, direct_conv2d, direct_conv2d_transpose, direct_enabled,
                           result_permutation)
 from .matmul import _execute_region, _kernel_eligible, _kernel_matmul
 from .registry import lowers
@@ -204,21 +204,21 @@ def _im2col(xp, g, cg, kh, kw, oh, ow, strides, dilation, pad_columns=True):
     """col[g, (c, ky, kx), (n, oy, ox)] = xp[n, g*Cg + c, oy*sh + ky*dh, ox*sw + kx*dw],
     columns padded with zeros to a multiple of PACK_COLUMNS unless not
     ``pad_columns`` (G dim dropped for one group)."""
-    elt = elt_of(xp)
-    n = shape_of(xp)[0]
+    elt = _ielt(xp)
+    n = _ishape(xp)[0]
     (sh, sw), (dh, dw) = strides, dilation
     npix = n * oh * ow
 
     # d: (g, c, ky, kx, n, oy, ox); the two unread shape operands give the
     # loops their extents (the maps below are not projections).
     def build(dest):
-        xmap = affine_map(7, [_d(4), _d(0) * cg + _d(1), _d(5) * sh + _d(2) * dh,
-                              _d(6) * sw + _d(3) * dw])
+        xs, xmap = _images_map(xp, 7, [_d(4), _d(0) * cg + _d(1), _d(5) * sh + _d(2) * dh,
+                                       _d(6) * sw + _d(3) * dw])
         kmap = affine_map(7, [0, 1, 2, 3])
         pmap = affine_map(7, [4, 5, 6])
         omap = affine_map(7, [_d(0)] * (g > 1) + [_d(1) * (kh * kw) + _d(2) * kw + _d(3),
                                                   (_d(4) * oh + _d(5)) * ow + _d(6)])
-        return generic([xp, empty([g, cg, kh, kw], elt), empty([n, oh, ow], elt)], [dest],
+        return generic([xs, empty([g, cg, kh, kw], elt), empty([n, oh, ow], elt)], [dest],
                        [xmap, kmap, pmap, omap], [PARALLEL] * 7, lambda v, _a, _b, _o: v)[0]
 
     gdim = [g] if g > 1 else []
@@ -230,15 +230,16 @@ def _im2col_t(xp, cg, kh, kw, oh, ow, strides, dilation):
     """colt[(n, oy, ox), (c, ky, kx)] = xp[n, c, oy*sh + ky*dh, ox*sw + kx*dw]
     (one group, no padding): the im2col matrix transposed, its loops
     ordered so that the innermost (kx) writes its rows contiguously."""
-    elt = elt_of(xp)
-    n = shape_of(xp)[0]
+    elt = _ielt(xp)
+    n = _ishape(xp)[0]
     (sh, sw), (dh, dw) = strides, dilation
     # d: (n, oy, ox, c, ky, kx)
-    xmap = affine_map(6, [_d(0), _d(3), _d(1) * sh + _d(4) * dh, _d(2) * sw + _d(5) * dw])
+    xs, xmap = _images_map(xp, 6, [_d(0), _d(3), _d(1) * sh + _d(4) * dh,
+                                   _d(2) * sw + _d(5) * dw])
     pmap = affine_map(6, [0, 1, 2])
     kmap = affine_map(6, [3, 4, 5])
     omap = affine_map(6, [(_d(0) * oh + _d(1)) * ow + _d(2), _d(3) * (kh * kw) + _d(4) * kw + _d(5)])
-    return generic([xp, empty([n, oh, ow], elt), empty([cg, kh, kw], elt)],
+    return generic([xs, empty([n, oh, ow], elt), empty([cg, kh, kw], elt)],
                    [empty([n * oh * ow, cg * kh * kw], elt)],
                    [xmap, pmap, kmap, omap], [PARALLEL] * 6, lambda v, _a, _b, _o: v)[0]
 
@@ -276,13 +277,13 @@ def _image_blocks(x, nb: int, out_shape, block) -> ir.Value:
     ``scf.for`` carrying the output (empty), marked INDEPENDENT_ITERATIONS
     (``block`` builds, at the loop body's insertion point, the block's
     images of the output from those of ``x``, and nothing else)."""
-    n, *rest = shape_of(x)
+    n, *rest = _ishape(x)
     loop = scf.ForOp(index_value(0), index_value(n), index_value(nb),
-                     [empty(out_shape, elt_of(x))])
+                     [empty(out_shape, _ielt(x))])
     loop.operation.attributes[INDEPENDENT_ITERATIONS] = ir.UnitAttr.get()
     with ir.InsertionPoint(loop.body):
         n0 = loop.induction_variable
-        part = block(extract_slice(x, [n0] + [0] * len(rest), [nb] + rest))
+        part = block(_islice(x, [n0] + [0] * len(rest), [nb] + rest))
         scf.YieldOp([insert_slice(part, loop.inner_iter_args[0], [n0] + [0] * len(rest))])
     _iteration_local(loop.operation)
     return loop.results[0]
@@ -304,9 +305,62 @@ def _iteration_local(loop: ir.Operation) -> None:
         op.attributes[ITERATION_LOCAL] = ir.UnitAttr.get()
 
 
+# The weight gradient's conv2d reads its data, ``permute_dims(x, [1, 0, 2,
+# 3])`` (the VJP rule's (C, N, H, W)), from x itself through the maps (a
+# ``_Swapped``): padded in x's layout, the marked generics' images map
+# swapped, the kernels given a transposed view (rlx-conv-kernels).  Without
+# it the permute was a copy of the data before the padding's (0.33 ms of
+# bench/cnn.py's ResNet step at one thread, op by op).
+SWAPPED_IMAGES = True
+
+
+class _Swapped:
+    """The images ``permute_dims(src, [1, 0, 2, 3])``, never built: read
+    from ``src`` through the maps (``_images_map``)."""
+
+    def __init__(self, src):
+        self.src = src
+
+
+def _swapped(x):
+    """``x`` as a ``_Swapped`` when it permutes its source's first two dims."""
+    src, perm = _permuted(x)
+    return _Swapped(src) if SWAPPED_IMAGES and perm == [1, 0, 2, 3] else x
+
+
+def _swap01(v):
+    return [v[1], v[0]] + list(v[2:])
+
+
+def _ishape(x):
+    """The images' NCHW shape (of a ``_Swapped``: its source's, N and C swapped)."""
+    return _swap01(shape_of(x.src)) if isinstance(x, _Swapped) else shape_of(x)
+
+
+def _ielt(x):
+    return elt_of(x.src if isinstance(x, _Swapped) else x)
+
+
+def _islice(x, offsets, sizes):
+    """``extract_slice`` of the images (NCHW offsets and sizes)."""
+    if isinstance(x, _Swapped):
+        return _Swapped(extract_slice(x.src, _swap01(offsets), _swap01(sizes)))
+    return extract_slice(x, offsets, sizes)
+
+
+def _images_map(x, num_dims, exprs):
+    """``(tensor, map)`` reading the images at NCHW ``exprs``."""
+    if isinstance(x, _Swapped):
+        return x.src, affine_map(num_dims, _swap01(exprs))
+    return x, affine_map(num_dims, exprs)
+
+
 def _padded(x, padding):
-    """``x`` with zeros around its images: ``padding`` (top, left, bottom, right)."""
+    """``x`` with zeros around its images: ``padding`` (top, left, bottom,
+    right; a ``_Swapped``'s source padded, its H and W the same dims)."""
     pt, pl, pb, pr = padding
+    if isinstance(x, _Swapped):
+        return _Swapped(_padded(x.src, padding))
     return pad(x, [0, 0, pt, pl], [0, 0, pb, pr], 0)
 
 
@@ -361,16 +415,17 @@ def _conv_kernel(xp, wm, out_shape, kernel, strides, dilation, columns=False):
     marked for the implicit-GEMM kernel; ``columns``: for the weight
     gradient's kernel (CONVW_KERNEL_ATTR), its output (O, N, OH, OW) read
     back as NCHW."""
-    elt = elt_of(xp)
+    elt = _ielt(xp)
     (kh, kw), (sh, sw), (dh, dw) = kernel, strides, dilation
     # d: (n, o, oy, ox, c, ky, kx)
     wmap = affine_map(7, [_d(1), (_d(4) * kh + _d(5)) * kw + _d(6)])
-    xmap = affine_map(7, [_d(0), _d(4), _d(2) * sh + _d(5) * dh, _d(3) * sw + _d(6) * dw])
+    xs, xmap = _images_map(xp, 7, [_d(0), _d(4), _d(2) * sh + _d(5) * dh,
+                                   _d(3) * sw + _d(6) * dw])
     omap = affine_map(7, [1, 0, 2, 3] if columns else [0, 1, 2, 3])
     n, o, oh, ow = out_shape
     if columns:
         out_shape = [o, n, oh, ow]
-    c = shape_of(xp)[1]
+    c = _ishape(xp)[1]
     shapes = empty([c, kh, kw], elt)
     smap = affine_map(7, [4, 5, 6])
 
@@ -386,7 +441,7 @@ def _conv_kernel(xp, wm, out_shape, kernel, strides, dilation, columns=False):
     region, block = _execute_region(ir.RankedTensorType.get(out_shape, elt))
     with ir.InsertionPoint(block):
         init = filled(out_shape, elt, 0)
-        xc = linalg.copy(xp, outs=[empty(shape_of(xp), elt)])
+        xc = linalg.copy(xs, outs=[empty(shape_of(xs), elt)])
         y = generic([wm, xc, shapes], [init], [wmap, xmap, smap, omap],
                     [PARALLEL] * 4 + ["reduction"] * 3, body)[0]
         _compat.defining_op(y).attributes[CONVW_KERNEL_ATTR if columns else CONV_KERNEL_ATTR] = \
@@ -413,9 +468,10 @@ def _conv(x, w, out_shape, strides, dilation, groups, padding=(0, 0, 0, 0)):
     writing the output's slices) when a block of at least two images fits;
     each block then pads its own images (PAD_PER_BLOCK); the other forms pad
     the whole input first.  With the kernels, the implicit-GEMM kernels'
-    marked generics instead (CONV_KERNEL, CONVW_KERNEL): no im2col matrix."""
-    elt = elt_of(x)
-    n = shape_of(x)[0]
+    marked generics instead (CONV_KERNEL, CONVW_KERNEL): no im2col matrix.
+    ``x`` may be a ``_Swapped`` (read through the maps)."""
+    elt = _ielt(x)
+    n = _ishape(x)[0]
     o, cg, kh, kw = shape_of(w)
     g = groups
     og = o // g
@@ -432,7 +488,7 @@ def _conv(x, w, out_shape, strides, dilation, groups, padding=(0, 0, 0, 0)):
         nb = _largest_divisor(n, lambda d: d * oh * ow <= CONV_KERNEL_BLOCK_PIXELS)
 
         def kblock(xs):
-            return _conv_kernel(_padded(xs, padding), wm, [shape_of(xs)[0], o, oh, ow],
+            return _conv_kernel(_padded(xs, padding), wm, [_ishape(xs)[0], o, oh, ow],
                                 (kh, kw), strides, dilation)
         if nb == n:
             return kblock(x)
@@ -527,8 +583,8 @@ def _conv_channel_blocks(x, wm, out_shape, kernel, strides, dilation, padding,
     (per block of channels, PAD_PER_BLOCK's way, measured no faster:
     bench/cnn.py's weight gradients 0.987-1.011x, AMD EPYC Zen 5, load 3.4).
     None when one block of channels would hold them all."""
-    elt = elt_of(x)
-    n, cg, h, wd = shape_of(x)
+    elt = _ielt(x)
+    n, cg, h, wd = _ishape(x)
     o = shape_of(wm)[0]
     _, _, oh, ow = out_shape
     kh, kw = kernel
@@ -545,7 +601,7 @@ def _conv_channel_blocks(x, wm, out_shape, kernel, strides, dilation, padding,
     if cb >= cg:
         return None
     x = _padded(x, padding)
-    h, wd = shape_of(x)[2:]
+    h, wd = _ishape(x)[2:]
 
     def product(xs):
         npix = nb * oh * ow
@@ -553,7 +609,7 @@ def _conv_channel_blocks(x, wm, out_shape, kernel, strides, dilation, padding,
                          [filled([o, npix], elt, 0)])
         with ir.InsertionPoint(loop.body):
             c0 = loop.induction_variable
-            part = extract_slice(xs, [0, c0, 0, 0], [nb, cb, h, wd])
+            part = _islice(xs, [0, c0, 0, 0], [nb, cb, h, wd])
             if transposed:
                 col = _im2col_t(part, cb, kh, kw, oh, ow, strides, dilation)
             else:
@@ -573,8 +629,8 @@ def lower_conv2d(op):
     if direct_enabled():
         return [direct_conv2d(x, w, shape_of(op.results[0].type), strides, (pt, pl, pb, pr),
                               dilation, groups, result_permutation(op))]
-    return [_conv(x, w, shape_of(op.results[0].type), strides, dilation, groups,
-                  (pt, pl, pb, pr))]
+    return [_conv(_swapped(x) if groups == 1 else x, w, shape_of(op.results[0].type), strides,
+                  dilation, groups, (pt, pl, pb, pr))]
 
 
 def _col2im(cols, out_p, g, og, kernel, hw, strides, dilation):
