@@ -356,6 +356,53 @@ def test_gather_and_indexing():
 # CHECK: gather ok
 
 
+class SuperResolution(nn.Module):
+    """ESPCN-style: reflect padding, PReLU, Mish, pixel shuffle (x2)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 5)
+        self.act = nn.PReLU(8)
+        self.c2 = nn.Conv2d(8, 3 * 4, 3, padding=1, padding_mode="circular")
+
+    def forward(self, x):
+        h = self.act(self.c1(F.pad(x, (2, 2, 2, 2), mode="reflect")))
+        return torch.sigmoid(F.pixel_shuffle(self.c2(F.mish(h)), 2))
+
+
+@run
+def test_padding_and_decomposed_ops():
+    # F.pad, flip, PReLU, log_sigmoid, kl_div, cosine_similarity, outer,
+    # log2/exp2 had no mapping; roll, pixel_shuffle, mish, glu, selu, celu,
+    # smooth_l1/huber, binary_cross_entropy, adaptive_max_pool2d, std_mean
+    # are now PyTorch's own decompositions into mapped ops.
+    torch.manual_seed(0)
+    x = torch.randn(2, 4, 6, 6)
+    t = torch.rand(2, 4, 6, 6)
+    w = nn.Parameter(torch.rand(4))
+    for mode in ("constant", "reflect", "replicate", "circular"):
+        check(Fn(lambda s, v, m=mode: F.pad(v, (1, 2, 2, 1), mode=m)), (x,))
+    for f in (lambda v: F.pad(v, (1, -2, 0, 3), value=0.5), lambda v: nn.ZeroPad2d((1, 0, 1, 0))(v),
+              lambda v: torch.flip(v, [1, 3]), lambda v: torch.roll(v, (1, -2), (2, 3)),
+              lambda v: F.pixel_unshuffle(v, 2), F.mish, lambda v: F.glu(v, 1), F.selu, F.celu,
+              F.logsigmoid, lambda v: F.adaptive_max_pool2d(v, 1),
+              lambda v: torch.std_mean(v, 1)[0], lambda v: torch.log2(v.abs() + 1),
+              lambda v: torch.log10(v.abs() + 1) + torch.exp2(v),
+              lambda v: torch.outer(v[0, 0, 0], v[1, 1, 1]),
+              lambda v: F.cosine_similarity(v, v[:1], dim=1),
+              lambda v: F.cosine_similarity(v, v * 0, dim=-1)):
+        check(Fn(lambda s, v, f=f: f(v)), (x,))
+    check(Fn(lambda s, v: F.prelu(v, s.w), w=w.data), (x,))
+    for f in (F.smooth_l1_loss, F.huber_loss, lambda a, b: F.binary_cross_entropy(a.sigmoid(), b),
+              lambda a, b: F.kl_div(F.log_softmax(a, 1), b, reduction="batchmean"),
+              lambda a, b: F.kl_div(a, b.log(), reduction="sum", log_target=True)):
+        check(Fn(lambda s, a, b, f=f: f(a, b)), (x, t))
+    check_model(SuperResolution(), (torch.randn(2, 3, 8, 8),), compiled=True)
+    print("padding ok")
+# CHECK-LABEL: TEST: test_padding_and_decomposed_ops
+# CHECK: padding ok
+
+
 def check_float32(model, args):
     """The compiled float32 adjoint against torch.autograd in float32: the
     loss to 1e-5, the gradients to 1e-4 relative or 1e-4 of the largest

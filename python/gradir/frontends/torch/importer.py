@@ -93,9 +93,60 @@ def import_program(model, example_args, example_kwargs=None, *, func_name="main"
             raise TorchImportError(f"torch.export failed: {err}") from err
         _detach_no_grad_regions(torch, exported.graph_module)
         exported = exported.run_decompositions({})
+        exported = _decompose_unmapped(torch, exported)
     module = _Importer(torch, model, exported, context or make_context(),
                        buffers, input_mutations).run(func_name)
     return module, exported
+
+
+def _unmapped(torch, exported) -> set:
+    """The aten ops of ``exported`` with no mapping in ``OPS`` that depend
+    on an input (ops of constants alone are folded) and are not random."""
+    dynamic, ops = set(), set()
+    for node in exported.graph.nodes:
+        if node.op == "placeholder":
+            dynamic.add(node)
+        elif node.op == "call_function" and any(a in dynamic for a in node.all_input_nodes):
+            dynamic.add(node)
+            target = node.target
+            if (isinstance(target, torch._ops.OpOverload) and str(target) not in OPS
+                    and torch.Tag.nondeterministic_seeded not in target.tags):
+                ops.add(target)
+    return ops
+
+
+def _decomposition(torch, op):
+    from torch._decomp import decomposition_table
+    fn = decomposition_table.get(op)
+    if fn is None and torch._C._dispatch_has_kernel_for_dispatch_key(
+            op.name(), "CompositeImplicitAutograd"):
+        fn = op.decompose
+    return fn
+
+
+def _decompose_unmapped(torch, exported, rounds=3):
+    """Each aten op with no mapping (``F.pad``, ``F.mish``, ``kl_div``,
+    ``pixel_shuffle``, ``torch.flip``, ...) that PyTorch's own
+    decompositions (``torch._decomp``, or its CompositeImplicitAutograd
+    kernel) turn into mapped ops, within ``rounds`` rounds, is decomposed
+    so.  Ops whose decomposition still needs an unmapped op are left whole,
+    so that the error names the op the model called."""
+    before = _unmapped(torch, exported)
+    for op in sorted(before, key=str):
+        todo, trial = {op}, exported
+        for _ in range(rounds):
+            table = {o: _decomposition(torch, o) for o in todo}
+            if any(fn is None for fn in table.values()):
+                break
+            try:
+                trial = trial.run_decompositions(table)
+            except Exception:  # a decomposition that does not apply here
+                break
+            todo = _unmapped(torch, trial) - (before - {op})
+            if not todo:
+                exported = trial
+                break
+    return exported
 
 
 def _buffer_names(model, targets):

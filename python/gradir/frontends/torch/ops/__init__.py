@@ -13,7 +13,8 @@ refuses with ``raise cx.error("...")``.
         return rlx.relu(cx.value(x))
 
 Mappings live in modules by op group (elementwise, shape, reduce, nn, loss,
-attention, rnn, resize, einsum); importing this package registers them all.
+attention, rnn, resize, einsum, pad); importing this package registers them
+all.
 """
 
 from __future__ import annotations
@@ -22,4 +23,4 @@ from .registry import OPS, aten
 
 __all__ = ["OPS", "aten"]
 
-from . import elementwise, shape, reduce, nn, loss, attention, rnn, resize, einsum  # noqa: E402,F401,E501
+from . import elementwise, shape, reduce, nn, loss, attention, rnn, resize, einsum, pad  # noqa: E402,F401,E501

@@ -186,6 +186,44 @@ def relu6(cx, x):
     return hardtanh(cx, x, 0.0, 6.0)
 
 
+@aten("aten.log_sigmoid.default")
+def log_sigmoid(cx, x):
+    # min(x, 0) - log1p(exp(-|x|)), as torch computes it (no overflow)
+    (v,) = float_operands(cx, x)
+    tail = log1p(cx, rlx.exp(rlx.negative(rlx.abs_(v))))
+    return rlx.subtract(rlx.minimum(v, _one(cx, v, 0.0)), tail)
+
+
+@aten("aten.prelu.default", "aten._prelu_kernel.default")
+def prelu(cx, x, weight):
+    # x where x > 0, else weight * x (one weight, or one per channel: axis 1)
+    x, w = float_operands(cx, x, weight)
+    if cx.rank(x) >= 2 and cx.shape(w) not in ([], [1]) and cx.rank(w) == 1:
+        shape = [1] * cx.rank(x)
+        shape[1] = cx.shape(w)[0]
+        w = rlx.reshape(w, shape)
+    return rlx.where(rlx.greater(x, _one(cx, x, 0.0)), x, rlx.multiply(w, x))
+
+
+@aten("aten.log2.default", "aten.log10.default")
+def log_base(cx, x):
+    (v,) = float_operands(cx, x)
+    base = 2.0 if cx.op == "aten.log2.default" else 10.0
+    return rlx.divide(rlx.log(v), _one(cx, v, math.log(base)))
+
+
+@aten("aten.exp2.default")
+def exp2(cx, x):
+    (v,) = float_operands(cx, x)
+    return rlx.exp(rlx.multiply(v, _one(cx, v, math.log(2.0))))
+
+
+@aten("aten.outer.default", "aten.ger.default")
+def outer(cx, a, b):
+    a, b = float_operands(cx, a, b)
+    return rlx.multiply(rlx.expand_dims(a, [1]), rlx.expand_dims(b, [0]))
+
+
 @aten("aten.leaky_relu.default")
 def leaky_relu(cx, x, negative_slope=0.01):
     (v,) = float_operands(cx, x)

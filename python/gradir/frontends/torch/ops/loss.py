@@ -1,6 +1,6 @@
 """Losses: cross_entropy (class indices or probabilities, class weights,
 ignore_index, label smoothing), nll_loss (mean/sum/none, class weights),
-mse/l1 and binary cross-entropy with logits."""
+mse/l1, binary cross-entropy with logits and KL divergence."""
 
 from __future__ import annotations
 
@@ -113,4 +113,21 @@ def bce_with_logits(cx, x, y, weight=None, pos_weight=None, reduction=1):
     loss = rlx.add(rlx.multiply(rlx.subtract(one, y), x), rlx.multiply(coef, softplus_neg))
     if weight is not None:
         loss = rlx.multiply(loss, cx.value(weight, dtype))
+    return _reduce(loss, _reduction(cx, reduction))
+
+
+@aten("aten.kl_div.default")
+def kl_div(cx, x, target, reduction=1, log_target=False):
+    """``target * (log(target) - x)`` (0 where target is 0, torch's xlogy),
+    or ``exp(target) * (target - x)`` with ``log_target``; batchmean is
+    the sum divided in PyTorch after the op."""
+    x, t = float_operands(cx, x, target)
+    dtype = cx.dtype(x)
+    if log_target:
+        loss = rlx.multiply(rlx.exp(t), rlx.subtract(t, x))
+    else:
+        zero = rlx.equal(t, cx.scalar(0.0, dtype))
+        safe = rlx.where(zero, cx.scalar(1.0, dtype), t)   # no log(0) in any branch
+        loss = rlx.where(zero, cx.scalar(0.0, dtype),
+                         rlx.multiply(t, rlx.subtract(rlx.log(safe), x)))
     return _reduce(loss, _reduction(cx, reduction))

@@ -1,9 +1,9 @@
 """Reductions: sum, mean, amax/amin/max/min, prod, var/std, logsumexp, norm,
-softmax/log_softmax, cumsum."""
+cosine similarity, softmax/log_softmax, cumsum."""
 
 from __future__ import annotations
 
-from gradir.dialects import rlx
+from gradir.dialects import grad, rlx
 
 from .registry import aten
 from ._helpers import FLOATING, Unavailable, float_operands, integer_via_f64, norm_axes, norm_axis
@@ -135,3 +135,22 @@ def softmax(cx, x, dim, *_):
 def cumsum(cx, x, dim, dtype=None):
     (v,) = float_operands(cx, x)
     return rlx.cumsum(v, [norm_axis(dim, cx.rank(v))])
+
+
+@aten("aten.cosine_similarity.default")
+def cosine_similarity(cx, x1, x2, dim=1, eps=1e-8):
+    """torch's formula: ``sum(x1 / n1 * x2 / n2)`` with the norms clamped
+    to ``eps`` in place under no_grad (the clamp changes the values, not
+    the gradient's path: ``n + no_grad(max(n, eps) - n)``)."""
+    a, b = float_operands(cx, x1, x2)
+    shape = [int(d) for d in cx.torch.broadcast_shapes(tuple(cx.shape(a)), tuple(cx.shape(b)))]
+    a = a if cx.shape(a) == shape else rlx.broadcast_to(a, shape)
+    b = b if cx.shape(b) == shape else rlx.broadcast_to(b, shape)
+    axis = [norm_axis(dim, len(shape))]
+    floor = cx.scalar(float(eps), cx.dtype(a))
+    scaled = []
+    for v in (a, b):
+        n = vector_norm(cx, v, 2, axis, True)
+        n = rlx.add(n, grad.no_grad(rlx.subtract(rlx.maximum(n, floor), n)))
+        scaled.append(rlx.divide(v, n))
+    return rlx.sum_(rlx.multiply(*scaled), axis, False)
