@@ -320,3 +320,57 @@ func.func @wgrad_swapped_overlapping(%w: memref<32x2048xf32>, %x: memref<8x2x18x
   memref.dealloc %s : memref<8x16x16xf32>
   return
 }
+
+// -----
+
+// rlx-to-linalg's form: the generic in an scf.execute_region yielding its
+// output (used past the region).  The zero fill just before it still goes
+// (the kernel writes every element, zero flag true), and so does that of an
+// output allocated outside the region.
+// CHECK-LABEL: func.func @in_region(
+// CHECK-NOT: linalg.fill
+// CHECK: %[[TRUE:.*]] = arith.constant true
+// CHECK: call @gradir_kernel_{{[0-9a-f]+}}_conv_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[TRUE]],
+// CHECK-LABEL: func.func @allocated_outside(
+// CHECK-NOT: linalg.fill
+// CHECK: %[[TRUE:.*]] = arith.constant true
+// CHECK: call @gradir_kernel_{{[0-9a-f]+}}_conv_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[TRUE]],
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, (d4 * 3 + d5) * 3 + d6)>
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 + d5, d3 + d6)>
+#s = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6)>
+#y = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+func.func @in_region(%w: memref<8x27xf32>, %x: memref<2x3x10x10xf32>, %out: memref<2x8x8x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %r = scf.execute_region -> memref<2x8x8x8xf32> no_inline {
+    %y = memref.alloc() : memref<2x8x8x8xf32>
+    linalg.fill ins(%zero : f32) outs(%y : memref<2x8x8x8xf32>)
+    %s = memref.alloc() : memref<3x3x3xf32>
+    linalg.generic {indexing_maps = [#w, #x, #s, #y], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%w, %x, %s : memref<8x27xf32>, memref<2x3x10x10xf32>, memref<3x3x3xf32>) outs(%y : memref<2x8x8x8xf32>) attrs = {gradir.conv_kernel = array<i64: 3, 3, 1, 1, 1, 1>} {
+    ^bb0(%a: f32, %b: f32, %c: f32, %o: f32):
+      %m = arith.mulf %a, %b : f32
+      %q = arith.addf %o, %m : f32
+      linalg.yield %q : f32
+    }
+    memref.dealloc %s : memref<3x3x3xf32>
+    scf.yield %y : memref<2x8x8x8xf32>
+  }
+  memref.copy %r, %out : memref<2x8x8x8xf32> to memref<2x8x8x8xf32>
+  return
+}
+func.func @allocated_outside(%w: memref<8x27xf32>, %x: memref<2x3x10x10xf32>) -> memref<2x8x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %y = memref.alloc() : memref<2x8x8x8xf32>
+  %r = scf.execute_region -> memref<2x8x8x8xf32> no_inline {
+    linalg.fill ins(%zero : f32) outs(%y : memref<2x8x8x8xf32>)
+    %s = memref.alloc() : memref<3x3x3xf32>
+    linalg.generic {indexing_maps = [#w, #x, #s, #y], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%w, %x, %s : memref<8x27xf32>, memref<2x3x10x10xf32>, memref<3x3x3xf32>) outs(%y : memref<2x8x8x8xf32>) attrs = {gradir.conv_kernel = array<i64: 3, 3, 1, 1, 1, 1>} {
+    ^bb0(%a: f32, %b: f32, %c: f32, %o: f32):
+      %m = arith.mulf %a, %b : f32
+      %q = arith.addf %o, %m : f32
+      linalg.yield %q : f32
+    }
+    memref.dealloc %s : memref<3x3x3xf32>
+    scf.yield %y : memref<2x8x8x8xf32>
+  }
+  return %r : memref<2x8x8x8xf32>
+}

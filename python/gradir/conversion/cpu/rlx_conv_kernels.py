@@ -16,6 +16,9 @@ ATTR = "gradir.conv_kernel"
 # the weight gradient's form: the output (O, N, OH, OW), one GEMM over the
 # columns of every image (conv_kernels.convw_driver)
 ATTR_W = "gradir.wgrad_conv_kernel"
+# The output's zero fill just before a marked generic is dropped
+# (``_drop_zero_fill``).
+DROP_ZERO_FILL = True
 
 
 @dataclass(frozen=True)
@@ -213,7 +216,7 @@ def _replace(op, name: str, elt: str, threads: int = 1) -> None:
     from .rlx_parallel_loops import PIPELINE_HOT_MIN_WORK
     from .rlx_pool_kernels import _parallel_calls
     w, xp, shapes, y = op.operands
-    zero = _zero_start(op_view(op))
+    zero = _zero_start(op_view(op)) or (DROP_ZERO_FILL and _drop_zero_fill(op))
     geom = list(ir.DenseI64ArrayAttr(op.attributes[_attr(op)]))
     columns = _attr(op) == ATTR_W
     t2 = ir.Type.parse(_matrix_type(elt))
@@ -245,6 +248,24 @@ def _replace(op, name: str, elt: str, threads: int = 1) -> None:
             _parallel_calls(name, casts[1:], blocks, n, work, shared=casts[:1], scalars=scalars)
     op.erase()
     _drop_if_unused(shapes)
+
+
+def _drop_zero_fill(op) -> bool:
+    """Erases the +0.0 fill of the output just before ``op`` (only
+    allocations and constants between): the kernel then writes every
+    element of the output without reading it (the same bits: its sums
+    start from +0.0 either way).  ``_zero_start`` leaves it when the output
+    is yielded out of rlx-to-linalg's scf.execute_region around the generic
+    (used past it) or allocated outside it: every conv kernel call of the
+    CPU pipeline had its output filled with zeros and read."""
+    from .rlx_matmul_kernels import _zero_fill_of
+    from .rlx_pool_kernels import _just_before
+    y = op.operands[3]
+    fill = _just_before(op, ("memref.alloc", "arith.constant"))
+    if fill is None or not _zero_fill_of(fill, y, 1):
+        return False
+    fill.erase()
+    return True
 
 
 class op_view:
