@@ -74,7 +74,11 @@ def fold_padded_inputs(fn: ir.Operation, becomes_gemm) -> tuple[list, list]:
         buffers.append(fold.buffer)
         pad = _padded_input(fold)
         for op, ks in fold.readers:
-            readers.append((op, {k: pad for k in ks}))
+            entry = next((d for r, d in readers if r == op), None)
+            if entry is None:
+                entry = {}
+                readers.append((op, entry))
+            entry.update({k: pad for k in ks})
     return readers, buffers
 
 
@@ -93,13 +97,16 @@ def erase_folded_buffers(buffers: list) -> None:
 # --- matching -----------------------------------------------------------------------
 
 def _match(p: ir.Value, becomes_gemm) -> _Fold | None:
+    """The fold of the buffer ``p`` (the module docstring), or None: its
+    users a zero fill, one static subview written once, deallocations and
+    GEMM readers, all in one block in that order."""
     t = p.type
     if not isinstance(t, ir.MemRefType) or not t.has_static_shape:
         return None
-    fills, views, readers, frees = [], [], [], []
+    fills, views, readers = [], [], []
     for user, number in _compat.uses_of(p):
         if user.name in _FREES:
-            frees.append(user)
+            continue
         elif user.name == "memref.subview" and number == 0:
             views.append(user)
         elif user.name == "linalg.generic":
