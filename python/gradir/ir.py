@@ -141,24 +141,67 @@ def nesting_problem(text: str) -> tuple[int, int] | None:
 # Text on which MLIR 22's parser aborts the process (an assertion, SIGABRT)
 # instead of reporting an error: ``array<index: 1>`` (a dense array of
 # ``index``, which has no bit width).  Found outside strings and comments.
-_HAZARDS = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|(?P<hit>\barray\s*<\s*index\b)')
+_HAZARDS = re.compile(r'(?P<str>"(?:[^"\\\n]|\\.)*")|//[^\n]*|(?P<hit>\barray\s*<\s*index\b)')
+_ESCAPE = re.compile(r'\\([0-9a-fA-F]{2}|.)')
+_ESCAPED = {"n": b"\n", "t": b"\t", '"': b'"', "\\": b"\\"}
+
+
+def _string_bytes(literal: str) -> bytes:
+    """The bytes MLIR makes of a string literal (``"a\\C3\\A9"``: its
+    ``\\XX`` hex escapes are bytes)."""
+    body, out, pos = literal[1:-1], bytearray(), 0
+    for m in _ESCAPE.finditer(body):
+        out += body[pos:m.start()].encode()
+        e = m.group(1)
+        out += bytes([int(e, 16)]) if len(e) == 2 else _ESCAPED.get(e, e.encode())
+        pos = m.end()
+    out += body[pos:].encode()
+    return bytes(out)
+
+
+def _where(text: str, start: int) -> tuple[int, int]:
+    line = text.count("\n", 0, start) + 1
+    return line, start - (text.rfind("\n", 0, start) + 1) + 1
 
 
 def input_problem(text: str) -> tuple[int, int, str] | None:
     """(line, column, message) of the first construct in ``text`` that MLIR's
-    parser cannot take without crashing or overflowing its stack (nesting
-    deeper than ``MAX_NESTING``, a dense array of ``index``), or None."""
+    parser or its Python bindings cannot take without crashing or
+    overflowing a stack: nesting deeper than ``MAX_NESTING``, a dense array
+    of ``index``, a name whose escapes make bytes that are not UTF-8 (an
+    attribute, symbol or op name, a location's file: the bindings cannot
+    read it back, an internal error in every pass); or None."""
     where = nesting_problem(text)
     if where is not None:
         return (*where, f"nesting deeper than {MAX_NESTING} levels is not supported")
     for m in _HAZARDS.finditer(text):
         if m.group("hit"):
-            start = m.start("hit")
-            line = text.count("\n", 0, start) + 1
-            return (line, start - (text.rfind("\n", 0, start) + 1) + 1,
+            return (*_where(text, m.start("hit")),
                     "dense arrays of 'index' are not supported (MLIR's parser aborts on them): "
                     "use array<i64: ...>")
+        literal = m.group("str")
+        if literal and "\\" in literal and _names_something(text, m.start(), m.end()):
+            try:
+                _string_bytes(literal).decode("utf-8")
+            except UnicodeDecodeError:
+                return (*_where(text, m.start("str")),
+                        "this name's escapes make bytes that are not UTF-8 text, which gradir "
+                        "cannot read")
     return None
+
+
+# What follows a string that is a name: an attribute name (``"k" = ...``),
+# an op name or a name location (``"x"(``), a file location (``"f":1:2``),
+# a call site (``"f" at``).  (A string attribute's value may hold any bytes:
+# a GPU binary's ``bin = "\\7FELF..."``.)
+_NAME_FOLLOWS = re.compile(r'\s*(?:=(?!=)|\()|:\d|\s+at\b')
+
+
+def _names_something(text: str, start: int, end: int) -> bool:
+    """Whether the string literal at ``text[start:end]`` is a name (a symbol,
+    an attribute, an op, a location's file) rather than a value."""
+    return (start > 0 and text[start - 1] == "@") or \
+        _NAME_FOLLOWS.match(text, end) is not None
 
 
 def parse(text: str, *, source_name: str = "<string>",

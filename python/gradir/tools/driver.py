@@ -461,28 +461,21 @@ def report_write_error(tool: str, path: str | None, err: OSError) -> None:
     print(f"{tool}: error: could not write {what}: {err.strerror or err}", file=sys.stderr)
 
 
-_BYTECODE_MAGIC = b"ML\xefR"
+from .bytecode import MAGIC as _BYTECODE_MAGIC  # noqa: E402
 
 
 def _bytecode_as_text(tool: str, name: str, raw: bytes) -> str | None:
     """MLIR bytecode (``--emit-bytecode``, ``mlir-opt --emit-bytecode``) read
     as ``mlir-opt`` reads it, handed on as text with its locations (printed
     with debug info), so diagnostics still point into the source the
-    bytecode was made from.  None after printing why it cannot be read."""
-    from mlir import ir
-    from ..ir import make_context, print_module
-    with make_context() as ctx:
-        ctx.allow_unregistered_dialects = True
-        try:
-            module = ir.Module.parse(raw)
-        except ir.MLIRError as err:
-            from .. import _compat
-            records = _compat.diagnostic_records(err.error_diagnostics)
-            reason = "; ".join([r[2] for r in records] + [n[2] for r in records for n in r[3]])
-            print(f"{name}: error: could not read MLIR bytecode: {reason or 'malformed'}",
-                  file=sys.stderr)
-            return None
-        return print_module(module, debug_info=True, segments=True)
+    bytecode was made from.  Read in a child process (``tools/bytecode.py``:
+    MLIR's reader aborts on damaged files).  None after printing why it
+    cannot be read."""
+    from .bytecode import bytecode_as_text
+    text, reason = bytecode_as_text(raw)
+    if text is None:
+        print(f"{name}: error: could not read MLIR bytecode: {reason}", file=sys.stderr)
+    return text
 
 
 # The most a stream (a pipe, a FIFO, a device) may hold: ``yes |`` or
@@ -549,8 +542,8 @@ def read_input(tool: str, path: str) -> tuple[str, str] | None:
             text = _bytecode_as_text(tool, name, raw)
             if text is None:
                 return None
-            return name, text
-        text = raw.decode("utf-8")
+        else:
+            text = raw.decode("utf-8")
         from ..ir import input_problem
         problem = input_problem(text)
         if problem is not None:

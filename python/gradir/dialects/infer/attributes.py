@@ -51,7 +51,13 @@ def attribute_kind_ok(kind: str, attr: ir.Attribute) -> bool:
     if kind == "float":
         return isinstance(attr, ir.FloatAttr) and str(attr.type) == "f64"
     if kind == "str":
-        return isinstance(attr, ir.StringAttr)
+        if not isinstance(attr, ir.StringAttr):
+            return False
+        try:                   # escapes can make bytes that are not UTF-8 ("\FF")
+            attr.value
+        except (RuntimeError, UnicodeDecodeError):
+            return False
+        return True
     raise AssertionError(kind)
 
 
