@@ -40,7 +40,11 @@ class GpuLinalgToKernels(ModulePass):
       BKxBN tiles of A and B in workgroup memory (coalesced loads, padded
       against bank conflicts), each thread accumulating TMxTN outputs in
       registers; the tile size is chosen so the grid fills ``sm-count``
-      multiprocessors;
+      multiprocessors; an operand that is a zero-filled buffer holding a
+      convolution's input in a static subview (its padding, or the zeros
+      of a strided transposed convolution) is read from the input itself,
+      the tile loads masking the padding, and the fill, the copy and the
+      buffer go when every reader becomes such a kernel (padded_inputs.py);
     * reductions with a recognised combiner (add, mul, max, min, and, or,
       xor; several outputs allowed): a block per group of outputs, threads
       striding over the reduction space (along the innermost dimension,
