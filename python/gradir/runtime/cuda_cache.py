@@ -43,6 +43,7 @@ from . import cache
 from .abi import Function, Signature
 from .cuda import (RESIDENT_SUFFIX, CudaExecutable, _resident_indices, _runtime_library,
                    check_cuda_runtime, compile_cuda, default_format, export_cuda_library)
+from .cuda_runtime import write_atomic
 from .errors import LibraryError
 
 __all__ = ["CachedCudaExecutable", "compile_cached", "runtime_tag", "tool_versions",
@@ -321,16 +322,8 @@ class CachedCudaExecutable(CudaExecutable):
             blob = lib.read_bytes()
             if dest.exists() and (lib.name == "libLLVM.so" or dest.read_bytes() == blob):
                 continue            # (a libLLVM.so there, the stand-in or the real one, stays)
-            _write(dest, blob, uuid.uuid4().hex[:8])
-        _write(path, data, uuid.uuid4().hex[:8])
+            write_atomic(dest, blob, uuid.uuid4().hex[:8])
+        write_atomic(path, data, uuid.uuid4().hex[:8])
         return path
 
 
-def _write(dest: Path, data: bytes, tag: str) -> None:
-    tmp = dest.parent / f".{dest.name}.{os.getpid()}.{tag}.tmp"   # same filesystem as dest
-    try:
-        tmp.write_bytes(data)
-        os.chmod(tmp, 0o755)
-        os.replace(tmp, dest)
-    finally:
-        tmp.unlink(missing_ok=True)

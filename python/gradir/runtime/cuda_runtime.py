@@ -40,7 +40,7 @@ from .signature import CompileError
 from .toolchain import compiler
 
 __all__ = ["LIBRARY_NAME", "SOURCE", "build_runtime", "runtime_library", "source_digest",
-           "counters", "is_current"]
+           "counters", "is_current", "write_atomic"]
 
 LIBRARY_NAME = "libmlir_cuda_runtime.so"
 SOURCE = Path(__file__).resolve().parent / "native" / "gradir_cuda_runtime.c"
@@ -77,17 +77,22 @@ def build_runtime(dest_dir) -> Path:
     digest = source_digest()
     shared = _shared_copy(digest)
     if shared is not None and shared != dest and is_current(shared):
-        data = shared.read_bytes()
-        tmp = dest_dir / f".{LIBRARY_NAME}.{os.getpid()}.tmp"
-        try:
-            tmp.write_bytes(data)
-            os.chmod(tmp, 0o755)
-            os.replace(tmp, dest)
-        finally:
-            tmp.unlink(missing_ok=True)
+        write_atomic(dest, shared.read_bytes())
         return dest
     _compile(dest, digest)
     return dest
+
+
+def write_atomic(dest: Path, data: bytes, tag: str = "") -> None:
+    """Writes ``data`` to ``dest`` (mode 755) through a temporary file on the
+    same filesystem renamed over it, so a reader never sees half a file."""
+    tmp = dest.parent / f".{dest.name}.{os.getpid()}{'.' + tag if tag else ''}.tmp"
+    try:
+        tmp.write_bytes(data)
+        os.chmod(tmp, 0o755)
+        os.replace(tmp, dest)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def runtime_library() -> Path:
