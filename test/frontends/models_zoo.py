@@ -403,6 +403,40 @@ def test_padding_and_decomposed_ops():
 # CHECK: padding ok
 
 
+class LastTokenClassifier(nn.Module):
+    """Hugging Face's sequence classification head (GPT-2 style): position
+    ids from the padding mask's cumsum, the last real token found with
+    argmax of the padding mask, picked by advanced indexing."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb, self.pos = nn.Embedding(6, 4, padding_idx=0), nn.Embedding(5, 4)
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, ids):
+        mask = (ids != 0).long()
+        positions = mask.cumsum(-1) * mask
+        h = torch.tanh(self.emb(ids) + self.pos(positions))
+        last = torch.eq(ids, 0).int().argmax(-1) - 1
+        return self.head(h[torch.arange(ids.shape[0]), last])
+
+
+@run
+def test_integer_positions():
+    # integer cumsum, argmax, max(dim)'s indices and `- 1` on run-time tensors were refused
+    torch.manual_seed(0)
+    x = torch.randn(3, 4, 5)
+    x[0, 1, 2] = x[0, 1, 4] = 9.0          # a tie: the first position, as torch
+    for f in (lambda v: v.argmax(1), lambda v: v.argmin(-1, keepdim=True), lambda v: v.argmax(),
+              lambda v: v * v.argmax(2, keepdim=True), lambda v: v.max(2)[1], lambda v: v.min(0),
+              lambda v: v * v.max(-1, keepdim=True).indices):
+        check(Fn(lambda s, v, f=f: f(v)), (x,))
+    check(LastTokenClassifier(), (torch.tensor([[5, 3, 1, 0], [1, 2, 3, 0]]),))
+    print("integer positions ok")
+# CHECK-LABEL: TEST: test_integer_positions
+# CHECK: integer positions ok
+
+
 def check_float32(model, args):
     """The compiled float32 adjoint against torch.autograd in float32: the
     loss to 1e-5, the gradients to 1e-4 relative or 1e-4 of the largest

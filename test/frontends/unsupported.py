@@ -8,6 +8,7 @@ import sys
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "Inputs"))
 from torch_helpers import run  # noqa: E402
@@ -103,18 +104,19 @@ def test_integer_arithmetic():
 # CHECK-NEXT: aten.div.Tensor_mode: division with rounding_mode='floor' has no rlx mapping
 
 
-class ArgMax(nn.Module):
+class PoolIndices(nn.Module):
     def forward(self, x):
-        values, indices = x.max(1)
+        values, indices = F.max_pool2d(x, 2, return_indices=True)
         return values * indices
 
 
 @run
 def test_unavailable_result():
-    refuse(ArgMax(), torch.randn(2, 3))
+    # (x.max(1)'s indices are imported: argmax)
+    refuse(PoolIndices(), torch.randn(1, 2, 4, 4))
 # CHECK-LABEL: TEST: test_unavailable_result
 # CHECK: op=aten.mul.Tensor source=unsupported.py:{{[0-9]+}}
-# CHECK-NEXT: aten.mul.Tensor: uses a result of aten.max.dim that is not imported: the indices (argmax/argmin) have no rlx mapping
+# CHECK-NEXT: aten.mul.Tensor: uses a result of aten.max_pool2d_with_indices.default that is not imported: pooling indices have no rlx mapping
 
 
 @run

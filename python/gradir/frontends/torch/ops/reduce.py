@@ -1,12 +1,15 @@
 """Reductions: sum, mean, amax/amin/max/min, prod, var/std, logsumexp, norm,
-cosine similarity, softmax/log_softmax, cumsum."""
+cosine similarity, softmax/log_softmax, cumsum, argmax/argmin."""
 
 from __future__ import annotations
+
+import math
 
 from gradir.dialects import grad, rlx
 
 from .registry import aten
-from ._helpers import FLOATING, Unavailable, float_operands, integer_via_f64, norm_axes, norm_axis
+from ._helpers import (FLOATING, float_operands, integer_via_f64, norm_axes,
+                       norm_axis, reshape_to)
 
 __all__: list[str] = []
 
@@ -53,10 +56,16 @@ def prod(cx, x, *args):
 
 @aten("aten.max.dim", "aten.min.dim")
 def max_dim(cx, x, dim, keepdim=False):
+    """The values and the indices (``_first_extreme``; ties: the first, as
+    torch's CPU kernel; the gradient splits among ties, see gradients.md)."""
     (v,) = float_operands(cx, x, dtype=cx.out[0].dtype)
-    builder = rlx.max_ if cx.op == "aten.max.dim" else rlx.min_
-    values = builder(v, [norm_axis(dim, cx.rank(v))], bool(keepdim))
-    return [values, Unavailable(cx.op, "the indices (argmax/argmin) have no rlx mapping")]
+    is_max = cx.op == "aten.max.dim"
+    builder = rlx.max_ if is_max else rlx.min_
+    if cx.rank(v) == 0:
+        return [v, cx.const(cx.torch.zeros((), dtype=cx.torch.int64))]
+    axis = norm_axis(dim, cx.rank(v))
+    values = builder(v, [axis], bool(keepdim))
+    return [values, _first_extreme(cx, v, axis, bool(keepdim), is_max, cx.out[1].shape)]
 
 
 def _variance(cx, v, dim, correction, keepdim):
@@ -133,8 +142,41 @@ def softmax(cx, x, dim, *_):
 
 @aten("aten.cumsum.default")
 def cumsum(cx, x, dim, dtype=None):
+    if str(cx.out_dtype) not in FLOATING:   # mask.cumsum(-1) - 1: position ids
+        return integer_via_f64(cx, lambda v: rlx.cumsum(v, [norm_axis(dim, cx.rank(v))]), x)
     (v,) = float_operands(cx, x)
     return rlx.cumsum(v, [norm_axis(dim, cx.rank(v))])
+
+
+def _first_extreme(cx, v, axis, keepdim, is_max, out_shape):
+    """The first position of the maximum (minimum) of ``v`` along ``axis``:
+    ``min(where(v == max, i, n))``, the positions in f64 (exact below
+    2**53), cast to i64.  An integer result: no gradient."""
+    t = cx.torch
+    f64 = cx.ir_type(t.float64)
+    v = grad.no_grad(v) if str(cx.dtype(v)) in FLOATING else rlx.astype(v, f64)
+    n = cx.shape(v)[axis]
+    best = (rlx.max_ if is_max else rlx.min_)(v, [axis], True)
+    shape = [1] * cx.rank(v)
+    shape[axis] = n
+    iota = cx.const(t.arange(n, dtype=t.float64).reshape(shape))
+    pos = rlx.where(rlx.equal(v, best), iota, cx.scalar(float(n), t.float64))
+    first = rlx.min_(pos, [axis], keepdim)
+    return reshape_to(rlx.astype(first, cx.ir_type(t.int64)), [int(d) for d in out_shape])
+
+
+@aten("aten.argmax.default", "aten.argmin.default")
+def argmax(cx, x, dim=None, keepdim=False):
+    """torch.argmax/argmin: ``_first_extreme`` along ``dim``, or of the
+    flattened tensor."""
+    v = cx.value(x)
+    if dim is None:
+        v = reshape_to(v, [max(1, math.prod(cx.shape(v)))])
+        dim = 0
+    if cx.rank(v) == 0:
+        return cx.const(cx.torch.zeros(cx.out_shape, dtype=cx.torch.int64))
+    return _first_extreme(cx, v, norm_axis(dim, cx.rank(v)), bool(keepdim),
+                          cx.op == "aten.argmax.default", cx.out_shape)
 
 
 @aten("aten.cosine_similarity.default")
