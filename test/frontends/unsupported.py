@@ -148,3 +148,22 @@ def test_not_a_module():
 # CHECK-LABEL: TEST: test_not_a_module
 # CHECK: expected a torch.nn.Module, got function
 
+
+
+class WithGenerator(nn.Module):
+    def forward(self, x):
+        g = torch.Generator().manual_seed(1)
+        return (x * torch.randn(x.shape, generator=g)).sum()
+
+
+@run
+def test_custom_object():
+    # was "unsupported input obj_lifted_custom_0 of kind CUSTOM_OBJ"
+    try:
+        import_module(WithGenerator(), (torch.randn(3),))
+    except TorchImportError as err:
+        print(err)
+    else:
+        raise AssertionError("not refused")
+# CHECK-LABEL: TEST: test_custom_object
+# CHECK-NEXT: the exported graph takes an object (obj_lifted_custom_0, such as a torch.Generator made in forward) that is not a tensor: not imported; create it outside the model or pass its tensors as inputs

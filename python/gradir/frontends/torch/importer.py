@@ -491,6 +491,11 @@ class _Importer:
                 if value is None:
                     value = self.ep.constants[spec.target]
                 self.env[node] = value.detach()
+            elif spec.kind == InputKind.CUSTOM_OBJ:
+                raise TorchImportError(
+                    f"the exported graph takes an object ({spec.arg.name}, such as a "
+                    "torch.Generator made in forward) that is not a tensor: not imported; "
+                    "create it outside the model or pass its tensors as inputs")
             else:
                 raise TorchImportError(f"unsupported input {spec.arg.name} of kind {spec.kind.name}")
         named = dict(self.model.named_parameters())
