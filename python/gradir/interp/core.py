@@ -13,6 +13,7 @@ and rounded to bf16 precision (round to nearest even) after every op.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import ChainMap
 from typing import Callable
@@ -388,6 +389,10 @@ class Interpreter:
             impl = _OPS.get(name)
             if impl is None:
                 raise InterpreterError(f"{ctx.loc}: no interpreter rule for op '{name}'")
+            for res in op.results:
+                too_big = _too_big(res.type)
+                if too_big:
+                    raise ctx.error(too_big)
             try:
                 out = impl(ctx, *ins)
             except InterpreterError:
@@ -404,6 +409,53 @@ class Interpreter:
             for i, (res, val) in enumerate(zip(op.results, out)):
                 env[res] = _conform(val, res.type, f"{ctx.loc}: '{name}' result #{i}")
         raise InterpreterError("block has no terminator (func.return / scf.yield)")
+
+
+_SIZE_PROBLEMS: dict = {}
+
+
+def _memory_bytes() -> int:
+    """RAM + swap of this machine (what a numpy array can ever take)."""
+    total = 0
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith(("MemTotal:", "SwapTotal:")):
+                    total += int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    if not total:
+        try:
+            total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError, AttributeError):
+            total = 1 << 62
+    return total
+
+
+def _too_big(t: ir.Type) -> str | None:
+    """Why a value of type ``t`` cannot be computed here (more bytes than
+    RAM + swap: numpy would fail, or a broadcast view of 10^15 elements be
+    summed for days), or None."""
+    if t in _SIZE_PROBLEMS:
+        return _SIZE_PROBLEMS[t]
+    problem = None
+    if isinstance(t, ir.RankedTensorType) and t.has_static_shape:
+        n = 1
+        for d in t.shape:
+            n *= d
+        width = 8                                # (index, complex: 8 bytes)
+        for cls in (ir.IntegerType, ir.FloatType):
+            if isinstance(t.element_type, cls):
+                width = max(1, cls(t.element_type).width // 8)
+        need = n * width
+        if need > _MEMORY[0]:
+            problem = (f"a result of type {t} needs {need / 2**30:.1f} GiB, more than this "
+                       f"machine's memory ({_MEMORY[0] / 2**30:.1f} GiB with swap)")
+    _SIZE_PROBLEMS[t] = problem
+    return problem
+
+
+_MEMORY = [_memory_bytes()]
 
 
 def interpret(module, fn: str, *args) -> tuple:
