@@ -52,6 +52,11 @@ def _gpu_host_conditions():
     return GpuHostConditions
 
 
+def _gpu_strip_compile_times():
+    from .conversion.gpu.gpu_strip_compile_times import GpuStripCompileTimes
+    return GpuStripCompileTimes
+
+
 def _gpu_kernel_attributes():
     from .conversion.gpu.gpu_kernel_attributes import GpuKernelAttributes
     return GpuKernelAttributes
@@ -209,6 +214,7 @@ PASSES = {
     "gpu-linalg-to-kernels": _gpu_linalg_to_kernels,
     "gpu-persistent-buffers": _gpu_persistent_buffers,
     "gpu-rlx-to-nvvm": _gpu_rlx_to_nvvm,
+    "gpu-strip-compile-times": _gpu_strip_compile_times,
     "rlx-cse": _rlx_cse,
     "rlx-dce": _rlx_dce,
     "rlx-distinct-results": _rlx_distinct_results,

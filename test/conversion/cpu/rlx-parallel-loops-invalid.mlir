@@ -27,3 +27,18 @@ func.func @reduction(%a: memref<4096xf32>) -> f32 {
   }
   return %s : f32
 }
+
+// -----
+
+// The operation count on a kernel call must be an integer.
+func.func private @work(index)
+func.func @float_work(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    // expected-error @+1 {{rlx-parallel-loops: 'gradir.work' must be an integer attribute (the op's operation count)}}
+    func.call @work(%i) {gradir.work = 9.2e18} : (index) -> ()
+    scf.reduce
+  }
+  return
+}

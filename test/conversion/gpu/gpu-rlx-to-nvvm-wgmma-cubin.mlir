@@ -4,6 +4,11 @@
 // x and f32_nt's w have K innermost in 16-byte rows: copied with cp.async
 // into a multi-stage pipeline (f32_nt: both operands).
 // RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_90 format=bin precision=tf32' | FileCheck %s
+// No compile timings in the objects (gpu-strip-compile-times): the same input prints the same module.
+// RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_90 format=bin precision=tf32' | FileCheck %s --check-prefix=DET
+// DET-NOT: TimeInMs
+// DET: gpu.binary @f32_matmul_kernels_sm90a
+// DET-NOT: TimeInMs
 // RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_90 format=bin compute-dtype=bf16' | FileCheck %s
 // The 128x128 tiles (two warpgroups, m64n128):
 // RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_90 format=bin precision=tf32 sm-count=1' | FileCheck %s

@@ -15,6 +15,9 @@ from ...passes.base import ModulePass, option
 __all__ = ["RlxParallelLoops", "MIN_WORK", "PIPELINE_MIN_WORK", "PIPELINE_HOT_MIN_WORK",
            "estimated_work"]
 
+# The operation count the kernel passes put on their calls (an i64 attribute).
+WORK = "gradir.work"
+
 # Estimated work (see ``estimated_work``) below which a loop nest stays on one
 # thread.  A fork/join of LLVM's OpenMP runtime costs a few microseconds when
 # its threads are awake and a core is free for each; 2^17 operations (an
@@ -106,8 +109,8 @@ def _bounds(op: ir.Operation) -> list[tuple[ir.Value, ir.Value, ir.Value]]:
 def _op_cost(op: ir.Operation) -> int:
     """One per scalar operation; a vector operation counts its elements / 8;
     an op marked ``gradir.work`` (rlx-matmul-kernels' kernel calls) that."""
-    if "gradir.work" in op.attributes:
-        return max(1, ir.IntegerAttr(op.attributes["gradir.work"]).value)
+    if WORK in op.attributes:
+        return max(1, ir.IntegerAttr(op.attributes[WORK]).value)
     for r in op.results:
         if isinstance(r.type, ir.VectorType):
             n = 1
@@ -266,7 +269,14 @@ class RlxParallelLoops(ModulePass):
         # compile time: the pass walked it six times).
         from ..linalg.conv import INDEPENDENT_ITERATIONS
         threaded = self.threads > 1
-        found = collect_ops(module, lambda op: op.name in _WANTED)
+        found = collect_ops(module, lambda op: op.name in _WANTED or WORK in op.attributes)
+        bad = [op for op in found if WORK in op.attributes
+               and not isinstance(op.attributes[WORK], ir.IntegerAttr)]
+        for op in bad:
+            self.error(op, f"rlx-parallel-loops: '{WORK}' must be an integer attribute "
+                           "(the op's operation count)")
+        if bad:
+            raise self.failure()
         before = {op for op in found if op.name == "omp.parallel"}
         loops = []
         for op in found:

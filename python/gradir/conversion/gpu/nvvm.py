@@ -132,7 +132,7 @@ def _steps_to_nvvm(chip: str, opt_level: int, fmt: str) -> list[str]:
             "fold-memref-alias-ops", "expand-strided-metadata", "lower-affine",
             "convert-scf-to-cf", "gpu-to-llvm", "convert-to-llvm",
             "reconcile-unrealized-casts", f"gpu-module-to-binary{{format={fmt}}}",
-            "canonicalize", "cse"]
+            "gpu-strip-compile-times", "canonicalize", "cse"]
 
 
 # The gpu.modules of wgmma kernels (kernels/wgmma.py: names ending in
