@@ -117,15 +117,20 @@ def _check_carried(op, inits) -> None:
 
 
 def prepare(block: ir.Block, ops: list, active: set) -> list:
-    """Rewrites the active loops among ``ops`` into recording loops."""
+    """Rewrites the active loops among ``ops`` into recording loops.  A
+    rewritten loop's results replace its old ones in ``active`` (so that a
+    loop reading them, next in ``ops``, is seen active and recorded too)."""
     out = []
     for op in ops:
         if op.name in ("scf.for", "scf.while") and RECORDED not in op.attributes and \
                 any(v in active for v in region_inputs(op)):
+            was_active = [r in active for r in op.results]
+            active.difference_update(op.results)    # (erased below)
             if op.name == "scf.for":
                 op = _record_for(op)
             else:
                 op = record_while(op)
+            active.update(r for r, a in zip(op.results, was_active) if a)
         out.append(op)
     return out
 
