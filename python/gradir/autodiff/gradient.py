@@ -14,7 +14,8 @@ from mlir import ir
 from mlir.dialects import func
 
 from ..dialects import rlx
-from ..ir import find_function, function_type, set_function_type  # noqa: F401  (re-exported)
+from ..ir import (find_function, function_type, functions,  # noqa: F401  (re-exported)
+                  set_function_type, symbol_name)
 from .regions import CHECK, FINISH, PREPARE, REGION_RULES, region_inputs, walk_nested
 from .rules import NON_DIFFERENTIABLE, get_rule, is_float_type
 
@@ -88,35 +89,90 @@ _MAX_INLINE_DEPTH = 32
 _MAX_INLINED_OPS = 200_000
 
 
-def _calls_itself(module: ir.Operation, name: str) -> bool:
-    """Whether ``@name`` reaches itself through calls without a grad.vjp."""
-    seen, todo = set(), [name]
-    first = True
-    while todo:
-        f = todo.pop()
-        if f == name and not first:
-            return True
-        first = False
-        if f in seen:
-            continue
-        seen.add(f)
-        callee = find_function(module, f)
-        if callee is None or not len(callee.regions[0].blocks):
-            continue
-        for op in body_of(callee).operations:
-            op = op.operation
-            if op.name == "func.call" and "grad.vjp" not in op.attributes:
-                todo.append(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
-    return False
+class _CallGraph:
+    """The module's functions by name (the first of a name, as
+    ``find_function``), and which of them reach themselves through calls
+    without ``keep`` (also calls in loop and branch bodies): built as the
+    inlining reaches them, once per ``inline_calls``, so a chain of N
+    functions costs O(N) lookups and walks, not O(N^2) per depth."""
+
+    def __init__(self, module: ir.Operation, keep: str):
+        self.keep = keep
+        self.table: dict = {}
+        for f in functions(module):
+            self.table.setdefault(symbol_name(f), f)
+        self._index: dict = {}      # Tarjan's numbering of the visited functions
+        self._low: dict = {}
+        self._cyclic: set = set()   # names on a cycle of calls
+
+    def find(self, name: str):
+        return self.table.get(name)
+
+    def recursive(self, name: str) -> bool:
+        """Whether ``@name`` reaches itself through calls without ``keep``."""
+        if name not in self._index:
+            self._visit(name)
+        return name in self._cyclic
+
+    def _callees(self, name: str) -> list:
+        f = self.table.get(name)
+        if f is None or not len(f.regions[0].blocks):
+            return []
+        return [ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+                for op in walk_nested(f)
+                if op.name == "func.call" and self.keep not in op.attributes]
+
+    def _visit(self, root: str) -> None:
+        """Tarjan's strongly connected components from ``root``, without
+        recursion (a chain of thousands of functions)."""
+        index, low = self._index, self._low
+        stack: list = []
+        on_stack: set = set()
+        work: list = []
+
+        def push(v):
+            index[v] = low[v] = len(index)
+            stack.append(v)
+            on_stack.add(v)
+            callees = self._callees(v)
+            if v in callees:
+                self._cyclic.add(v)
+            work.append((v, iter(callees)))
+
+        push(root)
+        while work:
+            v, it = work[-1]
+            for w in it:
+                if w not in index:
+                    push(w)
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    u = work[-1][0]
+                    low[u] = min(low[u], low[v])
+                if low[v] == index[v]:
+                    component = []
+                    while True:
+                        w = stack.pop()
+                        on_stack.discard(w)
+                        component.append(w)
+                        if w == v:
+                            break
+                    if len(component) > 1:
+                        self._cyclic.update(component)
 
 
 def inline_calls(module: ir.Operation, fn: ir.Operation, depth: int = 0,
-                 keep: str = "grad.vjp", check=None) -> None:
+                 keep: str = "grad.vjp", check=None, calls: _CallGraph | None = None) -> None:
     """Inlines every ``func.call`` in ``fn`` (also in loop and branch bodies)
     that has no ``keep`` attribute (a ``grad.vjp``; forward mode keeps the
     calls with a ``grad.jvp``), so the callee is differentiated through.
     ``check``: what refuses a callee (default ``check_supported``; forward
-    mode's takes more)."""
+    mode's takes more).  ``calls``: the module's call graph (built here when
+    first needed; passed on to the deeper levels)."""
     check = check or check_supported
     block = body_of(fn)
     inlined = False
@@ -124,17 +180,19 @@ def inline_calls(module: ir.Operation, fn: ir.Operation, depth: int = 0,
         if op.name != "func.call" or keep in op.attributes:
             continue
         inlined = True
+        if calls is None:
+            calls = _CallGraph(module, keep)
         callee_name = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-        callee = find_function(module, callee_name)
+        callee = calls.find(callee_name)
         if callee is None or len(callee.regions[0].blocks) == 0:
             raise GradientError(op, f"cannot differentiate through '@{callee_name}': "
-                                    "it has no body (give the call a grad.vjp function)")
-        if _calls_itself(module, callee_name):
-            raise GradientError(op, f"recursive call to '@{callee_name}' is not supported")
+                                    f"it has no body (give the call a {keep} function)")
         if depth >= _MAX_INLINE_DEPTH:
             raise GradientError(op, f"cannot differentiate through '@{callee_name}': calls "
                                     f"nest more than {_MAX_INLINE_DEPTH} deep (give a call "
-                                    "a grad.vjp function to stop inlining there)")
+                                    f"a {keep} function to stop inlining there)")
+        if calls.recursive(callee_name):
+            raise GradientError(op, f"recursive call to '@{callee_name}' is not supported")
         check(callee)
         mapping: dict = {}
         cblock = body_of(callee)
@@ -155,7 +213,7 @@ def inline_calls(module: ir.Operation, fn: ir.Operation, depth: int = 0,
     # Calls brought in by inlining are inlined in turn.
     if inlined and any(o.name == "func.call" and keep not in o.attributes
                        for o in walk_nested(fn)):
-        inline_calls(module, fn, depth + 1, keep, check)
+        inline_calls(module, fn, depth + 1, keep, check, calls)
 
 
 _ALLOWED_OPS = ("rlx.", "grad.")
