@@ -6,7 +6,8 @@ from __future__ import annotations
 from mlir import ir
 
 from ..dialects.util import is_pure
-from ..ir import blocks_of, has_uses, walk
+from ..ir import blocks_of, has_uses
+from .regions import walk_nested as walk
 
 __all__ = ["cse", "cse_block", "erase_dead_ops", "dce", "drop_dead_carries", "copy_attributes",
            "hoist_invariants", "drop_dead_records"]
@@ -95,15 +96,53 @@ def drop_dead_carries(fn: ir.Operation) -> int:
     such iter_args (the primal half of a VJP whose cotangent is a constant
     in a reverse-rows Jacobian, say).  A loop left with nothing to do goes.
     Innermost loops first; returns how many iter_args went."""
-    from .regions import region_inputs
     dropped = 0
     loops = [op for op in walk(fn) if op.name == "scf.for"]
+    inputs = _RegionInputs()
     for loop in reversed(loops):
-        dropped += _drop_carries(loop, region_inputs)
+        dropped += _drop_carries(loop, inputs)
     return dropped
 
 
-def _drop_carries(loop: ir.Operation, region_inputs) -> int:
+class _RegionInputs:
+    """``regions.region_inputs`` as sets, each region op's captured values
+    found from those of the region ops directly inside it (memoized): loops
+    nested N deep cost O(N) walks, not O(N^2).  An entry goes when its op
+    is erased (``forget``), before the memory can serve another op."""
+
+    def __init__(self):
+        self._captured: dict = {}
+
+    def __call__(self, op: ir.Operation):
+        if not len(op.regions):
+            return list(op.operands)
+        return list(op.operands) + list(self._of(op))
+
+    def _of(self, op: ir.Operation) -> set:
+        got = self._captured.get(op)
+        if got is not None:
+            return got
+        used, inside = set(), set()
+        for region in op.regions:
+            for block in region.blocks:
+                inside.update(block.arguments)
+                for inner in block.operations:
+                    inner = inner.operation
+                    inside.update(inner.results)
+                    used.update(inner.operands)
+                    if len(inner.regions):
+                        used.update(self._of(inner))
+        got = self._captured[op] = used - inside
+        return got
+
+    def forget(self, op: ir.Operation) -> None:
+        self._captured.pop(op, None)
+        for inner in walk(op):
+            if len(inner.regions):
+                self._captured.pop(inner, None)
+
+
+def _drop_carries(loop: ir.Operation, region_inputs: _RegionInputs) -> int:
     from mlir.dialects import scf
 
     from .gradient import clone_ops
@@ -141,6 +180,7 @@ def _drop_carries(loop: ir.Operation, region_inputs) -> int:
     keep = sorted(live)
     lb, ub, step, *inits = list(loop.operands)
     if not keep and not fixed:
+        region_inputs.forget(loop)
         loop.erase()
         return n
     with ir.InsertionPoint(loop), loop.location:
@@ -155,6 +195,7 @@ def _drop_carries(loop: ir.Operation, region_inputs) -> int:
         scf.YieldOp([mapping.get(term.operands[i], term.operands[i]) for i in keep])
     for j, i in enumerate(keep):
         results[i].replace_all_uses_with(new.results[j])
+    region_inputs.forget(loop)
     loop.erase()
     return n - len(keep)
 
@@ -217,12 +258,6 @@ def hoist_invariants(fn: ir.Operation) -> int:
 
 def _hoist(loop: ir.Operation) -> int:
     body = loop.regions[0].blocks[0]
-    updated = set()
-    for op in walk(loop):
-        if op.name in _DESTINATIONS:
-            updated.add(op.operands[1])
-        elif op.name == "scf.for":
-            updated.update(list(op.operands)[3:])
     inside = set(body.arguments)
     moved = 0
     for op in [o.operation for o in body.operations][:-1]:
@@ -231,9 +266,23 @@ def _hoist(loop: ir.Operation) -> int:
                 and not len(op.regions)
                 and "grad.stack" not in op.attributes
                 and not any(v in inside for v in op.operands)
-                and not any(r in updated for r in results)):
+                and not any(_updated(r) for r in results)):
             op.move_before(loop)
             moved += 1
             continue
         inside.update(results)
     return moved
+
+
+def _updated(v: ir.Value) -> bool:
+    """Whether the loop body holding ``v``'s definition updates ``v`` in
+    place: a use of it (all its uses are in that body) as the destination of
+    ``tensor.insert_slice``/``tensor.insert`` or as an ``scf.for``'s initial
+    value.  Read from the uses, not from a walk of the loop (one per loop:
+    O(N^2) for loops nested N deep)."""
+    for use in v.uses:
+        name = use.owner.name
+        k = use.operand_number
+        if (name in _DESTINATIONS and k == 1) or (name == "scf.for" and k >= 3):
+            return True
+    return False
