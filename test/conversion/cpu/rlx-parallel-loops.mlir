@@ -256,6 +256,31 @@ func.func @unknown_bound(%a: memref<16x784x256xf32>, %n: index) {
 // CHECK-NOT: omp.
 // CHECK: scf.for
 // CHECK-NOT: omp.
+// A marked loop whose iterations all write one buffer made outside it (a
+// scratch matrix bufferization hoisted: the same addresses every time)
+// stays serial, even through a view; one writing a view at the block's
+// offset, or a buffer of its own, runs on the threads.
+// (The serial loop's inner loops then run on the threads themselves.)
+// CHECK-LABEL: func.func @shared_scratch(
+// CHECK-NOT: omp.
+// CHECK: scf.for
+// CHECK: omp.parallel
+// CHECK: } {gradir.independent_iterations}
+// CHECK-LABEL: func.func @shared_scratch_view(
+// CHECK-NOT: omp.
+// CHECK: scf.for
+// CHECK: } {gradir.independent_iterations}
+// CHECK-LABEL: func.func @own_slice_and_scratch(
+// CHECK-NEXT: arith.constant
+// CHECK-NOT: scf.for
+// CHECK: omp.parallel
+// CHECK-NEXT: omp.wsloop
+// CHECK-NEXT: omp.loop_nest
+// CHECK-NOT: gradir.independent_iterations
+// CHECK-LABEL: func.func @shared_scratch_arg(
+// CHECK-NOT: omp.
+// CHECK: scf.for
+// CHECK: } {gradir.independent_iterations}
 
 // ONE-LABEL: func.func @blocks(
 // ONE-NOT: omp.
@@ -304,6 +329,87 @@ func.func @few_blocks(%a: memref<16x8xf32>) {
     scf.for %j = %c0 to %c8 step %c1 {
       %x = memref.load %a[%b, %j] : memref<16x8xf32>
       memref.store %x, %a[%b, %j] : memref<16x8xf32>
+    }
+  } {gradir.independent_iterations}
+  return
+}
+func.func @shared_scratch(%a: memref<16x65536xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c65536 = arith.constant 65536 : index
+  %t = memref.alloc() : memref<65536xf32>
+  scf.for %b = %c0 to %c16 step %c1 {
+    scf.parallel (%j) = (%c0) to (%c65536) step (%c1) {
+      %x = memref.load %a[%b, %j] : memref<16x65536xf32>
+      %y = math.exp %x : f32
+      memref.store %y, %t[%j] : memref<65536xf32>
+      scf.reduce
+    }
+    scf.parallel (%j) = (%c0) to (%c65536) step (%c1) {
+      %y = memref.load %t[%j] : memref<65536xf32>
+      memref.store %y, %a[%b, %j] : memref<16x65536xf32>
+      scf.reduce
+    }
+  } {gradir.independent_iterations}
+  memref.dealloc %t : memref<65536xf32>
+  return
+}
+func.func @shared_scratch_view(%a: memref<16x65536xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c65536 = arith.constant 65536 : index
+  %t = memref.alloc() : memref<2x65536xf32>
+  scf.for %b = %c0 to %c16 step %c1 {
+    %v = memref.subview %t[1, 0] [1, 65536] [1, 1] : memref<2x65536xf32> to memref<65536xf32, strided<[1], offset: 65536>>
+    scf.parallel (%j) = (%c0) to (%c65536) step (%c1) {
+      %x = memref.load %a[%b, %j] : memref<16x65536xf32>
+      memref.store %x, %v[%j] : memref<65536xf32, strided<[1], offset: 65536>>
+      scf.reduce
+    }
+    scf.parallel (%j) = (%c0) to (%c65536) step (%c1) {
+      %y = memref.load %v[%j] : memref<65536xf32, strided<[1], offset: 65536>>
+      %z = math.exp %y : f32
+      memref.store %z, %a[%b, %j] : memref<16x65536xf32>
+      scf.reduce
+    }
+  } {gradir.independent_iterations}
+  memref.dealloc %t : memref<2x65536xf32>
+  return
+}
+func.func @own_slice_and_scratch(%a: memref<16x65536xf32>, %o: memref<16x65536xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c65536 = arith.constant 65536 : index
+  scf.for %b = %c0 to %c16 step %c1 {
+    %t = memref.alloc() : memref<65536xf32>
+    %row = memref.subview %o[%b, 0] [1, 65536] [1, 1] : memref<16x65536xf32> to memref<65536xf32, strided<[1], offset: ?>>
+    scf.parallel (%j) = (%c0) to (%c65536) step (%c1) {
+      %x = memref.load %a[%b, %j] : memref<16x65536xf32>
+      %y = math.exp %x : f32
+      memref.store %y, %t[%j] : memref<65536xf32>
+      scf.reduce
+    }
+    memref.copy %t, %row : memref<65536xf32> to memref<65536xf32, strided<[1], offset: ?>>
+    memref.dealloc %t : memref<65536xf32>
+  } {gradir.independent_iterations}
+  return
+}
+func.func @shared_scratch_arg(%a: memref<16x65536xf32>, %t: memref<65536xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c65536 = arith.constant 65536 : index
+  scf.for %b = %c0 to %c16 step %c1 {
+    %row = memref.subview %a[%b, 0] [1, 65536] [1, 1] : memref<16x65536xf32> to memref<65536xf32, strided<[1], offset: ?>>
+    memref.copy %row, %t : memref<65536xf32, strided<[1], offset: ?>> to memref<65536xf32>
+    scf.parallel (%j) = (%c0) to (%c65536) step (%c1) {
+      %y = memref.load %t[%j] : memref<65536xf32>
+      %z = math.exp %y : f32
+      memref.store %z, %a[%b, %j] : memref<16x65536xf32>
+      scf.reduce
     }
   } {gradir.independent_iterations}
   return

@@ -13,7 +13,7 @@ from ...ir import functions, symbol_name
 from ...passes.base import ModulePass, option
 
 __all__ = ["RlxParallelLoops", "MIN_WORK", "PIPELINE_MIN_WORK", "PIPELINE_HOT_MIN_WORK",
-           "estimated_work"]
+           "estimated_work", "shared_write"]
 
 # The operation count the kernel passes put on their calls (an i64 attribute).
 WORK = "gradir.work"
@@ -330,7 +330,7 @@ class RlxParallelLoops(ModulePass):
         be (not nested in a parallel loop, ``min-work``, two iterations or
         more, no results); None when it stays."""
         if loop.results or _parallel_ancestor(loop) or _trips(*_bounds(loop)[0]) < 2 \
-                or estimated_work(loop) < self.min_work:
+                or estimated_work(loop) < self.min_work or shared_write(loop) is not None:
             return None
         lb, ub, step = _bounds(loop)[0]
         with loop.location:
@@ -380,6 +380,61 @@ class RlxParallelLoops(ModulePass):
 
 
 # What apply's walk looks for, and _to_openmp's after the conversion.
+# Ops whose result views their operand 0's buffer, and ops that write the
+# buffer of their operand ``i`` (the indices, if any, follow it).
+_VIEWS = frozenset(("memref.subview", "memref.cast", "memref.reinterpret_cast",
+                    "memref.transpose", "memref.collapse_shape", "memref.expand_shape",
+                    "memref.view"))
+_WRITES = {"memref.store": 1, "memref.copy": 1, "memref.atomic_rmw": 1, "vector.store": 1,
+           "vector.transfer_write": 1, "vector.maskedstore": 2, "vector.scatter": 4}
+
+
+def shared_write(loop: ir.Operation) -> ir.Operation | None:
+    """The first op of ``loop``'s body that writes a buffer made outside the
+    loop at addresses that do not depend on the iteration (neither through a
+    view of it nor through the op's indices), else None.  Iterations run on
+    several threads would race there: an INDEPENDENT_ITERATIONS loop with
+    such a write stays serial.  (Bufferization gave the layer-1 weight
+    gradient of torchvision's DenseNet-121 an im2col buffer from outside
+    its loop over channel blocks; at 2 threads that gradient differed from
+    run to run.)  Kernel calls are not looked into: rlx-matmul-kernels and
+    the other kernel passes call them on the operands the linalg op had."""
+    loop = loop.operation
+    body = [op for op in collect_ops(loop, lambda o: True) if op != loop]
+    inside = set(body)
+    varying = {loop.regions[0].blocks[0].arguments[0]}
+    for op in body:
+        if any(v in varying for v in op.operands):
+            varying.update(op.results)
+    for op in body:
+        at = _WRITES.get(op.name)
+        if at is None or at >= len(op.operands):
+            continue
+        v = op.operands[at]
+        varies = any(i in varying for i in list(op.operands)[at + 1:])
+        while not varies:
+            varies = v in varying
+            owner = v.owner
+            if isinstance(owner, ir.Block):
+                parent = owner.owner
+                if parent is not None and (parent.operation == loop
+                                           or parent.operation in inside):
+                    varies = True       # a block argument of the body: its own
+                else:
+                    break               # a function argument: shared
+                continue
+            owner = owner.operation
+            if owner not in inside:
+                break                   # made outside the loop: shared
+            if owner.name not in _VIEWS:
+                varies = True           # made by an iteration: its own
+                continue
+            v = owner.operands[0]
+        if not varies:
+            return op
+    return None
+
+
 _WANTED = frozenset(("scf.parallel", "scf.for", "omp.parallel"))
 _AFTER = frozenset(("memref.alloca_scope", "omp.wsloop", "omp.parallel"))
 
