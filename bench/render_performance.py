@@ -48,6 +48,7 @@ SECTIONS = {
     "compile_time": "Compile time: the first call against JAX",
     "compile_time-breakdown": "Compile time: gradir's first call stage by stage",
     "compile_time-timeline": "Compile time: one compile per thread",
+    "gpu_compile": "Compile time for the GPU: no cache, a cache miss and a hit",
     "compile_time-llvm-levels": "Compile time: LLVM O3 against O2",
     "compile_time-llvm-passes": "Compile time: gradir's LLVM pipeline against default<O2>",
     "gradient_pass": "The gradient pass's own time",
