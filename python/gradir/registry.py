@@ -192,6 +192,11 @@ def _rlx_collapse_elementwise():
     return RlxCollapseElementwise
 
 
+def _rlx_fuse_chains():
+    from .conversion.cpu.rlx_fuse_chains import RlxFuseChains
+    return RlxFuseChains
+
+
 def _rlx_merge_elementwise():
     from .conversion.cpu.rlx_merge_elementwise import RlxMergeElementwise
     return RlxMergeElementwise
@@ -220,6 +225,7 @@ PASSES = {
     "rlx-distinct-results": _rlx_distinct_results,
     "rlx-early-dealloc": _rlx_early_dealloc,
     "rlx-fuse-attention": _rlx_fuse_attention,
+    "rlx-fuse-chains": _rlx_fuse_chains,
     "rlx-gradient": _rlx_gradient,
     "rlx-loop-hints": _rlx_loop_hints,
     "rlx-lower-to-llvm": _rlx_lower_to_llvm,

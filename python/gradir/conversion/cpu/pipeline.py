@@ -169,7 +169,11 @@ def linalg_to_llvm_pipeline(opt_level: int = 3, schedule: str | Path | None = No
         entry = params.parallel_entry_point if threads > 1 else params.entry_point
         steps += [f"transform-interpreter{{entry-point={entry}}}", "canonicalize", "cse"]
     if opt_level >= 1:
-        steps += ["linalg-fuse-elementwise-ops", "canonicalize", "cse"]
+        # rlx-fuse-chains: trees of single-use elementwise generics fused in
+        # one step each (upstream's pass copies the fused body at each step:
+        # quadratic along a chain), leaving upstream's the same result
+        steps += [*(["rlx-fuse-chains"] if early_dealloc else []),
+                  "linalg-fuse-elementwise-ops", "canonicalize", "cse"]
         if early_dealloc if math_approx is None else math_approx:
             steps += ["rlx-math-approx" if cpu is None or _has_fma(cpu)
                       else "rlx-math-approx{fma=false}"]
