@@ -27,6 +27,7 @@ ROOT = os.path.join(HERE, "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "test", "conversion", "gpu", "Inputs"))
 sys.path.insert(0, os.path.join(ROOT, "examples"))
 
+from emulate_helpers import outlined_kernels  # noqa: E402
 from fake_driver import FakeDriver, build  # noqa: E402
 from mlp import build_mlp, differentiate, init_params, numpy_step  # noqa: E402
 
@@ -34,8 +35,6 @@ import gradir  # noqa: E402
 from gradir import _compat  # noqa: E402
 from gradir.conversion.gpu import nvvm  # noqa: E402
 from gradir.conversion.gpu.kernels import wgmma  # noqa: E402
-from gradir.conversion.gpu.nvvm import lower_to_nvvm, run_pipeline  # noqa: E402
-from gradir.ir import print_module  # noqa: E402
 from gradir.runtime import cache, cuda_cache  # noqa: E402
 from gradir.runtime.abi import signatures_to_json  # noqa: E402
 from gradir.runtime.cuda import CudaExecutable  # noqa: E402
@@ -47,11 +46,7 @@ BATCH, SIZES = 24, [40, 20, 6]
 module = differentiate(build_mlp(BATCH, SIZES))
 
 # The kernels as every executable's pipeline outlines them, run by the emulator.
-kernels = gradir.parse(print_module(module))
-with kernels.context:
-    lower_to_nvvm(kernels.operation, keep_resident=RESIDENT, stop_after="kernels")
-    run_pipeline("builtin.module(gpu-launch-sink-index-computations,gpu-kernel-outlining,"
-                 "gpu-kernel-attributes)", kernels.operation)
+kernels, _ = outlined_kernels(module, keep_resident=RESIDENT)
 driver = FakeDriver(build(out))   # loaded first: the process's libcuda.so.1
 driver.emulate(kernels.operation)
 

@@ -22,12 +22,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "Inputs"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "examples"))
 
+from emulate_helpers import outlined_kernels  # noqa: E402
 from fake_driver import FakeDriver, build  # noqa: E402
 from mlp import build_mlp, differentiate, init_params, numpy_step  # noqa: E402
 
 import gradir  # noqa: E402
-from gradir.conversion.gpu.nvvm import lower_to_nvvm, run_pipeline  # noqa: E402
-from gradir.ir import print_module  # noqa: E402
 from gradir.runtime.cuda_runtime import build_runtime, counters, is_current  # noqa: E402
 
 out = sys.argv[1]
@@ -43,11 +42,7 @@ def max_error(got, want):
 def run_calls(tag: str) -> None:
     """Loads out/mlp.so on the fake driver and calls its step CALLS times."""
     module = differentiate(build_mlp(BATCH, SIZES))
-    kernels = gradir.parse(print_module(module))
-    with kernels.context:
-        lower_to_nvvm(kernels.operation, keep_resident=RESIDENT, stop_after="kernels")
-        run_pipeline("builtin.module(gpu-launch-sink-index-computations,gpu-kernel-outlining,"
-                     "gpu-kernel-attributes)", kernels.operation)
+    kernels, _ = outlined_kernels(module, keep_resident=RESIDENT)
     driver = FakeDriver(os.path.join(out, "libcuda.so.1"))
     driver.emulate(kernels.operation)
     lib = gradir.runtime.load(os.path.join(out, "mlp.so"))

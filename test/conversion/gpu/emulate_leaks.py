@@ -148,10 +148,8 @@ print("peak above the arena, T=4 and T=32:", peaks[0] == peaks[1], peaks[0] > 0)
 import tempfile  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "Inputs"))
+from emulate_helpers import outlined_kernels  # noqa: E402
 from fake_driver import FakeDriver, build  # noqa: E402
-
-from gradir.conversion.gpu.nvvm import lower_to_nvvm, run_pipeline  # noqa: E402
-from gradir.ir import print_module  # noqa: E402
 
 out = tempfile.mkdtemp()
 build(out)
@@ -160,11 +158,7 @@ for name, text in (("sqrt", rnn(9, '"sqrt"')), ("if_in_loop", ALL["if_in_loop"])
     text = text.replace("f64", "f32")
     module = gradient_module(text)
     path = gradir.compile(module, target="cuda").export_library(os.path.join(out, name + ".so"))
-    kernels = gradir.parse(print_module(module))
-    with kernels.context:
-        lower_to_nvvm(kernels.operation, stop_after="kernels")
-        run_pipeline("builtin.module(gpu-launch-sink-index-computations,gpu-kernel-outlining,"
-                     "gpu-kernel-attributes)", kernels.operation)
+    kernels, _ = outlined_kernels(module)
     built.append((name, module, path, kernels, [a.astype(np.float32)
                                                 for a in args_for(text, rng)]))
 driver = FakeDriver(os.path.join(out, "libcuda.so.1"))

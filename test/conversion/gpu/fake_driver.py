@@ -19,12 +19,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "Inputs"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "examples"))
 
+from emulate_helpers import outlined_kernels  # noqa: E402
 from fake_driver import FakeDriver, build  # noqa: E402
 from mlp import build_mlp, differentiate, init_params, numpy_step  # noqa: E402
 
 import gradir  # noqa: E402
-from gradir.conversion.gpu.nvvm import lower_to_nvvm, run_pipeline  # noqa: E402
-from gradir.ir import print_module  # noqa: E402
 
 out = sys.argv[1]
 RESIDENT = (2, 3, 4, 5)
@@ -35,11 +34,7 @@ exe = gradir.compile(module, target="cuda", keep_resident=RESIDENT)
 path = str(exe.export_library(os.path.join(out, "mlp.so")))
 
 # The kernels as the library's pipeline outlined them (same options, same names).
-kernels = gradir.parse(print_module(module))
-with kernels.context:
-    lower_to_nvvm(kernels.operation, keep_resident=RESIDENT, stop_after="kernels")
-    run_pipeline("builtin.module(gpu-launch-sink-index-computations,gpu-kernel-outlining,"
-                 "gpu-kernel-attributes)", kernels.operation)
+kernels, _ = outlined_kernels(module, keep_resident=RESIDENT)
 
 driver = FakeDriver(build(out))
 driver.emulate(kernels.operation)
