@@ -9,11 +9,16 @@
 #   would read from device memory is read in the kernel, before the body op
 #   that uses it (gpu-linalg-to-kernels).
 
+import os
+import sys
+
 import numpy as np
 
 import gradir
 from gradir.testing import gradient_module
-from gradir.testing.gpu_emulator import Emulated
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
+from emulate_helpers import assert_emulated  # noqa: E402
 
 gradir._compat.push_diagnostic_sink(lambda *a: None)   # leak warnings (see README)
 
@@ -64,12 +69,8 @@ for name, text in PROGRAMS.items():
         exe = gradir.compile(module, target="cuda", functions=(fn,))
         assert exe.format in ("bin", "isa"), exe.format
         for opt_level in (3, 0):
-            want = gradir.interpret(module, fn, *args)
-            got = Emulated(module, opt_level=opt_level)[fn](*args)
-            got, want = (x if isinstance(x, tuple) else (x,) for x in (got, want))
-            assert len(got) == len(want)
-            for g, w in zip(got, want):
-                np.testing.assert_allclose(g, w, rtol=2e-5, atol=1e-5)
+            assert_emulated(module, fn, args, f"{name} {fn} O{opt_level}", rtol=2e-5,
+                            atol=1e-5, opt_level=opt_level)
     print(name, "ok")
 # CHECK: collapse_sum_of_broadcast ok
 # CHECK: square_of_broadcast ok

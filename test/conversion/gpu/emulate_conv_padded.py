@@ -17,6 +17,7 @@
 # (precision="tf32", compute_dtype="bf16": within 1e-2 and 3e-2 of the
 # largest magnitude) on sm_90 (wgmma kernels) or sm_80 (mma.sync).
 
+import os
 import sys
 
 import numpy as np
@@ -26,7 +27,9 @@ import gradir._compat
 from gradir.conversion.gpu import gpu_linalg_to_kernels
 from gradir.conversion.gpu.launches import launch_breakdown
 from gradir.testing import gradient_module
-from gradir.testing.gpu_emulator import Emulated
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
+from emulate_helpers import assert_emulated  # noqa: E402
 
 gradir._compat.push_diagnostic_sink(lambda *a: None)   # leak warnings (see README)
 
@@ -58,18 +61,8 @@ def conv(name, x, w, xs, ws, strides=(1, 1), padding=(1, 1, 1, 1), dilation=(1, 
 
 def check(module, fn, args, what):
     """Runs ``fn`` emulated and interpreted; returns the emulated module."""
-    want = gradir.interpret(module, fn, *args)
-    exe = Emulated(module, **OPTIONS)
-    got = exe[fn](*args)
-    got, want = (x if isinstance(x, tuple) else (x,) for x in (got, want))
-    assert len(got) == len(want)
-    for i, (g, w) in enumerate(zip(got, want)):
-        if TOL is None:
-            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4, err_msg=f"{what} {i}")
-        else:
-            err = np.abs(g - w).max() / max(np.abs(w).max(), 1e-30)
-            assert err < TOL, (what, i, err)
-    return exe.lowered
+    return assert_emulated(module, fn, args, what, rtol=1e-4, atol=1e-4, tol=TOL,
+                           **OPTIONS).lowered
 
 
 def kinds(lowered, fn):

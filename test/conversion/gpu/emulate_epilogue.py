@@ -7,13 +7,18 @@
 # interpreter; the forward is one launch.  A deep K (split-K, atomics)
 # keeps its epilogue a kernel of its own.
 
+import os
+import sys
+
 import numpy as np
 
 import gradir
 import gradir._compat
 from gradir.conversion.gpu.launches import launch_breakdown
 from gradir.testing import gradient_module
-from gradir.testing.gpu_emulator import Emulated
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
+from emulate_helpers import assert_emulated  # noqa: E402
 
 gradir._compat.push_diagnostic_sink(lambda *a: None)   # leak warnings (see README)
 
@@ -58,13 +63,7 @@ func.func @main(%x: tensor<8x2048xf32>, %w: tensor<2048x16xf32>, %b: tensor<16xf
 
 
 def check(module, fn, args):
-    want = gradir.interpret(module, fn, *args)
-    exe = Emulated(module)
-    got = exe[fn](*args)
-    got, want = (x if isinstance(x, tuple) else (x,) for x in (got, want))
-    assert len(got) == len(want)
-    for i, (g, w) in enumerate(zip(got, want)):
-        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5, err_msg=f"{fn} result {i}")
+    exe = assert_emulated(module, fn, args, f"{fn} result", rtol=1e-4, atol=1e-5)
     return launch_breakdown(exe.lowered.operation, fn)
 
 

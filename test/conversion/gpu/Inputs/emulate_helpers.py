@@ -98,6 +98,26 @@ def check(name: str, module, fn: str, args, rtol=1e-12, atol=1e-14, relative=Fal
           flush=True)
 
 
+def assert_emulated(module, fn: str, args, what: str, *, rtol=1e-4, atol=1e-5, tol=None,
+                    **options) -> Emulated:
+    """Asserts that ``fn`` of ``module`` run in the emulator (Emulated with
+    ``options``) gives gradir.interpret's results: as many, each within
+    ``rtol``/``atol`` (np.testing.assert_allclose) or, with ``tol``, within
+    ``tol`` times the interpreter's largest magnitude.  Returns the build."""
+    want = gradir.interpret(module, fn, *args)
+    exe = Emulated(module, **options)
+    got = exe[fn](*args)
+    got, want = (x if isinstance(x, tuple) else (x,) for x in (got, want))
+    assert len(got) == len(want), (what, len(got), len(want))
+    for i, (g, w) in enumerate(zip(got, want)):
+        if tol is None:
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, err_msg=f"{what} {i}")
+        else:
+            err = np.abs(g - w).max() / max(np.abs(w).max(), 1e-30)
+            assert err < tol, (what, i, err)
+    return exe
+
+
 def matmul(a, b, c, ta=False, tb=False, t="f32"):
     """The rlx program of ``A @ B`` for A (a x b) and B (b x c), read transposed when asked;
     leading batch dims in ``a`` (a tuple) are a batched matmul."""
