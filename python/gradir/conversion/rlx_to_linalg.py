@@ -283,6 +283,10 @@ class RlxToLinalg(ModulePass):
                                               "place by the GPU's implicit-GEMM kernels; "
                                               "false: im2col GEMMs per block of images (CPU)")
 
+    index_checks: bool = option(False, "mark the gathers of rlx.take (mode \"fast\") and "
+                                       "rlx.nll_loss (gradir.index_check) for the CPU's run-time "
+                                       "range check of their indices (rlx-lower-to-llvm adds it)")
+
     def __post_init__(self):
         if self.sum_block < 0 or self.sum_block == 1:
             raise self.bad_option("sum-block", "be 0 or at least 2", self.sum_block)
@@ -338,9 +342,11 @@ class RlxToLinalg(ModulePass):
         from .linalg.matmul import fold_batch_sums, isolate_kernel_operands, matmul_kernels
         from .linalg.pooling import pool_kernels
         from .linalg.conv_direct import direct_convolutions
+        from .linalg.linalg_utils import index_checks
         fold_batch_sums(module)     # weight gradients of batched matmuls: one 2-D matmul
         with reduce.sum_blocks(self.sum_block), matmul_kernels(self.matmul_kernels), \
-                pool_kernels(self.pool_kernels), direct_convolutions(self.direct_convolutions):
+                pool_kernels(self.pool_kernels), direct_convolutions(self.direct_convolutions), \
+                index_checks(self.index_checks):
             _compat.apply_patterns(module, patterns())
         if self.matmul_kernels:
             isolate_kernel_operands(module)

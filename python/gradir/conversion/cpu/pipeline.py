@@ -288,6 +288,8 @@ def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str =
     op = module.operation if hasattr(module, "operation") else module
     with op.context:
         to_linalg = f"{RLX_POOL_INDICES},{RLX_TO_LINALG_KERNELS}" if kernels else RLX_TO_LINALG
+        # (the gathers whose indices add_index_checks checks below)
+        to_linalg = to_linalg[:-1] + " index-checks=true}"
         pm = build_pass_manager(f"builtin.module({to_linalg})", op.context)
         try:
             pm.run(op)
@@ -295,9 +297,11 @@ def lower_to_llvm(module, *, opt_level: int = 3, stage: str = "llvm", cpu: str =
             err.add_note(f"reproduce with: gradir-opt --pass-pipeline='builtin.module({to_linalg})' "
                          "input.mlir")
             raise
-        # a loop step computed at run time is checked there (runtime_checks.py)
-        from .runtime_checks import add_step_checks
+        # a loop step computed at run time is checked there, and the indices of
+        # take and nll_loss (runtime_checks.py)
+        from .runtime_checks import add_index_checks, add_step_checks
         add_step_checks(op)
+        add_index_checks(op)
         # --- issue 14: per-target schedule and LLVM target attributes ---
         from .codegen import internalize_private_functions, set_llvm_target
         from .host import resolve

@@ -1,7 +1,7 @@
 """Run-time checks of the compiled code: what verification cannot refuse
 because it is known only when the code runs.
 
-One check today: the step of an ``scf.for`` computed at run time (from an
+Two checks.  The step of an ``scf.for`` computed at run time (from an
 input) must be positive, as ``rlx-verify`` requires of a constant step and
 the interpreter of any.  ``add_step_checks`` runs on the module
 ``rlx-to-linalg`` made (``pipeline.lower_to_llvm``); before each such loop
@@ -23,6 +23,25 @@ address is in the global ``@gradir_check_hook`` when one is there.  The
 message is the loop's location and the words of the other two checks,
 ``"file:line:col: 'scf.for' op step must be positive, got "``.
 
+The indices of ``rlx.take`` (mode "fast", the default: -n <= i < n on
+the taken axis of size n) and the targets of ``rlx.nll_loss`` (0 <= t < C
+where t is not ``ignore_index``) must be in range, as the interpreter
+requires; the lowered gather clamps an index (it cannot raise), which
+gave another answer than the interpreter's error.  ``rlx-to-linalg`` marks
+those gathers (``linalg_utils.mark_index_check``); ``add_index_checks``,
+next to ``add_step_checks``, puts before each
+
+    %e:2 = linalg.generic (reduction) ins(%i) outs(...)  (min and max of the
+           indices widened to i64; nll_loss: an ignored target counts as 0)
+    %a = tensor.extract %e#0[] ; %b = tensor.extract %e#1[]
+    func.call @gradir_check_index(%a, %b, %least, %bound, %m)
+
+one reduction over the indices; the check
+reports the smallest index when it is below ``least`` (-n, or 0), else the
+largest when it is ``bound`` (n, or C) or more, with the message
+``"file:line:col: 'rlx.take' op index out of range [-5, 5) on axis 0, got "``.
+The op then runs with its clamped indices, and the call raises.
+
 The hook is the runtime's (``runtime/check_hook.py``): it records the
 failure for the calling thread and the call raises ``ExecutionError``.
 The runtime sets it through ``@gradir_check_set_hook_<tag>(ptr)`` in an
@@ -39,12 +58,14 @@ import hashlib
 
 from mlir import ir
 
-__all__ = ["HOOK", "SET_HOOK_PREFIX", "add_step_checks", "hook_setters", "STEP_MESSAGE"]
+__all__ = ["HOOK", "SET_HOOK_PREFIX", "add_index_checks", "add_step_checks", "hook_setters",
+           "STEP_MESSAGE"]
 
 HOOK = "gradir_check_hook"
 SET_HOOK_PREFIX = "gradir_check_set_hook_"
 _FAIL = "gradir_check_fail"
 _STEP = "gradir_check_step"
+_INDEX = "gradir_check_index"
 _MESSAGE = "gradir_check_message_"
 STEP_MESSAGE = "'scf.for' op step must be positive, got "
 
@@ -70,11 +91,27 @@ llvm.func internal @{fail}(%arg0: !llvm.ptr, %arg1: i64) {{
 ^bb2:
   llvm.return
 }}
+"""
+
+_STEP_FUNC = """
 func.func private @{step}(%arg0: i64, %arg1: !llvm.ptr) {{
   %c0 = arith.constant 0 : i64
   %0 = arith.cmpi sle, %arg0, %c0 : i64
   scf.if %0 {{
     llvm.call @{fail}(%arg1, %arg0) : (!llvm.ptr, i64) -> ()
+  }}
+  return
+}}
+"""
+
+_INDEX_FUNC = """
+func.func private @{index}(%lo: i64, %hi: i64, %least: i64, %bound: i64, %m: !llvm.ptr) {{
+  %0 = arith.cmpi slt, %lo, %least : i64
+  %1 = arith.cmpi sge, %hi, %bound : i64
+  %2 = arith.ori %0, %1 : i1
+  scf.if %2 {{
+    %v = arith.select %0, %lo, %hi : i64
+    llvm.call @{fail}(%m, %v) : (!llvm.ptr, i64) -> ()
   }}
   return
 }}
@@ -123,30 +160,101 @@ def add_step_checks(module: ir.Operation) -> int:
     loops = [loop for loop in loops if not _constant_step(loop)]
     if not loops:
         return 0
-    table = ir.SymbolTable(module)
-    end = ir.InsertionPoint(module.regions[0].blocks[0])
-    with ir.Location.unknown(module.context):
-        if _STEP not in table:
-            text = _RUNTIME.format(hook=HOOK, set_hook=SET_HOOK_PREFIX + _tag(module),
-                                   fail=_FAIL, step=_STEP)
-            parsed = ir.Module.parse(text)
-            for op in [o.operation for o in parsed.body.operations]:
-                op.detach_from_parent()
-                end.insert(op)
-        first = 0
-        while f"{_MESSAGE}{first}" in table:
-            first += 1
-        ptr = ir.Type.parse("!llvm.ptr")
-        for k, loop in enumerate(loops):
-            name = f"{_MESSAGE}{first + k}"
-            message = f"{_location_text(loop.location)}: {STEP_MESSAGE}"
-            size = len(message.encode()) + 1
-            glob = ir.Operation.parse(
-                f'llvm.mlir.global internal constant @{name}("{_c_bytes(message)}") '
-                f'{{addr_space = 0 : i32}} : !llvm.array<{size} x i8>')
-            end.insert(glob)
-            _check_before(loop, name, ptr)
+    _add_runtime(module, _STEP, _STEP_FUNC)
+    ptr = ir.Type.parse("!llvm.ptr")
+    for loop in loops:
+        name = _add_message(module, f"{_location_text(loop.location)}: {STEP_MESSAGE}")
+        _check_before(loop, name, ptr)
     return len(loops)
+
+
+def _add_runtime(module: ir.Operation, function: str, text: str) -> None:
+    """The hook, its setter, the failure call (once per module) and the
+    checking ``function`` (``text``, a template) at the end of ``module``."""
+    table = ir.SymbolTable(module)
+    if function in table:
+        return
+    end = ir.InsertionPoint(module.regions[0].blocks[0])
+    text = (_RUNTIME.format(hook=HOOK, set_hook=SET_HOOK_PREFIX + _tag(module), fail=_FAIL)
+            + text.format(step=_STEP, index=_INDEX, fail=_FAIL))
+    with ir.Location.unknown(module.context):
+        parsed = ir.Module.parse(text)
+        for op in [o.operation for o in parsed.body.operations]:
+            if ir.StringAttr(op.attributes["sym_name"]).value in table:
+                continue    # (the hook of the other check)
+            op.detach_from_parent()
+            end.insert(op)
+
+
+def _add_message(module: ir.Operation, message: str) -> str:
+    """A new constant global holding ``message`` (NUL-terminated); its name."""
+    table = ir.SymbolTable(module)
+    first = 0
+    while f"{_MESSAGE}{first}" in table:
+        first += 1
+    name = f"{_MESSAGE}{first}"
+    size = len(message.encode()) + 1
+    with ir.Location.unknown(module.context):
+        glob = ir.Operation.parse(
+            f'llvm.mlir.global internal constant @{name}("{_c_bytes(message)}") '
+            f'{{addr_space = 0 : i32}} : !llvm.array<{size} x i8>')
+    ir.InsertionPoint(module.regions[0].blocks[0]).insert(glob)
+    return name
+
+
+def add_index_checks(module: ir.Operation) -> int:
+    """Adds the run-time range check of the indices of every generic that
+    ``rlx-to-linalg`` marked (``linalg_utils.mark_index_check``: the
+    gathers of ``rlx.take`` in mode "fast" and of ``rlx.nll_loss``) in
+    ``module``, and removes the marks; see the module's docstring.  Returns
+    how many."""
+    from ... import _compat
+    from ..linalg.linalg_utils import INDEX_CHECK
+    module = module.operation if hasattr(module, "operation") else module
+    found = _compat.collect_ops(module, lambda o: INDEX_CHECK in o.attributes)
+    if not found:
+        return 0
+    _add_runtime(module, _INDEX, _INDEX_FUNC)
+    for op in found:
+        name, least, bound, ignore, what = list(ir.ArrayAttr(op.attributes[INDEX_CHECK]))
+        del op.attributes[INDEX_CHECK]
+        ignore = ir.IntegerAttr(ignore).value if isinstance(ignore, ir.IntegerAttr) else None
+        message = _add_message(module, f"{_location_text(op.location)}: "
+                                       f"'{ir.StringAttr(name).value}' op "
+                                       f"{ir.StringAttr(what).value}, got ")
+        _check_indices(op, op.operands[0], ir.IntegerAttr(least).value,
+                       ir.IntegerAttr(bound).value, ignore, message)
+    return len(found)
+
+
+def _check_indices(op, indices, least: int, bound: int, ignore, message: str) -> None:
+    from mlir.dialects import arith
+    from ..linalg.linalg_utils import REDUCTION, affine_map, filled, generic, identity_map
+    i64 = ir.IntegerType.get_signless(64)
+    t = ir.RankedTensorType(indices.type)
+    wide = ir.IntegerType(t.element_type).width < 64
+    with op.location, ir.InsertionPoint(op):
+        def const(value):
+            return arith.ConstantOp(i64, ir.IntegerAttr.get(i64, value)).result
+
+        def body(i, lo, hi):
+            if wide:
+                i = arith.extsi(i64, i)
+            if ignore is not None:      # ignored targets count as 0
+                i = arith.select(arith.cmpi(arith.CmpIPredicate.eq, i, const(ignore)),
+                                 const(0), i)
+            return [arith.minsi(lo, i), arith.maxsi(hi, i)]
+
+        scalar = affine_map(t.rank, [])
+        ends = generic([indices], [filled([], i64, 2 ** 63 - 1), filled([], i64, -2 ** 63)],
+                       [identity_map(t.rank), scalar, scalar], [REDUCTION] * t.rank, body)
+        values = [ir.Operation.create("tensor.extract", results=[i64], operands=[v]).results[0]
+                  for v in ends]
+        address = ir.Operation.create(
+            "llvm.mlir.addressof", results=[ir.Type.parse("!llvm.ptr")],
+            attributes={"global_name": ir.FlatSymbolRefAttr.get(message)}).results[0]
+        ir.Operation.create("func.call", operands=[*values, const(least), const(bound), address],
+                            attributes={"callee": ir.FlatSymbolRefAttr.get(_INDEX)})
 
 
 def _check_before(loop: ir.Operation, message: str, ptr: ir.Type) -> None:

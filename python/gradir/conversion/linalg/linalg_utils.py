@@ -9,6 +9,8 @@ bool, as numpy does).
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from typing import Callable, Sequence
 
 from mlir import ir
@@ -459,3 +461,37 @@ def kernel_loops(kernel, init, body):
                               inner.inner_iter_args[0])])
         scf.YieldOp([inner.results[0]])
     return outer.results[0]
+
+
+# The attribute by which a lowering asks for the run-time range check of the
+# indices a generic reads as its first input (conversion/cpu/runtime_checks.py,
+# add_index_checks, which removes it): [op name, least, bound, ignore or
+# "", what the bound is].  Set only while ``index_checks(True)`` holds
+# (rlx-to-linalg's ``index-checks`` option; per thread, as ``sum_blocks``).
+INDEX_CHECK = "gradir.index_check"
+_INDEX_CHECKS = threading.local()
+
+
+@contextlib.contextmanager
+def index_checks(enabled: bool):
+    saved, _INDEX_CHECKS.value = getattr(_INDEX_CHECKS, "value", False), enabled
+    try:
+        yield
+    finally:
+        _INDEX_CHECKS.value = saved
+
+
+def mark_index_check(result: ir.Value, op_name: str, least: int, bound: int,
+                     ignore: int | None, what: str) -> None:
+    """Asks for the run-time check least <= i < bound (i != ``ignore``) of
+    the indices read by the generic that made ``result`` (when
+    ``index_checks`` is on)."""
+    if not getattr(_INDEX_CHECKS, "value", False):
+        return
+    i64 = ir.IntegerType.get_signless(64)
+    owner = result.owner
+    owner = owner.operation if hasattr(owner, "operation") else owner
+    owner.attributes[INDEX_CHECK] = ir.ArrayAttr.get([
+        ir.StringAttr.get(op_name), ir.IntegerAttr.get(i64, least), ir.IntegerAttr.get(i64, bound),
+        ir.StringAttr.get("") if ignore is None else ir.IntegerAttr.get(i64, ignore),
+        ir.StringAttr.get(what)])

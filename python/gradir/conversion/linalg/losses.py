@@ -2,7 +2,9 @@
 
 cross_entropy_with_logits, nll_loss -> reduction ``linalg.generic`` ops
 (nll_loss gathers with ``tensor.extract``; a target outside [0, C) that is
-not ``ignore_index`` is clamped: the compiled code cannot raise).
+not ``ignore_index`` is clamped, and the generic is marked with
+``mark_index_check`` so that the CPU's code checks the targets first and
+raises, as the interpreter does).
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from mlir.dialects import arith, tensor
 from ..._compat import linalg  # not mlir.dialects.linalg: see _compat.linalg
 from ...dialects.infer import attributes_of
 from .linalg_utils import (REDUCTION, elementwise, elt_of, filled, generic, identity_map,
-                           index_value, maps_generic, scalar_const, shape_of, zero)
+                           index_value, maps_generic, mark_index_check, scalar_const, shape_of,
+                           zero)
 from .registry import lowers
 
 
@@ -72,9 +75,15 @@ def lower_nll_loss(op):
         w = arith.select(valid, w, zero(elt))
         return arith.mulf(arith.negf(p), w), w
 
+    def checked(result):
+        if all(tshape):         # (no check of an empty batch)
+            mark_index_check(result, "rlx.nll_loss", 0, n_classes, ignore,
+                             f"target out of range [0, {n_classes})")
+        return result
+
     if reduction == "none":
-        return [maps_generic([targets], [identity_map(rank)], tshape, elt,
-                             lambda t: loss_and_weight(t)[0])]
+        return [checked(maps_generic([targets], [identity_map(rank)], tshape, elt,
+                                     lambda t: loss_and_weight(t)[0]))]
 
     def body(t, acc_l, acc_w):
         loss, w = loss_and_weight(t)
@@ -84,6 +93,7 @@ def lower_nll_loss(op):
     scalar = ir.AffineMap.get(rank, 0, [])
     total, wsum = generic([targets], inits, [identity_map(rank), scalar, scalar],
                           [REDUCTION] * rank, body)
+    checked(total)
     if reduction == "sum":
         return [total]
     return [elementwise([total, wsum], [], elt, arith.divf)]

@@ -11,8 +11,9 @@
   strided_slice with positive strides -> ``tensor.extract_slice``; negative
   strides -> a ``linalg.generic`` whose indexing map walks backwards;
 - take -> a ``linalg.generic`` gathering with ``tensor.extract``; negative
-  indices count from the end, and an index still out of range is clamped
-  (the compiled code cannot raise, the interpreter does);
+  indices count from the end, and an index still out of range is clamped;
+  in mode "fast" the generic is marked (``mark_index_check``) so that the
+  CPU's code checks the indices first and raises, as the interpreter does;
 - triu -> a ``linalg.generic`` selecting on ``linalg.index``.
 """
 
@@ -24,8 +25,8 @@ from mlir.dialects import arith, tensor
 from ..._compat import linalg  # not mlir.dialects.linalg: see _compat.linalg
 from ...dialects.infer import attributes_of
 from .linalg_utils import (PARALLEL, affine_map, broadcast_to, elt_of, empty, extract_slice, generic,
-                           identity_map, index_value, insert_slice, normalize_axes, numel,
-                           reshape, shape_of, transpose, zero)
+                           identity_map, index_value, insert_slice, mark_index_check,
+                           normalize_axes, numel, reshape, shape_of, transpose, zero)
 from .registry import lowers
 
 
@@ -166,8 +167,12 @@ def lower_take(op):
                    for d in range(len(xs) - axis - 1)]
         return [tensor.extract(x, coords)]
 
-    return generic([indices], [empty(out_shape, elt)], [ind_map, identity_map(rank)],
-                   [PARALLEL] * rank, body)
+    out = generic([indices], [empty(out_shape, elt)], [ind_map, identity_map(rank)],
+                  [PARALLEL] * rank, body)
+    if mode == "fast":      # (an index still out of range raises at run time on the CPU)
+        on = f"on axis {axis}" if attrs.get("axis") is not None else "of the flattened input"
+        mark_index_check(out[0], "rlx.take", -n, n, None, f"index out of range [{-n}, {n}) {on}")
+    return out
 
 
 @lowers("rlx.triu", promote_half=False)
