@@ -10,6 +10,12 @@
 // matmul stays fp32 FMAs; before sm_80 nothing runs on tensor cores, and
 // asking for TF32 or bf16 compute there is an error.  (sm_90 runs wgmma:
 // kernels/wgmma.py; sm_86 stands for the chips with mma.sync only.)
+// Convolutions are implicit GEMMs on the same tensor cores (their tiles
+// staged by cooperative loads: no cp.async, no ldmatrix): a padded f32
+// conv2d under precision=tf32, and by default a padded bf16 conv2d and a
+// strided bf16 conv2d_transpose (the data gradient's form, split-K), whose
+// operands are read as bf16 (padded and zero-inserted in bf16) and
+// multiplied by m16n8k16; no SIMT GEMM kernel (`_gemm_`) is left for them.
 // RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_80 format=isa precision=tf32' | FileCheck %s --check-prefix=TF32
 // RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_86 format=isa precision=high' | FileCheck %s --check-prefix=TF32
 // RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_86 format=isa' | FileCheck %s --check-prefix=DEFAULT
@@ -32,6 +38,16 @@
 // TF32-SAME: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // TF32-SAME: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
 // TF32-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// TF32: gpu.binary @f32_conv_kernels
+// TF32-SAME: .entry f32_conv_mma_0
+// TF32-SAME: cvt.rna.tf32.f32
+// TF32-SAME: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// TF32: gpu.binary @bf16_conv_kernels
+// TF32-SAME: .entry bf16_conv_mma_0
+// TF32-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// TF32: gpu.binary @bf16_conv_transpose_kernels
+// TF32-SAME: .entry bf16_conv_transpose_mma_splitk_1
+// TF32-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 
 // DEFAULT: gpu.binary @f32_matmul_kernels
 // DEFAULT-NOT: mma.sync
@@ -41,6 +57,23 @@
 // DEFAULT-SAME: cp.async.cg.shared.global
 // DEFAULT-SAME: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // DEFAULT-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// DEFAULT: gpu.binary @f32_conv_kernels
+// DEFAULT-NOT: mma.sync
+// DEFAULT-SAME: .entry f32_conv_gemm_0
+// DEFAULT-NOT: mma.sync
+// DEFAULT-SAME: fma.rn.f32
+// DEFAULT-NOT: mma.sync
+// DEFAULT: gpu.binary @bf16_conv_kernels
+// DEFAULT-NOT: _gemm_
+// DEFAULT-SAME: .entry bf16_conv_mma_0
+// DEFAULT-NOT: _gemm_
+// DEFAULT-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// DEFAULT-NOT: _gemm_
+// DEFAULT: gpu.binary @bf16_conv_transpose_kernels
+// DEFAULT-NOT: _gemm_
+// DEFAULT-SAME: .entry bf16_conv_transpose_mma_splitk_1
+// DEFAULT-NOT: _gemm_
+// DEFAULT-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 
 // BF16: gpu.binary @f32_matmul_kernels
 // BF16-NOT: cp.async
@@ -49,6 +82,11 @@
 // BF16-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // BF16: gpu.binary @bf16_matmul_kernels
 // BF16-SAME: cp.async.cg.shared.global
+// BF16-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// BF16: gpu.binary @f32_conv_kernels
+// BF16-SAME: cvt.rn.bf16.f32
+// BF16-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// BF16: gpu.binary @bf16_conv_kernels
 // BF16-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 
 // SM75-NOT: mma.sync
@@ -83,6 +121,21 @@
 // KERNELS: nvvm.ldmatrix %{{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>}
 // KERNELS: nvvm.ldmatrix %{{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<col>, num = 2 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>}
 // KERNELS: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>{{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>
+// The convolutions: one tile each of the weights and of the (padded)
+// input, staged as TF32 bit patterns (f32) or as bf16 as read (bf16).
+// KERNELS-LABEL: func.func @f32_conv(
+// KERNELS-NOT: gpu.launch
+// KERNELS: gpu.launch {{.*}} function(@f32_conv_mma_0) workgroup(%{{.*}} : memref<32x40xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x40xi32, #gpu.address_space<workgroup>>)
+// KERNELS: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<tf32>{{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 8>
+// KERNELS-NOT: gpu.launch
+// KERNELS-LABEL: func.func @bf16_conv(
+// KERNELS-NOT: gpu.launch
+// KERNELS: gpu.launch {{.*}} function(@bf16_conv_mma_0) workgroup(%{{.*}} : memref<32x40xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x40xbf16, #gpu.address_space<workgroup>>)
+// KERNELS: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>{{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>
+// KERNELS-NOT: gpu.launch
+// KERNELS-LABEL: func.func @bf16_conv_transpose(
+// KERNELS: gpu.launch {{.*}} function(@bf16_conv_transpose_mma_splitk_1) workgroup(%{{.*}} : memref<32x40xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x40xbf16, #gpu.address_space<workgroup>>)
+// KERNELS: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>{{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>
 
 func.func @f32_matmul(%x: tensor<40x24xf32>, %w: tensor<24x48xf32>) -> tensor<40x48xf32> {
   %y = "rlx.matmul"(%x, %w) : (tensor<40x24xf32>, tensor<24x48xf32>) -> tensor<40x48xf32>
@@ -92,4 +145,19 @@ func.func @f32_matmul(%x: tensor<40x24xf32>, %w: tensor<24x48xf32>) -> tensor<40
 func.func @bf16_matmul(%x: tensor<40x64xbf16>, %w: tensor<64x48xbf16>) -> tensor<40x48xbf16> {
   %y = "rlx.matmul"(%x, %w) : (tensor<40x64xbf16>, tensor<64x48xbf16>) -> tensor<40x48xbf16>
   return %y : tensor<40x48xbf16>
+}
+
+func.func @f32_conv(%x: tensor<2x16x6x6xf32>, %w: tensor<32x16x3x3xf32>) -> tensor<2x32x6x6xf32> {
+  %y = "rlx.conv2d"(%x, %w) {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<2x16x6x6xf32>, tensor<32x16x3x3xf32>) -> tensor<2x32x6x6xf32>
+  return %y : tensor<2x32x6x6xf32>
+}
+
+func.func @bf16_conv(%x: tensor<2x16x6x6xbf16>, %w: tensor<32x16x3x3xbf16>) -> tensor<2x32x6x6xbf16> {
+  %y = "rlx.conv2d"(%x, %w) {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<2x16x6x6xbf16>, tensor<32x16x3x3xbf16>) -> tensor<2x32x6x6xbf16>
+  return %y : tensor<2x32x6x6xbf16>
+}
+
+func.func @bf16_conv_transpose(%dy: tensor<2x32x4x4xbf16>, %w: tensor<32x16x3x3xbf16>) -> tensor<2x16x7x7xbf16> {
+  %dx = "rlx.conv2d_transpose"(%dy, %w) {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, output_padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<2x32x4x4xbf16>, tensor<32x16x3x3xbf16>) -> tensor<2x16x7x7xbf16>
+  return %dx : tensor<2x16x7x7xbf16>
 }

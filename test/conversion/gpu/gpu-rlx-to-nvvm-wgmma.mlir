@@ -8,6 +8,11 @@
 // sm_80 the same matmuls are mma.sync and nothing is wgmma.  x (K
 // innermost, rows of 96 bytes) is copied with cp.async into four stages
 // of tiles (gpu-rlx-to-nvvm-wgmma-pipeline.mlir checks the pipeline).
+// Convolutions are implicit GEMMs on wgmma too: a padded f32 conv2d under
+// precision=tf32 (m64nNk8), and by default a padded bf16 conv2d and a
+// strided bf16 conv2d_transpose (the data gradient's form, split-K) on
+// bf16 operands (m64nNk16), each in its function's sm_90a module, no SIMT
+// GEMM kernel (`_gemm_`) left for them; none of it wgmma at sm_80.
 // RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_90 format=isa precision=tf32' | FileCheck %s --check-prefix=TF32
 // RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_90 format=isa compute-dtype=bf16' | FileCheck %s --check-prefix=BF16
 // RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_90 format=isa' | FileCheck %s --check-prefix=DEFAULT
@@ -33,8 +38,21 @@
 // TF32-SAME: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
 // TF32: gpu.binary @sum_kernels  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90">
 // TF32-SAME: .target sm_90
+// TF32: gpu.binary @f32_conv_kernels_sm90a  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a">
+// TF32-SAME: .entry f32_conv_wgmma_0
+// TF32-SAME: cvt.rna.tf32.f32
+// TF32-SAME: wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32
+// TF32: gpu.binary @bf16_conv_kernels_sm90a  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a">
+// TF32-SAME: .entry bf16_conv_wgmma_0
+// TF32-SAME: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
+// TF32: gpu.binary @bf16_conv_transpose_kernels_sm90a  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a">
+// TF32-SAME: .entry bf16_conv_transpose_wgmma_splitk_1
+// TF32-SAME: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
 
 // BF16: gpu.binary @f32_matmul_kernels_sm90a
+// BF16-SAME: cvt.rn.bf16.f32
+// BF16-SAME: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
+// BF16: gpu.binary @f32_conv_kernels_sm90a
 // BF16-SAME: cvt.rn.bf16.f32
 // BF16-SAME: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
 
@@ -43,6 +61,20 @@
 // DEFAULT-SAME: fma.rn.f32
 // DEFAULT: gpu.binary @bf16_matmul_kernels_sm90a  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a">
 // DEFAULT-SAME: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
+// DEFAULT: gpu.binary @f32_conv_kernels  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90">
+// DEFAULT-NOT: wgmma
+// DEFAULT-SAME: .entry f32_conv_gemm_0
+// DEFAULT-NOT: wgmma
+// DEFAULT-SAME: fma.rn.f32
+// DEFAULT-NOT: _gemm_
+// DEFAULT: gpu.binary @bf16_conv_kernels_sm90a  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a">
+// DEFAULT-SAME: .entry bf16_conv_wgmma_0
+// DEFAULT-SAME: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
+// DEFAULT-NOT: _gemm_
+// DEFAULT: gpu.binary @bf16_conv_transpose_kernels_sm90a  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a">
+// DEFAULT-SAME: .entry bf16_conv_transpose_wgmma_splitk_1
+// DEFAULT-SAME: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
+// DEFAULT-NOT: _gemm_
 
 // SM90A: gpu.binary @f32_matmul_kernels_sm90a  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a">
 // SM90A-SAME: wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32
@@ -51,6 +83,9 @@
 // SM80-NOT: wgmma
 // SM80: gpu.binary @f32_matmul_kernels  [#gpu.object<#nvvm.target<O = 3, chip = "sm_80">
 // SM80-SAME: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// SM80-NOT: wgmma
+// SM80: gpu.binary @bf16_conv_kernels  [#gpu.object<#nvvm.target<O = 3, chip = "sm_80">
+// SM80-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // SM80-NOT: wgmma
 
 // The kernels stage: the tiles staged as four stages of 8-row groups of
@@ -67,6 +102,14 @@
 // KERNELS-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 8>, D[<f32>, <one>], A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
 // KERNELS-NEXT: nvvm.wgmma.commit.group.sync.aligned
 // KERNELS-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
+// The bf16 convolution: its weights and padded input staged as bf16
+// (K-major 8-row groups of 32 elements, the 64-byte swizzle's rows).
+// KERNELS-LABEL: func.func @bf16_conv(
+// KERNELS-NOT: gpu.launch
+// KERNELS: gpu.launch {{.*}} module(@bf16_conv_kernels_sm90a) function(@bf16_conv_wgmma_0) workgroup({{.*}} : memref<2x8x8x32xbf16, #gpu.address_space<workgroup>>, {{.*}} : memref<2x4x8x32xbf16, #gpu.address_space<workgroup>>)
+// KERNELS: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// KERNELS-NOT: gpu.launch
+// KERNELS-LABEL: func.func @bf16_conv_transpose(
 
 func.func @f32_matmul(%x: tensor<40x24xf32>, %w: tensor<24x48xf32>) -> tensor<40x48xf32> {
   %y = "rlx.matmul"(%x, %w) : (tensor<40x24xf32>, tensor<24x48xf32>) -> tensor<40x48xf32>
@@ -81,4 +124,19 @@ func.func @bf16_matmul(%x: tensor<40x64xbf16>, %w: tensor<64x48xbf16>) -> tensor
 func.func @sum(%x: tensor<1000xf32>) -> tensor<f32> {
   %s = "rlx.sum"(%x) : (tensor<1000xf32>) -> tensor<f32>
   return %s : tensor<f32>
+}
+
+func.func @f32_conv(%x: tensor<2x16x6x6xf32>, %w: tensor<32x16x3x3xf32>) -> tensor<2x32x6x6xf32> {
+  %y = "rlx.conv2d"(%x, %w) {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<2x16x6x6xf32>, tensor<32x16x3x3xf32>) -> tensor<2x32x6x6xf32>
+  return %y : tensor<2x32x6x6xf32>
+}
+
+func.func @bf16_conv(%x: tensor<2x16x6x6xbf16>, %w: tensor<32x16x3x3xbf16>) -> tensor<2x32x6x6xbf16> {
+  %y = "rlx.conv2d"(%x, %w) {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<2x16x6x6xbf16>, tensor<32x16x3x3xbf16>) -> tensor<2x32x6x6xbf16>
+  return %y : tensor<2x32x6x6xbf16>
+}
+
+func.func @bf16_conv_transpose(%dy: tensor<2x32x4x4xbf16>, %w: tensor<32x16x3x3xbf16>) -> tensor<2x16x7x7xbf16> {
+  %dx = "rlx.conv2d_transpose"(%dy, %w) {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, output_padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<2x32x4x4xbf16>, tensor<32x16x3x3xbf16>) -> tensor<2x16x7x7xbf16>
+  return %dx : tensor<2x16x7x7xbf16>
 }

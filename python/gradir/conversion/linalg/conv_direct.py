@@ -24,6 +24,14 @@ generic's operands in place as an implicit GEMM (``kernels/gemm.py``).
   The padding the kernel's reach does not cover is a constant offset in the
   input's map.
 
+f16 and bf16 convolutions (computed in f32, as every op on half types,
+with the operands extended by a cast generic before the op) pad, zero-insert
+and read their operands in the half type, each extended in the generic's
+body (``arith.extf`` before the ``arith.mulf``, f32 accumulation): the
+values are the same (extending is exact, and so are zeros), and the
+implicit-GEMM kernels see half operands (tensor cores, as for a bf16
+matmul) instead of an f32 padded copy beside a half weight (SIMT).
+
 The pad (and the zero-inserting insert_slice) stays a tensor op, so every
 path that does not make a GEMM kernel of the generic reads a valid buffer;
 gpu-linalg-to-kernels recognises the bufferized form (a zero fill, the
@@ -41,7 +49,8 @@ from mlir.dialects import arith
 
 from ... import _compat
 from .linalg_utils import (PARALLEL, REDUCTION, affine_map, elt_of, filled, generic,
-                           insert_slice, is_float, pad, reshape, shape_of, transpose)
+                           identity_map, insert_slice, is_float, is_half, pad, reshape,
+                           shape_of, transpose)
 
 __all__ = ["direct_convolutions", "direct_enabled", "direct_conv2d", "direct_conv2d_transpose",
            "result_permutation"]
@@ -73,9 +82,41 @@ def _k(v):
 
 
 def _mac(elt):
+    """``acc + a * b`` in ``elt``, the accumulator's type; narrower float
+    operands (f16/bf16 read by an f32 convolution) extended first."""
     if is_float(elt):
-        return lambda a, b, acc: arith.addf(acc, arith.mulf(a, b))
+        def mac(a, b, acc):
+            a, b = (v if v.type == elt else arith.extf(elt, v) for v in (a, b))
+            return arith.addf(acc, arith.mulf(a, b))
+        return mac
     return lambda a, b, acc: arith.addi(acc, arith.muli(a, b))
+
+
+def _narrow(v):
+    """The f16/bf16 tensor ``v`` is the f32 extension of, when a cast
+    generic computes it (what rlx-to-linalg puts before an op on half
+    types: one input, identity maps, body ``yield arith.extf(%in)``), else
+    ``v``.  The convolution reads the half tensor and extends it in its
+    body."""
+    op = _compat.defining_op(v)
+    if op is None or op.name != "linalg.generic" or len(op.operands) != 2:
+        return v
+    src = op.operands[0]
+    if not isinstance(src.type, ir.RankedTensorType) or not is_half(src.type):
+        return v
+    if not isinstance(elt_of(v), ir.F32Type):
+        return v
+    rank = len(shape_of(v))
+    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    if any(m != identity_map(rank) for m in maps):
+        return v
+    block = op.regions[0].blocks[0]
+    ops = list(block.operations)
+    if (len(ops) != 2 or ops[0].name != "arith.extf"
+            or ops[0].operands[0] != block.arguments[0]
+            or list(ops[1].operands) != [ops[0].results[0]]):
+        return v
+    return src
 
 
 def _permutation_of(op):
@@ -120,7 +161,7 @@ def _permuted(v):
 
 
 def _conv_generic(xp, w, out_shape, strides, dilation, groups, offsets=(0, 0),
-                  transposed=False, perm=None, out_perm=None):
+                  transposed=False, perm=None, out_perm=None, acc=None):
     """``out[n, g*Og + o, y, x] = sum_{c, ky, kx} W(g, o, c, ky, kx) *
     xp[n, g*Cg + c, y*sh + ky*dh + oy, x*sw + kx*dw + ox]`` with ``(oy, ox) =
     offsets`` (with ``perm``, ``xp`` is given as ``src``, ``xp.shape[k] =
@@ -131,8 +172,10 @@ def _conv_generic(xp, w, out_shape, strides, dilation, groups, offsets=(0, 0),
     which then writes its output buffer in place); ``W`` is
     ``w[g*Og + o, c, ky, kx]`` (OIHW) or, ``transposed``,
     ``w[g*Cg + c, o, KH-1-ky, KW-1-kx]`` (IOHW, flipped: the loops run
-    over the stored kernel, the input read at ``(KH-1-ky)*dh``)."""
-    elt = elt_of(xp)
+    over the stored kernel, the input read at ``(KH-1-ky)*dh``).  ``acc``:
+    the result's element type (default ``xp``'s; f32 for half operands,
+    extended in the body)."""
+    elt = acc if acc is not None else elt_of(xp)
     src = xp
     if perm is not None:
         xp_shape = [shape_of(src)[p] for p in perm]
@@ -209,6 +252,8 @@ def direct_conv2d(x, w, out_shape, strides, padding, dilation, groups, out_perm=
     """rlx.conv2d (NCHW x OIHW) as ``tensor.pad`` + one generic
     (``out_perm``: see ``_conv_generic``)."""
     pt, pl, pb, pr = padding
+    acc = elt_of(x)
+    x, w = _narrow(x), _narrow(w)
     src, perm = _permuted(x) if groups == 1 else (x, None)
     if perm is not None and len(perm) == 4:
         # the weight gradient's data (N and C swapped by the VJP rule): the
@@ -217,9 +262,10 @@ def direct_conv2d(x, w, out_shape, strides, padding, dilation, groups, out_perm=
         low, high = [0] * 4, [0] * 4
         low[perm[2]], low[perm[3]], high[perm[2]], high[perm[3]] = pt, pl, pb, pr
         return _conv_generic(pad(src, low, high, 0), w, out_shape, strides, dilation, groups,
-                             perm=perm, out_perm=out_perm)
+                             perm=perm, out_perm=out_perm, acc=acc)
     xp = pad(x, [0, 0, pt, pl], [0, 0, pb, pr], 0)
-    return _conv_generic(xp, w, out_shape, strides, dilation, groups, out_perm=out_perm)
+    return _conv_generic(xp, w, out_shape, strides, dilation, groups, out_perm=out_perm,
+                         acc=acc)
 
 
 def direct_conv2d_transpose(x, w, out_shape, strides, padding, dilation, groups):
@@ -234,6 +280,8 @@ def direct_conv2d_transpose(x, w, out_shape, strides, padding, dilation, groups)
     the flipped kernel: ``out[Y] = sum_ky z[Y + off + ky*dh] *
     w[KH-1-ky]`` where ``lo + pt = off + (KH-1)*dh``."""
     (sh, sw), (pt, pl, _, _), (dh, dw) = strides, padding, dilation
+    acc = elt_of(x)
+    x, w = _narrow(x), _narrow(w)
     n, cin, h, wd = shape_of(x)
     _, _, kh, kw = shape_of(w)
     _, _, oh, ow = out_shape
@@ -249,4 +297,4 @@ def direct_conv2d_transpose(x, w, out_shape, strides, padding, dilation, groups)
         z = insert_slice(x, filled([n, cin, hz, wz], elt_of(x), 0), [0, 0, lo_y, lo_x],
                          [1, 1, sh, sw])
     return _conv_generic(z, w, out_shape, [1, 1], [dh, dw], groups, (off_y, off_x),
-                         transposed=True)
+                         transposed=True, acc=acc)
