@@ -3,7 +3,8 @@
 # Against the reference interpreter in f32 and f64 (a chain of 60 unary
 # ops, a chain alternating an add of one argument and a multiply by
 # another, a chain through a broadcast, a chain multiplying by constants, a
-# tree, a chain's gradient); results bitwise the same as without the pass;
+# tree, diamonds, a chain's gradient); results bitwise the same as without
+# the pass;
 # the pass moves the ops of a 300-op chain into one generic (the same op
 # objects, none copied) and upstream's elementwise fusion then has nothing
 # left to fuse.
@@ -62,6 +63,17 @@ def tree(x, y, z, w):
     return op("rlx.subtract", op("rlx.sigmoid", a), op("rlx.multiply", b, a))
 
 
+def diamonds(x, a, n=30):
+    """Values each read twice by the next step's ops only: upstream fuses
+    them once it merges duplicate inputs (late fusion here)."""
+    for i in range(n):
+        if i % 2:
+            x = op("rlx.where", op("rlx.greater", x, a), x, op("rlx.multiply", x, a))
+        else:
+            x = op("rlx.add", op("rlx.sin", x), op("rlx.cos", x))
+    return x
+
+
 def gradient_chain(x, n=40):
     return op("rlx.sum", chain(x, n))
 
@@ -77,6 +89,8 @@ def test_against_interpreter():
         s.case(f"broadcast_{short(dt)}", broadcast(dt), rand((37,), dt, -1.0, 1.0))
         s.case(f"constants_{short(dt)}", constants, rand(shape, dt, -1.0, 1.0))
         s.case(f"tree_{short(dt)}", tree, *[rand(shape, dt, -1.0, 1.0) for _ in range(4)])
+        s.case(f"diamonds_{short(dt)}", diamonds, rand(shape, dt, -1.0, 1.0),
+               rand(shape, dt, -0.5, 0.5))
     s.run()
 
 
@@ -93,7 +107,8 @@ def test_same_bits():
     """Compiled with and without the pass: the same bits."""
     s = Suite("one")
     dt = np.float32
-    s.case("two_inputs", two_inputs, rand((4, 37), dt), rand((4, 37), dt), rand((4, 37), dt))
+    s.case("two_inputs", lambda x, a, b: op("rlx.add", two_inputs(x, a, b), diamonds(x, a)),
+           rand((4, 37), dt), rand((4, 37), dt), rand((4, 37), dt))
     args = (rand((4, 37), dt, -1.0, 1.0), rand((4, 37), dt, -0.1, 0.1),
             rand((4, 37), dt, 0.9, 1.05))
     with_pass = gradir.compile(s.module(), cache=False)["case0"]
@@ -137,7 +152,7 @@ def test_moved_not_copied():
 # CHECK-LABEL: TEST: test_against_interpreter
 # CHECK: ok chain_f32
 # CHECK: ok broadcast_f64
-# CHECK: fused chains: all 10 cases match the interpreter
+# CHECK: fused chains: all 12 cases match the interpreter
 # CHECK-LABEL: TEST: test_gradient
 # CHECK: fused chain gradient: all 2 cases match the interpreter
 # CHECK-LABEL: TEST: test_same_bits

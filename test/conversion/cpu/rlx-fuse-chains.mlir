@@ -376,19 +376,29 @@ func.func @first(%x: tensor<8xf32>, %y: tensor<8xf32>) -> tensor<8xf32> {
 // -----
 
 // A value read only by a tree's ops (a diamond): upstream fuses it once it
-// merges the duplicate inputs, at the op where they meet.  At the root
-// that is left to upstream; below the root the tree is cut there.
+// merges the duplicate inputs, where the reads meet, before the body
+// there; so here (its tree: the op making %v).  A marked one (left to
+// upstream) cuts the tree where the reads meet.
 // CHECK-LABEL: func.func @diamond_at_root(
-// CHECK:         %[[V:.*]] = linalg.generic
-// CHECK:         linalg.generic {{.*}} ins(%[[V]], %[[V]] : tensor<8xf32>, tensor<8xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<8xf32>)
 // CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      math.tanh
 // CHECK-NEXT:      math.cos
 // CHECK-NEXT:      math.sin
 // CHECK-NEXT:      arith.addf
 // CHECK-NOT:     linalg.generic
 // CHECK-LABEL: func.func @diamond_below(
 // CHECK:         linalg.generic
-// CHECK:         %[[D:.*]] = linalg.generic
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      math.tanh
+// CHECK-NEXT:      math.cos
+// CHECK-NEXT:      math.sin
+// CHECK-NEXT:      arith.addf
+// CHECK-NEXT:      math.exp
+// CHECK-NOT:     linalg.generic
+// CHECK-LABEL: func.func @diamond_marked(
+// CHECK:         %[[V:.*]] = linalg.generic {{.*}} {grad.recomputed}
+// CHECK:         %[[D:.*]] = linalg.generic {{.*}} ins(%[[V]], %[[V]] : tensor<8xf32>, tensor<8xf32>)
 // CHECK-NEXT:    ^bb0
 // CHECK-NEXT:      math.cos
 // CHECK-NEXT:      math.sin
@@ -405,6 +415,15 @@ func.func @first(%x: tensor<8xf32>, %y: tensor<8xf32>) -> tensor<8xf32> {
 // BOTH-NEXT:       arith.addf
 // BOTH-NOT:      linalg.generic
 // BOTH-LABEL:  func.func @diamond_below(
+// BOTH:          linalg.generic
+// BOTH-NEXT:     ^bb0
+// BOTH-NEXT:       math.tanh
+// BOTH-NEXT:       math.cos
+// BOTH-NEXT:       math.sin
+// BOTH-NEXT:       arith.addf
+// BOTH-NEXT:       math.exp
+// BOTH-NOT:      linalg.generic
+// BOTH-LABEL:  func.func @diamond_marked(
 // BOTH:          linalg.generic
 // BOTH-NEXT:     ^bb0
 // BOTH-NEXT:       math.tanh
@@ -446,6 +465,40 @@ func.func @diamond_below(%x: tensor<8xf32>) -> tensor<8xf32> {
   %e = tensor.empty() : tensor<8xf32>
   %v = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
       ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %s = math.tanh %in : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%v : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %s = math.sin %in : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%v : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %s = math.cos %in : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%a, %b : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%in: f32, %in1: f32, %o: f32):
+    %s = arith.addf %in, %in1 : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  %d = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%r : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %s = math.exp %in : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  return %d : tensor<8xf32>
+}
+func.func @diamond_marked(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %e = tensor.empty() : tensor<8xf32>
+  %v = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) attrs = {grad.recomputed} {
   ^bb0(%in: f32, %o: f32):
     %s = math.tanh %in : f32
     linalg.yield %s : f32

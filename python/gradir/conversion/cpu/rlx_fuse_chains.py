@@ -41,10 +41,12 @@ does not (a broadcast read, a transposed result, a multi-result op, ...)
 stays an input of the fused op, which upstream's pass then fuses in one
 step; the tree is kept only where upstream's order is then the same (such
 producers first in the body), otherwise its root is left alone and its
-subtrees are fused apart.  A value read only by a tree's ops (a diamond:
-upstream fuses it once duplicate inputs are merged) is fused by upstream
-at the tree's root; where it would be below the root, the tree is cut there.
-Run before ``linalg-fuse-elementwise-ops``."""
+subtrees are fused apart.  A value that only a tree's ops read, twice or
+more (a diamond: ``where(x > a, x, a)``, ``sin(x) + cos(x)``), upstream
+fuses once it has merged the duplicate inputs, where the reads meet, before
+the body there; so does this pass when the value's own tree is of its kind
+and nothing is left pending (else the tree is cut where the reads meet, or
+at the root left to upstream).  Run before ``linalg-fuse-elementwise-ops``."""
 
 from __future__ import annotations
 
@@ -93,7 +95,7 @@ class _Node:
     """A generic of the class this pass fuses, as read before any change."""
 
     __slots__ = ("op", "n_in", "n", "maps", "fusable", "children", "pending", "parent",
-                 "member_ok", "root")
+                 "member_ok", "late", "absorbed", "open", "closed", "index")
 
     def __init__(self, op, n_in, n, maps):
         self.op, self.n_in, self.n, self.maps = op, n_in, n, maps
@@ -102,7 +104,16 @@ class _Node:
         self.pending: list[int] = []      # those left to upstream
         self.parent: _Node | None = None
         self.member_ok = False
-        self.root = False
+        # diamonds fused here (roots of their own trees, in upstream's order)
+        self.late: list[_Node] = []
+        self.absorbed = False             # a root fused into another tree late
+        # (for a root) generic-made inputs of its tree read elsewhere too:
+        # value key -> [reads in the tree, value]
+        self.open: dict[int, list] = {}
+        # (for a root) upstream finishes it alone: pending producers, or a
+        # diamond at the root left to upstream
+        self.closed = False
+        self.index = 0                    # program order
 
 
 _INFO: dict = {}
@@ -204,28 +215,35 @@ class RlxFuseChains(ModulePass):
                     p.parent = node
                 else:
                     node.pending.append(i)
-        roots = [nd for nd in order if nd.parent is None]
-        todo = list(reversed(roots))
-        while todo:
-            root = todo.pop()
-            if not root.children:
-                if _splats(root):
-                    _materialize(root)
-                continue
-            cut = _diamond_cut(root)
-            if cut is not None:
-                _detach(cut)
-                todo += [root, cut]
-                continue
-            if not _prefix_ok(root):
-                for p in root.children.values():
-                    p.parent = None
-                    todo.append(p)
-                root.pending = sorted(root.pending + list(root.children))
-                root.children = {}
-                todo.append(root)
-                continue
-            _materialize(root)
+            node.index = len(order) - 1
+        for nd in order:
+            if nd.parent is None:
+                _decide(nd, nodes)
+        for nd in order:
+            if nd.parent is None and not nd.absorbed \
+                    and (nd.children or nd.late or _splats(nd)):
+                _materialize(nd)
+
+
+def _decide(root: _Node, nodes: dict) -> None:
+    """Settles ``root``'s tree (cutting it where upstream's order would
+    differ; fusing diamonds late where upstream does) before any later
+    root's; the trees cut off are settled first."""
+    while True:
+        cut = _absorb(root, nodes)
+        if cut is None:
+            break
+        _detach(cut)
+        _decide(cut, nodes)
+    if _prefix_ok(root):
+        return
+    for p in list(root.children.values()):
+        p.parent = None
+        _decide(p, nodes)
+    root.pending = sorted(root.pending + list(root.children))
+    root.children = {}
+    root.closed = True
+    root.open = {}
 
 
 def _detach(node: _Node) -> None:
@@ -238,11 +256,13 @@ def _detach(node: _Node) -> None:
 
 
 def _members(root: _Node) -> list[_Node]:
+    """The nodes of ``root``'s fused op, late trees included (pre-order)."""
     out, stack = [], [root]
     while stack:
         nd = stack.pop()
         out.append(nd)
         stack.extend(nd.children.values())
+        stack.extend(nd.late)
     return out
 
 
@@ -252,10 +272,13 @@ def _splats(node: _Node) -> list[int]:
             and _splat(node.op.operands[i]) is not None]
 
 
-def _inputs(root: _Node) -> list[tuple[_Node, int]]:
+def _inputs(root: _Node, late: dict | None = None) -> list[tuple[_Node, int]]:
     """The fused op's inputs as (node, input position), in order (pending
-    producers included), splat constants left out."""
+    producers included), splat constants left out.  ``late`` (value key ->
+    late tree): a late tree's inputs at the first read of its value, the
+    other reads dropped; None: late trees not followed."""
     out = []
+    seen = set()
     stack = [(root, 0)]
     while stack:
         nd, i = stack.pop()
@@ -264,8 +287,15 @@ def _inputs(root: _Node) -> list[tuple[_Node, int]]:
         stack.append((nd, i + 1))
         if i in nd.children:
             stack.append((nd.children[i], 0))
-        elif i in nd.pending or _splat(nd.op.operands[i]) is None:
+        elif i in nd.pending:
             out.append((nd, i))
+        elif _splat(nd.op.operands[i]) is None:
+            x = late.get(_key(nd.op.operands[i])) if late else None
+            if x is None:
+                out.append((nd, i))
+            elif id(x) not in seen:
+                seen.add(id(x))
+                stack.append((x, 0))
     return out
 
 
@@ -283,9 +313,10 @@ def _prefix_ok(root: _Node) -> bool:
 
 
 def _sequence(root: _Node) -> list:
-    """Upstream's body order: per node, the producers of its fusable inputs
-    from the last to the first (each after its own producers), then the
-    node; pending producers as ``(node, input)`` atoms."""
+    """Upstream's body order: per node, its late trees from the last fused
+    to the first, the producers of its fusable inputs from the last to the
+    first (each after its own producers), then the node; pending producers
+    as ``(node, input)`` atoms."""
     out = []
     stack: list = [("node", root)]
     while stack:
@@ -301,30 +332,113 @@ def _sequence(root: _Node) -> list:
                     stack.append(("node", item.children[i]))
                 else:
                     stack.append(("atom", (item, i)))
+            # (late trees: fused after the others, each before the body)
+            for x in item.late:
+                stack.append(("node", x))
     return out
 
 
-def _diamond_cut(root: _Node) -> _Node | None:
-    """A node below ``root`` where upstream would fuse a value read only by
-    the tree (after merging duplicate inputs), else None."""
-    seen: dict[int, list] = {}
-    for nd, i in _inputs(root):
+def _tree(root: _Node) -> list[_Node]:
+    """The nodes fused into ``root`` through single uses (pre-order)."""
+    out, stack = [], [root]
+    while stack:
+        nd = stack.pop()
+        out.append(nd)
+        stack.extend(nd.children.values())
+    return out
+
+
+def _absorb(root: _Node, nodes: dict) -> _Node | None:
+    """Finds the diamonds of ``root``'s tree: generic-made values that only
+    the tree's ops read, twice or more.  Upstream fuses one where its reads
+    meet, once its duplicate inputs are merged (after the producers fused
+    through single uses), each before the body there, in the order of their
+    first reads.  Those it can take (a tree of this pass's kind, read through
+    the identity, nothing left pending) are recorded as ``late`` producers of
+    that node; returns a node to cut the tree at where upstream's order
+    could not be kept, else None."""
+    tree = _tree(root)
+    for nd in tree:
+        nd.late = []
+    reads: dict[int, list] = {}
+    first: dict[int, int] = {}
+    pending = False
+    for pos, (nd, i) in enumerate(_inputs(root)):
+        if i in nd.pending:
+            pending = True
+            continue
         v = nd.op.operands[i]
         owner = _compat.defining_op(v)
         if owner is None or owner.name != "linalg.generic":
             continue
-        seen.setdefault(_key(v), []).append((nd, v))
-    members = None
-    for occ in seen.values():
-        if len(occ) < 2 or len(_compat.uses_of(occ[0][1])) != len(occ):
-            continue
-        if members is None:
-            members = {id(m): d for m, d in _depths(root)}
+        k = _key(v)
+        reads.setdefault(k, []).append((nd, i, v, owner))
+        first.setdefault(k, pos)
+    diamonds = [(k, occ) for k, occ in reads.items()
+                if len(occ) >= 2 and len(_compat.uses_of(occ[0][2])) == len(occ)]
+    root.closed = pending
+    if not diamonds:
+        root.open = {k: [len(occ), occ[0][2]] for k, occ in reads.items()}
+        return None
+    depth = {id(m): d for m, d in _depths(root)}
+    late: list = []
+    at_root_left = False
+    for k, occ in diamonds:
         lca = occ[0][0]
-        for nd, _ in occ[1:]:
-            lca = _lca(lca, nd, members)
+        for nd, _, _, _ in occ[1:]:
+            lca = _lca(lca, nd, depth)
+        x = nodes.get(_compat.op_key(occ[0][3]))
+        ok = (not pending and x is not None and x.parent is None and not x.absorbed
+              and not x.closed and x.member_ok and x.op.block == root.op.block
+              and x.n == root.n and _identity(x.maps[x.n_in], x.n)
+              and all(_identity(nd.maps[i], nd.n) for nd, i, _, _ in occ))
+        if not ok:
+            if lca is not root:
+                return lca
+            at_root_left = True
+            continue
+        late.append((first[k], lca, x, k))
+    if at_root_left:
+        # (upstream fuses the diamonds at the root in the order of their
+        # first reads: all of them or none here)
+        late = [t for t in late if t[1] is not root]
+        root.closed = True
+    # the values the late trees read: one that only the tree reads now
+    # (upstream would fuse it in a second round) is not followed here.
+    # (the largest reads table is extended in place: linear overall)
+    taken = {t[3] for t in late}
+    parts = [x.open for _, _, x, _ in late]
+    parts.append({k: [len(occ), occ[0][2]] for k, occ in reads.items() if k not in taken})
+    parts.sort(key=len)
+    merged = parts.pop()
+    touched = set()
+    for part in parts:
+        for k, (c, v) in part.items():
+            entry = merged.get(k)
+            if entry is None:
+                merged[k] = [c, v]
+            else:
+                entry[0] += c
+                touched.add(k)
+    for k in touched:
+        c, v = merged[k]
+        if len(_compat.uses_of(v)) == c:
+            return _give_up_late(root, reads, late)
+    for pos, lca, x, _ in sorted(late, key=lambda t: t[0]):
+        lca.late.append(x)
+        x.absorbed = True
+    root.open = merged
+    return None
+
+
+def _give_up_late(root: _Node, reads: dict, late: list) -> _Node | None:
+    """No late fusion in ``root``'s tree: the first diamond below the root
+    cuts it (upstream finishes the rest alone)."""
+    for _, lca, _, _ in late:
         if lca is not root:
             return lca
+    root.closed = True
+    root.open = {k: [len(occ), occ[0][2]] for k, occ in reads.items()}
     return None
 
 
@@ -349,13 +463,14 @@ def _lca(a: _Node, b: _Node, depth: dict) -> _Node:
 def _materialize(root: _Node) -> None:
     """Builds the fused generic at ``root``'s place and erases the tree."""
     rop = root.op
-    ins = _inputs(root)
+    members = _members(root)
+    late = {_key(x.op.results[0]): x for nd in members for x in nd.late}
+    ins = _inputs(root, late)
     n_out = len(rop.results)
     rblock = rop.regions[0].blocks[0]
     in_args = [nd.op.regions[0].blocks[0].arguments[i] for nd, i in ins]
     out_args = [rblock.arguments[root.n_in + k] for k in range(n_out)]
     maps = [nd.maps[i] for nd, i in ins] + root.maps[root.n_in:]
-    members = _members(root)
     # scalar constants for splat inputs, before the op that read them
     constants = {}
     for nd in members:
@@ -373,14 +488,21 @@ def _materialize(root: _Node) -> None:
                                          arg_locs=[a.location for a in args])
     for a, b in zip(args, block.arguments):
         a.replace_all_uses_with(b)
-    # producers' yielded values for their consumers' arguments, deepest first
-    for nd in reversed(members):
+    # producers' yielded values for their consumers' arguments (a value
+    # replaced later carries the uses along: any order)
+    for nd in members:
         body = nd.op.regions[0].blocks[0]
         for i, c in nd.children.items():
             value = _compat.terminator(c.op.regions[0].blocks[0]).operands[0]
             body.arguments[i].replace_all_uses_with(value)
         for i in _splats(nd):
             body.arguments[i].replace_all_uses_with(constants[(id(nd), i)])
+        if late:
+            for i in range(nd.n_in):
+                x = None if i in nd.children else late.get(_key(nd.op.operands[i]))
+                if x is not None:
+                    value = _compat.terminator(x.op.regions[0].blocks[0]).operands[0]
+                    body.arguments[i].replace_all_uses_with(value)
     ip = ir.InsertionPoint(block)
     for nd in _sequence(root):
         if isinstance(nd, tuple):
@@ -399,7 +521,7 @@ def _materialize(root: _Node) -> None:
     orphans = [nd.op.operands[i] for nd in members for i in _splats(nd)]
     orphans += [nd.op.operands[nd.n_in] for nd in members if nd is not root]
     orphans = list({_key(v): v for v in orphans}.values())
-    for nd in members:
+    for nd in sorted(members, key=lambda m: -m.index):     # users first
         nd.op.erase()
     for v in orphans:
         owner = _compat.defining_op(v)
