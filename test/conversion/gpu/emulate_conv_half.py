@@ -28,9 +28,14 @@
 #   operands within the same bounds;
 # * an f32 program casting to bf16 with rlx.astype runs its convolution on
 #   tensor cores too, within the same bound of the interpreter (which
-#   rounds the same casts).
+#   rounds the same casts);
+# * bf16 and f16 programs with constants (as a model imported with its
+#   buffers has: memref.globals of bf16 the emulator reads from their hex
+#   or decimal text), within the same bounds.
 # Before conv_direct read the half tensors, the padded input was an f32
 # copy beside a bf16 weight (mma_kind declines mixed operands): SIMT.
+
+import json
 
 import ml_dtypes
 import numpy as np
@@ -226,3 +231,59 @@ for chip, (tc, op) in CHIPS.items():
     print("astype bf16", chip, "ok")
 # CHECK: astype bf16 sm_80 ok
 # CHECK-NEXT: astype bf16 sm_90 ok
+
+
+# Constants of the program's type (memref.globals after bufferization; the
+# large one printed as hex): the loss weight and a per-channel bias.
+def constant_program(case, t, m, b):
+    """``sum((conv2d(x, w) + b) * m)`` with ``m`` (written as hex: its
+    little-endian bits) and ``b`` (nested decimals) constants."""
+    xs, ws = case[0], case[1]
+    _, ys = program(case, t)
+    ty = lambda s: "tensor<" + "x".join(map(str, s)) + f"x{t}>"  # noqa: E731
+    mdense = '"0x' + np.ascontiguousarray(m).tobytes().hex().upper() + '"'
+    bdense = json.dumps(np.asarray(b, np.float64).tolist())
+    bs = (1, ws[0], 1, 1)
+    return f"""
+func.func @main(%x: {ty(xs)}, %w: {ty(ws)}) -> tensor<{t}> {{
+  %m = arith.constant dense<{mdense}> : {ty(ys)}
+  %b = arith.constant dense<{bdense}> : {ty(bs)}
+  %y = "rlx.conv2d"(%x, %w) {{strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64}} : ({ty(xs)}, {ty(ws)}) -> {ty(ys)}
+  %z = "rlx.add"(%y, %b) : ({ty(ys)}, {ty(bs)}) -> {ty(ys)}
+  %p = "rlx.multiply"(%z, %m) : ({ty(ys)}, {ty(ys)}) -> {ty(ys)}
+  %s = "rlx.sum"(%p) : ({ty(ys)}) -> tensor<{t}>
+  return %s : tensor<{t}>
+}}""", ys
+
+
+case = CASES["s1_p1"]
+for t, (dtype, bits, emin) in TYPES.items():
+    _, ys = program(case, t)
+    m = rng.standard_normal(ys).astype(dtype)
+    b = rng.standard_normal((1, case[1][0], 1, 1)).astype(dtype)
+    args = [rng.standard_normal(s).astype(dtype) for s in (case[0], case[1])]
+    text, _ = constant_program(case, t, m, b)
+    f64 = lambda mm, bb, aa: gradir.interpret(                        # noqa: E731
+        gradient_module(constant_program(case, "f64", mm, bb)[0]), "main_adjoint",
+        *[np.asarray(a, np.float64) for a in aa])
+    exact = f64(m.astype(np.float64), b.astype(np.float64), args)
+    mags = f64(np.abs(m.astype(np.float64)), np.abs(b.astype(np.float64)),
+               [np.abs(np.asarray(a, np.float64)) for a in args])
+    k_dx, k_dw, _ = reductions(case, ys)
+    for chip, (tc, op) in CHIPS.items():
+        module = gradient_module(text)
+        lower_to_nvvm(module.operation, stop_after="kernels", chip=chip)
+        lowered = print_module(module)
+        # both globals: the weight as hex, the bias as decimals
+        globals_ = [line for line in lowered.splitlines() if "memref.global" in line]
+        assert any('dense<"0x' in g for g in globals_), (t, chip)
+        assert any("dense<[" in g for g in globals_), (t, chip)
+        got = run(module.operation, "main_adjoint", *args)
+        for what, g, e, s, k in zip(("dx", "dw"), got[1:], exact[1:], mags[1:], (k_dx, k_dw)):
+            diff = np.abs(np.asarray(g, np.float64) - e)
+            assert (diff <= ulp(e, bits, emin) + k * U * s).all(), (t, chip, what)
+        n_tc, n_simt, kinds = kernels(module, "main_adjoint", chip)
+        assert n_tc == 3 and n_simt == 0, (t, chip, kinds)
+    print(t, "constants ok")
+# CHECK: bf16 constants ok
+# CHECK-NEXT: f16 constants ok

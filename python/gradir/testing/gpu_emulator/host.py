@@ -4,6 +4,8 @@ addresses, descriptors built from them), and memref views."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from mlir import ir
 
@@ -16,6 +18,28 @@ def scalar_of(attr):
     if isinstance(attr, ir.FloatAttr):
         return attr.value
     return ir.IntegerAttr(attr).value
+
+
+_NUMBER = re.compile(r"0x[0-9A-Fa-f]+|[-+]?(?:inf|nan|\d+\.?\d*(?:[eE][-+]?\d+)?)")
+
+
+def _dense_values(attr, t) -> np.ndarray:
+    """The values of a non-splat dense attribute, as ``t`` (a memref).
+    The bindings give no buffer of bf16 elements, so those are read from
+    the attribute's text: ``dense<"0x...">`` (little-endian bits) or a list
+    of decimals and ``0x`` bit patterns (NaN, infinities)."""
+    dtype = dtype_of(t.element_type)
+    if str(t.element_type) != "bf16":
+        return np.array(attr).astype(dtype).reshape(t.shape)
+    text = str(attr)
+    body = text[text.index("dense<") + 6:text.rindex(">", 0, text.rindex(" : "))]
+    if body.startswith('"0x'):
+        bits = np.frombuffer(bytes.fromhex(body[3:-1]), dtype="<u2")
+    else:
+        bits = np.array([int(tok, 16) if tok.startswith("0x")
+                         else np.float32(float(tok)).astype(dtype).view(np.uint16)
+                         for tok in _NUMBER.findall(body)], dtype=np.uint16)
+    return bits.view(dtype).reshape(t.shape).copy()
 
 
 class HostOps:
@@ -256,7 +280,7 @@ class HostOps:
         if getattr(attr, "is_splat", False):
             value = np.full(t.shape, scalar_of(attr.get_splat_value()), dtype_of(t.element_type))
         else:
-            value = np.array(attr).astype(dtype_of(t.element_type)).reshape(t.shape)
+            value = _dense_values(attr, t)
         alloc = Alloc(value, device=False)
         return [Buf(alloc, value, alloc.ids)]
 
