@@ -190,21 +190,42 @@ for t, (dtype, bits, emin) in TYPES.items():
 # CHECK-NEXT: f16 depthwise ok
 
 
-# The forward function alone: one launch, the GEMM with the rounding to
-# the program's type as its epilogue.
+# The forward alone, and the weight gradient alone as rlx-gradient writes
+# it (a conv2d of the transposed data and output gradient, its result
+# transposed): one launch each, the GEMM rounding to the program's type in
+# its epilogue (the weight gradient's GEMM writes the transposed result in
+# place, as in f32, so no transposing rounding kernel follows it).
 for t, (dtype, bits, emin) in TYPES.items():
     for chip, (tc, op) in CHIPS.items():
-        conv_only = gradir.parse(f"""
+        module = gradir.parse(f"""
 func.func @conv(%x: tensor<2x16x6x6x{t}>, %w: tensor<32x16x3x3x{t}>) -> tensor<2x32x6x6x{t}> {{
   %y = "rlx.conv2d"(%x, %w) {{strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64}} : (tensor<2x16x6x6x{t}>, tensor<32x16x3x3x{t}>) -> tensor<2x32x6x6x{t}>
   return %y : tensor<2x32x6x6x{t}>
+}}
+func.func @wgrad(%x: tensor<2x16x6x6x{t}>, %dy: tensor<2x32x6x6x{t}>) -> tensor<32x16x3x3x{t}> {{
+  %xt = "rlx.permute_dims"(%x) {{axes = array<i64: 1, 0, 2, 3>}} : (tensor<2x16x6x6x{t}>) -> tensor<16x2x6x6x{t}>
+  %dyt = "rlx.permute_dims"(%dy) {{axes = array<i64: 1, 0, 2, 3>}} : (tensor<2x32x6x6x{t}>) -> tensor<32x2x6x6x{t}>
+  %g = "rlx.conv2d"(%xt, %dyt) {{strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64}} : (tensor<16x2x6x6x{t}>, tensor<32x2x6x6x{t}>) -> tensor<16x32x3x3x{t}>
+  %dw = "rlx.permute_dims"(%g) {{axes = array<i64: 1, 0, 2, 3>}} : (tensor<16x32x3x3x{t}>) -> tensor<32x16x3x3x{t}>
+  return %dw : tensor<32x16x3x3x{t}>
 }}""")
-        lower_to_nvvm(conv_only.operation, stop_after="kernels", chip=chip)
-        info = launch_breakdown(conv_only.operation, "conv")
-        assert info["kinds"] == {tc: 1}, (t, chip, info)
-    print(t, "conv: one", "/".join(v[0] for v in CHIPS.values()), "launch")
-# CHECK: bf16 conv: one mma/wgmma launch
-# CHECK-NEXT: f16 conv: one mma/wgmma launch
+        lower_to_nvvm(module.operation, stop_after="kernels", chip=chip)
+        for fn in ("conv", "wgrad"):
+            info = launch_breakdown(module.operation, fn)
+            assert info["kinds"] == {tc: 1}, (t, chip, fn, info)
+        x = rng.standard_normal((2, 16, 6, 6)).astype(dtype)
+        dy = rng.standard_normal((2, 32, 6, 6)).astype(dtype)
+        (got,) = run(module.operation, "wgrad", x, dy)
+        # the weight gradient of the adjoint above, checked the same way
+        text, ys = program(CASES["s1_p1"], t)
+        w = np.zeros((32, 16, 3, 3), dtype)
+        want = f64_adjoint(text, t, [x, w, dy])[2]
+        mags = f64_adjoint(text, t, [np.abs(np.asarray(a, np.float64)) for a in (x, w, dy)])[2]
+        diff = np.abs(np.asarray(got, np.float64) - want)
+        assert (diff <= ulp(want, bits, emin) + 72 * U * mags).all(), (t, chip)
+    print(t, "conv, weight gradient: one", "/".join(v[0] for v in CHIPS.values()), "launch")
+# CHECK: bf16 conv, weight gradient: one mma/wgmma launch
+# CHECK-NEXT: f16 conv, weight gradient: one mma/wgmma launch
 
 
 # rlx.astype to bf16 in an f32 program: the same kernels, within the same

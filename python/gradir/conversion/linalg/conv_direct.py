@@ -238,10 +238,28 @@ def _conv_generic(xp, w, out_shape, strides, dilation, groups, offsets=(0, 0),
     return out if g == 1 else reshape(out, out_shape)
 
 
+def _half_original(twin):
+    """The f16/bf16 op that rlx-to-linalg lowers as ``twin`` (its f32 copy
+    on extended operands, which has no users of its own), else None."""
+    narrow = [_narrow(v) for v in twin.operands]
+    if not narrow or narrow == list(twin.operands):
+        return None
+    for user, _ in _compat.uses_of(narrow[0]):
+        if user.name == twin.name and user != twin and list(user.operands) == narrow:
+            return user
+    return None
+
+
 def result_permutation(op):
     """The permutation of ``op``'s result when its only user is a 4-D
-    rlx.permute_dims (the weight gradient's form), else None."""
+    rlx.permute_dims (the weight gradient's form), else None.  Of a half
+    type convolution's f32 twin: its original's user (the rounding to the
+    half type then sits between the two transposes, which fusion folds,
+    so the GEMM's epilogue rounds in place)."""
     uses = _compat.uses_of(op.results[0])
+    if not uses:
+        original = _half_original(op)
+        uses = _compat.uses_of(original.results[0]) if original is not None else []
     if len(uses) != 1:
         return None
     perm = _permutation_of(uses[0][0])
