@@ -26,6 +26,10 @@
 #   f32 sums, + subnormal spacing, + one ulp) of float64;
 # * a depthwise convolution (block reductions, not a GEMM) on half
 #   operands within the same bounds;
+# * the forward alone and the weight gradient alone (rlx-gradient's form:
+#   transposes around a conv2d) are one launch each: the rounding to the
+#   program's type is the GEMM's epilogue, the weight gradient's GEMM
+#   writing its transposed result in place as in f32;
 # * an f32 program casting to bf16 with rlx.astype runs its convolution on
 #   tensor cores too, within the same bound of the interpreter (which
 #   rounds the same casts);
