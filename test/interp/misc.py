@@ -177,6 +177,27 @@ def test_bf16():
 # CHECK: bf16 ok
 
 
+BF16_SCALAR_IR = """
+func.func @main(%x: tensor<4xf32>) -> (tensor<f32>, tensor<bf16>) {
+  %b = "rlx.astype"(%x) {dtype = "bf16"} : (tensor<4xf32>) -> tensor<4xbf16>
+  %s = "rlx.sum"(%b) : (tensor<4xbf16>) -> tensor<bf16>
+  %f = "rlx.astype"(%s) {dtype = "f32"} : (tensor<bf16>) -> tensor<f32>
+  return %f, %s : tensor<f32>, tensor<bf16>
+}
+"""
+
+
+@run
+def test_bf16_scalar():
+    # a rank-0 bf16 value stays rank 0 when rounded (it came back 1-d: "computed
+    # shape (1,), but the declared type is tensor<bf16>")
+    x = np.array([1.0, 2.0, 3.0, 1 / 3], np.float32)
+    f, s = interpret(parse(BF16_SCALAR_IR), "main", x)
+    print(f.shape, s.shape, float(f), float(s))
+# CHECK-LABEL: TEST: test_bf16_scalar
+# CHECK-NEXT: () () 6.34375 6.34375
+
+
 CALL_IR = """
 func.func @main(%x: tensor<3xf64>, %y: tensor<3xf64>) -> (tensor<3xf64>, tensor<f64>) {
   %0:2 = func.call @pair(%x, %y) : (tensor<3xf64>, tensor<3xf64>) -> (tensor<3xf64>, tensor<3xf64>)

@@ -88,11 +88,12 @@ def _is_bf16(t: ir.Type) -> bool:
 
 def _round_bf16(a: np.ndarray) -> np.ndarray:
     """Rounds float32 values to the nearest bf16 (ties to even); NaN stays NaN."""
+    shape = np.shape(a)     # (ascontiguousarray makes a 0-d value 1-d)
     f = np.ascontiguousarray(a, dtype=np.float32)
     bits = f.view(np.uint32).astype(np.uint64)
     bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
     out = bits.astype(np.uint32).view(np.float32)
-    return np.where(np.isnan(f), f, out).reshape(f.shape)
+    return np.where(np.isnan(f), f, out).reshape(shape)
 
 
 def _kind(dt: np.dtype) -> str:
