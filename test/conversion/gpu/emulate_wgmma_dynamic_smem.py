@@ -1,4 +1,5 @@
 # RUN: %PYTHON %s | FileCheck %s
+# RUN: %if ptxas %{ %PYTHON %s --ptxas | FileCheck %s --check-prefix=PTXAS %}
 # Dynamic workgroup (shared) memory for the Hopper GEMMs' stages
 # (kernels/wgmma.py with DYNAMIC_SMEM on): where the stages need more than
 # the 48 KiB of static workgroup memory, the launch carries
@@ -104,12 +105,18 @@ for opts in ({"precision": "tf32"}, {}):
     ptx = binary(module, "main_kernels_sm90a")
     shared = sorted(l.split()[-1] for l in ptx.splitlines() if l.strip().startswith(".shared"))
     print(t, "static shared:", shared)
-    if find_ptxas():
+    if "--ptxas" in sys.argv:  # (the second RUN line, where lit finds ptxas)
+        assert find_ptxas(), "no ptxas"
         module = gradir.parse(matmul(136, 200, 144, ta=not opts, tb=bool(opts), t=t))
         lower_to_nvvm(module.operation, chip="sm_90", sm_count=1, format="bin", **opts)
         assert 'bin = "\\7FELF' in binary(module, "main_kernels_sm90a"), opts
+        print(t, "ptxas: sm_90a cubin")
 # CHECK-NEXT: f32 static shared: ['__dynamic_shmem__0;']
 # CHECK-NEXT: bf16 static shared: ['__dynamic_shmem__0;']
+# PTXAS: f32 static shared: ['__dynamic_shmem__0;']
+# PTXAS-NEXT: f32 ptxas: sm_90a cubin
+# PTXAS-NEXT: bf16 static shared: ['__dynamic_shmem__0;']
+# PTXAS-NEXT: bf16 ptxas: sm_90a cubin
 
 
 # The emulator's limits: static workgroup memory over 48 KiB, and a dynamic
