@@ -253,7 +253,7 @@ for target, opts in (("cuda", {"precision": "fp16"}), ("cuda", {"compute_dtype":
         print("compiled", opts)
     except CompileError as err:
         print(f"{target} {opts}: {err}")
-# CHECK-NEXT: cuda {'precision': 'fp16'}: precision must be 'fp32', 'tf32' or 'high' (an alias of 'tf32'), not 'fp16'
+# CHECK-NEXT: cuda {'precision': 'fp16'}: precision must be 'fp32' (alias 'highest') or 'tf32' (alias 'high'), not 'fp16'
 # CHECK-NEXT: cuda {'compute_dtype': 'f16'}: compute_dtype must be None or 'bf16', not 'f16'
 # CHECK-NEXT: cuda {'precision': 'tf32', 'chip': 'sm_75'}: precision 'tf32' runs f32 contractions on TF32 tensor cores, which need chip sm_80 or later, not sm_75
 # CHECK-NEXT: cuda {'compute_dtype': 'bf16', 'chip': 'sm_70'}: compute_dtype 'bf16' runs contractions on bf16 tensor cores, which need chip sm_80 or later, not sm_70

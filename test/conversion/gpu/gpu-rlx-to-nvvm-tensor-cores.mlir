@@ -1,5 +1,6 @@
 // Tensor cores in the PTX (kernels/mma.py, kernels/mma_pipeline.py): a f32
-// matmul under precision=tf32 (alias high) is mma.sync m16n8k8 on TF32
+// matmul under precision=tf32 (alias high, as PyTorch's
+// set_float32_matmul_precision names it) is mma.sync m16n8k8 on TF32
 // operands, copied as f32 with cp.async and rounded to nearest
 // (cvt.rna.tf32.f32) as the fragments are read; a bf16 matmul (by default,
 // from sm_80) copies its tiles with cp.async, reads its fragments with
@@ -7,9 +8,10 @@
 // m16n8k16; both accumulate in f32.  Under compute-dtype=bf16 the f32
 // matmul rounds its operands to bf16 (cvt.rn.bf16.f32) as it stages them
 // with cooperative loads (no cp.async) for m16n8k16.  By default the f32
-// matmul stays fp32 FMAs; before sm_80 nothing runs on tensor cores, and
-// asking for TF32 or bf16 compute there is an error.  (sm_90 runs wgmma:
-// kernels/wgmma.py; sm_86 stands for the chips with mma.sync only.)
+// matmul stays fp32 FMAs (precision=fp32, alias highest); before sm_80
+// nothing runs on tensor cores, and asking for TF32 or bf16 compute there
+// is an error.  (sm_90 runs wgmma: kernels/wgmma.py; sm_86 stands for the
+// chips with mma.sync only.)
 // Convolutions are implicit GEMMs on the same tensor cores (their tiles
 // staged by cooperative loads: no cp.async, no ldmatrix): a padded f32
 // conv2d under precision=tf32, and by default a padded bf16 conv2d and a
@@ -19,6 +21,7 @@
 // RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_80 format=isa precision=tf32' | FileCheck %s --check-prefix=TF32
 // RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_86 format=isa precision=high' | FileCheck %s --check-prefix=TF32
 // RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_86 format=isa' | FileCheck %s --check-prefix=DEFAULT
+// RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_86 format=isa precision=highest' | FileCheck %s --check-prefix=DEFAULT
 // RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_80 format=isa compute-dtype=bf16' | FileCheck %s --check-prefix=BF16
 // RUN: gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_75 format=isa' | FileCheck %s --check-prefix=SM75
 // RUN: not gradir-opt %s --gpu-rlx-to-nvvm='stage=nvvm chip=sm_75 precision=tf32' 2>&1 | FileCheck %s --check-prefix=NOTF32
@@ -94,7 +97,7 @@
 // SM75-NOT: ldmatrix
 
 // NOTF32: error: option 'precision' of pass 'gpu-rlx-to-nvvm': precision 'tf32' runs f32 contractions on TF32 tensor cores, which need chip sm_80 or later, not sm_75
-// BADPREC: error: option 'precision' of pass 'gpu-rlx-to-nvvm' must be one of fp32, tf32, high, got 'fp16'
+// BADPREC: error: option 'precision' of pass 'gpu-rlx-to-nvvm' must be one of fp32, highest, tf32, high, got 'fp16'
 
 // The kernels stage: three stages of each tile in a 1-D workgroup buffer
 // (16 bytes of slack to align it): A [m][k] rows of 32 + 4 f32, B [k][n]

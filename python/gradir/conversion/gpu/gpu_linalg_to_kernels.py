@@ -20,7 +20,7 @@ from .kernels import (COMBINERS, Generic, GenericError, KernelContext, KernelOpt
 from .kernels.common import outputs_of, reads_device_scalar
 from .kernels.mma import build_mma, chip_has_tensor_cores, mma_kind, tensor_core_problem
 from .kernels.wgmma import build_wgmma, chip_has_wgmma
-from .nvvm import chip_problem
+from .nvvm import PRECISIONS, chip_problem
 from .padded_inputs import erase_folded_buffers, fold_padded_inputs
 
 __all__ = ["GpuLinalgToKernels", "Generic", "COMBINERS", "KERNEL_ATTRIBUTES"]
@@ -81,9 +81,10 @@ class GpuLinalgToKernels(ModulePass):
     chip: str = option("sm_90", "the GPU architecture: from sm_80, bf16/f16 contractions "
                                 "(and f32 ones under precision or compute-dtype) run on "
                                 "tensor cores (wgmma on sm_90 and sm_90a, else mma.sync)")
-    precision: Literal["fp32", "tf32"] = option(
-        "fp32", "f32 contractions: fp32 (exact SIMT FMAs) or tf32 (TF32 tensor cores, "
-                "operands rounded to 10 mantissa bits, f32 accumulation; sm_80+)")
+    precision: Literal["fp32", "highest", "tf32", "high"] = option(
+        "fp32", "f32 contractions: fp32 (alias highest: exact SIMT FMAs) or tf32 (alias "
+                "high: TF32 tensor cores, operands rounded to 10 mantissa bits, f32 "
+                "accumulation; sm_80+)")
     compute_dtype: Literal["none", "bf16"] = option(
         "none", "bf16: f32 contractions round their operands to bf16 and run on bf16 "
                 "tensor cores, accumulating in f32 (sm_80+)")
@@ -99,9 +100,9 @@ class GpuLinalgToKernels(ModulePass):
         problem = chip_problem(self.chip)
         if problem:
             raise PassOptionError(f"option 'chip' of pass '{self.name}': {problem}")
-        problem = tensor_core_problem(self.chip, self.precision, self.compute_dtype)
+        problem = tensor_core_problem(self.chip, PRECISIONS[self.precision], self.compute_dtype)
         if problem:
-            which = "precision" if self.precision != "fp32" else "compute-dtype"
+            which = "precision" if PRECISIONS[self.precision] != "fp32" else "compute-dtype"
             raise PassOptionError(f"option '{which}' of pass '{self.name}': {problem}")
 
     def apply(self, module: ir.Operation) -> None:
@@ -109,7 +110,8 @@ class GpuLinalgToKernels(ModulePass):
                                 tiled=self.tiled, split=self.split,
                                 gemm_min_blocks=self.gemm_min_blocks,
                                 tensor_cores=chip_has_tensor_cores(self.chip),
-                                precision=self.precision, compute_dtype=self.compute_dtype)
+                                precision=PRECISIONS[self.precision],
+                                compute_dtype=self.compute_dtype)
         failed = False
         taken = {symbol_name(o) for o in module.regions[0].blocks[0].operations
                  if "sym_name" in o.attributes}

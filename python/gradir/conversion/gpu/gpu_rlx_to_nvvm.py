@@ -47,9 +47,9 @@ class GpuRlxToNvvm(ModulePass):
                                    "nvvm (host LLVM + GPU binary)")
     chip: str = option("sm_90", "the GPU architecture (stage=nvvm; from sm_80, tensor-core "
                                 "GEMMs in the kernels stage)")
-    precision: Literal["fp32", "tf32", "high"] = option(
-        "fp32", "f32 matmuls and convolutions: fp32 (exact) or tf32 (alias high: TF32 "
-                "tensor cores, f32 accumulation; sm_80+)")
+    precision: Literal["fp32", "highest", "tf32", "high"] = option(
+        "fp32", "f32 matmuls and convolutions: fp32 (alias highest: exact) or tf32 (alias "
+                "high: TF32 tensor cores, f32 accumulation; sm_80+)")
     compute_dtype: Literal["none", "bf16"] = option(
         "none", "bf16: f32 matmul and convolution operands rounded to bf16, on bf16 tensor "
                 "cores with f32 accumulation (sm_80+)")
@@ -61,13 +61,13 @@ class GpuRlxToNvvm(ModulePass):
             raise self.bad_option("opt-level", "be from 0 to 3", self.opt_level)
         if self.sm_count < 1:
             raise self.bad_option("sm-count", "be at least 1", self.sm_count)
-        from .nvvm import chip_problem, precision_problem
+        from .nvvm import PRECISIONS, chip_problem, precision_problem
         problem = chip_problem(self.chip)
         if problem:
             raise PassOptionError(f"option 'chip' of pass '{self.name}': {problem}")
         problem = precision_problem(self.chip, self.precision, self._compute_dtype())
         if problem:
-            which = "precision" if self.precision != "fp32" else "compute-dtype"
+            which = "precision" if PRECISIONS[self.precision] != "fp32" else "compute-dtype"
             raise PassOptionError(f"option '{which}' of pass '{self.name}': {problem}")
 
     def expand(self) -> str | None:

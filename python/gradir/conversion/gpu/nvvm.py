@@ -200,16 +200,19 @@ def chip_problem(chip) -> str | None:
     return None
 
 
-PRECISIONS = {"fp32": "fp32", "tf32": "tf32", "high": "tf32"}
+# PyTorch's torch.set_float32_matmul_precision names: "highest" (fp32),
+# "high" (TF32)
+PRECISIONS = {"fp32": "fp32", "highest": "fp32", "tf32": "tf32", "high": "tf32"}
 COMPUTE_DTYPES = (None, "bf16")
 
 
 def precision_problem(chip: str | None, precision, compute_dtype) -> str | None:
     """Why ``precision``/``compute_dtype`` (``gradir.compile``'s spelling:
-    "fp32", "tf32" or its alias "high"; None or "bf16") are invalid, or
+    "fp32" or its alias "highest", "tf32" or its alias "high"; None or
+    "bf16") are invalid, or
     invalid for ``chip`` (tensor cores from sm_80; None: any chip), or None."""
     if precision not in PRECISIONS:
-        return (f"precision must be 'fp32', 'tf32' or 'high' (an alias of 'tf32'), "
+        return (f"precision must be 'fp32' (alias 'highest') or 'tf32' (alias 'high'), "
                 f"not {precision!r}")
     if compute_dtype not in COMPUTE_DTYPES:
         return f"compute_dtype must be None or 'bf16', not {compute_dtype!r}"
@@ -228,7 +231,7 @@ def lower_to_nvvm(module_op, *, chip: str = "sm_90", opt_level: int = 3,
                   compute_dtype: str | None = None) -> None:
     """Lowers ``module_op`` (rlx functions; mutated in place) for NVIDIA GPUs.
 
-    ``precision`` ("fp32", "tf32" or "high") and ``compute_dtype`` (None or
+    ``precision`` ("fp32", "highest", "tf32" or "high") and ``compute_dtype`` (None or
     "bf16") pick the f32 contractions' arithmetic (gpu-linalg-to-kernels).
 
     ``stop_after`` names a stage of ``stage_pipelines`` ("rlx-to-linalg",
