@@ -105,6 +105,46 @@ func.func @tree(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>, %b: tensor<8xf32>) -> 
 
 // -----
 
+// A fill read as an input: its scalar in the body, the input dropped (as
+// upstream's FoldFillWithGenericOp, which on one fused op with many such
+// inputs would drop them one at a time).
+// CHECK-LABEL: func.func @fill(
+// CHECK-SAME:      %[[X:.*]]: tensor<8xf32>)
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:         linalg.generic {{.*}} ins(%[[X]] : tensor<8xf32>)
+// CHECK-NEXT:    ^bb0(%[[A:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT:      %[[S:.*]] = math.sin %[[A]] : f32
+// CHECK-NEXT:      %[[M:.*]] = arith.maximumf %[[S]], %[[ZERO]] : f32
+// CHECK-NEXT:      linalg.yield %[[M]] : f32
+// CHECK-NOT:     linalg.fill
+// BOTH-LABEL:  func.func @fill(
+// BOTH:          linalg.generic
+// BOTH-NEXT:     ^bb0(%[[A:.*]]: f32, %{{.*}}: f32):
+// BOTH-NEXT:       %[[S:.*]] = math.sin %[[A]] : f32
+// BOTH-NEXT:       %[[M:.*]] = arith.maximumf %[[S]], %{{.*}} : f32
+// BOTH-NEXT:       linalg.yield %[[M]] : f32
+#id = affine_map<(d0) -> (d0)>
+func.func @fill(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %s = math.sin %in : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%a, %z : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%in: f32, %in1: f32, %o: f32):
+    %m = arith.maximumf %in, %in1 : f32
+    linalg.yield %m : f32
+  } -> tensor<8xf32>
+  return %b : tensor<8xf32>
+}
+
+// -----
+
 // Left alone: a producer read twice (by two ops), a reduction (its
 // elementwise producer is left to upstream: one step), a dynamic shape.
 // CHECK-LABEL: func.func @multi_use(

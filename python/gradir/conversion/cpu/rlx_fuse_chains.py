@@ -91,6 +91,26 @@ def _splat(value):
     return attr.get_splat_value(), owner.location
 
 
+def _folded(value):
+    """What upstream's pass reads instead of input ``value`` when it visits
+    the op reading it: ``("splat", attribute, location)`` for a splat
+    constant (``FoldScalarOrSplatConstant``: a scalar constant, the input
+    dropped), ``("fill", scalar)`` for a ``linalg.fill`` of a scalar of the
+    element type (``FoldFillWithGenericOp``: the scalar, the input dropped
+    as unread; on one fused op with many such inputs, dropping them one by
+    one costs upstream quadratic time), else None."""
+    splat = _splat(value)
+    if splat is not None:
+        return ("splat", *splat)
+    owner = _compat.defining_op(value)
+    if owner is None or owner.name != "linalg.fill" or not owner.operands:
+        return None
+    scalar = owner.operands[0]
+    if scalar.type != ir.RankedTensorType(value.type).element_type:
+        return None
+    return ("fill", scalar)
+
+
 class _Node:
     """A generic of the class this pass fuses, as read before any change."""
 
@@ -221,7 +241,7 @@ class RlxFuseChains(ModulePass):
                 _decide(nd, nodes)
         for nd in order:
             if nd.parent is None and not nd.absorbed \
-                    and (nd.children or nd.late or _splats(nd)):
+                    and (nd.children or nd.late or _folds(nd)):
                 _materialize(nd)
 
 
@@ -266,10 +286,11 @@ def _members(root: _Node) -> list[_Node]:
     return out
 
 
-def _splats(node: _Node) -> list[int]:
+def _folds(node: _Node) -> list[int]:
+    """The inputs of ``node`` upstream replaces by scalars (``_folded``)."""
     return [i for i in range(node.n_in)
             if i not in node.children and i not in node.pending
-            and _splat(node.op.operands[i]) is not None]
+            and _folded(node.op.operands[i]) is not None]
 
 
 def _inputs(root: _Node, late: dict | None = None) -> list[tuple[_Node, int]]:
@@ -289,7 +310,7 @@ def _inputs(root: _Node, late: dict | None = None) -> list[tuple[_Node, int]]:
             stack.append((nd.children[i], 0))
         elif i in nd.pending:
             out.append((nd, i))
-        elif _splat(nd.op.operands[i]) is None:
+        elif _folded(nd.op.operands[i]) is None:
             x = late.get(_key(nd.op.operands[i])) if late else None
             if x is None:
                 out.append((nd, i))
@@ -471,13 +492,17 @@ def _materialize(root: _Node) -> None:
     in_args = [nd.op.regions[0].blocks[0].arguments[i] for nd, i in ins]
     out_args = [rblock.arguments[root.n_in + k] for k in range(n_out)]
     maps = [nd.maps[i] for nd, i in ins] + root.maps[root.n_in:]
-    # scalar constants for splat inputs, before the op that read them
-    constants = {}
+    # scalar constants for splat inputs, before the op that read them;
+    # fills' scalars
+    scalars = {}
     for nd in members:
-        for i in _splats(nd):
-            value, loc = _splat(nd.op.operands[i])
-            with ir.InsertionPoint(nd.op), loc:
-                constants[(id(nd), i)] = arith.ConstantOp(value.type, value).result
+        for i in _folds(nd):
+            fold = _folded(nd.op.operands[i])
+            if fold[0] == "fill":
+                scalars[(id(nd), i)] = fold[1]
+                continue
+            with ir.InsertionPoint(nd.op), fold[2]:
+                scalars[(id(nd), i)] = arith.ConstantOp(fold[1].type, fold[1]).result
     with ir.InsertionPoint(rop), rop.location:
         new = linalg.GenericOp([r.type for r in rop.results], [nd.op.operands[i] for nd, i in ins],
                                [rop.operands[root.n_in + k] for k in range(n_out)],
@@ -495,8 +520,8 @@ def _materialize(root: _Node) -> None:
         for i, c in nd.children.items():
             value = _compat.terminator(c.op.regions[0].blocks[0]).operands[0]
             body.arguments[i].replace_all_uses_with(value)
-        for i in _splats(nd):
-            body.arguments[i].replace_all_uses_with(constants[(id(nd), i)])
+        for i in _folds(nd):
+            body.arguments[i].replace_all_uses_with(scalars[(id(nd), i)])
         if late:
             for i in range(nd.n_in):
                 x = None if i in nd.children else late.get(_key(nd.op.operands[i]))
@@ -515,16 +540,16 @@ def _materialize(root: _Node) -> None:
         linalg.YieldOp(list(_compat.terminator(rblock).operands))
     for old, r in zip(rop.results, new.results):
         old.replace_all_uses_with(r)
-    # (the splat constants and the members' outputs left unread: erased, as
+    # (the splat constants, fills and the members' outputs left unread: erased, as
     # upstream's pass does as it goes; left, they would stand between the
     # constants that its driver hoists, in another order)
-    orphans = [nd.op.operands[i] for nd in members for i in _splats(nd)]
+    orphans = [nd.op.operands[i] for nd in members for i in _folds(nd)]
     orphans += [nd.op.operands[nd.n_in] for nd in members if nd is not root]
     orphans = list({_key(v): v for v in orphans}.values())
     for nd in sorted(members, key=lambda m: -m.index):     # users first
         nd.op.erase()
     for v in orphans:
         owner = _compat.defining_op(v)
-        if owner is not None and owner.name in ("arith.constant", "tensor.empty") \
-                and not _compat.uses_of(v):
+        if owner is not None and not _compat.uses_of(v) \
+                and owner.name in ("arith.constant", "tensor.empty", "linalg.fill"):
             owner.erase()
