@@ -28,11 +28,29 @@ from .errors import ExecutionError
 from .openmp import before_call
 
 __all__ = ["ArgumentError", "Function", "FunctionTable", "Signature", "TensorSpec", "DTYPES",
-           "signatures_from_json", "signatures_to_json"]
+           "BOUNDARY_DTYPES", "numpy_dtype", "signatures_from_json", "signatures_to_json"]
 
 # MLIR element type -> numpy dtype name.
 DTYPES = {"f16": "float16", "f32": "float32", "f64": "float64", "i1": "bool",
           "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64"}
+# ... and what a compiled function's arguments and results may be: bf16 too,
+# as ml_dtypes' bfloat16 (``numpy_dtype``; a split function's parts pass
+# only DTYPES between them: partition.py).
+BOUNDARY_DTYPES = {**DTYPES, "bf16": "bfloat16"}
+
+
+def numpy_dtype(name: str) -> np.dtype:
+    """The numpy dtype of ``BOUNDARY_DTYPES``' name ``name``.  bf16 tensors
+    cross the boundary as ``ml_dtypes.bfloat16`` arrays (numpy has no bf16;
+    ml_dtypes is imported only then)."""
+    if name == "bfloat16":
+        try:
+            import ml_dtypes
+        except ImportError:
+            raise ArgumentError("bf16 tensors are passed and returned as ml_dtypes.bfloat16 "
+                                "arrays: install ml_dtypes (pip install ml_dtypes)") from None
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
 
 
 class ArgumentError(TypeError):
@@ -210,9 +228,9 @@ class Function:
         # inputs passed as they are (flat, C-contiguous numpy arrays of the
         # exact dtype and shape) skip the general checks
         flat_in = sig.input_tree == tuple(range(len(sig.inputs)))
-        self._plain = tuple((np.dtype(s.dtype), tuple(s.shape)) for s in sig.inputs) \
+        self._plain = tuple((numpy_dtype(s.dtype), tuple(s.shape)) for s in sig.inputs) \
             if flat_in else None
-        self._out_specs = tuple((tuple(s.shape), np.dtype(s.dtype)) for s in sig.outputs)
+        self._out_specs = tuple((tuple(s.shape), numpy_dtype(s.dtype)) for s in sig.outputs)
         self._flat_out = sig.output_tree == tuple(range(len(sig.outputs)))
 
     def _frame(self):
@@ -388,14 +406,15 @@ def _as_array(value, spec: TensorSpec, where: str) -> np.ndarray:
     converted only when nothing is lost: no floats into integer or bool
     arguments, no integers outside the dtype's range, no masked arrays (the
     mask would be dropped)."""
-    want = np.dtype(spec.dtype)
+    want = numpy_dtype(spec.dtype)
     if _is_masked(value):
         raise ArgumentError(f"{where} must be a {spec.describe()}, got a masked array (its "
                             "mask would be lost; pass value.filled(...) or value.data)")
     if isinstance(value, np.ndarray):
         if value.dtype != want:
             raise ArgumentError(f"{where} must be a {spec.describe()}, got a {value.dtype} "
-                                f"array (convert it with .astype(np.{want.name}))")
+                                f"array (convert it with .astype("
+                                f"{'ml_dtypes.bfloat16' if want.name == 'bfloat16' else 'np.' + want.name}))")
         array = value
     elif isinstance(value, (bool, int, float, np.generic, list, tuple)):
         array = _convert(value, want, spec, where)

@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .abi import DTYPES, Function, FunctionTable, signatures_from_json
+from .abi import BOUNDARY_DTYPES, Function, FunctionTable, signatures_from_json
 from .elf import STT_FUNC, ElfError, ElfImage, read_elf
 from .errors import LibraryError
 from .heap import keep_freed_memory
@@ -42,7 +42,7 @@ def _valid_tree(tree, n: int, seen: set, where: str) -> None:
 
 def _valid_specs(specs, where: str) -> None:
     for spec in specs:
-        if spec.dtype not in DTYPES.values():
+        if spec.dtype not in BOUNDARY_DTYPES.values():
             raise LibraryError(f"{where}: unsupported dtype {spec.dtype!r}")
         count = 1
         for d in spec.shape:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from .abi import DTYPES, Signature, TensorSpec
+from .abi import BOUNDARY_DTYPES, ArgumentError, Signature, TensorSpec, numpy_dtype
 
 __all__ = ["CompileError", "public_functions", "signature_of", "select_functions"]
 
@@ -39,10 +39,14 @@ def _flatten_type(t, fn, what: str, flat: list):
                            "statically shaped tensors (and tuples of them) cross the "
                            "numpy boundary", fn.location)
     elem = str(t.element_type)
-    if elem not in DTYPES:
+    if elem not in BOUNDARY_DTYPES:
         raise CompileError(f"cannot compile @{_name(fn)}: {what} has element type {elem}, "
                            "which has no numpy equivalent", fn.location)
-    flat.append(TensorSpec(tuple(t.shape), DTYPES[elem]))
+    try:
+        numpy_dtype(BOUNDARY_DTYPES[elem])      # (bf16: ml_dtypes installed)
+    except ArgumentError as err:
+        raise CompileError(f"cannot compile @{_name(fn)}: {what}: {err}", fn.location) from None
+    flat.append(TensorSpec(tuple(t.shape), BOUNDARY_DTYPES[elem]))
     return len(flat) - 1
 
 
