@@ -336,13 +336,10 @@ class Mirror:
         return made
 
     def modified(self, node: Node) -> None:
-        """``node``'s operands changed (the caller fixed the use counts)."""
+        """``node``'s operands changed (the caller fixed the use counts, and
+        ``terminator_uses`` for a ``func.return``)."""
         node._operands = None
         node.splat_visit = -1
-        if node.name == "func.return":
-            self.terminator_uses = {}
-            for v in self.operands(node):
-                self.terminator_uses[v] = self.terminator_uses.get(v, 0) + 1
         self.touch_op(node)
 
     def replace_value(self, old: ir.Value, new: ir.Value) -> None:
@@ -362,6 +359,13 @@ class Mirror:
                 by = self.users_of[new] = {}
             for node, k in moved.items():
                 by[node] = by.get(node, 0) + k
+                if node.name == "func.return":
+                    # old's operands of the return are new's now: counted
+                    # here, not recounted over the whole return (one
+                    # operand per parameter gradient: rebuilding the counts
+                    # at each replacement was quadratic in the parameters)
+                    tu = self.terminator_uses
+                    tu[new] = tu.get(new, 0) + tu.pop(old, 0)
         transposed = False
         for node in moved:
             if node.alive:
