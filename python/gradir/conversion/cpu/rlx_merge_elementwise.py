@@ -91,33 +91,54 @@ def _in_block_after(user: ir.Operation, anchor: ir.Operation) -> bool:
     return op is not None and op != anchor and anchor.is_before_in_block(op)
 
 
+def _key(value) -> int:
+    return _compat._CAPSULE_POINTER(value._CAPIPtr, _compat._VALUE_CAPSULE)
+
+
 def _candidate(c, elementwise) -> tuple | None:
     """(producer, {consumer input position: producer result}) for consumer
-    ``c``; ``elementwise(op)``: ``_elementwise`` (memoized by the caller)."""
+    ``c``; ``elementwise(op)``: ``_elementwise`` (memoized by the caller).
+    The consumer's inputs are indexed once (value -> positions), each
+    producer tried once: a gradient's fused backward reads every forward
+    value of one merged op, and comparing each input with each result of
+    each producer was cubic along the chain."""
     if not elementwise(c):
         return None
     n = len(ir.ArrayAttr(c.attributes["iterator_types"]))
     shape = list(ir.RankedTensorType(c.results[0].type).shape)
     cmaps = _maps(c)
-    for i in range(_n_inputs(c)):
-        p = _compat.defining_op(c.operands[i])
-        if p is None or p == c or p.block != c.block or not elementwise(p):
+    n_in = _n_inputs(c)
+    operands = list(c.operands)
+    positions: dict[int, list[int]] = {}
+    for j in range(n_in):
+        positions.setdefault(_key(operands[j]), []).append(j)
+    inits = {_key(v) for v in operands[n_in:]}
+    tried = set()
+    for i in range(n_in):
+        p = _compat.defining_op(operands[i])
+        if p is None or p == c or p.block != c.block:
+            continue
+        pk = _compat.op_key(p)
+        if pk in tried:
+            continue
+        tried.add(pk)
+        if not elementwise(p):
             continue
         if len(ir.ArrayAttr(p.attributes["iterator_types"])) != n \
                 or list(ir.RankedTensorType(p.results[0].type).shape) != shape:
             continue
-        reads = {j: r for j in range(_n_inputs(c)) for r in range(len(p.results))
-                 if c.operands[j] == p.results[r]}
+        results = [_key(r) for r in p.results]
+        reads = {j: r for r, rk in enumerate(results) for j in positions.get(rk, ())}
         if not all(_identity(cmaps[j], n) for j in reads):
             continue
-        if any(c.operands[_n_inputs(c) + k] in list(p.results) for k in range(len(c.results))):
+        if any(rk in inits for rk in results):
             continue   # (the consumer writing into the producer's result)
         others = [u for r in p.results for u, _ in _compat.uses_of(r) if u != c]
         if not others:
             continue   # elementwise fusion's case (the consumer its one user)
         if not all(_in_block_after(u, c) for u in others):
             continue
-        return p, reads
+        return p, dict(sorted(reads.items()))
     return None
 
 
