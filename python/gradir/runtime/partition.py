@@ -14,6 +14,21 @@ here (the JIT), C beside the parts' objects in a library (compile cache,
 ``export_library``), so the library's ``_mlir_ciface_f`` has the ABI of an
 unsplit function and ``gradir.runtime.load`` needs nothing new.
 
+A part whose LLVM IR is large (``TOOLS_MIN_BLOCKS`` basic blocks, about
+three per loop) goes to LLVM's tool binaries as a large whole module does
+(``llvm_tools.part_object``: translated and written as bitcode through the
+C API without the GIL, every loop nest outlined, ``opt | llc``, in the
+part's thread), not to ExecutionEngine: LLVM's loop passes are superlinear
+in the size of a function, and each part is one function of half the
+program (torchvision's shufflenet_v2_x0_5 step, 2x3x64x64: 56 s of CPU in
+ExecutionEngine's two parts against 11 s in the tools').  Then every part's
+object (ExecutionEngine's dumped, for the parts that went there) is linked
+with the C glue into one library (``jit.PartitionedToolchainExecutable``
+loads it; the compile cache stores it as it is), and the JIT runs the
+parts' functions of that library through the Python glue.  Which LLVM
+compiles a part changes no bit (the parts' results are bitwise equal
+either way: nothing in either pipeline reorders floating-point math).
+
 Not split: functions with tuple, dynamic or non-tensor arguments or results,
 a result that is an argument, a function another one calls, bodies with
 fewer than two non-constant ops.  Numbers are unchanged: a cut only stores
@@ -29,8 +44,12 @@ one CPU the parts run one after the other.
 
 ``GRADIR_PARALLEL_COMPILE``: ``auto`` (default: functions of estimated
 weight ``MIN_WEIGHT`` or more), ``1`` (every function that can be split:
-tests), ``0`` (never).  ``exe.llvm_ir`` of a split executable is the module lowered
-whole (what ``gradir-opt --rlx-lower-to-llvm`` prints), made on first use.
+tests), ``0`` (never).  ``GRADIR_LLVM_TOOLS`` for the parts: ``auto`` (parts
+of ``TOOLS_MIN_BLOCKS`` blocks or more), ``1`` (every part, where the program
+is split: with ``GRADIR_PARALLEL_COMPILE=auto`` it sends the whole module to
+the tools instead), ``0`` (ExecutionEngine).  ``exe.llvm_ir`` of a split
+executable is the module lowered whole (what ``gradir-opt
+--rlx-lower-to-llvm`` prints), made on first use.
 """
 
 from __future__ import annotations
@@ -44,6 +63,7 @@ from mlir import ir
 from .. import _compat
 from ..ir import print_module
 from .abi import TensorSpec
+from .partition_glue import GLUE_PRELUDE, glue_c, python_glue  # noqa: F401 (python_glue: jit)
 from .signature import CompileError, public_functions, select_functions
 from .toolchain import install_check_hooks, llvm_opt_level
 
@@ -370,97 +390,7 @@ def _dtype(t) -> str:
     return DTYPES[str(t.element_type)]
 
 
-# --- the glue -----------------------------------------------------------------------
-
-def python_glue(plan: Split, n_in: int, callers):
-    """``call(descriptor pointers)`` of the split function: the parts in
-    order, the values between them in buffers of the calling thread, kept
-    from one call to the next (a fresh set per call cost the MLP step ~4%:
-    new addresses, cold in the cache; a thread runs one call at a time, so
-    its set is never in use twice)."""
-    import ctypes
-    import threading
-
-    from .abi import descriptor, descriptor_template
-    templates = [descriptor_template(s.shape) for s in plan.temps]
-    local = threading.local()
-
-    def buffers() -> list[int]:
-        held = getattr(local, "held", None)
-        if held is None:
-            temps = [_aligned_empty(s.shape, s.dtype) for s in plan.temps]
-            descs = [descriptor(a, t) for a, t in zip(temps, templates)]
-            held = local.held = (temps, descs, [ctypes.addressof(d) for d in descs])
-        return held[2]
-
-    def call(ptrs: list[int]) -> None:
-        where = {"in": ptrs[:n_in], "out": ptrs[n_in:], "tmp": buffers()}
-        for caller, (ins, outs) in zip(callers, plan.slots):
-            caller([where[kind][i] for kind, i in ins + outs])
-    return call
-
-
-def _aligned_empty(shape, dtype, alignment: int = 64):
-    """An uninitialized C-contiguous array whose data starts on a cache line,
-    as the C glue's buffers (``posix_memalign``) and the compiled code's own
-    allocations do, so a part sees the same alignment whichever glue runs
-    it (measured: no run-time difference against numpy's 16-byte start on
-    the LeNet step)."""
-    import numpy as np
-    dtype = np.dtype(dtype)
-    count = 1
-    for n in shape:
-        count *= n
-    raw = np.empty(count * dtype.itemsize + alignment, dtype=np.uint8)
-    start = -raw.ctypes.data % alignment
-    return raw[start:start + count * dtype.itemsize].view(dtype).reshape(shape)
-
-
-def glue_c(plan: Split, n_in: int, n_out: int) -> str:
-    """C source of ``_mlir_ciface_<name>`` calling the parts' C interfaces
-    (what a library exports for the split function)."""
-    import numpy as np
-    lines = []
-    for part, (ins, outs) in zip(plan.parts, plan.slots):
-        params = ", ".join(["void *"] * (len(ins) + len(outs))) or "void"
-        lines.append(f"extern void _mlir_ciface_{part}({params});")
-    params = ", ".join([f"void *i{i}" for i in range(n_in)] + [f"void *o{j}" for j in range(n_out)])
-    lines.append(f'__attribute__((visibility("default"))) void _mlir_ciface_{plan.name}({params}) {{')
-    for k, spec in enumerate(plan.temps):
-        size = int(np.prod(spec.shape, dtype=np.int64)) * np.dtype(spec.dtype).itemsize
-        rank = len(spec.shape)
-        lines.append(f"  void *b{k} = 0;")
-        lines.append(f"  if (posix_memalign(&b{k}, 64, {max(64, size)})) gradir_glue_oom();")
-        if rank:
-            strides, s = [], 1
-            for n in reversed(spec.shape):
-                strides.append(s)
-                s *= n
-            sizes = ", ".join(str(n) for n in spec.shape)
-            stride_text = ", ".join(str(x) for x in reversed(strides))
-            lines.append(f"  struct {{ void *a, *b; int64_t off, sz[{rank}], st[{rank}]; }} "
-                         f"t{k} = {{b{k}, b{k}, 0, {{{sizes}}}, {{{stride_text}}}}};")
-        else:
-            lines.append(f"  struct {{ void *a, *b; int64_t off; }} t{k} = {{b{k}, b{k}, 0}};")
-    for part, (ins, outs) in zip(plan.parts, plan.slots):
-        names = [{"in": f"i{i}", "out": f"o{i}", "tmp": f"&t{i}"}[kind] for kind, i in ins + outs]
-        lines.append(f"  _mlir_ciface_{part}({', '.join(names)});")
-    for k in range(len(plan.temps)):
-        lines.append(f"  free(b{k});")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
-
-
-_GLUE_PRELUDE = """
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-static void gradir_glue_oom(void) {
-  fputs("gradir: out of memory for a buffer between the parts of a function\\n", stderr);
-  abort();
-}
-"""
-
+# --- the glue: partition_glue.py (python_glue, glue_c, GLUE_PRELUDE) -------------------
 
 # --- compiling the parts --------------------------------------------------------------
 
@@ -468,6 +398,43 @@ static void gradir_glue_oom(void) {
 class _Unit:
     text: str
     entries: list[str]
+    index: int = 0
+    weight: int = 0     # the entries' estimated compile work (``_weight``)
+
+
+class _Tools:
+    """A part's way to LLVM's tool binaries (``llvm_tools.part_object``):
+    parts whose LLVM IR has at least ``min_blocks`` basic blocks go there,
+    each into ``directory()/unit<i>``, with ``workers`` partitions at once.
+    The folder and the tools' presence are looked at by the first part
+    that goes there (~3 ms a compile otherwise)."""
+
+    def __init__(self, level: int, target, workers: int, min_blocks: int):
+        import threading
+        self.level, self.target, self.workers, self.min_blocks = level, target, workers, min_blocks
+        self._lock = threading.Lock()
+        self._available = None
+        self._directory = None
+
+    def available(self) -> bool:
+        with self._lock:
+            if self._available is None:
+                from . import llvm_tools
+                self._available = llvm_tools.available()
+            return self._available
+
+    def directory(self):
+        from pathlib import Path
+        with self._lock:
+            if self._directory is None:
+                import tempfile
+                self._directory = Path(tempfile.mkdtemp(prefix="gradir-llvm-"))
+            return self._directory
+
+    def remove(self) -> None:
+        if self._directory is not None:
+            import shutil
+            shutil.rmtree(self._directory, ignore_errors=True)
 
 
 def _privatize(module_op: ir.Operation, keep) -> None:
@@ -476,10 +443,13 @@ def _privatize(module_op: ir.Operation, keep) -> None:
             fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
 
 
-def _compile_unit(unit: _Unit, options, libs: list[str], raw_context, threaded: bool = False):
+def _compile_unit(unit: _Unit, options, libs: list[str], raw_context, threaded: bool = False,
+                  tools: _Tools | None = None):
     """One part: parsed in a context of its own (``raw_context``, a future
     of a ``_compat.raw_context`` handle), lowered, compiled and looked up
-    (the parse, the upstream passes and LLVM with the GIL released)."""
+    (the parse, the upstream passes and LLVM with the GIL released).
+    Returns (engine, the entries' packed wrappers, None), or, where
+    ``tools`` takes the part (``_tools_object``), (None, {}, its object)."""
     from ..conversion.cpu.pipeline import lower_to_llvm
     ctx = _compat.wrap_context(raw_context.result())
     if threaded:
@@ -491,6 +461,10 @@ def _compile_unit(unit: _Unit, options, libs: list[str], raw_context, threaded: 
         _privatize(module.operation, unit.entries)
         lower_to_llvm(module.operation, opt_level=options.opt_level, cpu=options.cpu,
                       threads=options.threads, release_gil=True, kernels=options.kernels)
+        if tools is not None:
+            obj = _tools_object(module, unit, tools)
+            if obj is not None:
+                return None, {}, obj
         from .toolchain import needs_runner_utils
         if not needs_runner_utils(module.operation):
             libs = [lib for lib in libs if not lib.endswith("/libmlir_c_runner_utils.so")]
@@ -502,7 +476,24 @@ def _compile_unit(unit: _Unit, options, libs: list[str], raw_context, threaded: 
                 raise CompileError(f"compiled part lacks '_mlir_ciface_{name}'")
             pointers[name] = ptr
         install_check_hooks(engine, module)
-    return engine, pointers
+    return engine, pointers, None
+
+
+def _tools_object(module, unit: _Unit, tools: _Tools):
+    """The part's object compiled by ``opt | llc`` (``llvm_tools.part_object``:
+    loop nests outlined), or None when its LLVM IR has fewer than
+    ``tools.min_blocks`` basic blocks (ExecutionEngine compiles it)."""
+    from . import llvm_tools
+    if unit.weight < TOOLS_MIN_WEIGHT and tools.min_blocks > 0:
+        return None
+    part = llvm_tools.PartModule(module.operation)
+    try:
+        if part.blocks < tools.min_blocks or not tools.available():
+            return None
+        return llvm_tools.part_object(part, tools.level, tools.target,
+                                      tools.directory() / f"unit{unit.index}", tools.workers)
+    finally:
+        part.close()
 
 
 class _Prestart:
@@ -547,14 +538,21 @@ class Parts:
     engines: list
     pointers: dict
     glue_c: str
+    # issue 14: where a part went through the LLVM tools, every part's object
+    # linked with the C glue (``export_library``) in ``directory``: the
+    # library (``jit.PartitionedToolchainExecutable`` loads it; engines and
+    # pointers are then empty)
+    library: object = None
+    directory: object = None
 
 
 def compile_parts(module, options, functions=None) -> Parts | None:
     """``gradir.compile``'s parallel path (``jit.PartitionedExecutable``
-    wraps the result), or None when no function is split (or anything
-    fails: the caller then compiles the usual way, which reports the
-    errors).  ``auto`` steps aside for ``GRADIR_LLVM_TOOLS=1`` (always the
-    tool binaries, on the whole module)."""
+    wraps the result; ``jit.PartitionedToolchainExecutable`` where a part
+    went through the LLVM tools and ``library`` is set), or None when no
+    function is split (or anything fails: the caller then compiles the
+    usual way, which reports the errors).  ``auto`` steps aside for
+    ``GRADIR_LLVM_TOOLS=1`` (always the tool binaries, on the whole module)."""
     from . import llvm_tools
     flag = mode()
     if flag == "off" or options.target != "cpu" or options.opt_level < 1:
@@ -600,6 +598,7 @@ def _compile_split(src, options, functions, flag: str, cpus: int, prestart: _Pre
         from .openmp import configure
         from .toolchain import process_openmp_library
         configure(ctypes.CDLL(str(process_openmp_library())))   # (libs holds it)
+    tools = _tools_plan(options, len(units))
     from concurrent.futures import ThreadPoolExecutor
     try:
         prestart.llvm.result()
@@ -607,25 +606,92 @@ def _compile_split(src, options, functions, flag: str, cpus: int, prestart: _Pre
                                 thread_name_prefix="gradir-compile") as pool:
             threaded = cpus >= 2 * len(units)
             contexts = [prestart.take() for _ in units]
-            results = list(pool.map(lambda u, c: _compile_unit(u, options, libs, c, threaded),
+            results = list(pool.map(lambda u, c: _compile_unit(u, options, libs, c, threaded,
+                                                               tools),
                                     units, contexts))
+        glue = GLUE_PRELUDE + "".join(
+            glue_c(plan, len(sigs[name].inputs), len(sigs[name].outputs))
+            for name, plan in plans.items())
+        library = None
+        if any(obj is not None for _, _, obj in results):
+            library = _link(results, sigs, glue, options, tools.directory())
     except Exception as err:  # noqa: BLE001 - the usual path compiles again and reports
         global last_error
         last_error = f"{type(err).__name__}: {err}"
         if os.environ.get("GRADIR_DEBUG"):
             import traceback
             traceback.print_exc()
+        if tools is not None:
+            tools.remove()
         return None
     from .heap import keep_freed_memory
     keep_freed_memory()
-    engines = [engine for engine, _ in results]
+    if library is not None:
+        return Parts(text, sigs, plans, [], {}, glue, library, tools.directory())
+    if tools is not None:
+        tools.remove()
+    engines = [engine for engine, _, _ in results]
     pointers = {}
-    for _, ptrs in results:
+    for _, ptrs, _ in results:
         pointers.update(ptrs)
-    glue = _GLUE_PRELUDE + "".join(
-        glue_c(plan, len(sigs[name].inputs), len(sigs[name].outputs))
-        for name, plan in plans.items())
     return Parts(text, sigs, plans, engines, pointers, glue)
+
+
+# issue 14: "auto" sends a part to LLVM's tool binaries (loop nests outlined,
+# llvm_tools.py) when its LLVM IR has at least this many basic blocks (about
+# three per loop), as jit.py sends a whole module with many branches; below
+# it, ExecutionEngine (no processes to start, no library to link).  One part
+# alone (AMD EPYC, 2 cores, loaded machine), LLVM's CPU time ExecutionEngine /
+# tools: 333 blocks 0.22 / 0.20 s, 1465 0.67 / 0.51, 2821 1.49 / 1.08, 6366
+# (torchvision resnet18's step) 8.3 / 2.6: superlinear against linear.  The
+# whole compile pays ~0.1 s more for the link (cc: the signatures, the glue)
+# once any part goes there.  Whole compiles, parts EE / tools, CPU s (medians
+# of 4, threads 1 and 2; the parts' blocks): LeNet step (246-547) 0.73 / 0.81
+# and 0.86 / 0.90; MLP step (43-167) 0.41 / 0.55, 0.46 / 0.56; transformer
+# encoder step, bench/transformer.py (688-741) 1.26 / 1.36, (1284-1465) 1.69 /
+# 1.64; ResNet step, bench/cnn.py (1276-1644) 2.76 / 2.46, (2353-2821) 3.41 /
+# 2.84 (wall 5.9 / 5.3 s).  LeNet's and the MLP's parts stay well below.
+TOOLS_MIN_BLOCKS = 1200
+# A part lighter than this (``_weight``) is not even translated to be
+# counted: the most blocks per unit of weight measured are ~11 (the ResNet
+# step's parts at 2 threads; LeNet's 3.4 and 5.7, the encoder's ~7), so it
+# stays below TOOLS_MIN_BLOCKS (the LeNet step's parts weigh 96 and 98: 3
+# and 12 ms of translation spared).
+TOOLS_MIN_WEIGHT = 100
+
+
+def _tools_plan(options, units: int) -> _Tools | None:
+    """How the parts reach the LLVM tools (``GRADIR_LLVM_TOOLS``: auto, the
+    parts of ``TOOLS_MIN_BLOCKS`` blocks or more; 1, every part; 0, none),
+    or None: none goes there (off, or a tool or the C compiler missing).
+    ``GRADIR_LLVM_JOBS`` processes at once in all: each part's share."""
+    from . import llvm_tools
+    from ..conversion.cpu.host import resolve
+    flag = llvm_tools.mode()
+    if flag == "off" or llvm_opt_level(options.opt_level) < 1:
+        return None
+    workers = max(1, llvm_tools.jobs() // max(1, units))
+    return _Tools(llvm_opt_level(options.opt_level), resolve(options.cpu), workers,
+                  0 if flag == "on" else TOOLS_MIN_BLOCKS)
+
+
+def _link(results, sigs: dict, glue: str, options, directory):
+    """Every part's object (ExecutionEngine's dumped where it compiled one)
+    and the C glue linked into ``directory/lib.so`` as ``export_library``
+    links a split executable (what the compile cache stores)."""
+    from pathlib import Path
+    from types import SimpleNamespace
+    from .export import export_library
+    objs = []
+    for i, (engine, _, obj) in enumerate(results):
+        if obj is None:
+            obj = Path(directory) / f"engine{i}.o"
+            engine.dump_to_object_file(str(obj))
+        objs.append(obj)
+    exe = SimpleNamespace(signatures=sigs, options=options, llvm_ir="",
+                          uses_openmp=options.threads > 1, uses_kernels=options.kernels,
+                          glue_c=glue)
+    return export_library(exe, Path(directory) / "lib.so", object_file=objs)
 
 
 def _split_copy(src: ir.Operation, flag: str, functions, kernels: bool = False):
@@ -679,7 +745,8 @@ def _units(text: str, plans: dict, weights: dict, cpus: int) -> list[_Unit]:
         lightest = min(bins, key=lambda b: b[0])
         lightest[0] += weight
         lightest[1].append(name)
-    return [_Unit(text, names) for _, names in bins if names]
+    return [_Unit(text, names, i, weight)
+            for i, (weight, names) in enumerate(b for b in bins if b[1])]
 
 
 def _cpus() -> int:

@@ -245,7 +245,8 @@ print("fp32:", "nvvm.mma.sync" in lowered, sorted(kinds))
 for target, opts in (("cuda", {"precision": "fp16"}), ("cuda", {"compute_dtype": "f16"}),
                      ("cuda", {"precision": "tf32", "chip": "sm_75"}),
                      ("cuda", {"compute_dtype": "bf16", "chip": "sm_70"}),
-                     ("cpu", {"precision": "high"}), ("cpu", {"compute_dtype": "bf16"}),
+                     ("cpu", {"precision": "high"}), ("cpu", {"precision": "highest"}),
+                     ("cpu", {"compute_dtype": "bf16"}),
                      ("cuda", {"sm_count": 0}), ("cuda", {"sm_count": True}),
                      ("cuda", {"sm_count": "132"}), ("cpu", {"sm_count": 108})):
     try:
@@ -258,6 +259,7 @@ for target, opts in (("cuda", {"precision": "fp16"}), ("cuda", {"compute_dtype":
 # CHECK-NEXT: cuda {'precision': 'tf32', 'chip': 'sm_75'}: precision 'tf32' runs f32 contractions on TF32 tensor cores, which need chip sm_80 or later, not sm_75
 # CHECK-NEXT: cuda {'compute_dtype': 'bf16', 'chip': 'sm_70'}: compute_dtype 'bf16' runs contractions on bf16 tensor cores, which need chip sm_80 or later, not sm_70
 # CHECK-NEXT: cpu {'precision': 'high'}: precision='high' and compute_dtype=None: target 'cpu' computes in the program's own types (precision 'fp32', compute_dtype None); these options are for target 'cuda'
+# CHECK-NEXT: compiled {'precision': 'highest'}
 # CHECK-NEXT: cpu {'compute_dtype': 'bf16'}: precision='fp32' and compute_dtype='bf16': target 'cpu' computes in the program's own types (precision 'fp32', compute_dtype None); these options are for target 'cuda'
 # CHECK-NEXT: cuda {'sm_count': 0}: sm_count must be None or a positive integer for target 'cuda', not 0
 # CHECK-NEXT: cuda {'sm_count': True}: sm_count must be None or a positive integer for target 'cuda', not True
