@@ -425,6 +425,16 @@ def _gradient_pass_rows(data: dict) -> list[tuple[str, str]]:
                 r = rows[-1]
                 parts.append(f"{r['N']}-layer {label} chain **{r['default ops/s']:,.0f}** "
                              f"(time per op {r['per-op vs N=500']:.2f}x that at 500 layers)")
+    tvm = []            # TVM Relax's C++ Gradient on the same program (where installed)
+    if dense is not None and dense["rows"] and _rows(dense)[-1].get("TVM / default"):
+        r = _rows(dense)[-1]
+        tvm.append(f"**{r['TVM / default']:.2f}** at {r['N']} dense-tanh layers")
+    models = _table(data, "rlx-gradient on models imported from PyTorch")
+    for r in _rows(models) if models is not None else []:
+        if r["model"] in ("resnet-meanpool", "mlp", "resmlp200") and r.get("TVM / default"):
+            tvm.append(f"**{r['TVM / default']:.2f}** on {r['model']}")
+    if tvm:
+        parts.append("TVM Relax's Gradient / gradir: " + ", ".join(tvm))
     if not parts:
         return []
     return [("gradient pass speed (`rlx-gradient`, default pipeline)", "; ".join(parts))]
