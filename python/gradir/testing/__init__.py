@@ -18,7 +18,24 @@ import numpy as np
 from .. import interpret, parse, run_pipeline
 
 __all__ = ["finite_difference", "check_gradient", "gradient_module", "directional_difference",
-           "check_jvp", "check_jacobian", "jacobian_difference"]
+           "check_jvp", "check_jacobian", "jacobian_difference", "outcome"]
+
+
+def outcome(call, *args):
+    """``call(*args)``'s results as a tuple, or its error as (location,
+    message): the compiled code's ``ExecutionError`` and the interpreter's
+    ``InterpreterError`` in one form, for tests checking that both refuse
+    the same input at the same place."""
+    from ..interp.core import InterpreterError
+    from ..runtime import ExecutionError
+    try:
+        got = call(*args)
+    except ExecutionError as err:
+        return err.location, err.message
+    except InterpreterError as err:
+        location, _, message = str(err).rpartition(": '")
+        return location, "'" + message
+    return got if isinstance(got, tuple) else (got,)
 
 
 def _flat_inputs(args):

@@ -14,9 +14,7 @@ import tempfile
 import numpy as np
 
 import gradir
-from gradir.interp import InterpreterError
-from gradir.runtime import ExecutionError
-from gradir.testing import gradient_module
+from gradir.testing import gradient_module, outcome
 
 # matmuls first, so that GRADIR_PARALLEL_COMPILE=1 cuts the functions in parts
 TAKE = """
@@ -57,18 +55,6 @@ def run(f):
     print("\nTEST:", f.__name__)
     f()
     return f
-
-
-def outcome(call, *args):
-    """The results as a tuple, or the error: (location, message)."""
-    try:
-        got = call(*args)
-    except ExecutionError as err:
-        return err.location, err.message
-    except InterpreterError as err:
-        location, _, message = str(err).rpartition(": '")
-        return location, "'" + message
-    return got if isinstance(got, tuple) else (got,)
 
 
 def check(name, program, args, cases):

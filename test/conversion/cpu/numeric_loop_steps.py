@@ -14,8 +14,7 @@ import numpy as np
 
 import gradir
 from gradir.interp import InterpreterError
-from gradir.runtime import ExecutionError
-from gradir.testing import gradient_module
+from gradir.testing import gradient_module, outcome
 
 # The step is an input; the loop is nested in another one (the inner loop's
 # step is checked on each outer trip) and comes after matmuls, so that
@@ -54,18 +53,6 @@ def run(f):
     print("\nTEST:", f.__name__)
     f()
     return f
-
-
-def outcome(call, *args):
-    """The results as a tuple, or the error: (location, message)."""
-    try:
-        got = call(*args)
-    except ExecutionError as err:
-        return err.location, err.message
-    except InterpreterError as err:
-        location, _, message = str(err).rpartition(": '")
-        return location, "'" + message
-    return got if isinstance(got, tuple) else (got,)
 
 
 @run
