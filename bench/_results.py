@@ -277,7 +277,8 @@ def versions() -> dict:
     from importlib import metadata
     out = {"python": platform.python_version()}
     for key, dist in (("numpy", "numpy"), ("torch", "torch"), ("jax", "jax"),
-                      ("jaxlib", "jaxlib"), ("mlir", "xtc-mlir-python-bindings")):
+                      ("jaxlib", "jaxlib"), ("mlir", "xtc-mlir-python-bindings"),
+                      ("tvm", "apache-tvm")):
         try:
             out[key] = metadata.version(dist)
         except metadata.PackageNotFoundError:

@@ -154,7 +154,7 @@ def load_of(m: dict) -> str:
 def versions_of(p: dict) -> str:
     v = p.get("versions") or {}
     names = [("python", "Python"), ("numpy", "numpy"), ("torch", "torch"), ("jax", "jax"),
-             ("mlir", "MLIR bindings")]
+             ("mlir", "MLIR bindings"), ("tvm", "TVM")]
     return ", ".join(f"{label} {v[k]}" for k, label in names if v.get(k))
 
 
