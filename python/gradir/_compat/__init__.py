@@ -26,7 +26,7 @@ Submodules, by the binding surface they wrap:
 from __future__ import annotations
 
 from .builders import _linalg_namespace, gpu_launch
-from .capi import _CAPSULE_POINTER, _VALUE_CAPSULE, op_key
+from .capi import _CAPSULE_POINTER, _VALUE_CAPSULE, op_key, value_key
 from .context import (ParseError, context_recipe, drop_context, parse_module,
                       parse_module_released, raw_context, skip_dialect_module_lookup,
                       wrap_context)

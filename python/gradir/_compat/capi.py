@@ -39,6 +39,12 @@ def op_key(op) -> int:
     return _CAPSULE_POINTER(op.operation._CAPIPtr, _OP_CAPSULE)
 
 
+def value_key(value) -> int:
+    """The address of ``value`` (an ``ir.Value``): a dictionary key that stays
+    valid while the value lives (as ``op_key`` for ops)."""
+    return _CAPSULE_POINTER(value._CAPIPtr, _VALUE_CAPSULE)
+
+
 def _capi():
     import ctypes
     import os

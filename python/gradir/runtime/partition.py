@@ -163,8 +163,7 @@ def _walk(op: ir.Operation):
                 yield from _walk(inner)
 
 
-def _key(value) -> int:
-    return _compat._CAPSULE_POINTER(value._CAPIPtr, _compat._VALUE_CAPSULE)
+_key = _compat.value_key
 
 
 def _plain_tensor(t) -> bool:

@@ -62,8 +62,7 @@ _STRUCTURAL = {"indexing_maps", "iterator_types", "operandSegmentSizes"}
 _RESHAPES = ("tensor.collapse_shape", "tensor.expand_shape")
 
 
-def _key(value) -> int:
-    return _compat._CAPSULE_POINTER(value._CAPIPtr, _compat._VALUE_CAPSULE)
+_key = _compat.value_key
 
 
 def _identity(m: ir.AffineMap, n: int) -> bool:

@@ -91,8 +91,7 @@ def _in_block_after(user: ir.Operation, anchor: ir.Operation) -> bool:
     return op is not None and op != anchor and anchor.is_before_in_block(op)
 
 
-def _key(value) -> int:
-    return _compat._CAPSULE_POINTER(value._CAPIPtr, _compat._VALUE_CAPSULE)
+_key = _compat.value_key
 
 
 def _candidate(c, elementwise) -> tuple | None:
